@@ -1,0 +1,55 @@
+#include "core/clock.h"
+
+#include <chrono>
+
+namespace gf {
+
+Time RealClock::now() const {
+  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
+}
+
+int64_t monotonic_nanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+TimerId TimerQueue::schedule(Time at, std::function<void()> fn) {
+  TimerId id = next_id_++;
+  timers_.emplace(std::make_pair(at, id), std::move(fn));
+  due_by_id_.emplace(id, at);
+  return id;
+}
+
+bool TimerQueue::cancel(TimerId id) {
+  auto it = due_by_id_.find(id);
+  if (it == due_by_id_.end()) return false;
+  timers_.erase({it->second, id});
+  due_by_id_.erase(it);
+  return true;
+}
+
+std::optional<Time> TimerQueue::next_due() const {
+  if (timers_.empty()) return std::nullopt;
+  return timers_.begin()->first.first;
+}
+
+std::optional<std::function<void()>> TimerQueue::pop_due(Time now) {
+  if (timers_.empty() || timers_.begin()->first.first > now) return std::nullopt;
+  auto node = timers_.extract(timers_.begin());
+  due_by_id_.erase(node.key().second);
+  return std::move(node.mapped());
+}
+
+void VirtualClock::advance_to(Time target) {
+  while (true) {
+    auto due = timers_.next_due();
+    if (!due || *due > target) break;
+    if (*due > now_) now_ = *due;
+    auto fn = timers_.pop_due(now_);
+    if (fn) (*fn)();
+  }
+  if (target > now_) now_ = target;
+}
+
+}  // namespace gf

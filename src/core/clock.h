@@ -1,0 +1,74 @@
+// The one source of time. Everything outside core/clock.* and loop/ asks a Clock; nothing else
+// reads the system clock or sleeps (tests/unit/core/determinism_test.cpp enforces this).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "core/time.h"
+
+namespace gf {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual Time now() const = 0;
+};
+
+// Wall-clock UTC time.
+class RealClock final : public Clock {
+ public:
+  Time now() const override;
+};
+
+// Monotonic seconds for measuring latencies (metrics only, never for decisions).
+int64_t monotonic_nanos();
+
+using TimerId = uint64_t;
+
+// Timers ordered by (due time, creation order): two timers due at the same instant fire in the
+// order they were scheduled, so a run is the same every time.
+class TimerQueue {
+ public:
+  TimerId schedule(Time at, std::function<void()> fn);
+  bool cancel(TimerId id);
+  std::optional<Time> next_due() const;
+  // Removes and returns the earliest timer if it is due at or before `now`.
+  std::optional<std::function<void()>> pop_due(Time now);
+  size_t size() const { return timers_.size(); }
+
+ private:
+  std::map<std::pair<Time, TimerId>, std::function<void()>> timers_;
+  std::map<TimerId, Time> due_by_id_;
+  TimerId next_id_ = 1;
+};
+
+// Time that moves only when told to. advance()/advance_to() fire every timer due on the way, in
+// deterministic order, with now() equal to each timer's due time while it runs; timers scheduled
+// by a firing timer are honoured if they fall inside the window.
+class VirtualClock final : public Clock {
+ public:
+  explicit VirtualClock(Time start = kSimEpoch) : now_(start) {}
+
+  Time now() const override { return now_; }
+  TimerId schedule_at(Time at, std::function<void()> fn) { return timers_.schedule(at, std::move(fn)); }
+  TimerId schedule_in(Duration d, std::function<void()> fn) { return schedule_at(now_ + d, std::move(fn)); }
+  bool cancel(TimerId id) { return timers_.cancel(id); }
+  std::optional<Time> next_due() const { return timers_.next_due(); }
+
+  void advance(Duration d) { advance_to(now_ + d); }
+  void advance_to(Time target);
+  // Moves time to `t` (never backwards) without firing anything.
+  void set(Time t) {
+    if (t > now_) now_ = t;
+  }
+
+ private:
+  Time now_;
+  TimerQueue timers_;
+};
+
+}  // namespace gf
