@@ -44,7 +44,11 @@ uint64_t Random::uniform(uint64_t bound) {
 
 int64_t Random::uniform_range(int64_t lo, int64_t hi) {
   if (hi <= lo) return lo;
-  return lo + static_cast<int64_t>(uniform(static_cast<uint64_t>(hi - lo) + 1));
+  // In uint64 arithmetic (modulo 2^64) so that hi - lo and lo + offset cannot overflow; the
+  // span hi - lo + 1 wraps to 0 only for the full int64 range, where every u64 is a valid offset.
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+  const uint64_t offset = span == 0 ? next_u64() : uniform(span);
+  return static_cast<int64_t>(static_cast<uint64_t>(lo) + offset);
 }
 
 double Random::uniform_unit() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }

@@ -39,6 +39,7 @@ Result<Duration> parse_duration(std::string_view text) {
     std::string_view unit = text.substr(ustart, i - ustart);
     int64_t mult = 0;
     if (unit.empty() && all_digits) mult = 1'000'000;
+    else if (unit == "us") mult = 1;  // what format_duration writes below a millisecond
     else if (unit == "ms") mult = 1'000;
     else if (unit == "s") mult = 1'000'000;
     else if (unit == "m") mult = 60'000'000;
@@ -63,15 +64,16 @@ Result<Duration> parse_duration(std::string_view text) {
 }
 
 std::string format_duration(Duration d) {
-  int64_t us = d.count();
+  // Unsigned, so that the magnitude of the most negative duration is representable.
+  uint64_t us = static_cast<uint64_t>(d.count());
   if (us == 0) return "0s";
   std::string out;
-  if (us < 0) {
+  if (d.count() < 0) {
     out = "-";
-    us = -us;
+    us = 0 - us;
   }
   struct Unit {
-    int64_t us;
+    uint64_t us;
     const char* name;
   };
   static constexpr Unit kUnits[] = {{86'400'000'000LL, "d"},
@@ -102,17 +104,28 @@ std::string format_iso8601(Time t) {
 }
 
 Result<Time> parse_iso8601(std::string_view text) {
-  int y, mo, d, h, mi, s;
-  char tail[32] = {0};
-  std::string str(text);
-  int n = std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%31s", &y, &mo, &d, &h, &mi, &s, tail);
-  if (n < 7) {
-    return validation_error("invalid time \"" + str +
-                            "\": expected ISO 8601 UTC like 2026-01-01T02:00:00Z");
+  const std::string quoted = "\"" + std::string(text) + "\"";
+  // Fixed layout "YYYY-MM-DDTHH:MM:SS", then optional ".fraction", then "Z". Every field has
+  // exactly its digit count: no signs, spaces or short fields slip through.
+  static constexpr std::string_view kLayout = "dddd-dd-ddTdd:dd:dd";
+  bool layout_ok = text.size() > kLayout.size();
+  for (size_t i = 0; layout_ok && i < kLayout.size(); ++i) {
+    layout_ok = kLayout[i] == 'd' ? is_digit(text[i]) : text[i] == kLayout[i];
   }
+  if (!layout_ok) {
+    return validation_error("invalid time " + quoted +
+                            ": expected ISO 8601 UTC like 2026-01-01T02:00:00Z");
+  }
+  auto field = [&](size_t pos, size_t len) {
+    int v = 0;
+    for (size_t i = pos; i < pos + len; ++i) v = v * 10 + (text[i] - '0');
+    return v;
+  };
+  const int y = field(0, 4), mo = field(5, 2), d = field(8, 2);
+  const int h = field(11, 2), mi = field(14, 2), s = field(17, 2);
+  std::string_view rest = text.substr(kLayout.size());
   int64_t frac_us = 0;
-  std::string_view rest(tail);
-  if (!rest.empty() && rest[0] == '.') {
+  if (rest[0] == '.') {
     size_t i = 1;
     int64_t scale = 100'000;
     while (i < rest.size() && is_digit(rest[i])) {
@@ -120,15 +133,18 @@ Result<Time> parse_iso8601(std::string_view text) {
       scale /= 10;
       ++i;
     }
+    if (i == 1) {
+      return validation_error("invalid time " + quoted + ": expected digits after '.'");
+    }
     rest = rest.substr(i);
   }
   if (rest != "Z") {
-    return validation_error("invalid time \"" + str + "\": must be UTC and end in 'Z'");
+    return validation_error("invalid time " + quoted + ": must be UTC and end in 'Z'");
   }
   std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(unsigned(mo)),
                                   std::chrono::day(unsigned(d))};
   if (!ymd.ok() || h > 23 || mi > 59 || s > 60) {
-    return validation_error("invalid time \"" + str + "\": no such date or time of day");
+    return validation_error("invalid time " + quoted + ": no such date or time of day");
   }
   Time t = Time(std::chrono::sys_days(ymd)) + std::chrono::hours(h) + std::chrono::minutes(mi) +
            std::chrono::seconds(s) + Duration(frac_us);

@@ -1,0 +1,101 @@
+#include "api/events_api.h"
+
+#include <charconv>
+
+#include "api/api.h"
+
+namespace gf {
+
+namespace {
+
+constexpr int kMaxResultsLimit = 100;
+
+Result<int> parse_int_param(const std::string& name, const std::string& text) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    return validation_error(name + ": expected an integer, got \"" + text + "\"");
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<EventQuery> parse_event_query(const HttpRequest& req) {
+  EventQuery q;
+  q.resource_type = req.query_or("ResourceType", "");
+  q.instance_group = req.query_or("InstanceGroupName", "");
+  q.instance_id = req.query_or("NodeId", "");
+  q.cluster_name = req.query_or("ClusterName", "");
+  q.next_token = req.query_or("NextToken", "");
+  if (auto it = req.query.find("EventTimeAfter"); it != req.query.end()) {
+    auto t = parse_iso8601(it->second);
+    if (!t.ok()) return t.status().with_prefix("EventTimeAfter");
+    q.after = *t;
+  }
+  if (auto it = req.query.find("EventTimeBefore"); it != req.query.end()) {
+    auto t = parse_iso8601(it->second);
+    if (!t.ok()) return t.status().with_prefix("EventTimeBefore");
+    q.before = *t;
+  }
+  if (auto it = req.query.find("MaxResults"); it != req.query.end()) {
+    GF_ASSIGN_OR_RETURN(q.max_results, parse_int_param("MaxResults", it->second));
+    if (q.max_results < 1 || q.max_results > kMaxResultsLimit) {
+      return validation_error("MaxResults: must be between 1 and " +
+                              std::to_string(kMaxResultsLimit) + ", got " +
+                              std::to_string(q.max_results));
+    }
+  }
+  return q;
+}
+
+Result<Json> list_events(const FleetView& view, const EventQuery& q) {
+  // The token is the log position to continue below (events are listed newest first, and the
+  // log is append-only, so a position stays valid while new events arrive).
+  size_t start = view.events.size();
+  if (!q.next_token.empty()) {
+    if (q.next_token.size() < 2 || q.next_token[0] != 'p') {
+      return validation_error("NextToken: not a token this server issued");
+    }
+    size_t pos = 0;
+    auto [ptr, ec] = std::from_chars(q.next_token.data() + 1,
+                                     q.next_token.data() + q.next_token.size(), pos);
+    if (ec != std::errc() || ptr != q.next_token.data() + q.next_token.size() ||
+        pos > view.events.size()) {
+      return validation_error("NextToken: not a token this server issued");
+    }
+    start = pos;
+  }
+  Json events = Json::array();
+  std::optional<size_t> resume;
+  for (size_t i = start; i > 0; --i) {
+    const UserEvent& e = view.events.at(i - 1);
+    if (q.before && e.time >= *q.before) continue;
+    if (q.after && e.time <= *q.after) break;  // older events only get older
+    if (!q.resource_type.empty() && e.resource_type != q.resource_type) continue;
+    if (!q.cluster_name.empty() && e.cluster_name != q.cluster_name) continue;
+    if (!q.instance_group.empty() && e.instance_group != q.instance_group) continue;
+    if (!q.instance_id.empty() && e.instance_id != q.instance_id) continue;
+    if (static_cast<int>(events.size()) == q.max_results) {
+      resume = i;
+      break;
+    }
+    events.push_back(e.to_wire());
+  }
+  Json out = {{"Events", std::move(events)}};
+  if (resume) out["NextToken"] = "p" + std::to_string(*resume);
+  return out;
+}
+
+void register_event_routes(Api& api) {
+  api.router().add("GET", "/v1/events", [&api](const HttpRequest& req) {
+    auto q = parse_event_query(req);
+    if (!q.ok()) return error_response(q.status());
+    auto view = api.loop().view();
+    auto out = list_events(*view, *q);
+    if (!out.ok()) return error_response(out.status());
+    return json_response(200, *out);
+  });
+}
+
+}  // namespace gf

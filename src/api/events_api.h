@@ -1,0 +1,29 @@
+// Listing user events (SPEC §2.1 envelope), shared by GET /v1/events and, later,
+// ListClusterEvents: newest first, filters, MaxResults and an opaque NextToken.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "api/http.h"
+#include "state/fleet_state.h"
+
+namespace gf {
+
+struct EventQuery {
+  std::string resource_type;
+  std::string cluster_name;
+  std::string instance_group;
+  std::string instance_id;
+  std::optional<Time> after;   // EventTimeAfter (exclusive)
+  std::optional<Time> before;  // EventTimeBefore (exclusive)
+  int max_results = 100;
+  std::string next_token;
+};
+
+// Reads the query string; errors name the parameter.
+Result<EventQuery> parse_event_query(const HttpRequest& request);
+// {"Events": [...], "NextToken": "..."} (NextToken only when more remain).
+Result<Json> list_events(const FleetView& view, const EventQuery& query);
+
+}  // namespace gf

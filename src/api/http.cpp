@@ -1,0 +1,27 @@
+#include "api/http.h"
+
+namespace gf {
+
+std::string HttpRequest::query_or(const std::string& key, const std::string& fallback) const {
+  auto it = query.find(key);
+  return it == query.end() ? fallback : it->second;
+}
+
+std::string HttpRequest::header_or(const std::string& key, const std::string& fallback) const {
+  auto it = headers.find(key);
+  return it == headers.end() ? fallback : it->second;
+}
+
+HttpResponse json_response(int status, const Json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump(2) + "\n";
+  return r;
+}
+
+HttpResponse error_response(const Status& status) {
+  Json body = {{"__type", error_type_name(status.code())}, {"message", status.message()}};
+  return json_response(http_status(status.code()), body);
+}
+
+}  // namespace gf

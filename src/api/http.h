@@ -1,0 +1,37 @@
+// Transport-neutral request/response types: handlers and the router never see cpp-httplib, so
+// they are tested without sockets and the simulator calls them in-process.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/json.h"
+#include "core/result.h"
+
+namespace gf {
+
+struct HttpRequest {
+  std::string method;  // GET, POST, PUT, PATCH, DELETE
+  std::string path;
+  std::map<std::string, std::string> query;
+  std::map<std::string, std::string> path_params;  // filled by the router
+  std::map<std::string, std::string> headers;      // lower-case names
+  std::string body;
+  std::string caller = "anonymous";  // X-Gpufleet-User or the token's subject
+
+  std::string query_or(const std::string& key, const std::string& fallback) const;
+  std::string header_or(const std::string& key, const std::string& fallback) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::string route;  // the matched route pattern, for metrics ("unmatched" otherwise)
+};
+
+HttpResponse json_response(int status, const Json& body);
+// SPEC §1: {"__type": "<Code>", "message": "<plain sentence>"} with the code's HTTP status.
+HttpResponse error_response(const Status& status);
+
+}  // namespace gf

@@ -1,0 +1,34 @@
+// Routes "METHOD /v1/clusters/{name}/nodes/{id}" to handlers. Unknown paths answer 404
+// ResourceNotFound; a known path with another method answers 405 listing the allowed ones.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "api/http.h"
+
+namespace gf {
+
+using Handler = std::function<HttpResponse(const HttpRequest&)>;
+
+class Router {
+ public:
+  void add(const std::string& method, const std::string& pattern, Handler handler);
+  HttpResponse dispatch(HttpRequest request) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::string pattern;
+    std::vector<std::string> segments;
+    Handler handler;
+  };
+  static std::vector<std::string> split(const std::string& path);
+  static bool match(const Route& route, const std::vector<std::string>& segments,
+                    std::map<std::string, std::string>& params);
+
+  std::vector<Route> routes_;
+};
+
+}  // namespace gf

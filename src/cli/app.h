@@ -1,0 +1,32 @@
+// The `gpufleet` command line: `serve`, `version`, `events`, … with the global flags
+// --server URL, -o table|json|yaml and --user.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace gf {
+
+struct GlobalOptions {
+  std::string server;
+  std::string output = "table";
+  std::string user;
+};
+
+// Each subcommand registers itself and sets `run` when chosen; it returns the exit code.
+struct CommandContext {
+  GlobalOptions global;
+  std::function<int()> run;
+};
+
+void register_serve_command(CLI::App& app, CommandContext& ctx);
+void register_version_command(CLI::App& app, CommandContext& ctx);
+void register_events_command(CLI::App& app, CommandContext& ctx);
+
+int run_cli(int argc, char** argv);
+
+}  // namespace gf

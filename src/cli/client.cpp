@@ -1,0 +1,119 @@
+#include "cli/client.h"
+
+#include <httplib.h>
+
+namespace gf {
+
+namespace {
+
+ErrorCode code_from_type(const std::string& type, int status) {
+  for (ErrorCode c : {ErrorCode::kValidation, ErrorCode::kNotFound, ErrorCode::kConflict,
+                      ErrorCode::kResourceInUse, ErrorCode::kThrottling,
+                      ErrorCode::kUnauthenticated, ErrorCode::kForbidden,
+                      ErrorCode::kMethodNotAllowed, ErrorCode::kPayloadTooLarge,
+                      ErrorCode::kNotImplemented, ErrorCode::kUnavailable, ErrorCode::kInternal}) {
+    if (error_type_name(c) == type) return c;
+  }
+  if (status == 404) return ErrorCode::kNotFound;
+  if (status >= 500) return ErrorCode::kInternal;
+  return ErrorCode::kValidation;
+}
+
+}  // namespace
+
+std::string url_encode(const std::string& value) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+Result<std::pair<int, std::string>> Client::send(const std::string& method,
+                                                 const std::string& path,
+                                                 const std::string& body,
+                                                 const std::string& content_type) {
+  httplib::Client cli(options_.server);
+  if (!cli.is_valid()) {
+    return validation_error("--server: \"" + options_.server +
+                            "\" is not a URL like http://127.0.0.1:8470");
+  }
+  cli.set_connection_timeout(5);
+  cli.set_read_timeout(options_.timeout_seconds);
+  httplib::Headers headers = {{"X-Gpufleet-User", options_.user}};
+  httplib::Result res{nullptr, httplib::Error::Unknown};
+  if (method == "GET") res = cli.Get(path, headers);
+  else if (method == "POST") res = cli.Post(path, headers, body, content_type);
+  else if (method == "PUT") res = cli.Put(path, headers, body, content_type);
+  else if (method == "PATCH") res = cli.Patch(path, headers, body, content_type);
+  else if (method == "DELETE") res = cli.Delete(path, headers);
+  if (!res) {
+    return unavailable_error("cannot reach gpufleet at " + options_.server + " (" +
+                             httplib::to_string(res.error()) +
+                             "); is `gpufleet serve` running? Set --server or GPUFLEET_SERVER");
+  }
+  return std::make_pair(res->status, res->body);
+}
+
+Result<Json> Client::to_json_result(int status, const std::string& body) {
+  Json j = Json::object();
+  if (!body.empty()) {
+    auto parsed = parse_json(body);
+    if (!parsed.ok()) {
+      if (status >= 400) return Status(code_from_type("", status), body);
+      return internal_error("the server answered something that is not JSON: " + body.substr(0, 200));
+    }
+    j = std::move(parsed).value();
+  }
+  if (status >= 400) {
+    std::string type = j.is_object() ? j.value("__type", "") : "";
+    std::string message = j.is_object() ? j.value("message", body) : body;
+    return Status(code_from_type(type, status), message);
+  }
+  return j;
+}
+
+Result<Json> Client::get(const std::string& path) {
+  GF_ASSIGN_OR_RETURN(auto r, send("GET", path, "", ""));
+  return to_json_result(r.first, r.second);
+}
+
+Result<std::string> Client::get_text(const std::string& path) {
+  GF_ASSIGN_OR_RETURN(auto r, send("GET", path, "", ""));
+  if (r.first >= 400) {
+    auto j = to_json_result(r.first, r.second);
+    return j.status();
+  }
+  return r.second;
+}
+
+Result<Json> Client::post(const std::string& path, const std::string& body,
+                          const std::string& content_type) {
+  GF_ASSIGN_OR_RETURN(auto r, send("POST", path, body, content_type));
+  return to_json_result(r.first, r.second);
+}
+
+Result<Json> Client::put(const std::string& path, const std::string& body,
+                         const std::string& content_type) {
+  GF_ASSIGN_OR_RETURN(auto r, send("PUT", path, body, content_type));
+  return to_json_result(r.first, r.second);
+}
+
+Result<Json> Client::patch(const std::string& path, const std::string& body) {
+  GF_ASSIGN_OR_RETURN(auto r, send("PATCH", path, body, "application/json"));
+  return to_json_result(r.first, r.second);
+}
+
+Result<Json> Client::del(const std::string& path) {
+  GF_ASSIGN_OR_RETURN(auto r, send("DELETE", path, "", ""));
+  return to_json_result(r.first, r.second);
+}
+
+}  // namespace gf

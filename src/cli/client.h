@@ -1,0 +1,45 @@
+// The CLI's HTTP client. Errors come back as a Status carrying the server's __type and message,
+// so the CLI prints the server's sentence and exits non-zero.
+#pragma once
+
+#include <string>
+
+#include "core/json.h"
+#include "core/result.h"
+
+namespace gf {
+
+struct ClientOptions {
+  std::string server = "http://127.0.0.1:8470";
+  std::string user = "anonymous";
+  int timeout_seconds = 60;
+};
+
+class Client {
+ public:
+  explicit Client(ClientOptions options) : options_(std::move(options)) {}
+
+  Result<Json> get(const std::string& path);
+  Result<Json> post(const std::string& path, const std::string& body,
+                    const std::string& content_type = "application/json");
+  Result<Json> put(const std::string& path, const std::string& body,
+                   const std::string& content_type = "application/json");
+  Result<Json> patch(const std::string& path, const std::string& body);
+  Result<Json> del(const std::string& path);
+
+  // GET returning the raw body (e.g. /metrics).
+  Result<std::string> get_text(const std::string& path);
+
+ private:
+  Result<std::pair<int, std::string>> send(const std::string& method, const std::string& path,
+                                           const std::string& body,
+                                           const std::string& content_type);
+  Result<Json> to_json_result(int status, const std::string& body);
+
+  ClientOptions options_;
+};
+
+// Percent-encodes a query value.
+std::string url_encode(const std::string& value);
+
+}  // namespace gf

@@ -1,0 +1,151 @@
+// `gpufleet serve`: opens the journal, rebuilds state (snapshot + replay), runs the control loop
+// and the HTTP API until SIGTERM/SIGINT, then stops gracefully (finish the batch, record the
+// stop, snapshot, close the journal).
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "api/api.h"
+#include "api/http_server.h"
+#include "cli/app.h"
+#include "core/clock.h"
+#include "journal/sqlite/sqlite_journal.h"
+#include "loop/control_loop.h"
+
+namespace gf {
+
+namespace {
+
+struct ServeArgs {
+  std::string data_dir = "./gpufleet-data";
+  std::string listen = "127.0.0.1:8470";
+  std::string store = "sqlite";
+  int64_t snapshot_every = 10000;
+  size_t max_body_bytes = 4 << 20;
+  bool no_fsync = false;
+};
+
+int serve(const ServeArgs& args) {
+  auto listen = parse_listen_address(args.listen);
+  if (!listen.ok()) {
+    std::cerr << "error: " << listen.status().message() << "\n";
+    return 2;
+  }
+  if (args.store != "sqlite") {
+    std::cerr << "error: --store: only the embedded store \"sqlite\" is available in this build, got \""
+              << args.store << "\"\n";
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(args.data_dir, ec);
+  if (ec) {
+    std::cerr << "error: --data-dir: cannot create " << args.data_dir << ": " << ec.message() << "\n";
+    return 1;
+  }
+  // One serve per data directory: a second writer would fork the journal.
+  const std::string lock_path = args.data_dir + "/LOCK";
+  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    std::cerr << "error: --data-dir: " << args.data_dir
+              << " is in use by another gpufleet serve (lock " << lock_path << ")\n";
+    return 1;
+  }
+
+  SqliteJournalOptions jopts;
+  jopts.fsync = !args.no_fsync;
+  auto journal = SqliteJournal::open(args.data_dir + "/journal.db", jopts);
+  if (!journal.ok()) {
+    std::cerr << "error: cannot open the journal: " << journal.status().message() << "\n";
+    return 1;
+  }
+
+  // Signals are taken synchronously by this thread; every thread started below inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  RealClock clock;
+  Metrics metrics;
+  LoopOptions lopts;
+  lopts.snapshot_every_events = args.snapshot_every;
+  ControlLoop loop(lopts, clock, **journal, metrics);
+  if (Status st = loop.recover(); !st.ok()) {
+    std::cerr << "error: cannot rebuild state from the journal: " << st.message() << "\n";
+    return 1;
+  }
+  loop.start();
+  Request started;
+  started.name = "ControlPlaneStarted";
+  started.handle = [&args](const FleetState&, Time) -> Result<Decision> {
+    Decision d;
+    d.events.push_back(Event{std::string(event_type::kControlPlaneStarted),
+                             Json{{"version", GPUFLEET_VERSION}, {"store", "sqlite:" + args.data_dir}},
+                             ""});
+    return d;
+  };
+  if (Outcome o = loop.submit(std::move(started)).get(); !o.status.ok()) {
+    std::cerr << "error: " << o.status.message() << "\n";
+    return 1;
+  }
+
+  ApiOptions aopts;
+  aopts.max_body_bytes = args.max_body_bytes;
+  Api api(aopts, loop, metrics);
+  HttpServer http(api);
+  if (Status st = http.start(listen->first, listen->second); !st.ok()) {
+    std::cerr << "error: --listen: " << st.message() << "\n";
+    loop.stop("listen failed");
+    return 1;
+  }
+  auto view = loop.view();
+  std::cout << "gpufleet " << GPUFLEET_VERSION << " serving on http://" << listen->first << ":"
+            << http.port() << "  (data: " << args.data_dir << ", journal seq "
+            << view->applied_seq << ")" << std::endl;
+
+  int exit_code = 0;
+  while (true) {
+    timespec tick{1, 0};
+    int sig = sigtimedwait(&signals, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::info("signal {}: shutting down", sig);
+      break;
+    }
+    if (loop.failed()) {
+      exit_code = 1;
+      break;
+    }
+  }
+  http.stop();
+  loop.stop(exit_code == 0 ? "signal" : "journal failure");
+  std::cout << "gpufleet stopped" << std::endl;
+  ::close(lock_fd);
+  return exit_code;
+}
+
+}  // namespace
+
+void register_serve_command(CLI::App& app, CommandContext& ctx) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("serve", "run the control plane (API, controllers, journal)");
+  cmd->add_option("--data-dir", args->data_dir, "where the embedded journal lives")->capture_default_str();
+  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 = any free port)")
+      ->capture_default_str();
+  cmd->add_option("--store", args->store, "state store: sqlite (embedded)")->capture_default_str();
+  cmd->add_option("--snapshot-every", args->snapshot_every, "journal events between snapshots")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", args->max_body_bytes, "largest request body accepted")
+      ->capture_default_str();
+  cmd->add_flag("--no-fsync", args->no_fsync,
+                "do not fsync each batch (faster, loses the last batches on power loss; tests only)");
+  cmd->callback([&ctx, args] { ctx.run = [args] { return serve(*args); }; });
+}
+
+}  // namespace gf

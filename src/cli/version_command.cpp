@@ -1,0 +1,40 @@
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/app.h"
+#include "cli/client.h"
+#include "cli/output.h"
+
+namespace gf {
+
+void register_version_command(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("version", "print the client's version, and the server's if reachable");
+  cmd->callback([&ctx] {
+    ctx.run = [&ctx]() -> int {
+      auto format = parse_output_format(ctx.global.output);
+      if (!format.ok()) {
+        std::cerr << "error: " << format.status().message() << "\n";
+        return 2;
+      }
+      Client client({ctx.global.server, ctx.global.user, 5});
+      auto server = client.get("/v1/version");
+      Json out = {{"Client", GPUFLEET_VERSION}};
+      if (server.ok()) out["Server"] = *server;
+      if (*format != OutputFormat::kTable) {
+        print_structured(std::cout, out, *format);
+        return 0;
+      }
+      std::cout << "client: gpufleet " << GPUFLEET_VERSION << "\n";
+      if (server.ok()) {
+        std::cout << "server: gpufleet " << server->value("Version", "?") << " at "
+                  << ctx.global.server << " (journal seq " << server->value("AppliedSeq", 0) << ")\n";
+      } else {
+        std::cout << "server: not reachable at " << ctx.global.server << "\n";
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace gf

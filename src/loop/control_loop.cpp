@@ -1,0 +1,327 @@
+#include "loop/control_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace gf {
+
+ControlLoop::ControlLoop(LoopOptions options, Clock& clock, Journal& journal, Metrics& metrics)
+    : options_(options), clock_(clock), journal_(journal), metrics_(metrics) {
+  publish();
+}
+
+ControlLoop::~ControlLoop() {
+  if (thread_.joinable()) stop("shutdown");
+}
+
+Status ControlLoop::recover() {
+  GF_ASSIGN_OR_RETURN(auto snapshot, journal_.latest_snapshot());
+  if (snapshot) {
+    GF_ASSIGN_OR_RETURN(Json j, parse_json(snapshot->data));
+    auto restored = FleetState::from_json(j);
+    if (!restored.ok()) return restored.status().with_prefix("snapshot at " + std::to_string(snapshot->seq));
+    state_ = std::move(restored).value();
+    if (state_.applied_seq() != snapshot->seq) {
+      return internal_error("snapshot labelled " + std::to_string(snapshot->seq) + " holds state at " +
+                            std::to_string(state_.applied_seq()));
+    }
+    last_snapshot_seq_ = snapshot->seq;
+  }
+  GF_RETURN_IF_ERROR(journal_.replay(state_.applied_seq(),
+                                     [this](const EventRecord& r) { return state_.apply(r); }));
+  GF_ASSIGN_OR_RETURN(Seq last, journal_.last_seq());
+  if (last != state_.applied_seq()) {
+    return internal_error("journal ends at " + std::to_string(last) + " but replay reached " +
+                          std::to_string(state_.applied_seq()));
+  }
+  controllers_dirty_ = true;
+  publish();
+  return ok_status();
+}
+
+void ControlLoop::add_controller(Controller* controller) {
+  controllers_.push_back(controller);
+  wake_[controller] = std::nullopt;
+}
+
+void ControlLoop::add_driver(const std::string& name, Driver* driver) { drivers_[name] = driver; }
+
+std::future<Outcome> ControlLoop::submit(Request request) {
+  Pending p{std::move(request), {}};
+  auto future = p.promise.get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (failed_ || (stopping_ && !thread_.joinable())) {
+      Outcome o;
+      o.status = unavailable_error("the control plane is not accepting writes (stopped)");
+      p.promise.set_value(std::move(o));
+      return future;
+    }
+    queue_.push_back(std::move(p));
+  }
+  cv_.notify_one();
+  return future;
+}
+
+void ControlLoop::submit_at(Time at, Request request) {
+  {
+    std::lock_guard lock(mu_);
+    timers_.schedule(at, [this, r = std::move(request)]() mutable {
+      queue_.push_back(Pending{std::move(r), {}});  // runs with mu_ held (take_pending)
+    });
+  }
+  cv_.notify_one();
+}
+
+std::optional<Time> ControlLoop::next_wake() const {
+  std::optional<Time> next;
+  {
+    std::lock_guard lock(mu_);
+    next = timers_.next_due();
+  }
+  for (const auto& [c, t] : wake_) {
+    if (t && (!next || *t < *next)) next = t;
+  }
+  return next;
+}
+
+bool ControlLoop::work_due(Time now) const {
+  if (controllers_dirty_) return true;
+  for (const auto& [c, t] : wake_) {
+    if (t && *t <= now) return true;
+  }
+  std::lock_guard lock(mu_);
+  if (!queue_.empty()) return true;
+  auto due = timers_.next_due();
+  return due && *due <= now;
+}
+
+std::vector<ControlLoop::Pending> ControlLoop::take_pending(Time now) {
+  std::lock_guard lock(mu_);
+  while (auto fn = timers_.pop_due(now)) (*fn)();
+  std::vector<Pending> out;
+  while (!queue_.empty() && out.size() < options_.max_batch_requests) {
+    out.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  return out;
+}
+
+size_t ControlLoop::drain() {
+  // A controller that keeps asking to be woken "now" would spin forever: cap one drain.
+  constexpr size_t kMaxBatchesPerDrain = 100000;
+  size_t batches = 0;
+  while (!failed() && batches < kMaxBatchesPerDrain && work_due(clock_.now())) {
+    const Time now = clock_.now();
+    run_batch(now, take_pending(now), {});
+    ++batches;
+  }
+  return batches;
+}
+
+bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
+                        std::vector<NewEvent>& batch) {
+  if (!key.empty() && state_.find_key(key)) return false;
+  NewEvent ne{event.type, event.payload.dump(), key, now};
+  EventRecord rec{state_.applied_seq() + 1, ne.type, ne.payload, ne.idempotency_key, ne.time};
+  Status st = state_.apply(rec);
+  if (!st.ok()) {
+    // An event we decided ourselves does not apply: a bug. Crash loudly rather than diverge.
+    spdlog::critical("control loop: {}", st.to_string());
+    std::abort();
+  }
+  batch.push_back(std::move(ne));
+  return true;
+}
+
+void ControlLoop::run_controllers(Time now, std::vector<NewEvent>& batch,
+                                  std::vector<Intent>& intents) {
+  for (int round = 0; round < options_.max_controller_rounds; ++round) {
+    bool produced = false;
+    for (Controller* c : controllers_) {
+      ControllerDecision d = c->decide(state_, now);
+      for (const Event& e : d.events) produced |= stage(e, e.idempotency_key, now, batch);
+      for (Intent& i : d.intents) intents.push_back(std::move(i));
+      wake_[c] = d.wake_at;
+    }
+    if (!produced) return;
+  }
+  spdlog::warn("control loop: controllers still producing events after {} rounds",
+               options_.max_controller_rounds);
+}
+
+bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
+                            const std::vector<Event>& extra) {
+  std::vector<NewEvent> batch;
+  std::vector<Intent> intents;
+  std::vector<Ack> acks;
+  acks.reserve(requests.size());
+
+  for (Pending& p : requests) {
+    Ack ack{std::move(p.promise), {}};
+    const Request& req = p.request;
+    if (!req.idempotency_key.empty()) {
+      if (auto original = state_.find_key(req.idempotency_key)) {
+        ack.outcome.duplicate = true;
+        ack.outcome.seq = *original;
+        if (req.on_duplicate) ack.outcome.response = req.on_duplicate(state_, *original);
+        acks.push_back(std::move(ack));
+        continue;
+      }
+    }
+    Result<Decision> decided = req.handle ? req.handle(state_, now)
+                                          : Result<Decision>(internal_error("request without handler"));
+    if (!decided.ok()) {
+      ack.outcome.status = decided.status();
+      acks.push_back(std::move(ack));
+      continue;
+    }
+    Decision& d = decided.value();
+    for (size_t i = 0; i < d.events.size(); ++i) {
+      const Event& e = d.events[i];
+      stage(e, i == 0 && !req.idempotency_key.empty() ? req.idempotency_key : e.idempotency_key,
+            now, batch);
+    }
+    for (Intent& in : d.intents) intents.push_back(std::move(in));
+    ack.outcome.response = std::move(d.response);
+    ack.outcome.seq = state_.applied_seq();
+    acks.push_back(std::move(ack));
+  }
+  for (const Event& e : extra) stage(e, e.idempotency_key, now, batch);
+
+  if (!batch.empty() || controllers_dirty_ || !controllers_.empty()) {
+    run_controllers(now, batch, intents);
+    controllers_dirty_ = false;
+  }
+
+  if (!batch.empty()) {
+    const Seq expected_first = state_.applied_seq() - static_cast<Seq>(batch.size()) + 1;
+    const int64_t t0 = monotonic_nanos();
+    auto appended = journal_.append(batch);
+    metrics_.append_latency.observe_nanos(monotonic_nanos() - t0);
+    if (!appended.ok()) {
+      fail("journal append failed: " + appended.status().message(), acks);
+      return false;
+    }
+    const auto& seqs = appended->seqs;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      if (seqs[i] != expected_first + static_cast<Seq>(i) || appended->duplicate[i]) {
+        fail("journal and memory disagree at seq " + std::to_string(expected_first + i) +
+                 " (another writer?)",
+             acks);
+        return false;
+      }
+    }
+    metrics_.events_appended.inc(batch.size());
+  }
+  metrics_.loop_batches.inc();
+
+  for (Ack& a : acks) a.promise.set_value(std::move(a.outcome));
+  publish();
+  for (const Intent& in : intents) {
+    auto it = drivers_.find(in.driver);
+    if (it == drivers_.end()) {
+      spdlog::error("control loop: no driver \"{}\" for intent {}", in.driver, in.kind);
+      continue;
+    }
+    it->second->execute(in);
+  }
+  maybe_snapshot(false);
+  return true;
+}
+
+void ControlLoop::fail(const std::string& why, std::vector<Ack>& acks) {
+  spdlog::critical("control loop stopped: {}; restart gpufleet to recover from the journal", why);
+  std::deque<Pending> rest;
+  {
+    std::lock_guard lock(mu_);
+    failed_ = true;
+    rest.swap(queue_);
+  }
+  Outcome o;
+  o.status = unavailable_error("the control plane stopped after a journal failure (" + why +
+                               "); nothing of this request was recorded");
+  for (Ack& a : acks) a.promise.set_value(o);
+  for (Pending& p : rest) p.promise.set_value(o);
+  cv_.notify_all();
+}
+
+void ControlLoop::publish() {
+  auto v = std::make_shared<const FleetView>(state_.view());
+  std::lock_guard lock(view_mu_);
+  view_ = std::move(v);
+}
+
+std::shared_ptr<const FleetView> ControlLoop::view() const {
+  std::lock_guard lock(view_mu_);
+  return view_;
+}
+
+bool ControlLoop::failed() const {
+  std::lock_guard lock(mu_);
+  return failed_;
+}
+
+void ControlLoop::maybe_snapshot(bool force) {
+  const Seq seq = state_.applied_seq();
+  if (seq == last_snapshot_seq_) return;
+  if (!force && (options_.snapshot_every_events <= 0 ||
+                 seq - last_snapshot_seq_ < options_.snapshot_every_events)) {
+    return;
+  }
+  Status st = journal_.save_snapshot(Snapshot{seq, state_.to_json().dump()});
+  if (!st.ok()) {
+    // Not fatal: the journal still holds everything; recovery replays more.
+    spdlog::error("snapshot at seq {} failed: {}", seq, st.to_string());
+    return;
+  }
+  last_snapshot_seq_ = seq;
+}
+
+void ControlLoop::start() {
+  thread_ = std::thread([this] { thread_main(); });
+}
+
+void ControlLoop::stop(const std::string& reason) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    stop_reason_ = reason;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ControlLoop::thread_main() {
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      auto has_work = [this] { return stopping_ || failed_ || !queue_.empty(); };
+      if (!has_work()) {
+        lock.unlock();
+        std::optional<Time> wake = next_wake();
+        lock.lock();
+        if (controllers_dirty_) {
+          // run a batch right away
+        } else if (wake) {
+          cv_.wait_until(lock, std::chrono::time_point_cast<std::chrono::system_clock::duration>(*wake),
+                         has_work);
+        } else {
+          cv_.wait(lock, has_work);
+        }
+      }
+      if (failed_) return;
+      if (stopping_ && queue_.empty()) break;
+    }
+    const Time now = clock_.now();
+    run_batch(now, take_pending(now), {});
+  }
+  // Graceful stop: record it, snapshot, and let the owner close the journal.
+  Event stopped{std::string(event_type::kControlPlaneStopped), Json{{"reason", stop_reason_}}, ""};
+  const Time now = clock_.now();
+  if (run_batch(now, take_pending(now), {stopped})) maybe_snapshot(true);
+}
+
+}  // namespace gf

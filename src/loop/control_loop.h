@@ -1,0 +1,120 @@
+// The single writer. Each batch: take queued requests → validate and decide → apply their events
+// → run controllers (their events join the batch) → append the whole batch to the journal in one
+// transaction → answer the requests → publish a read view → hand intents to drivers.
+//
+// Events are applied to the state before the append so that every request in a batch validates
+// against the effects of the ones before it; a failed append therefore leaves memory ahead of
+// disk, and the loop stops (fails every waiting request with Unavailable) rather than serve a
+// state the journal does not have. A restart rebuilds from the journal.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/metrics.h"
+#include "journal/journal.h"
+#include "loop/controller.h"
+#include "state/fleet_state.h"
+
+namespace gf {
+
+struct LoopOptions {
+  size_t max_batch_requests = 1024;
+  int64_t snapshot_every_events = 10000;  // 0 = never
+  int max_controller_rounds = 8;          // controllers re-run while they produce events
+};
+
+class ControlLoop {
+ public:
+  ControlLoop(LoopOptions options, Clock& clock, Journal& journal, Metrics& metrics);
+  ~ControlLoop();
+  ControlLoop(const ControlLoop&) = delete;
+  ControlLoop& operator=(const ControlLoop&) = delete;
+
+  // Rebuilds state from the latest snapshot plus the journal after it. Call once, first.
+  Status recover();
+
+  // Registration happens before start()/drain(); the loop does not own them.
+  void add_controller(Controller* controller);
+  void add_driver(const std::string& name, Driver* driver);
+
+  // Thread-safe. The future is fulfilled once the request's events are durable (or rejected).
+  std::future<Outcome> submit(Request request);
+  // Thread-safe. Queues the request when the loop's clock reaches `at`.
+  void submit_at(Time at, Request request);
+
+  // Manual mode (tests, simulation): runs batches on the caller's thread until no request is
+  // queued and nothing is due at the clock's current time. Returns the number of batches.
+  size_t drain();
+  // The earliest time something is due (a queued timer or a controller's wake-up).
+  std::optional<Time> next_wake() const;
+
+  // Thread mode (serve): runs batches on a thread of its own, waiting for requests or the next
+  // wake-up. stop() finishes queued requests, records controlplane.stopped, snapshots, joins.
+  void start();
+  void stop(const std::string& reason);
+
+  // The state as of the last batch; safe from any thread.
+  std::shared_ptr<const FleetView> view() const;
+  // The writer's state: only from the loop thread, or in manual mode.
+  const FleetState& state() const { return state_; }
+  bool failed() const;
+
+ private:
+  struct Pending {
+    Request request;
+    std::promise<Outcome> promise;
+  };
+  struct Ack {
+    std::promise<Outcome> promise;
+    Outcome outcome;
+  };
+
+  bool run_batch(Time now, std::vector<Pending> requests, const std::vector<Event>& extra);
+  // Applies one decided event to the working state and adds it to the batch. Returns false
+  // when the event was skipped as an idempotent repeat.
+  bool stage(const Event& event, const std::string& key, Time now,
+             std::vector<NewEvent>& batch);
+  void run_controllers(Time now, std::vector<NewEvent>& batch, std::vector<Intent>& intents);
+  void fail(const std::string& why, std::vector<Ack>& acks);
+  void publish();
+  void maybe_snapshot(bool force);
+  std::vector<Pending> take_pending(Time now);
+  bool work_due(Time now) const;
+  void thread_main();
+
+  const LoopOptions options_;
+  Clock& clock_;
+  Journal& journal_;
+  Metrics& metrics_;
+  std::vector<Controller*> controllers_;
+  std::map<Controller*, std::optional<Time>> wake_;
+  std::map<std::string, Driver*> drivers_;
+
+  FleetState state_;
+  bool controllers_dirty_ = true;  // run controllers on the first batch after recovery
+  Seq last_snapshot_seq_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  TimerQueue timers_;
+  bool stopping_ = false;
+  bool failed_ = false;
+  std::thread thread_;
+  std::string stop_reason_;
+
+  mutable std::mutex view_mu_;
+  std::shared_ptr<const FleetView> view_;
+};
+
+}  // namespace gf

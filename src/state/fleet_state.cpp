@@ -1,0 +1,156 @@
+#include "state/fleet_state.h"
+
+#include "core/ids.h"
+
+namespace gf {
+
+Event record_event(std::string resource_type, EventLevel level, std::string description,
+                   Json details) {
+  Event e;
+  e.type = std::string(event_type::kEventRecorded);
+  e.payload = {{"ResourceType", std::move(resource_type)},
+               {"EventLevel", event_level_name(level)},
+               {"Description", std::move(description)},
+               {"EventDetails", std::move(details)}};
+  return e;
+}
+
+std::optional<Seq> FleetState::find_key(const std::string& key) const {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second;
+}
+
+void FleetState::add_user_event(const EventRecord& record, UserEvent event) {
+  event.seq = record.seq;
+  event.time = record.time;
+  event.event_id = event_id(record.seq, user_events_in_record_++);
+  view_.events.append(std::move(event));
+}
+
+Status FleetState::apply(const EventRecord& record) {
+  if (record.seq != view_.applied_seq + 1) {
+    return internal_error("journal event " + std::to_string(record.seq) + " applied after " +
+                          std::to_string(view_.applied_seq) + ": sequence gap");
+  }
+  GF_ASSIGN_OR_RETURN(Json payload, parse_json(record.payload));
+  user_events_in_record_ = 0;
+  GF_RETURN_IF_ERROR(apply_payload(record, payload)
+                         .with_prefix("journal event " + std::to_string(record.seq) + " (" +
+                                      record.type + ")"));
+  if (!record.idempotency_key.empty()) keys_.emplace(record.idempotency_key, record.seq);
+  view_.applied_seq = record.seq;
+  view_.applied_time = record.time;
+  return ok_status();
+}
+
+Status FleetState::apply_payload(const EventRecord& record, const Json& payload) {
+  const std::string& type = record.type;
+  if (type == event_type::kControlPlaneStarted) {
+    ObjectReader r(payload, "");
+    view_.control_plane.version = r.required_string("version");
+    view_.control_plane.store = r.optional_string("store").value_or("");
+    if (!r.ok()) return r.status();
+    view_.control_plane.starts += 1;
+    view_.control_plane.last_started = record.time;
+    UserEvent e;
+    e.resource_type = "ControlPlane";
+    e.description = "gpufleet " + view_.control_plane.version + " started (" +
+                    (view_.control_plane.store.empty() ? "embedded store"
+                                                       : view_.control_plane.store) +
+                    ")";
+    e.details = payload;
+    add_user_event(record, std::move(e));
+    return ok_status();
+  }
+  if (type == event_type::kControlPlaneStopped) {
+    ObjectReader r(payload, "");
+    std::string reason = r.optional_string("reason").value_or("shutdown");
+    if (!r.ok()) return r.status();
+    UserEvent e;
+    e.resource_type = "ControlPlane";
+    e.description = "gpufleet stopped: " + reason;
+    e.details = payload;
+    add_user_event(record, std::move(e));
+    return ok_status();
+  }
+  if (type == event_type::kEventRecorded) {
+    ObjectReader r(payload, "");
+    UserEvent e;
+    e.resource_type = r.required_string("ResourceType");
+    e.description = r.required_string("Description");
+    std::string level = r.optional_string("EventLevel").value_or("Info");
+    if (const Json* d = r.optional_value("EventDetails")) e.details = *d;
+    e.cluster_name = r.optional_string("ClusterName").value_or("");
+    e.cluster_arn = r.optional_string("ClusterArn").value_or("");
+    e.instance_group = r.optional_string("InstanceGroupName").value_or("");
+    e.instance_id = r.optional_string("InstanceId").value_or("");
+    if (!r.ok()) return r.status();
+    GF_ASSIGN_OR_RETURN(e.level, parse_event_level(level));
+    add_user_event(record, std::move(e));
+    return ok_status();
+  }
+  return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
+}
+
+Json FleetState::to_json() const {
+  Json events = Json::array();
+  for (size_t i = 0; i < view_.events.size(); ++i) events.push_back(view_.events.at(i).to_json());
+  Json keys = Json::object();
+  for (const auto& [k, seq] : keys_) keys[k] = seq;
+  return Json{{"format", 1},
+              {"applied_seq", view_.applied_seq},
+              {"applied_time_us", to_micros(view_.applied_time)},
+              {"control_plane",
+               {{"version", view_.control_plane.version},
+                {"store", view_.control_plane.store},
+                {"starts", view_.control_plane.starts},
+                {"last_started_us", to_micros(view_.control_plane.last_started)}}},
+              {"events", std::move(events)},
+              {"idempotency_keys", std::move(keys)}};
+}
+
+Result<FleetState> FleetState::from_json(const Json& j) {
+  ObjectReader r(j, "snapshot");
+  FleetState s;
+  if (r.required_int("format") != 1) r.fail("format", "unsupported snapshot format");
+  s.view_.applied_seq = r.required_int("applied_seq");
+  s.view_.applied_time = from_micros(r.optional_int("applied_time_us").value_or(0));
+  if (const Json* cp = r.optional_object("control_plane")) {
+    ObjectReader c(*cp, "snapshot.control_plane");
+    s.view_.control_plane.version = c.optional_string("version").value_or("");
+    s.view_.control_plane.store = c.optional_string("store").value_or("");
+    s.view_.control_plane.starts = c.optional_int("starts").value_or(0);
+    s.view_.control_plane.last_started = from_micros(c.optional_int("last_started_us").value_or(0));
+    r.fail_status(c.status());
+  }
+  if (const Json* events = r.optional_array("events")) {
+    for (const Json& ej : *events) {
+      auto e = UserEvent::from_json(ej);
+      if (!e.ok()) return e.status().with_prefix("snapshot.events");
+      s.view_.events.append(std::move(e).value());
+    }
+  }
+  if (const Json* keys = r.optional_object("idempotency_keys")) {
+    for (auto it = keys->begin(); it != keys->end(); ++it) {
+      if (!it.value().is_number_integer()) {
+        return validation_error("snapshot.idempotency_keys." + it.key() + ": expected integer");
+      }
+      s.keys_.emplace(it.key(), it.value().get<Seq>());
+    }
+  }
+  if (!r.ok()) return r.status();
+  return s;
+}
+
+uint64_t FleetState::hash() const {
+  const std::string text = to_json().dump();
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace gf

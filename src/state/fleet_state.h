@@ -1,0 +1,65 @@
+// The in-memory model of the fleet. Changed only by apply(), one journal event at a time, in
+// sequence order, by the single writer (the control loop). Readers get an immutable FleetView
+// published after each batch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/json.h"
+#include "journal/journal.h"
+#include "state/event_log.h"
+#include "state/events.h"
+
+namespace gf {
+
+struct ControlPlaneInfo {
+  std::string version;
+  std::string store;
+  int64_t starts = 0;
+  Time last_started{};
+  bool operator==(const ControlPlaneInfo&) const = default;
+};
+
+// Everything API reads may see. Copying it is cheap (EventLog shares its history).
+struct FleetView {
+  Seq applied_seq = 0;
+  Time applied_time{};  // the time of the last applied event
+  EventLog events;
+  ControlPlaneInfo control_plane;
+};
+
+class FleetState {
+ public:
+  FleetState() = default;
+
+  // Applies one journal event; its seq must be applied_seq() + 1. An error means the event is
+  // malformed (a bug or a corrupt journal): the caller stops rather than diverge.
+  Status apply(const EventRecord& record);
+
+  Seq applied_seq() const { return view_.applied_seq; }
+  const FleetView& view() const { return view_; }
+
+  // Writer-only: the seq of the event that carried this idempotency key.
+  std::optional<Seq> find_key(const std::string& key) const;
+  size_t key_count() const { return keys_.size(); }
+
+  // Canonical serialization (sorted keys): snapshots and the state hash use it.
+  Json to_json() const;
+  static Result<FleetState> from_json(const Json& j);
+  // FNV-1a 64 over the canonical serialization: equal states have equal hashes.
+  uint64_t hash() const;
+
+ private:
+  Status apply_payload(const EventRecord& record, const Json& payload);
+  void add_user_event(const EventRecord& record, UserEvent event);
+
+  FleetView view_;
+  std::map<std::string, Seq, std::less<>> keys_;
+  int user_events_in_record_ = 0;
+};
+
+}  // namespace gf

@@ -1,0 +1,62 @@
+#include "state/user_event.h"
+
+namespace gf {
+
+std::string_view event_level_name(EventLevel level) {
+  switch (level) {
+    case EventLevel::kInfo: return "Info";
+    case EventLevel::kWarn: return "Warn";
+    case EventLevel::kError: return "Error";
+  }
+  return "Info";
+}
+
+Result<EventLevel> parse_event_level(std::string_view text) {
+  if (text == "Info") return EventLevel::kInfo;
+  if (text == "Warn") return EventLevel::kWarn;
+  if (text == "Error") return EventLevel::kError;
+  return validation_error("EventLevel: expected Info, Warn or Error, got \"" + std::string(text) +
+                          "\"");
+}
+
+Json UserEvent::to_wire() const {
+  Json j = {{"EventId", event_id},
+            {"ResourceType", resource_type},
+            {"EventTime", format_iso8601(time)},
+            {"EventLevel", event_level_name(level)},
+            {"Description", description},
+            {"EventDetails", details}};
+  if (!cluster_name.empty()) j["ClusterName"] = cluster_name;
+  if (!cluster_arn.empty()) j["ClusterArn"] = cluster_arn;
+  if (!instance_group.empty()) j["InstanceGroupName"] = instance_group;
+  if (!instance_id.empty()) j["InstanceId"] = instance_id;
+  return j;
+}
+
+Json UserEvent::to_json() const {
+  Json j = to_wire();
+  j["Seq"] = seq;
+  j["TimeMicros"] = to_micros(time);
+  return j;
+}
+
+Result<UserEvent> UserEvent::from_json(const Json& j) {
+  ObjectReader r(j, "event");
+  UserEvent e;
+  e.event_id = r.required_string("EventId");
+  e.resource_type = r.required_string("ResourceType");
+  e.description = r.required_string("Description");
+  std::string level = r.optional_string("EventLevel").value_or("Info");
+  e.seq = r.required_int("Seq");
+  e.time = from_micros(r.required_int("TimeMicros"));
+  if (const Json* d = r.optional_value("EventDetails")) e.details = *d;
+  e.cluster_name = r.optional_string("ClusterName").value_or("");
+  e.cluster_arn = r.optional_string("ClusterArn").value_or("");
+  e.instance_group = r.optional_string("InstanceGroupName").value_or("");
+  e.instance_id = r.optional_string("InstanceId").value_or("");
+  if (!r.ok()) return r.status();
+  GF_ASSIGN_OR_RETURN(e.level, parse_event_level(level));
+  return e;
+}
+
+}  // namespace gf

@@ -1,0 +1,39 @@
+// The user-visible event envelope of SPEC §2.1 (ListClusterEvents shape, reused for every
+// ResourceType). User events are a projection of journal events: applying a journal event may
+// record zero or more of them.
+#pragma once
+
+#include <string>
+
+#include "core/json.h"
+#include "core/time.h"
+#include "journal/journal.h"
+
+namespace gf {
+
+enum class EventLevel { kInfo, kWarn, kError };
+std::string_view event_level_name(EventLevel level);
+Result<EventLevel> parse_event_level(std::string_view text);
+
+struct UserEvent {
+  std::string event_id;       // "ev-<seq>-<index>", ordered like the journal
+  Seq seq = 0;
+  std::string resource_type;  // Cluster | InstanceGroup | Instance | ControlPlane | Job | …
+  Time time{};
+  EventLevel level = EventLevel::kInfo;
+  std::string description;
+  Json details = Json::object();
+  std::string cluster_name;   // empty when not about a cluster
+  std::string cluster_arn;
+  std::string instance_group;
+  std::string instance_id;
+
+  // Wire shape: EventId, ResourceType, EventTime, EventLevel, Description, EventDetails and the
+  // cluster fields when set.
+  Json to_wire() const;
+  // Full round trip for snapshots.
+  Json to_json() const;
+  static Result<UserEvent> from_json(const Json& j);
+};
+
+}  // namespace gf

@@ -1,0 +1,164 @@
+// The real `gpufleet` binary: serve on a free port, drive it with the real CLI and raw HTTP,
+// stop it with SIGTERM and with SIGKILL, and check nothing acknowledged is lost.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <regex>
+
+#include "core/json.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace gf {
+namespace {
+
+using testing::CommandResult;
+using testing::Process;
+using testing::run_command;
+using testing::TempDir;
+
+class Server {
+ public:
+  explicit Server(const std::string& data_dir, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {GPUFLEET_BINARY, "serve", "--data-dir", data_dir,
+                                     "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    proc = std::make_unique<Process>(args);
+    std::string line = proc->wait_for_line("serving on http://");
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
+      url = "http://127.0.0.1:" + m[1].str();
+      port = std::stoi(m[1].str());
+    }
+  }
+  CommandResult cli(std::vector<std::string> args) const {
+    std::vector<std::string> full = {GPUFLEET_BINARY, "--server", url};
+    full.insert(full.end(), args.begin(), args.end());
+    return run_command(full);
+  }
+  std::unique_ptr<Process> proc;
+  std::string url;
+  int port = 0;
+};
+
+Json events_json(const Server& s) {
+  CommandResult r = s.cli({"-o", "json", "events", "--all"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  auto j = parse_json(r.out);
+  EXPECT_TRUE(j.ok()) << r.out;
+  return j.ok() ? *j : Json::object();
+}
+
+int count_descriptions(const Json& events, const std::string& prefix) {
+  int n = 0;
+  for (const auto& e : events["Events"]) {
+    if (e["Description"].get<std::string>().rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST(ServeIntegration, ServePrintsWhereToReachItAndAnswersHealthz) {
+  TempDir dir;
+  Server s(dir.path());
+  ASSERT_FALSE(s.url.empty()) << s.proc->output();
+  httplib::Client c(s.url);
+  auto res = c.Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, "ok\n");
+}
+
+TEST(ServeIntegration, CliListsEventsAsTableJsonAndYaml) {
+  TempDir dir;
+  Server s(dir.path());
+  CommandResult table = s.cli({"events"});
+  EXPECT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("TIME"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("ControlPlane"), std::string::npos) << table.out;
+  Json j = events_json(s);
+  ASSERT_EQ(j["Events"].size(), 1u);
+  EXPECT_EQ(j["Events"][0]["ResourceType"], "ControlPlane");
+  CommandResult yaml = s.cli({"-o", "yaml", "events"});
+  EXPECT_EQ(yaml.exit_code, 0);
+  EXPECT_NE(yaml.out.find("ResourceType: ControlPlane"), std::string::npos) << yaml.out;
+  CommandResult version = s.cli({"version"});
+  EXPECT_NE(version.out.find("server: gpufleet"), std::string::npos) << version.out;
+}
+
+TEST(ServeIntegration, ErrorsOverHttpKeepTheJsonShape) {
+  TempDir dir;
+  Server s(dir.path(), {"--max-body-bytes", "1000"});
+  httplib::Client c(s.url);
+  auto missing = c.Get("/v1/no-such-thing");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(Json::parse(missing->body)["__type"], "ResourceNotFound");
+  auto method = c.Put("/v1/events", "{}", "application/json");
+  ASSERT_TRUE(method);
+  EXPECT_EQ(method->status, 405);
+  EXPECT_EQ(Json::parse(method->body)["__type"], "MethodNotAllowedException");
+  for (size_t size : {1500, 100000}) {
+    auto big = c.Post("/v1/events", std::string(size, 'x'), "application/json");
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->status, 413) << size;
+    EXPECT_EQ(Json::parse(big->body)["__type"], "PayloadTooLargeException") << big->body;
+  }
+  auto bad = c.Get("/v1/events?MaxResults=abc");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(Json::parse(bad->body)["__type"], "ValidationException");
+}
+
+TEST(ServeIntegration, SigtermStopsGracefullyAndRestartKeepsHistory) {
+  TempDir dir;
+  {
+    Server s(dir.path());
+    ASSERT_FALSE(s.url.empty());
+    s.proc->signal(SIGTERM);
+    EXPECT_EQ(s.proc->wait(), 0);
+    EXPECT_NE(s.proc->read_rest().find("gpufleet stopped"), std::string::npos);
+  }
+  Server again(dir.path());
+  Json j = events_json(again);
+  EXPECT_EQ(count_descriptions(j, "gpufleet 0"), 2) << j.dump(2);
+  EXPECT_EQ(count_descriptions(j, "gpufleet stopped: signal"), 1) << j.dump(2);
+}
+
+TEST(ServeIntegration, Kill9LosesNothingAcknowledged) {
+  TempDir dir;
+  for (int round = 0; round < 3; ++round) {
+    Server s(dir.path());
+    ASSERT_FALSE(s.url.empty());
+    // The start event is acknowledged before serve prints its address.
+    Json j = events_json(s);
+    EXPECT_EQ(count_descriptions(j, "gpufleet 0"), round + 1);
+    s.proc->signal(SIGKILL);
+    EXPECT_EQ(s.proc->wait(), 128 + SIGKILL);
+  }
+}
+
+TEST(ServeIntegration, ASecondServeOnTheSameDataDirIsRefused) {
+  TempDir dir;
+  Server first(dir.path());
+  ASSERT_FALSE(first.url.empty());
+  CommandResult second = run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0"});
+  EXPECT_NE(second.exit_code, 0);
+  EXPECT_NE(second.out.find("in use by another gpufleet serve"), std::string::npos) << second.out;
+}
+
+TEST(CliIntegration, UnreachableServerAndBadFlagsFailWithAClearMessage) {
+  CommandResult r = run_command({GPUFLEET_BINARY, "--server", "http://127.0.0.1:1", "events"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("cannot reach gpufleet at http://127.0.0.1:1"), std::string::npos) << r.out;
+  CommandResult fmt = run_command({GPUFLEET_BINARY, "-o", "xml", "events"});
+  EXPECT_NE(fmt.exit_code, 0);
+  EXPECT_NE(fmt.out.find("-o: expected table, json or yaml"), std::string::npos) << fmt.out;
+  CommandResult listen = run_command({GPUFLEET_BINARY, "serve", "--listen", "nowhere"});
+  EXPECT_NE(listen.exit_code, 0);
+  EXPECT_NE(listen.out.find("--listen"), std::string::npos) << listen.out;
+  CommandResult none = run_command({GPUFLEET_BINARY});
+  EXPECT_NE(none.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,66 @@
+// DESIGN.md / STYLE.md item 4: nothing under src/ reads the system clock, sleeps or draws
+// unseeded randomness, except the clock itself (src/core/clock.*) and the loop (src/loop/),
+// which owns waiting for the next batch.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool allowed(const fs::path& rel) {
+  const std::string s = rel.generic_string();
+  return s.rfind("core/clock.", 0) == 0 || s.rfind("loop/", 0) == 0;
+}
+
+TEST(Determinism, NoFileOutsideClockAndLoopReadsTheClockSleepsOrUsesUnseededRandomness) {
+  const fs::path src = fs::path(GPUFLEET_SOURCE_DIR) / "src";
+  ASSERT_TRUE(fs::exists(src));
+  const std::regex forbidden(
+      R"(system_clock::now|steady_clock::now|high_resolution_clock|sleep_for|sleep_until|)"
+      R"(\busleep\s*\(|\bnanosleep\s*\(|(^|[^_a-zA-Z])sleep\s*\(|\btime\s*\(\s*(NULL|nullptr|0)\s*\)|)"
+      R"(gettimeofday|clock_gettime|random_device|(^|[^_a-zA-Z.:>])s?rand\s*\(\s*\))");
+  std::vector<std::string> offences;
+  size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    if (!entry.is_regular_file()) continue;
+    const auto ext = entry.path().extension();
+    if (ext != ".cpp" && ext != ".h") continue;
+    ++files;
+    const fs::path rel = fs::relative(entry.path(), src);
+    if (allowed(rel)) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (std::regex_search(line, forbidden)) {
+        offences.push_back(rel.generic_string() + ":" + std::to_string(n) + ": " + line);
+      }
+    }
+  }
+  EXPECT_GT(files, 10u);
+  std::ostringstream msg;
+  for (const auto& o : offences) msg << "  " << o << "\n";
+  EXPECT_TRUE(offences.empty()) << "use Clock / Random instead:\n" << msg.str();
+}
+
+TEST(Determinism, TheCheckCatchesWhatItLooksFor) {
+  // The pattern must actually match the things it forbids (a check that matches nothing passes
+  // vacuously).
+  const std::regex forbidden(R"(system_clock::now|sleep_for|random_device|(^|[^_a-zA-Z.:>])s?rand\s*\(\s*\))");
+  EXPECT_TRUE(std::regex_search("auto t = std::chrono::system_clock::now();", forbidden));
+  EXPECT_TRUE(std::regex_search("std::this_thread::sleep_for(1s);", forbidden));
+  EXPECT_TRUE(std::regex_search("int r = rand();", forbidden));
+  EXPECT_TRUE(std::regex_search("std::random_device rd;", forbidden));
+  EXPECT_FALSE(std::regex_search("int r = rng.uniform(3);", forbidden));
+  EXPECT_FALSE(std::regex_search("Time now = clock_.now();", forbidden));
+}
+
+}  // namespace
+}  // namespace gf

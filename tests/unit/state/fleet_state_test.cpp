@@ -1,0 +1,122 @@
+#include "state/fleet_state.h"
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+EventRecord rec(Seq seq, const Event& e, Time t = kSimEpoch, std::string key = "") {
+  return EventRecord{seq, e.type, e.payload.dump(), std::move(key), t};
+}
+
+Event started(const std::string& version) {
+  return Event{std::string(event_type::kControlPlaneStarted), Json{{"version", version}, {"store", "sqlite:x"}}, ""};
+}
+
+TEST(FleetState, ApplyRequiresTheNextSequenceNumber) {
+  FleetState s;
+  EXPECT_FALSE(s.apply(rec(2, started("1"))).ok());
+  EXPECT_EQ(s.applied_seq(), 0);
+  ASSERT_TRUE(s.apply(rec(1, started("1"))).ok());
+  EXPECT_EQ(s.applied_seq(), 1);
+  EXPECT_FALSE(s.apply(rec(1, started("1"))).ok());
+}
+
+TEST(FleetState, ControlPlaneStartedCountsStartsAndRecordsAUserEvent) {
+  FleetState s;
+  ASSERT_TRUE(s.apply(rec(1, started("0.1.0"), kSimEpoch + minutes(1))).ok());
+  ASSERT_TRUE(s.apply(rec(2, started("0.1.1"), kSimEpoch + minutes(2))).ok());
+  EXPECT_EQ(s.view().control_plane.starts, 2);
+  EXPECT_EQ(s.view().control_plane.version, "0.1.1");
+  ASSERT_EQ(s.view().events.size(), 2u);
+  const UserEvent& e = s.view().events.at(1);
+  EXPECT_EQ(e.event_id, "ev-000000000002-0");
+  EXPECT_EQ(e.resource_type, "ControlPlane");
+  EXPECT_EQ(e.time, kSimEpoch + minutes(2));
+  EXPECT_NE(e.description.find("0.1.1"), std::string::npos);
+}
+
+TEST(FleetState, EventRecordedCarriesTheEnvelope) {
+  FleetState s;
+  Event e = record_event("Cluster", EventLevel::kWarn, "capacity short", Json{{"missing", 6}});
+  e.payload["ClusterName"] = "c1";
+  ASSERT_TRUE(s.apply(rec(1, e)).ok());
+  Json wire = s.view().events.at(0).to_wire();
+  EXPECT_EQ(wire["ResourceType"], "Cluster");
+  EXPECT_EQ(wire["EventLevel"], "Warn");
+  EXPECT_EQ(wire["Description"], "capacity short");
+  EXPECT_EQ(wire["EventDetails"]["missing"], 6);
+  EXPECT_EQ(wire["ClusterName"], "c1");
+  EXPECT_EQ(wire["EventTime"], "2026-01-01T00:00:00Z");
+}
+
+TEST(FleetState, MalformedPayloadIsAnErrorAndChangesNothing) {
+  FleetState s;
+  EventRecord bad{1, std::string(event_type::kEventRecorded), "{\"ResourceType\": 3}", "", kSimEpoch};
+  Status st = s.apply(bad);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("ResourceType"), std::string::npos) << st.message();
+  EXPECT_EQ(s.applied_seq(), 0);
+  EXPECT_EQ(s.view().events.size(), 0u);
+  EXPECT_FALSE(s.apply(EventRecord{1, "no.such.type", "{}", "", kSimEpoch}).ok());
+  EXPECT_FALSE(s.apply(EventRecord{1, std::string(event_type::kEventRecorded), "{not json", "", kSimEpoch}).ok());
+}
+
+TEST(FleetState, IdempotencyKeysAreIndexedBySeq) {
+  FleetState s;
+  ASSERT_TRUE(s.apply(rec(1, started("1"), kSimEpoch, "k-1")).ok());
+  ASSERT_TRUE(s.apply(rec(2, started("1"))).ok());
+  EXPECT_EQ(s.find_key("k-1"), std::optional<Seq>(1));
+  EXPECT_EQ(s.find_key("k-2"), std::nullopt);
+  EXPECT_EQ(s.key_count(), 1u);
+}
+
+TEST(FleetState, SnapshotRoundTripGivesAnIdenticalHash) {
+  FleetState s;
+  ASSERT_TRUE(s.apply(rec(1, started("1"), kSimEpoch, "k")).ok());
+  for (Seq i = 2; i < 700; ++i) {
+    ASSERT_TRUE(s.apply(rec(i, record_event("Job", EventLevel::kInfo, "e" + std::to_string(i)),
+                            kSimEpoch + seconds(i)))
+                    .ok());
+  }
+  auto restored = FleetState::from_json(s.to_json());
+  ASSERT_TRUE(restored.ok()) << restored.status().to_string();
+  EXPECT_EQ(restored->hash(), s.hash());
+  EXPECT_EQ(restored->applied_seq(), 699);
+  EXPECT_EQ(restored->find_key("k"), std::optional<Seq>(1));
+  EXPECT_EQ(restored->view().events.at(500).description, "e501");
+}
+
+TEST(FleetState, DifferentStatesHaveDifferentHashes) {
+  FleetState a, b;
+  ASSERT_TRUE(a.apply(rec(1, started("1"))).ok());
+  ASSERT_TRUE(b.apply(rec(1, started("2"))).ok());
+  EXPECT_NE(a.hash(), b.hash());
+}
+
+TEST(EventLog, CopiesShareHistoryAndStayIndependent) {
+  EventLog log;
+  for (int i = 0; i < 600; ++i) {
+    UserEvent e;
+    e.seq = i + 1;
+    e.description = std::to_string(i);
+    log.append(e);
+  }
+  EventLog copy = log;
+  UserEvent extra;
+  extra.seq = 601;
+  log.append(extra);
+  EXPECT_EQ(copy.size(), 600u);
+  EXPECT_EQ(log.size(), 601u);
+  EXPECT_EQ(copy.at(599).description, "599");
+  EXPECT_EQ(log.lower_bound_seq(300), 300u);
+  std::vector<Seq> newest;
+  log.for_each_newest_first([&](size_t, const UserEvent& e) {
+    newest.push_back(e.seq);
+    return newest.size() < 3;
+  });
+  EXPECT_EQ(newest, (std::vector<Seq>{601, 600, 599}));
+}
+
+}  // namespace
+}  // namespace gf
