@@ -22,7 +22,7 @@ constexpr Duration hours(int64_t h) { return std::chrono::hours(h); }
 constexpr Time kSimEpoch = Time(std::chrono::sys_days(std::chrono::year(2026) / 1 / 1));
 
 // Parses "30s", "5m", "3h", "1h30m", "7d", "250ms", "0s"; a bare integer is seconds.
-// Units: ms, s, m, h, d. Errors name what is wrong ("unknown unit 'x' in \"5x\"").
+// Units: us, ms, s, m, h, d. Errors name what is wrong ("unknown unit 'x' in \"5x\"").
 Result<Duration> parse_duration(std::string_view text);
 // Shortest exact form: 5400s -> "1h30m", 0 -> "0s", 1500ms -> "1s500ms".
 std::string format_duration(Duration d);
