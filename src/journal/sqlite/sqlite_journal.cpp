@@ -1,0 +1,399 @@
+#include "journal/sqlite/sqlite_journal.h"
+
+#include <sqlite3.h>
+
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+namespace gf {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+// Everything a fresh database needs; run inside one transaction so a crash during creation leaves
+// either no schema or all of it.
+constexpr const char* kCreateSchemaSql = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE events(
+  seq INTEGER PRIMARY KEY,
+  time_us INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  idem_key TEXT,
+  payload BLOB NOT NULL);
+CREATE UNIQUE INDEX events_idem_key ON events(idem_key) WHERE idem_key IS NOT NULL;
+CREATE TABLE snapshots(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);
+INSERT INTO meta(key, value) VALUES('schema_version', '1');
+)sql";
+
+// A key that is already journaled makes the insert a no-op (sqlite3_changes() == 0) instead of an
+// error; the caller then looks up the original seq. A seq collision is still an error.
+constexpr const char* kInsertEventSql =
+    "INSERT INTO events(seq, time_us, type, idem_key, payload) VALUES(?1, ?2, ?3, ?4, ?5) "
+    "ON CONFLICT(idem_key) WHERE idem_key IS NOT NULL DO NOTHING";
+
+// Ends one use of a statement kept for the journal's lifetime: reset releases any read lock it
+// holds, clear_bindings drops pointers into the caller's buffers (everything is bound STATIC).
+class StmtUse {
+ public:
+  explicit StmtUse(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~StmtUse() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  StmtUse(const StmtUse&) = delete;
+  StmtUse& operator=(const StmtUse&) = delete;
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+std::string column_string(sqlite3_stmt* stmt, int col) {
+  const void* data = sqlite3_column_blob(stmt, col);
+  const int size = sqlite3_column_bytes(stmt, col);
+  if (data == nullptr || size <= 0) return {};
+  return std::string(static_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+void assign_column(sqlite3_stmt* stmt, int col, std::string& out) {
+  const void* data = sqlite3_column_blob(stmt, col);
+  const int size = sqlite3_column_bytes(stmt, col);
+  if (data == nullptr || size <= 0) {
+    out.clear();
+  } else {
+    out.assign(static_cast<const char*>(data), static_cast<size_t>(size));
+  }
+}
+
+int bind_text(sqlite3_stmt* stmt, int idx, std::string_view text) {
+  return sqlite3_bind_text64(stmt, idx, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
+}
+
+// An empty string binds a zero-length blob, never NULL (string_view::data() may be null).
+int bind_blob(sqlite3_stmt* stmt, int idx, std::string_view data) {
+  static const char kEmpty = 0;
+  return sqlite3_bind_blob64(stmt, idx, data.empty() ? &kEmpty : data.data(), data.size(),
+                             SQLITE_STATIC);
+}
+
+Status db_error(sqlite3* db, const std::string& path, std::string_view what) {
+  std::string msg = "sqlite journal '" + path + "': " + std::string(what) + ": ";
+  if (db == nullptr) {
+    msg += "out of memory";
+  } else {
+    msg += sqlite3_errmsg(db);
+    msg += " (code " + std::to_string(sqlite3_extended_errcode(db)) + ")";
+  }
+  return internal_error(std::move(msg));
+}
+
+// Runs SQL whose result (if any) is one text value, e.g. a PRAGMA.
+Result<std::string> query_text(sqlite3* db, const std::string& path, const std::string& sql) {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+    return db_error(db, path, sql);
+  }
+  std::string value;
+  int rc = sqlite3_step(raw);
+  if (rc == SQLITE_ROW) {
+    value = column_string(raw, 0);
+    rc = sqlite3_step(raw);
+    while (rc == SQLITE_ROW) rc = sqlite3_step(raw);
+  }
+  Status status = rc == SQLITE_DONE ? ok_status() : db_error(db, path, sql);
+  sqlite3_finalize(raw);
+  if (!status.ok()) return status;
+  return value;
+}
+
+Status exec(sqlite3* db, const std::string& path, const char* sql, std::string_view what) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    return db_error(db, path, what);
+  }
+  return ok_status();
+}
+
+// Creates the schema on a fresh database, or checks the version of an existing one. Holds the
+// write lock throughout so two processes opening a new file at once cannot both create it.
+Status ensure_schema(sqlite3* db, const std::string& path) {
+  GF_RETURN_IF_ERROR(exec(db, path, "BEGIN IMMEDIATE", "begin schema check"));
+  Status status = [&]() -> Status {
+    GF_ASSIGN_OR_RETURN(std::string has_meta,
+                        query_text(db, path,
+                                   "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                                   "AND name = 'meta'"));
+    if (has_meta == "0") {
+      return exec(db, path, kCreateSchemaSql, "create schema");
+    }
+    GF_ASSIGN_OR_RETURN(
+        std::string version,
+        query_text(db, path, "SELECT value FROM meta WHERE key = 'schema_version'"));
+    if (version != std::to_string(kSchemaVersion)) {
+      return internal_error("sqlite journal '" + path + "': schema version '" + version +
+                            "' is not supported by this build (it reads version " +
+                            std::to_string(kSchemaVersion) + "); use a matching gpufleet");
+    }
+    return ok_status();
+  }();
+  if (!status.ok()) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    return status;
+  }
+  return exec(db, path, "COMMIT", "commit schema");
+}
+
+}  // namespace
+
+void SqliteJournal::DbCloser::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+
+void SqliteJournal::StmtFinalizer::operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+
+SqliteJournal::SqliteJournal(std::string path, DbPtr db)
+    : path_(std::move(path)), db_(std::move(db)) {}
+
+SqliteJournal::~SqliteJournal() = default;
+
+Result<std::unique_ptr<SqliteJournal>> SqliteJournal::open(const std::string& path,
+                                                           SqliteJournalOptions opts) {
+  // SQLite's own message for this case is only "unable to open database file".
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    return internal_error("sqlite journal '" + path + "': directory '" + parent.string() +
+                          "' does not exist; create it or choose another journal path");
+  }
+
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  DbPtr db(raw);  // Owns the handle even when open failed.
+  if (rc != SQLITE_OK) return db_error(db.get(), path, "open");
+  sqlite3_extended_result_codes(db.get(), 1);
+  sqlite3_busy_timeout(db.get(), opts.busy_timeout_ms);
+
+  GF_ASSIGN_OR_RETURN(std::string mode, query_text(db.get(), path, "PRAGMA journal_mode=WAL"));
+  if (mode != "wal") {
+    return internal_error("sqlite journal '" + path + "': WAL mode is required but SQLite chose '" +
+                          mode + "' (in-memory and temporary databases cannot be journals)");
+  }
+  GF_RETURN_IF_ERROR(exec(db.get(), path,
+                          opts.fsync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                          "set synchronous"));
+  GF_RETURN_IF_ERROR(ensure_schema(db.get(), path));
+
+  std::unique_ptr<SqliteJournal> journal(new SqliteJournal(path, std::move(db)));
+  GF_RETURN_IF_ERROR(journal->prepare_statements());
+  GF_ASSIGN_OR_RETURN(journal->last_seq_, journal->read_last_seq());
+  return journal;
+}
+
+Result<SqliteJournal::StmtPtr> SqliteJournal::prepare(std::string_view sql) {
+  sqlite3_stmt* raw = nullptr;
+  const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+  StmtPtr stmt(raw);
+  if (rc != SQLITE_OK) return error("prepare \"" + std::string(sql) + "\"");
+  return stmt;
+}
+
+Status SqliteJournal::prepare_statements() {
+  GF_ASSIGN_OR_RETURN(begin_, prepare("BEGIN IMMEDIATE"));
+  GF_ASSIGN_OR_RETURN(commit_, prepare("COMMIT"));
+  GF_ASSIGN_OR_RETURN(rollback_, prepare("ROLLBACK"));
+  GF_ASSIGN_OR_RETURN(insert_event_, prepare(kInsertEventSql));
+  GF_ASSIGN_OR_RETURN(find_key_, prepare("SELECT seq FROM events WHERE idem_key = ?1"));
+  GF_ASSIGN_OR_RETURN(replay_, prepare("SELECT seq, time_us, type, idem_key, payload FROM events "
+                                       "WHERE seq > ?1 ORDER BY seq"));
+  GF_ASSIGN_OR_RETURN(insert_snapshot_,
+                      prepare("INSERT OR REPLACE INTO snapshots(seq, data) VALUES(?1, ?2)"));
+  // Deletes everything below the second-highest seq; a no-op while fewer than two exist.
+  GF_ASSIGN_OR_RETURN(prune_snapshots_,
+                      prepare("DELETE FROM snapshots WHERE seq < "
+                              "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT 1 OFFSET 1)"));
+  GF_ASSIGN_OR_RETURN(latest_snapshot_,
+                      prepare("SELECT seq, data FROM snapshots ORDER BY seq DESC LIMIT 1"));
+  return ok_status();
+}
+
+Status SqliteJournal::error(std::string_view what) const {
+  return db_error(db_.get(), path_, what);
+}
+
+Status SqliteJournal::run(sqlite3_stmt* stmt, std::string_view what) {
+  StmtUse use(stmt);
+  const int rc = sqlite3_step(stmt);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return error(what);
+  return ok_status();
+}
+
+Result<Seq> SqliteJournal::read_last_seq() {
+  GF_ASSIGN_OR_RETURN(std::string max,
+                      query_text(db_.get(), path_, "SELECT COALESCE(MAX(seq), 0) FROM events"));
+  Seq seq = 0;
+  const auto [end, ec] = std::from_chars(max.data(), max.data() + max.size(), seq);
+  if (ec != std::errc() || end != max.data() + max.size()) {
+    return internal_error("sqlite journal '" + path_ + "': bad MAX(seq) '" + max + "'");
+  }
+  return seq;
+}
+
+void SqliteJournal::abort_transaction() {
+  if (sqlite3_get_autocommit(db_.get()) == 0) {
+    // A failed ROLLBACK leaves nothing better to do; SQLite rolls back when the connection closes.
+    (void)run(rollback_.get(), "rollback");
+  }
+  if (Result<Seq> on_disk = read_last_seq(); on_disk.ok()) last_seq_ = *on_disk;
+}
+
+Result<std::optional<Seq>> SqliteJournal::lookup_key(std::string_view key) {
+  sqlite3_stmt* stmt = find_key_.get();
+  StmtUse use(stmt);
+  if (bind_text(stmt, 1, key) != SQLITE_OK) return error("bind idempotency key");
+  const int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) return std::optional<Seq>(sqlite3_column_int64(stmt, 0));
+  if (rc == SQLITE_DONE) return std::optional<Seq>();
+  return error("find idempotency key");
+}
+
+Result<Seq> SqliteJournal::insert_batch(std::span<const NewEvent> batch, AppendResult& result) {
+  sqlite3_stmt* stmt = insert_event_.get();
+  Seq next = last_seq_ + 1;
+  for (const NewEvent& event : batch) {
+    const bool keyed = !event.idempotency_key.empty();
+    {
+      StmtUse use(stmt);
+      if (sqlite3_bind_int64(stmt, 1, next) != SQLITE_OK ||
+          sqlite3_bind_int64(stmt, 2, to_micros(event.time)) != SQLITE_OK ||
+          bind_text(stmt, 3, event.type) != SQLITE_OK ||
+          (keyed ? bind_text(stmt, 4, event.idempotency_key) : sqlite3_bind_null(stmt, 4)) !=
+              SQLITE_OK ||
+          bind_blob(stmt, 5, event.payload) != SQLITE_OK) {
+        return error("bind event " + std::to_string(next));
+      }
+      if (sqlite3_step(stmt) != SQLITE_DONE) return error("insert event " + std::to_string(next));
+    }
+    if (keyed && sqlite3_changes64(db_.get()) == 0) {
+      // The key is already journaled, earlier or earlier in this batch (same transaction).
+      GF_ASSIGN_OR_RETURN(std::optional<Seq> original, lookup_key(event.idempotency_key));
+      if (!original) {
+        return internal_error("sqlite journal '" + path_ + "': idempotency key '" +
+                              event.idempotency_key + "' conflicted but cannot be found");
+      }
+      result.seqs.push_back(*original);
+      result.duplicate.push_back(true);
+      continue;
+    }
+    result.seqs.push_back(next);
+    result.duplicate.push_back(false);
+    ++next;
+  }
+  return next;
+}
+
+Result<AppendResult> SqliteJournal::append(std::span<const NewEvent> batch) {
+  if (replaying_) return internal_error("sqlite journal: append called from inside replay");
+  AppendResult result;
+  if (batch.empty()) return result;
+  result.seqs.reserve(batch.size());
+  result.duplicate.reserve(batch.size());
+
+  if (Status s = run(begin_.get(), "begin append"); !s.ok()) {
+    abort_transaction();
+    return s;
+  }
+  Result<Seq> next = insert_batch(batch, result);
+  if (!next.ok()) {
+    abort_transaction();
+    return next.status();
+  }
+  if (Status s = run(commit_.get(), "commit append"); !s.ok()) {
+    abort_transaction();
+    return s;
+  }
+  last_seq_ = *next - 1;
+  return result;
+}
+
+Status SqliteJournal::replay(Seq after, const std::function<Status(const EventRecord&)>& fn) {
+  if (replaying_) return internal_error("sqlite journal: replay called from inside replay");
+  replaying_ = true;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{replaying_};
+
+  sqlite3_stmt* stmt = replay_.get();
+  StmtUse use(stmt);
+  if (sqlite3_bind_int64(stmt, 1, after) != SQLITE_OK) return error("bind replay start");
+  EventRecord record;  // Reused so each row's strings reuse the previous row's capacity.
+  for (;;) {
+    const int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_DONE) return ok_status();
+    if (rc != SQLITE_ROW) return error("replay after " + std::to_string(after));
+    record.seq = sqlite3_column_int64(stmt, 0);
+    record.time = from_micros(sqlite3_column_int64(stmt, 1));
+    assign_column(stmt, 2, record.type);
+    assign_column(stmt, 3, record.idempotency_key);
+    assign_column(stmt, 4, record.payload);
+    GF_RETURN_IF_ERROR(fn(record));
+  }
+}
+
+Result<Seq> SqliteJournal::last_seq() { return last_seq_; }
+
+Result<std::optional<Seq>> SqliteJournal::find_key(const std::string& key) {
+  if (key.empty()) return std::optional<Seq>();  // Events without a key are never indexed.
+  return lookup_key(key);
+}
+
+Status SqliteJournal::save_snapshot(const Snapshot& snapshot) {
+  if (replaying_) return internal_error("sqlite journal: save_snapshot called from inside replay");
+  if (snapshot.seq < 0) {
+    return validation_error("snapshot seq " + std::to_string(snapshot.seq) + " is negative");
+  }
+  if (Status s = run(begin_.get(), "begin snapshot"); !s.ok()) {
+    abort_transaction();
+    return s;
+  }
+  Status status = [&]() -> Status {
+    sqlite3_stmt* stmt = insert_snapshot_.get();
+    StmtUse use(stmt);
+    if (sqlite3_bind_int64(stmt, 1, snapshot.seq) != SQLITE_OK ||
+        bind_blob(stmt, 2, snapshot.data) != SQLITE_OK) {
+      return error("bind snapshot");
+    }
+    if (sqlite3_step(stmt) != SQLITE_DONE) return error("insert snapshot");
+    return ok_status();
+  }();
+  if (status.ok()) status = run(prune_snapshots_.get(), "prune snapshots");
+  if (status.ok()) status = run(commit_.get(), "commit snapshot");
+  if (!status.ok()) abort_transaction();
+  return status;
+}
+
+Result<std::optional<Snapshot>> SqliteJournal::latest_snapshot() {
+  sqlite3_stmt* stmt = latest_snapshot_.get();
+  StmtUse use(stmt);
+  const int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_DONE) return std::optional<Snapshot>();
+  if (rc != SQLITE_ROW) return error("read latest snapshot");
+  Snapshot snapshot;
+  snapshot.seq = sqlite3_column_int64(stmt, 0);
+  snapshot.data = column_string(stmt, 1);
+  return std::optional<Snapshot>(std::move(snapshot));
+}
+
+Result<std::string> SqliteJournal::pragma(std::string_view name) {
+  if (name.empty()) return validation_error("pragma name is empty");
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') {
+      return validation_error("pragma name '" + std::string(name) + "' is not an identifier");
+    }
+  }
+  return query_text(db_.get(), path_, "PRAGMA " + std::string(name));
+}
+
+}  // namespace gf

@@ -1,0 +1,109 @@
+// The embedded journal: one SQLite database file in WAL mode (DESIGN.md, SPEC §9).
+//
+// Layout (schema version 1):
+//   events(seq INTEGER PRIMARY KEY, time_us, type, idem_key, payload BLOB)  gapless seq 1, 2, …
+//   UNIQUE index on idem_key WHERE idem_key IS NOT NULL                      one event per key
+//   snapshots(seq INTEGER PRIMARY KEY, data BLOB)                            latest two kept
+//   meta(key TEXT PRIMARY KEY, value TEXT)                                   "schema_version" = 1
+//
+// Threading: NOT thread-safe. One SqliteJournal object is used by one thread at a time (the
+// control loop is the single writer), and one process writes a database file at a time: the next
+// sequence number is kept in memory after open(), so a second writer on the same file makes
+// appends fail with a constraint error (nothing is corrupted). Callers that share an object across
+// threads must serialize every call themselves.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "journal/journal.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gf {
+
+struct SqliteJournalOptions {
+  // true: PRAGMA synchronous=FULL, every append is fsync'ed before it returns (survives power
+  // loss). false: synchronous=NORMAL, survives a process crash but the last appends may be lost
+  // on power loss or an OS crash.
+  bool fsync = true;
+  // How long a statement waits for a lock held by another connection before failing with
+  // SQLITE_BUSY (a reader such as the sqlite3 shell can hold one briefly).
+  int busy_timeout_ms = 5000;
+};
+
+class SqliteJournal final : public Journal {
+ public:
+  // Opens the database at `path`, creating the file and schema when absent. The directory must
+  // exist. Fails on a database written by a newer schema version.
+  static Result<std::unique_ptr<SqliteJournal>> open(const std::string& path,
+                                                     SqliteJournalOptions opts = {});
+
+  ~SqliteJournal() override;
+  SqliteJournal(const SqliteJournal&) = delete;
+  SqliteJournal& operator=(const SqliteJournal&) = delete;
+
+  Result<AppendResult> append(std::span<const NewEvent> batch) override;
+  // fn must not call append, replay or save_snapshot on this journal (a re-entrant call fails);
+  // last_seq, find_key and latest_snapshot are allowed.
+  Status replay(Seq after, const std::function<Status(const EventRecord&)>& fn) override;
+  Result<Seq> last_seq() override;
+  Result<std::optional<Seq>> find_key(const std::string& key) override;
+  // Replaces a snapshot with the same seq; keeps only the two highest seqs afterwards.
+  Status save_snapshot(const Snapshot& snapshot) override;
+  Result<std::optional<Snapshot>> latest_snapshot() override;
+
+  // Reads one connection setting, e.g. "journal_mode" -> "wal", "synchronous" -> "2" (FULL).
+  // For diagnostics and tests; `name` must be a plain identifier.
+  Result<std::string> pragma(std::string_view name);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct DbCloser {
+    void operator()(sqlite3* db) const;
+  };
+  struct StmtFinalizer {
+    void operator()(sqlite3_stmt* stmt) const;
+  };
+  using DbPtr = std::unique_ptr<sqlite3, DbCloser>;
+  using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
+
+  SqliteJournal(std::string path, DbPtr db);
+
+  Status prepare_statements();
+  Result<StmtPtr> prepare(std::string_view sql);
+  // Runs a statement that returns no rows (BEGIN, COMMIT, …) and resets it.
+  Status run(sqlite3_stmt* stmt, std::string_view what);
+  // Inserts the batch inside an open transaction; fills `result`. Returns the next free seq.
+  Result<Seq> insert_batch(std::span<const NewEvent> batch, AppendResult& result);
+  Result<std::optional<Seq>> lookup_key(std::string_view key);
+  Result<Seq> read_last_seq();
+  // Rolls back the open transaction, if any, and re-reads last_seq_ from disk.
+  void abort_transaction();
+  Status error(std::string_view what) const;
+
+  std::string path_;
+  // Declared before the statements so it is destroyed after them: a connection can be closed only
+  // once every statement is finalized.
+  DbPtr db_;
+  StmtPtr begin_;
+  StmtPtr commit_;
+  StmtPtr rollback_;
+  StmtPtr insert_event_;
+  StmtPtr find_key_;
+  StmtPtr replay_;
+  StmtPtr insert_snapshot_;
+  StmtPtr prune_snapshots_;
+  StmtPtr latest_snapshot_;
+  // Invariant: equals MAX(seq) of the events table whenever no append is in progress.
+  Seq last_seq_ = 0;
+  // True while replay's statement is being stepped; guards against re-entrant calls from fn.
+  bool replaying_ = false;
+};
+
+}  // namespace gf
