@@ -4,10 +4,24 @@
 
 namespace gf {
 
-Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics)
-    : options_(options), loop_(loop), metrics_(metrics) {
+Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& clock,
+         Provisioner* provisioner)
+    : options_(options), loop_(loop), metrics_(metrics), clock_(clock), provisioner_(provisioner) {
   register_system_routes(*this);
   register_event_routes(*this);
+  if (provisioner_) {
+    register_cluster_routes(*this);
+    register_billing_routes(*this);
+  }
+}
+
+std::string idempotency_key(const HttpRequest& request, const Json* body) {
+  std::string key = request.header_or("idempotency-key", "");
+  if (key.empty() && body && body->is_object() && body->contains("ClientToken") &&
+      (*body)["ClientToken"].is_string()) {
+    key = (*body)["ClientToken"].get<std::string>();
+  }
+  return key.empty() ? "" : request.method + " " + request.path + " " + key;
 }
 
 HttpResponse Api::handle(HttpRequest request) {
@@ -36,6 +50,7 @@ HttpResponse Api::handle(HttpRequest request) {
 
 Outcome Api::write(Request request) {
   auto future = loop_.submit(std::move(request));
+  if (options_.drive_loop_inline) loop_.drain();
   if (future.wait_for(options_.write_timeout) != std::future_status::ready) {
     Outcome o;
     o.status = unavailable_error(

@@ -12,21 +12,33 @@
 #include "loop/control_loop.h"
 
 namespace gf {
+class Provisioner;
+}
+
+namespace gf {
 
 struct ApiOptions {
   size_t max_body_bytes = 4 << 20;
   std::chrono::milliseconds write_timeout{30000};
+  // Manual mode (simulate, scenario tests): the caller's thread drives the loop, so a write
+  // drains it right after submitting instead of waiting for a loop thread.
+  bool drive_loop_inline = false;
 };
 
 class Api {
  public:
-  Api(ApiOptions options, ControlLoop& loop, Metrics& metrics);
+  // `provisioner` may be null (no cluster routes then); `clock` answers "now" for reads such as
+  // billing of instances still running.
+  Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& clock,
+      Provisioner* provisioner = nullptr);
 
   // Routes, counts gpufleet_http_requests_total{route,code}, never throws.
   HttpResponse handle(HttpRequest request);
 
   Router& router() { return router_; }
   ControlLoop& loop() { return loop_; }
+  const Clock& clock() const { return clock_; }
+  Provisioner* provisioner() { return provisioner_; }
   Metrics& metrics() { return metrics_; }
   const ApiOptions& options() const { return options_; }
 
@@ -39,11 +51,18 @@ class Api {
   ApiOptions options_;
   ControlLoop& loop_;
   Metrics& metrics_;
+  const Clock& clock_;
+  Provisioner* provisioner_;
   Router router_;
 };
 
 // Route registration, one function per resource family (api/<family>_api.cpp).
 void register_system_routes(Api& api);
 void register_event_routes(Api& api);
+void register_cluster_routes(Api& api);
+void register_billing_routes(Api& api);
+
+// The idempotency key of a write: the Idempotency-Key header, else the body's ClientToken.
+std::string idempotency_key(const HttpRequest& request, const Json* body);
 
 }  // namespace gf

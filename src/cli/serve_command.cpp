@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include "api/api.h"
@@ -17,6 +19,7 @@
 #include "core/clock.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/control_loop.h"
+#include "runtime/runtime.h"
 
 namespace gf {
 
@@ -29,7 +32,26 @@ struct ServeArgs {
   int64_t snapshot_every = 10000;
   size_t max_body_bytes = 4 << 20;
   bool no_fsync = false;
+  uint64_t seed = 1;
+  int64_t sim_speed = 1;
+  std::string cloud_file;
 };
+
+// The simulated cloud's settings from a file: either a scenario's `cloud:` block on its own, or
+// a whole scenario (its `cloud:` key is used). Capacity changes count from the server's start.
+Result<SimCloudConfig> load_cloud_config(const std::string& path, Time start) {
+  std::ifstream in(path);
+  if (!in) return validation_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  GF_ASSIGN_OR_RETURN(auto docs, parse_documents(ss.str()));
+  if (docs.size() != 1) return validation_error(path + ": expected one document");
+  const Json& doc = docs.front();
+  const Json& cloud = doc.is_object() && doc.contains("cloud") ? doc["cloud"] : doc;
+  GF_ASSIGN_OR_RETURN(SimCloudConfig c, SimCloudConfig::from_json(cloud));
+  c.epoch = start;
+  return c;
+}
 
 int serve(const ServeArgs& args) {
   auto listen = parse_listen_address(args.listen);
@@ -72,12 +94,24 @@ int serve(const ServeArgs& args) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  RealClock clock;
-  Metrics metrics;
-  LoopOptions lopts;
-  lopts.snapshot_every_events = args.snapshot_every;
-  ControlLoop loop(lopts, clock, **journal, metrics);
-  if (Status st = loop.recover(); !st.ok()) {
+  std::unique_ptr<Clock> clock;
+  if (args.sim_speed > 1) clock = std::make_unique<ScaledClock>(args.sim_speed);
+  else clock = std::make_unique<RealClock>();
+  RuntimeOptions ropts;
+  ropts.seed = args.seed;
+  ropts.loop.snapshot_every_events = args.snapshot_every;
+  ropts.api.max_body_bytes = args.max_body_bytes;
+  if (!args.cloud_file.empty()) {
+    auto cloud = load_cloud_config(args.cloud_file, clock->now());
+    if (!cloud.ok()) {
+      std::cerr << "error: --sim-cloud: " << cloud.status().message() << "\n";
+      return 2;
+    }
+    ropts.cloud = *cloud;
+  }
+  auto runtime = std::make_unique<Runtime>(ropts, *clock, **journal);
+  ControlLoop& loop = runtime->loop();
+  if (Status st = runtime->recover(); !st.ok()) {
     std::cerr << "error: cannot rebuild state from the journal: " << st.message() << "\n";
     return 1;
   }
@@ -96,10 +130,7 @@ int serve(const ServeArgs& args) {
     return 1;
   }
 
-  ApiOptions aopts;
-  aopts.max_body_bytes = args.max_body_bytes;
-  Api api(aopts, loop, metrics);
-  HttpServer http(api);
+  HttpServer http(runtime->api());
   if (Status st = http.start(listen->first, listen->second); !st.ok()) {
     std::cerr << "error: --listen: " << st.message() << "\n";
     loop.stop("listen failed");
@@ -143,6 +174,12 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "largest request body accepted")
       ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed for ids and retry jitter")->capture_default_str();
+  cmd->add_option("--sim-speed", args->sim_speed,
+                  "run the clock N times faster than real time (demos of the simulated cloud)")
+      ->capture_default_str();
+  cmd->add_option("--sim-cloud", args->cloud_file,
+                  "simulated cloud settings (a scenario's cloud: block, YAML or JSON)");
   cmd->add_flag("--no-fsync", args->no_fsync,
                 "do not fsync each batch (faster, loses the last batches on power loss; tests only)");
   cmd->callback([&ctx, args] { ctx.run = [args] { return serve(*args); }; });

@@ -8,6 +8,14 @@ Time RealClock::now() const {
   return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
 }
 
+ScaledClock::ScaledClock(int64_t factor) : factor_(factor < 1 ? 1 : factor), start_(RealClock().now()) {}
+
+Time ScaledClock::now() const { return start_ + (RealClock().now() - start_) * factor_; }
+
+std::chrono::system_clock::time_point ScaledClock::wall_time_of(Time t) const {
+  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(start_ + (t - start_) / factor_);
+}
+
 int64_t monotonic_nanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

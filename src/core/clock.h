@@ -16,12 +16,29 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual Time now() const = 0;
+  // The wall-clock instant at which now() will read `t` (the loop waits until then).
+  virtual std::chrono::system_clock::time_point wall_time_of(Time t) const {
+    return std::chrono::time_point_cast<std::chrono::system_clock::duration>(t);
+  }
 };
 
 // Wall-clock UTC time.
 class RealClock final : public Clock {
  public:
   Time now() const override;
+};
+
+// Wall-clock time sped up `factor` times from the moment of construction (demos: a simulated
+// cloud's minutes pass in seconds). now() starts at the real time of construction.
+class ScaledClock final : public Clock {
+ public:
+  explicit ScaledClock(int64_t factor);
+  Time now() const override;
+  std::chrono::system_clock::time_point wall_time_of(Time t) const override;
+
+ private:
+  int64_t factor_;
+  Time start_;
 };
 
 // Monotonic seconds for measuring latencies (metrics only, never for decisions).

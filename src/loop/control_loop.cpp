@@ -306,8 +306,7 @@ void ControlLoop::thread_main() {
         if (controllers_dirty_) {
           // run a batch right away
         } else if (wake) {
-          cv_.wait_until(lock, std::chrono::time_point_cast<std::chrono::system_clock::duration>(*wake),
-                         has_work);
+          cv_.wait_until(lock, clock_.wall_time_of(*wake), has_work);
         } else {
           cv_.wait(lock, has_work);
         }

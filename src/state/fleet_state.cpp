@@ -1,6 +1,7 @@
 #include "state/fleet_state.h"
 
 #include "core/ids.h"
+#include "state/cluster_codec.h"
 
 namespace gf {
 
@@ -90,6 +91,10 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
     add_user_event(record, std::move(e));
     return ok_status();
   }
+  if (type.rfind("cluster.", 0) == 0 || type.rfind("group.", 0) == 0 ||
+      type.rfind("node.", 0) == 0) {
+    return apply_cluster_event(record, payload);
+  }
   return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
 }
 
@@ -98,7 +103,17 @@ Json FleetState::to_json() const {
   for (size_t i = 0; i < view_.events.size(); ++i) events.push_back(view_.events.at(i).to_json());
   Json keys = Json::object();
   for (const auto& [k, seq] : keys_) keys[k] = seq;
+  Json clusters = Json::array();
+  for (const auto& [name, c] : view_.clusters) clusters.push_back(cluster_to_snapshot(*c));
+  Json retired = Json::array();
+  if (view_.retired_billing) {
+    for (const auto& b : *view_.retired_billing) retired.push_back(b.to_json());
+  }
   return Json{{"format", 1},
+              {"clusters", std::move(clusters)},
+              {"retired_billing", std::move(retired)},
+              {"cluster_counter", view_.cluster_counter},
+              {"instance_counter", view_.instance_counter},
               {"applied_seq", view_.applied_seq},
               {"applied_time_us", to_micros(view_.applied_time)},
               {"control_plane",
@@ -130,6 +145,25 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       if (!e.ok()) return e.status().with_prefix("snapshot.events");
       s.view_.events.append(std::move(e).value());
     }
+  }
+  s.view_.cluster_counter = r.optional_int("cluster_counter").value_or(0);
+  s.view_.instance_counter = r.optional_int("instance_counter").value_or(0);
+  if (const Json* clusters = r.optional_array("clusters")) {
+    for (const Json& cj : *clusters) {
+      auto c = cluster_from_snapshot(cj);
+      if (!c.ok()) return c.status().with_prefix("snapshot.clusters");
+      std::string name = c->name;
+      s.view_.clusters.emplace(std::move(name), std::make_shared<const Cluster>(std::move(c).value()));
+    }
+  }
+  if (const Json* retired = r.optional_array("retired_billing")) {
+    auto v = std::make_shared<std::vector<BillingRecord>>();
+    for (const Json& bj : *retired) {
+      auto b = BillingRecord::from_json(bj);
+      if (!b.ok()) return b.status().with_prefix("snapshot.retired_billing");
+      v->push_back(std::move(b).value());
+    }
+    if (!v->empty()) s.view_.retired_billing = std::move(v);
   }
   if (const Json* keys = r.optional_object("idempotency_keys")) {
     for (auto it = keys->begin(); it != keys->end(); ++it) {

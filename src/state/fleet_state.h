@@ -11,6 +11,7 @@
 
 #include "core/json.h"
 #include "journal/journal.h"
+#include "model/cluster.h"
 #include "state/event_log.h"
 #include "state/events.h"
 
@@ -24,12 +25,21 @@ struct ControlPlaneInfo {
   bool operator==(const ControlPlaneInfo&) const = default;
 };
 
-// Everything API reads may see. Copying it is cheap (EventLog shares its history).
+using ClusterPtr = std::shared_ptr<const Cluster>;
+
+// Everything API reads may see. Copying it is cheap: EventLog shares its history and clusters
+// are shared immutable objects, copied only when an event changes that cluster.
 struct FleetView {
   Seq applied_seq = 0;
   Time applied_time{};  // the time of the last applied event
   EventLog events;
   ControlPlaneInfo control_plane;
+  std::map<std::string, ClusterPtr, std::less<>> clusters;
+  std::shared_ptr<const std::vector<BillingRecord>> retired_billing;  // of deleted clusters
+  int64_t cluster_counter = 0;   // clusters ever created (ids derive from it)
+  int64_t instance_counter = 0;  // launch requests ever made (instance ids derive from it)
+
+  const Cluster* find_cluster(std::string_view name) const;
 };
 
 class FleetState {
@@ -55,7 +65,10 @@ class FleetState {
 
  private:
   Status apply_payload(const EventRecord& record, const Json& payload);
+  Status apply_cluster_event(const EventRecord& record, const Json& payload);
   void add_user_event(const EventRecord& record, UserEvent event);
+  // Copy-on-write access for apply code: clones the cluster if a published view shares it.
+  Cluster* mutable_cluster(std::string_view name);
 
   FleetView view_;
   std::map<std::string, Seq, std::less<>> keys_;

@@ -17,7 +17,7 @@ class ApiTest : public ::testing::Test {
     ASSERT_TRUE(loop_->recover().ok());
     ApiOptions opts;
     opts.max_body_bytes = 1024;
-    api_ = std::make_unique<Api>(opts, *loop_, metrics_);
+    api_ = std::make_unique<Api>(opts, *loop_, metrics_, clock_);
   }
 
   // Records n events, one per virtual minute, with alternating resource types.

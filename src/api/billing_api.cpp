@@ -1,0 +1,110 @@
+// GET /v1/billing (SPEC §2.7): per-instance metering summed by instance, group or cluster over a
+// window. A projection of node lifecycle events: records open at lifecycle start (launch) and
+// close at ShuttingDown.
+#include <map>
+
+#include "api/api.h"
+
+namespace gf {
+
+namespace {
+
+struct Line {
+  Json key;
+  std::string instance_type;
+  int64_t price = 0;
+  int64_t billed_us = 0;
+  int64_t cost = 0;
+  int64_t instances = 0;
+};
+
+}  // namespace
+
+void register_billing_routes(Api& api) {
+  api.router().add("GET", "/v1/billing", [&api](const HttpRequest& req) {
+    auto view = api.loop().view();
+    const Time now = api.clock().now();
+    const std::string cluster = req.query_or("cluster", "");
+    const std::string group_by = req.query_or("groupBy", "cluster");
+    if (group_by != "instance" && group_by != "group" && group_by != "cluster") {
+      std::string why = group_by == "share" ? " (quota shares are not part of this server yet)" : "";
+      return error_response(validation_error("groupBy: expected instance, group or cluster, got \"" + group_by +
+                                             "\"" + why));
+    }
+    Time from = Time::min(), to = now;
+    for (auto [key, out] : {std::pair<const char*, Time*>{"from", &from}, {"to", &to}}) {
+      auto it = req.query.find(key);
+      if (it == req.query.end()) continue;
+      auto t = parse_iso8601(it->second);
+      if (!t.ok()) return error_response(t.status().with_prefix(key));
+      *out = *t;
+    }
+    if (from > to) return error_response(validation_error("from: must not be after to"));
+    if (!cluster.empty() && !view->find_cluster(cluster)) {
+      bool retired = view->retired_billing &&
+                     std::any_of(view->retired_billing->begin(), view->retired_billing->end(),
+                                 [&](const BillingRecord& b) { return b.cluster_name == cluster; });
+      if (!retired) return error_response(not_found_error("cluster \"" + cluster + "\" not found"));
+    }
+
+    std::vector<BillingRecord> records;
+    if (view->retired_billing) records = *view->retired_billing;
+    for (const auto& [name, c] : view->clusters) {
+      records.insert(records.end(), c->billing.begin(), c->billing.end());
+      for (const auto& [id, n] : c->nodes) {
+        if (!n.launch_time || n.shutting_down_at) continue;
+        records.push_back(BillingRecord{id, c->name, c->arn, n.group, n.instance_type, n.price_micros_per_hour,
+                                        *n.launch_time, std::nullopt});
+      }
+    }
+    std::map<std::string, Line> lines;
+    int64_t total = 0;
+    for (BillingRecord b : records) {
+      if (!cluster.empty() && b.cluster_name != cluster) continue;
+      if (b.start < from) b.start = from;
+      Time end = b.end && *b.end < to ? *b.end : to;
+      if (end <= b.start) continue;
+      b.end = end;
+      std::string key = b.cluster_arn;
+      Json kj = {{"ClusterName", b.cluster_name}, {"ClusterArn", b.cluster_arn}};
+      if (group_by != "cluster") {
+        key += "/" + b.group;
+        kj["InstanceGroupName"] = b.group;
+      }
+      if (group_by == "instance") {
+        key += "/" + b.instance_id;
+        kj["InstanceId"] = b.instance_id;
+      }
+      Line& l = lines[key];
+      l.key = kj;
+      if (group_by != "cluster") {
+        l.instance_type = b.instance_type;
+        l.price = b.price_micros_per_hour;
+      }
+      l.billed_us += b.billed(end).count();
+      const int64_t cost = b.cost_micros(end);
+      l.cost += cost;
+      l.instances += 1;
+      total += cost;
+    }
+    Json items = Json::array();
+    for (auto& [k, l] : lines) {
+      Json j = l.key;
+      if (!l.instance_type.empty()) {
+        j["InstanceType"] = l.instance_type;
+        j["PricePerHour"] = format_money(l.price);
+      }
+      if (group_by != "instance") j["Instances"] = l.instances;
+      j["BilledSeconds"] = l.billed_us / 1'000'000;
+      j["Cost"] = format_money(l.cost);
+      j["CostMicros"] = l.cost;
+      items.push_back(std::move(j));
+    }
+    Json out = {{"GroupBy", group_by}, {"To", format_iso8601(to)}, {"Currency", "USD"},
+                {"Items", items}, {"Total", format_money(total)}, {"TotalMicros", total}};
+    if (from != Time::min()) out["From"] = format_iso8601(from);
+    return json_response(200, out);
+  });
+}
+
+}  // namespace gf

@@ -1,0 +1,97 @@
+#include "api/cluster_wire.h"
+
+namespace gf {
+
+namespace {
+
+Json group_details(const Cluster& c, const InstanceGroup& g) {
+  Json j = {{"InstanceGroupName", g.spec.name},
+            {"InstanceType", g.spec.instance_type},
+            {"TargetCount", g.spec.target},
+            {"CurrentCount", c.current_count(g.spec.name)},
+            {"MinCount", g.spec.min},
+            {"Status", to_string(g.status)},
+            {"ExecutionRole", g.spec.execution_role}};
+  if (!g.spec.lifecycle_config.is_null()) j["LifeCycleConfig"] = g.spec.lifecycle_config;
+  if (g.spec.threads_per_core) j["ThreadsPerCore"] = *g.spec.threads_per_core;
+  if (g.spec.has_slurm_config) {
+    Json sc = {{"NodeType", to_string(g.spec.node_type)}};
+    if (!g.spec.partitions.empty()) sc["PartitionNames"] = g.spec.partitions;
+    j["SlurmConfig"] = sc;
+  }
+  int64_t pending = 0;
+  for (const auto& [id, n] : c.nodes) {
+    if (n.group == g.spec.name && n.status != NodeStatus::kRunning) ++pending;
+  }
+  if (pending > 0 || c.live_count(g.spec.name) != g.spec.target) {
+    j["ActiveOperations"] = Json{{"Scaling", 1}};
+  }
+  if (g.next_attempt) {
+    j["NextLaunchAttempt"] = format_iso8601(*g.next_attempt);
+    j["LastLaunchFailure"] = g.last_failure;
+  }
+  for (auto it = g.spec.extra.begin(); it != g.spec.extra.end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+}  // namespace
+
+Json describe_cluster(const Cluster& c) {
+  Json groups = Json::array();
+  for (const auto& g : c.groups) groups.push_back(group_details(c, g));
+  Json orch = c.orchestrator == Orchestrator::kSlurm ? Json{{"Slurm", Json::object()}}
+                                                     : Json{{"Native", Json::object()}};
+  Json j = {{"ClusterArn", c.arn},
+            {"ClusterName", c.name},
+            {"ClusterStatus", to_string(c.status)},
+            {"CreationTime", format_iso8601(c.creation_time)},
+            {"Orchestrator", orch},
+            {"NodeRecovery", c.node_recovery},
+            {"InstanceGroups", groups}};
+  if (c.continuous) j["NodeProvisioningMode"] = "Continuous";
+  if (!c.failure_message.empty()) j["FailureMessage"] = c.failure_message;
+  if (!c.vpc_config.is_null()) j["VpcConfig"] = c.vpc_config;
+  return j;
+}
+
+Json cluster_summary(const Cluster& c) {
+  return Json{{"ClusterArn", c.arn},
+              {"ClusterName", c.name},
+              {"ClusterStatus", to_string(c.status)},
+              {"CreationTime", format_iso8601(c.creation_time)}};
+}
+
+Json node_summary(const Cluster&, const Node& n) {
+  Json status = {{"Status", to_string(n.status)}};
+  if (!n.message.empty()) status["Message"] = n.message;
+  return Json{{"InstanceGroupName", n.group},
+              {"InstanceId", n.instance_id},
+              {"InstanceType", n.instance_type},
+              {"InstanceStatus", status},
+              {"LaunchTime", format_iso8601(n.launch_time.value_or(n.requested_at))}};
+}
+
+Json node_detail(const Cluster& c, const Node& n, Time now) {
+  Json j = node_summary(c, n);
+  if (const InstanceGroup* g = c.find_group(n.group)) {
+    if (!g->spec.lifecycle_config.is_null()) j["LifeCycleConfig"] = g->spec.lifecycle_config;
+    if (g->spec.threads_per_core) j["ThreadsPerCore"] = *g->spec.threads_per_core;
+  }
+  j["Health"] = Json{{"Healthy", n.healthy}};
+  j["Workload"] = Json{{"Pods", Json::array()}};
+  Json billing = {{"PricePerHour", format_money(n.price_micros_per_hour)}, {"Billing", n.launched()}};
+  if (n.launch_time) {
+    BillingRecord b;
+    b.price_micros_per_hour = n.price_micros_per_hour;
+    b.start = *n.launch_time;
+    b.end = n.shutting_down_at;
+    billing["BillingStart"] = format_iso8601(*n.launch_time);
+    if (n.shutting_down_at) billing["BillingEnd"] = format_iso8601(*n.shutting_down_at);
+    billing["Cost"] = format_money(b.cost_micros(now));
+  }
+  j["Billing"] = billing;
+  j["LaunchAttempt"] = n.attempt;
+  return j;
+}
+
+}  // namespace gf

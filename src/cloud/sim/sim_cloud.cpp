@@ -1,0 +1,200 @@
+#include "cloud/sim/sim_cloud.h"
+
+#include <algorithm>
+#include <spdlog/spdlog.h>
+
+namespace gf {
+
+namespace {
+
+Result<std::map<std::string, int64_t>> read_capacity(const Json& j, const std::string& path) {
+  if (!j.is_object()) return validation_error(path + ": expected a map of instance type to count");
+  std::map<std::string, int64_t> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0) {
+      return validation_error(path + "." + it.key() + ": expected a count >= 0, got " +
+                              describe_json_value(it.value()));
+    }
+    out[it.key()] = it.value().get<int64_t>();
+  }
+  return out;
+}
+
+Result<Duration> read_duration(const Json& v, const std::string& path) {
+  if (v.is_number_integer()) return seconds(v.get<int64_t>());
+  if (!v.is_string()) return validation_error(path + ": expected a duration like 4m");
+  auto d = parse_duration(v.get<std::string>());
+  if (!d.ok()) return d.status().with_prefix(path);
+  return *d;
+}
+
+}  // namespace
+
+Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::string& path) {
+  SimCloudConfig c;
+  if (j.is_null()) return c;
+  ObjectReader r(j, path);
+  struct DurField {
+    const char* key;
+    Duration* out;
+  };
+  for (DurField f : {DurField{"launchLatency", &c.launch_latency},
+                     DurField{"lifecycleDuration", &c.lifecycle_duration},
+                     DurField{"failureLatency", &c.failure_latency},
+                     DurField{"terminateLatency", &c.terminate_latency}}) {
+    if (const Json* v = r.optional_value(f.key)) {
+      auto d = read_duration(*v, r.field_path(f.key));
+      if (!d.ok()) return d.status();
+      *f.out = *d;
+    }
+  }
+  if (const Json* cap = r.optional_value("capacity")) {
+    GF_ASSIGN_OR_RETURN(c.capacity, read_capacity(*cap, r.field_path("capacity")));
+  }
+  if (const Json* changes = r.optional_array("changes")) {
+    for (size_t i = 0; i < changes->size(); ++i) {
+      const std::string p = path_index(r.field_path("changes"), i);
+      ObjectReader cr((*changes)[i], p);
+      const Json* at = cr.required_value("at");
+      const Json* cap = cr.required_value("capacity");
+      if (!cr.ok()) return cr.status();
+      Change ch;
+      GF_ASSIGN_OR_RETURN(ch.at, read_duration(*at, p + ".at"));
+      GF_ASSIGN_OR_RETURN(ch.capacity, read_capacity(*cap, p + ".capacity"));
+      c.changes.push_back(std::move(ch));
+    }
+    std::stable_sort(c.changes.begin(), c.changes.end(),
+                     [](const Change& a, const Change& b) { return a.at < b.at; });
+  }
+  if (const Json* faults = r.optional_array("launchFaults")) {
+    for (size_t i = 0; i < faults->size(); ++i) {
+      const std::string p = path_index(r.field_path("launchFaults"), i);
+      ObjectReader fr((*faults)[i], p);
+      Fault f;
+      f.group = fr.required_string("group");
+      f.attempt = fr.required_int("attempt");
+      std::string outcome = fr.required_string("outcome");
+      if (!fr.ok()) return fr.status();
+      auto o = parse_launch_outcome(outcome);
+      if (!o || *o == LaunchOutcome::kOk) {
+        return validation_error(p + ".outcome: expected InsufficientCapacity, UnhealthyInstance or "
+                                "LifecycleScriptFailure, got \"" + outcome + "\"");
+      }
+      if (f.attempt < 1) return validation_error(p + ".attempt: must be >= 1 (attempts count from 1)");
+      f.outcome = *o;
+      c.faults.push_back(std::move(f));
+    }
+  }
+  if (!r.ok()) return r.status();
+  return c;
+}
+
+SimCloud::SimCloud(SimCloudConfig config, const Clock& clock, ReportFn report)
+    : config_(std::move(config)), clock_(clock), report_(std::move(report)) {}
+
+int64_t SimCloud::capacity_at(const std::string& type, Time t) const {
+  int64_t cap = -1;
+  if (auto it = config_.capacity.find(type); it != config_.capacity.end()) cap = it->second;
+  for (const auto& ch : config_.changes) {
+    if (config_.epoch + ch.at > t) break;
+    if (auto it = ch.capacity.find(type); it != ch.capacity.end()) cap = it->second;
+  }
+  return cap;
+}
+
+int64_t SimCloud::in_use(const std::string& type) const {
+  // Releases due by now count as released even before settle() runs.
+  int64_t releasing = 0;
+  for (auto it = pending_release_.begin(); it != pending_release_.end() && it->first <= clock_.now(); ++it) {
+    releasing += it->second == type;
+  }
+  auto it = in_use_.find(type);
+  return (it == in_use_.end() ? 0 : it->second) - releasing;
+}
+
+std::optional<LaunchOutcome> SimCloud::injected(const LaunchOp& op) const {
+  for (const auto& f : config_.faults) {
+    if (f.group == op.group && f.attempt == op.attempt) return f.outcome;
+  }
+  return std::nullopt;
+}
+
+void SimCloud::execute(const Intent& intent) {
+  if (intent.kind == kLaunchIntent) {
+    auto op = LaunchOp::from_json(intent.payload);
+    if (op.ok()) launch(*op);
+    else spdlog::error("sim cloud: bad launch intent: {}", op.status().to_string());
+  } else if (intent.kind == kTerminateIntent) {
+    auto op = TerminateOp::from_json(intent.payload);
+    if (op.ok()) terminate(*op);
+    else spdlog::error("sim cloud: bad terminate intent: {}", op.status().to_string());
+  }
+}
+
+void SimCloud::launch(const LaunchOp& op) {
+  const Time now = clock_.now();
+  settle(now);
+  auto report = [&](Time at, CloudReport::Kind kind, LaunchOutcome reason, std::string message) {
+    report_(at, CloudReport{kind, op.cluster, op.instance_id, reason, std::move(message)});
+  };
+  std::optional<LaunchOutcome> fault = injected(op);
+  if (!op.resume_lifecycle) {
+    const int64_t cap = capacity_at(op.instance_type, now);
+    const bool no_room = cap >= 0 && in_use(op.instance_type) >= cap && !holding_.count(op.instance_id);
+    if (fault == LaunchOutcome::kInsufficientCapacity || no_room) {
+      report(now + config_.failure_latency, CloudReport::Kind::kLaunchFailed,
+             LaunchOutcome::kInsufficientCapacity,
+             "We currently do not have sufficient capacity to launch new " + op.instance_type +
+                 " instances. Please try again.");
+      return;
+    }
+    if (!holding_.count(op.instance_id)) {
+      holding_[op.instance_id] = op.instance_type;
+      ++in_use_[op.instance_type];
+    }
+    report(now + config_.launch_latency, CloudReport::Kind::kLaunched, LaunchOutcome::kOk, "");
+  }
+  const Time done = now + (op.resume_lifecycle ? Duration(0) : config_.launch_latency) +
+                    config_.lifecycle_duration;
+  if (fault == LaunchOutcome::kLifecycleScriptFailure) {
+    report(done, CloudReport::Kind::kLifecycleFailed, LaunchOutcome::kLifecycleScriptFailure,
+           "lifecycle script exited with status 1");
+  } else if (fault == LaunchOutcome::kUnhealthyInstance) {
+    report(done, CloudReport::Kind::kUnhealthy, LaunchOutcome::kUnhealthyInstance,
+           "instance failed its health checks after launch");
+  } else {
+    report(done, CloudReport::Kind::kRunning, LaunchOutcome::kOk, "");
+  }
+}
+
+void SimCloud::terminate(const TerminateOp& op) {
+  const Time at = clock_.now() + config_.terminate_latency;
+  report_(at, CloudReport{CloudReport::Kind::kTerminated, op.cluster, op.instance_id, LaunchOutcome::kOk, ""});
+  auto it = holding_.find(op.instance_id);
+  if (it == holding_.end()) return;
+  // The instance holds its capacity until it is gone.
+  pending_release_.emplace(at, it->second);
+  holding_.erase(it);
+}
+
+void SimCloud::settle(Time now) {
+  while (!pending_release_.empty() && pending_release_.begin()->first <= now) {
+    --in_use_[pending_release_.begin()->second];
+    pending_release_.erase(pending_release_.begin());
+  }
+}
+
+void SimCloud::rebuild(const std::map<std::string, std::shared_ptr<const Cluster>, std::less<>>& clusters) {
+  in_use_.clear();
+  holding_.clear();
+  pending_release_.clear();
+  for (const auto& [name, c] : clusters) {
+    for (const auto& [id, n] : c->nodes) {
+      if (!n.launched()) continue;  // a launch still in flight is asked for again
+      holding_[id] = n.instance_type;
+      ++in_use_[n.instance_type];
+    }
+  }
+}
+
+}  // namespace gf

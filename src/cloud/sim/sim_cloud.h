@@ -1,0 +1,75 @@
+// The simulated cloud (SPEC §6.2): instance types with capacity over time, launch latency,
+// lifecycle duration and injected launch outcomes, deterministic for a scenario. It runs
+// launch/terminate intents and reports outcomes at the simulated times they happen through a
+// callback that queues them as loop requests (so it works on a virtual clock and in `serve`).
+// Called only on the loop thread (intents and report callbacks both run there).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/json.h"
+#include "loop/controller.h"
+#include "model/cloud_ops.h"
+#include "model/cluster.h"
+
+namespace gf {
+
+struct SimCloudConfig {
+  Duration launch_latency = minutes(4);      // launch request -> instance up, lifecycle starts
+  Duration lifecycle_duration = minutes(6);  // lifecycle script run time
+  Duration failure_latency = seconds(30);    // launch request -> capacity error
+  Duration terminate_latency = minutes(1);   // terminate request -> instance gone
+  // Instances of a type the cloud can give at once (in use + free). Unlisted types: unlimited.
+  std::map<std::string, int64_t> capacity;
+  struct Change {
+    Duration at;  // since the simulation epoch
+    std::map<std::string, int64_t> capacity;
+  };
+  std::vector<Change> changes;  // sorted by `at`
+  struct Fault {
+    std::string group;
+    int64_t attempt = 0;  // the group's 1-based launch attempt
+    LaunchOutcome outcome = LaunchOutcome::kOk;
+  };
+  std::vector<Fault> faults;
+  Time epoch = kSimEpoch;  // `changes[i].at` counts from here
+
+  // The `cloud:` block of a scenario (SPEC §8). Errors name the field path.
+  static Result<SimCloudConfig> from_json(const Json& j, const std::string& path = "cloud");
+};
+
+class SimCloud final : public Driver {
+ public:
+  using ReportFn = std::function<void(Time at, CloudReport report)>;
+
+  SimCloud(SimCloudConfig config, const Clock& clock, ReportFn report);
+
+  void execute(const Intent& intent) override;
+
+  // After a restart: instances the state shows as up hold capacity again.
+  void rebuild(const std::map<std::string, std::shared_ptr<const Cluster>, std::less<>>& clusters);
+
+  int64_t capacity_at(const std::string& type, Time t) const;  // -1 = unlimited
+  int64_t in_use(const std::string& type) const;
+
+ private:
+  void launch(const LaunchOp& op);
+  void terminate(const TerminateOp& op);
+  std::optional<LaunchOutcome> injected(const LaunchOp& op) const;
+  void settle(Time now);  // applies releases that are due
+
+  SimCloudConfig config_;
+  const Clock& clock_;
+  ReportFn report_;
+  std::map<std::string, int64_t> in_use_;
+  std::map<std::string, std::string> holding_;  // instance id -> type, for capacity held
+  std::multimap<Time, std::string> pending_release_;  // termination time -> type
+};
+
+}  // namespace gf

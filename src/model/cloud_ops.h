@@ -1,0 +1,51 @@
+// The contract between the provisioning controller and cloud drivers: what an intent asks
+// (launch/terminate) and what a driver reports back. Plain data, so neither side includes the
+// other (DESIGN.md: controllers never include a driver).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/json.h"
+
+namespace gf {
+
+inline constexpr char kCloudDriver[] = "cloud";
+inline constexpr char kLaunchIntent[] = "launch";
+inline constexpr char kTerminateIntent[] = "terminate";
+
+struct LaunchOp {
+  std::string cluster;
+  std::string group;
+  std::string instance_id;
+  std::string instance_type;
+  int64_t attempt = 0;           // the group's launch attempt number (1-based)
+  bool resume_lifecycle = false; // already launched before a restart: only finish the lifecycle
+  Json to_json() const;
+  static Result<LaunchOp> from_json(const Json& j);
+};
+
+struct TerminateOp {
+  std::string cluster;
+  std::string instance_id;
+  std::string instance_type;
+  Json to_json() const;
+  static Result<TerminateOp> from_json(const Json& j);
+};
+
+enum class LaunchOutcome { kOk, kInsufficientCapacity, kUnhealthyInstance, kLifecycleScriptFailure };
+std::string_view to_string(LaunchOutcome o);
+std::optional<LaunchOutcome> parse_launch_outcome(std::string_view s);
+
+struct CloudReport {
+  enum class Kind { kLaunched, kRunning, kLaunchFailed, kLifecycleFailed, kUnhealthy, kTerminated };
+  Kind kind = Kind::kLaunched;
+  std::string cluster;
+  std::string instance_id;
+  LaunchOutcome reason = LaunchOutcome::kOk;
+  std::string message;
+};
+std::string_view to_string(CloudReport::Kind k);
+
+}  // namespace gf

@@ -1,0 +1,52 @@
+// Parsing and validation of the cluster API's write requests (SPEC §2.1, §2.2). Pure functions
+// of (request JSON, current state, catalog): the API calls them inside the loop's request
+// handler so validation sees the state the write will apply to. Every error is a
+// ValidationException (or the code the spec names) whose message starts with the field path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "model/catalog.h"
+#include "model/cluster.h"
+#include "state/fleet_state.h"
+
+namespace gf {
+
+struct CreateClusterRequest {
+  std::string name;
+  bool continuous = false;
+  Orchestrator orchestrator = Orchestrator::kSlurm;
+  Json vpc_config;
+  std::string node_recovery = "Automatic";
+  std::vector<GroupSpec> groups;
+  std::vector<std::string> warnings;  // unknown fields, kept and ignored
+};
+
+struct UpdateClusterRequest {
+  std::string name;
+  std::vector<GroupSpec> groups;             // full desired specs; new names add groups
+  std::vector<std::string> groups_to_delete;
+  std::optional<std::string> node_recovery;
+  std::vector<std::string> warnings;
+};
+
+Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetView& state,
+                                                  const Catalog& catalog);
+Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const Json& body,
+                                                  const FleetView& state, const Catalog& catalog);
+
+// BatchAddClusterNodes: {NodesToAdd: [{InstanceGroupName, IncrementTargetCountBy}]}.
+struct NodesToAdd {
+  std::string group;
+  int64_t increment = 0;
+};
+Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body);
+// BatchDeleteClusterNodes: {NodeIds: [...]}.
+Result<std::vector<std::string>> parse_batch_delete(const Json& body);
+
+// A group in Creating/Updating refuses BatchAdd/BatchDelete (SPEC §2.4): the 409 message.
+std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g, std::string_view operation);
+
+}  // namespace gf

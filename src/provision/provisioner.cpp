@@ -1,0 +1,382 @@
+#include "provision/provisioner.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "state/cluster_events.h"
+
+namespace gf {
+
+namespace {
+
+uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+Event ev(std::string_view type, Json payload) {
+  return Event{std::string(type), std::move(payload), ""};
+}
+
+bool group_has_running(const Cluster& c, NodeType type) {
+  for (const auto& g : c.groups) {
+    if (g.spec.node_type == type && c.current_count(g.spec.name) > 0) return true;
+  }
+  return false;
+}
+
+bool has_group_of(const Cluster& c, NodeType type) {
+  return std::any_of(c.groups.begin(), c.groups.end(), [&](const InstanceGroup& g) {
+    return g.spec.node_type == type && g.status != GroupStatus::kDeleting;
+  });
+}
+
+std::string script_name(const InstanceGroup& g) {
+  if (g.spec.lifecycle_config.is_object()) {
+    std::string uri = g.spec.lifecycle_config.value("SourceS3Uri", std::string());
+    std::string on_create = g.spec.lifecycle_config.value("OnCreate", std::string("on_create.sh"));
+    return on_create + (uri.empty() ? "" : " (" + uri + ")");
+  }
+  return "the lifecycle script";
+}
+
+}  // namespace
+
+Provisioner::Provisioner(ProvisionOptions options, const Catalog& catalog, Random& rng)
+    : options_(std::move(options)), catalog_(catalog), rng_(rng) {}
+
+std::string Provisioner::instance_id(int64_t counter) const {
+  const uint64_t v = mix64(options_.id_seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(counter));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "i-%017llx",
+                static_cast<unsigned long long>(v & 0x0fffffffffffffffULL) |
+                    (static_cast<unsigned long long>(counter & 0xf) << 60));
+  return std::string(buf, 19);
+}
+
+std::string Provisioner::cluster_id(int64_t counter) const {
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  uint64_t v = mix64(~options_.id_seed + static_cast<uint64_t>(counter) * 0x632be59bd9b4e019ULL);
+  std::string id;
+  for (int i = 0; i < 10; ++i) {
+    id.push_back(kAlphabet[v % 36]);
+    v /= 36;
+    if (v == 0) v = mix64(static_cast<uint64_t>(counter) + i + 1);
+  }
+  return id;
+}
+
+Duration Provisioner::backoff(int64_t failures) {
+  int64_t d = options_.retry_base.count();
+  for (int64_t i = 1; i < failures && d < options_.retry_max.count(); ++i) d *= 2;
+  d = std::min(d, options_.retry_max.count());
+  // Equal jitter: half fixed, half random, so intervals grow yet retries do not synchronize.
+  const int64_t half = d / 2;
+  return Duration(half + rng_.uniform_range(0, half));
+}
+
+void Provisioner::wake(ControllerDecision& d, Time t) {
+  if (!d.wake_at || t < *d.wake_at) d.wake_at = t;
+}
+
+ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
+  ControllerDecision d;
+  int64_t counter = state.view().instance_counter;
+  for (const auto& [name, cp] : state.view().clusters) reconcile_cluster(*cp, now, counter, d);
+  return d;
+}
+
+void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter, ControllerDecision& d) {
+  reissue_lost_intents(c, d);
+  const Json base = {{"Name", c.name}};
+
+  if (c.status == ClusterStatus::kDeleting || c.status == ClusterStatus::kFailed) {
+    for (const auto& [id, n] : c.nodes) {
+      if (n.status != NodeStatus::kShuttingDown) {
+        terminate(c, n, c.status == ClusterStatus::kFailed ? "cluster failed" : "cluster deletion", d);
+      }
+    }
+    if (c.status == ClusterStatus::kDeleting && c.nodes.empty()) {
+      d.events.push_back(ev(event_type::kClusterRemoved, base));
+    }
+    return;
+  }
+
+  // Slurm needs a healthy controller before anything else launches (SPEC §2.3), until the
+  // cluster has been InService once.
+  const bool controller_up = group_has_running(c, NodeType::kController);
+  const bool gate = c.continuous && c.orchestrator == Orchestrator::kSlurm && !c.ever_in_service &&
+                    !controller_up;
+  for (const auto& g : c.groups) {
+    const bool may_launch = !gate || g.spec.node_type == NodeType::kController;
+    reconcile_group(c, g, may_launch, now, counter, d);
+  }
+
+  // Cluster status.
+  auto status_event = [&](ClusterStatus s, const std::string& reason) {
+    Json p = base;
+    p["Status"] = to_string(s);
+    p["Reason"] = reason;
+    d.events.push_back(ev(event_type::kClusterStatus, p));
+  };
+  auto groups_at_target = [&] {
+    for (const auto& g : c.groups) {
+      if (c.current_count(g.spec.name) != g.spec.target) return false;
+      for (const auto& [id, n] : c.nodes) {
+        if (n.group == g.spec.name && n.status == NodeStatus::kShuttingDown) return false;
+      }
+    }
+    return true;
+  };
+  if (!c.continuous) {
+    if (c.status != ClusterStatus::kInService && groups_at_target()) {
+      status_event(ClusterStatus::kInService,
+                   c.status == ClusterStatus::kRollingBack ? "rollback complete; previous state restored"
+                                                           : "every instance group is fully provisioned");
+    }
+    return;
+  }
+  if (c.status == ClusterStatus::kCreating) {
+    bool ready = false;
+    std::string reason;
+    if (c.orchestrator == Orchestrator::kSlurm) {
+      const bool login_ok = !has_group_of(c, NodeType::kLogin) || group_has_running(c, NodeType::kLogin);
+      ready = controller_up && login_ok;
+      reason = has_group_of(c, NodeType::kLogin) ? "a controller and a login node are Running"
+                                                 : "a controller node is Running";
+    } else {
+      ready = std::all_of(c.groups.begin(), c.groups.end(), [&](const InstanceGroup& g) {
+        return c.current_count(g.spec.name) >= g.spec.min;
+      });
+      reason = "every instance group has reached its MinCount";
+    }
+    if (ready) status_event(ClusterStatus::kInService, reason);
+  }
+}
+
+void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool may_launch, Time now,
+                                  int64_t& counter, ControllerDecision& d) {
+  const std::string& gname = g.spec.name;
+  const Json base = {{"Name", c.name}, {"Group", gname}};
+  const int64_t live = c.live_count(gname);
+  const int64_t current = c.current_count(gname);
+
+  if (g.status == GroupStatus::kDeleting) {
+    bool any = false;
+    for (const auto& [id, n] : c.nodes) {
+      if (n.group != gname) continue;
+      any = true;
+      if (n.status != NodeStatus::kShuttingDown) terminate(c, n, "instance group deletion", d);
+    }
+    if (!any) d.events.push_back(ev(event_type::kGroupRemoved, base));
+    return;
+  }
+
+  // Legacy all-or-nothing: a failed cluster or a rollback in progress launches nothing new.
+  const bool legacy_frozen = !c.continuous && c.status == ClusterStatus::kRollingBack;
+  if (live < g.spec.target && may_launch && !legacy_frozen) {
+    if (g.next_attempt && now < *g.next_attempt) {
+      wake(d, *g.next_attempt);
+    } else {
+      launch(c, g, std::min(g.spec.target - live, options_.max_launches_per_pass), counter, d);
+    }
+  } else if (live > g.spec.target) {
+    terminate_excess(c, g, live - g.spec.target, "scale-down to TargetCount " + std::to_string(g.spec.target), d);
+  }
+
+  if (!c.continuous) return;
+  if (g.status == GroupStatus::kCreating || g.status == GroupStatus::kUpdating) {
+    if (current >= g.spec.min) {
+      Json p = base;
+      p["Status"] = "InService";
+      p["Reason"] = g.spec.min > 0
+                        ? "minimum capacity reached: InstanceGroup " + gname + " has " +
+                              std::to_string(current) + " Running of MinCount " + std::to_string(g.spec.min) +
+                              " (TargetCount " + std::to_string(g.spec.target) + ")"
+                        : "";
+      d.events.push_back(ev(event_type::kGroupStatus, p));
+    } else if (g.min_deadline && now >= *g.min_deadline) {
+      const int64_t target = g.ever_in_service ? g.last_in_service_target : 0;
+      const int64_t min = g.ever_in_service ? g.last_in_service_min : 0;
+      Json p = base;
+      p["Target"] = target;
+      p["Min"] = min;
+      p["Reason"] = "rollback initiated: InstanceGroup " + gname + " did not reach MinCount " +
+                    std::to_string(g.spec.min) + " within " + format_duration(c.min_count_timeout) +
+                    " (" + std::to_string(current) + " Running); rolling back to (MinCount " +
+                    std::to_string(min) + ", TargetCount " + std::to_string(target) + ")";
+      d.events.push_back(ev(event_type::kGroupRollback, p));
+    } else if (g.min_deadline) {
+      wake(d, *g.min_deadline);
+    }
+  }
+}
+
+void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, int64_t& counter,
+                         ControllerDecision& d) {
+  const InstanceTypeInfo* info = catalog_.find(g.spec.instance_type);
+  for (int64_t i = 0; i < n; ++i) {
+    LaunchOp op;
+    op.cluster = c.name;
+    op.group = g.spec.name;
+    op.instance_id = instance_id(++counter);
+    op.instance_type = g.spec.instance_type;
+    op.attempt = g.launch_attempts + i + 1;
+    d.events.push_back(ev(event_type::kNodeLaunchRequested,
+                          Json{{"Name", c.name},
+                               {"Group", g.spec.name},
+                               {"InstanceId", op.instance_id},
+                               {"InstanceType", op.instance_type},
+                               {"Attempt", op.attempt},
+                               {"PriceMicrosPerHour", info ? info->price_micros_per_hour : 0}}));
+    d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
+    issued_.emplace(op.instance_id, kLaunchIntent);
+  }
+}
+
+void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& reason, ControllerDecision& d) {
+  d.events.push_back(ev(event_type::kNodeTerminateRequested,
+                        Json{{"Name", c.name}, {"InstanceId", n.instance_id}, {"Reason", reason}}));
+  TerminateOp op{c.name, n.instance_id, n.instance_type};
+  d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
+  issued_.emplace(n.instance_id, kTerminateIntent);
+}
+
+void Provisioner::terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
+                                   const std::string& reason, ControllerDecision& d) {
+  // Unhealthy first, then the most recently launched (SPEC §2.3, §2.4).
+  std::vector<const Node*> live;
+  for (const auto& [id, n] : c.nodes) {
+    if (n.group == g.spec.name && n.is_live()) live.push_back(&n);
+  }
+  std::sort(live.begin(), live.end(), [](const Node* a, const Node* b) {
+    if (a->healthy != b->healthy) return !a->healthy;
+    return a->launch_order > b->launch_order;
+  });
+  for (int64_t i = 0; i < excess && i < static_cast<int64_t>(live.size()); ++i) {
+    terminate(c, *live[i], reason, d);
+  }
+}
+
+void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) {
+  for (const auto& [id, n] : c.nodes) {
+    if (n.status == NodeStatus::kPending && !issued_.count({id, kLaunchIntent})) {
+      LaunchOp op;
+      op.cluster = c.name;
+      op.group = n.group;
+      op.instance_id = id;
+      op.instance_type = n.instance_type;
+      op.attempt = n.attempt;
+      op.resume_lifecycle = n.launched();
+      d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
+      issued_.emplace(id, kLaunchIntent);
+    } else if (n.status == NodeStatus::kShuttingDown && !issued_.count({id, kTerminateIntent})) {
+      TerminateOp op{c.name, id, n.instance_type};
+      d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
+      issued_.emplace(id, kTerminateIntent);
+    }
+  }
+}
+
+Result<Decision> Provisioner::handle_report(const FleetState& state, Time now, const CloudReport& rep) {
+  Decision d;
+  const Cluster* c = state.view().find_cluster(rep.cluster);
+  if (!c) return d;  // stale: the cluster is gone
+  auto it = c->nodes.find(rep.instance_id);
+  if (it == c->nodes.end()) return d;
+  const Node& n = it->second;
+  const InstanceGroup* g = c->find_group(n.group);
+  const Json base = {{"Name", c->name}, {"InstanceId", n.instance_id}};
+  using Kind = CloudReport::Kind;
+
+  const bool pending = n.status == NodeStatus::kPending;
+  switch (rep.kind) {
+    case Kind::kLaunched:
+      if (pending && !n.launched()) d.events.push_back(ev(event_type::kNodeLaunched, base));
+      return d;
+    case Kind::kRunning:
+      if (pending && n.launched()) d.events.push_back(ev(event_type::kNodeRunning, base));
+      return d;
+    case Kind::kTerminated:
+      d.events.push_back(ev(event_type::kNodeTerminated, base));
+      return d;
+    case Kind::kUnhealthy: {
+      if (!pending) return d;
+      Json p = base;
+      p["Message"] = rep.message.empty() ? "instance failed its health checks" : rep.message;
+      d.events.push_back(ev(event_type::kNodeUnhealthy, p));
+      return d;  // retryable: the controller replaces it on its next pass
+    }
+    case Kind::kLaunchFailed:
+    case Kind::kLifecycleFailed:
+      break;
+  }
+  if (!pending) return d;
+  const bool capacity = rep.kind == Kind::kLaunchFailed;
+  {
+    Json p = base;
+    if (capacity) {
+      p["Reason"] = to_string(rep.reason);
+      p["Message"] = rep.message;
+      d.events.push_back(ev(event_type::kNodeLaunchFailed, p));
+    } else {
+      p["Message"] = rep.message;
+      d.events.push_back(ev(event_type::kNodeLifecycleFailed, p));
+    }
+  }
+  if (!g) return d;
+  const Json cbase = {{"Name", c->name}};
+
+  // Non-retryable controller failures while creating fail the cluster (SPEC §2.3).
+  if (c->continuous && c->status == ClusterStatus::kCreating && c->orchestrator == Orchestrator::kSlurm &&
+      g->spec.node_type == NodeType::kController) {
+    Json p = cbase;
+    p["Status"] = "Failed";
+    if (capacity) {
+      p["FailureMessage"] = "Cluster creation failed: there is no capacity for the controller group " +
+                            g->spec.name + "'s instance type " + g->spec.instance_type + " (" + rep.message +
+                            "). Choose another instance type for the controller group, or create the "
+                            "cluster in another availability zone.";
+    } else {
+      p["FailureMessage"] = "Cluster creation failed: the lifecycle script " + script_name(*g) +
+                            " failed on controller instance " + n.instance_id + " (" + rep.message +
+                            "). Fix the lifecycle script and create the cluster again.";
+    }
+    p["Reason"] = p["FailureMessage"];
+    d.events.push_back(ev(event_type::kClusterStatus, p));
+    return d;
+  }
+  if (!c->continuous) {
+    const std::string why = capacity ? "could not provision " + g->spec.instance_type + " for InstanceGroup " +
+                                           g->spec.name + ": " + rep.message
+                                     : "lifecycle script " + script_name(*g) + " failed on " + n.instance_id +
+                                           ": " + rep.message;
+    if (c->status == ClusterStatus::kCreating) {
+      Json p = cbase;
+      p["Status"] = "Failed";
+      p["FailureMessage"] = "Cluster creation failed (all-or-nothing provisioning): " + why +
+                            ". Every instance launched for it is terminated.";
+      p["Reason"] = p["FailureMessage"];
+      d.events.push_back(ev(event_type::kClusterStatus, p));
+    } else if (c->status == ClusterStatus::kUpdating) {
+      d.events.push_back(ev(event_type::kClusterRollback, Json{{"Name", c->name}, {"Reason", why}}));
+    }
+    return d;
+  }
+  // Worker (or login) failure: retry the group with backoff, once per failed round.
+  if (!(g->next_attempt && *g->next_attempt > now)) {
+    const int64_t failures = g->consecutive_failures + 1;
+    Json p = {{"Name", c->name}, {"Group", g->spec.name}, {"Failures", failures}, {"Attempt", n.attempt}};
+    p["NextAttemptUs"] = to_micros(now + backoff(failures));
+    p["Reason"] = capacity ? "insufficient capacity for " + g->spec.instance_type
+                           : "lifecycle script " + script_name(*g) + " failed";
+    d.events.push_back(ev(event_type::kGroupBackoff, p));
+  }
+  return d;
+}
+
+}  // namespace gf

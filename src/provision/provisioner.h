@@ -1,0 +1,67 @@
+// The provisioning controller (SPEC §2.3–2.5): reconciles every cluster's groups toward their
+// desired counts. Continuous mode: controller first, partial capacity accepted, failed launches
+// retried with capped exponential backoff and jitter, MinCount with timeout and rollback.
+// Legacy mode: all or nothing. It never does I/O: launches and terminations are intents for the
+// cloud driver, whose outcomes come back through handle_report() as requests.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "core/ids.h"
+#include "core/random.h"
+#include "loop/controller.h"
+#include "model/catalog.h"
+#include "model/cloud_ops.h"
+
+namespace gf {
+
+struct ProvisionOptions {
+  Duration retry_base = seconds(30);  // first retry delay after a failed launch round
+  Duration retry_max = minutes(10);   // cap of the exponential backoff
+  Duration min_count_timeout = hours(3);
+  int64_t max_launches_per_pass = 1000;  // per group, bounds one batch's size
+  uint64_t id_seed = 0;                  // instance and cluster ids derive from it and counters
+  ArnConfig arn;
+};
+
+class Provisioner final : public Controller {
+ public:
+  Provisioner(ProvisionOptions options, const Catalog& catalog, Random& rng);
+
+  std::string_view name() const override { return "provisioner"; }
+  ControllerDecision decide(const FleetState& state, Time now) override;
+
+  // A cloud driver's report, validated against the state (stale reports change nothing).
+  Result<Decision> handle_report(const FleetState& state, Time now, const CloudReport& report);
+
+  const ProvisionOptions& options() const { return options_; }
+  const Catalog& catalog() const { return catalog_; }
+
+  // Deterministic ids: same seed and counters, same ids; never reused within a journal.
+  std::string instance_id(int64_t counter) const;
+  std::string cluster_id(int64_t counter) const;
+  // The delay before retry number `failures` (1-based), jittered from the seeded generator.
+  Duration backoff(int64_t failures);
+
+ private:
+  void reconcile_cluster(const Cluster& c, Time now, int64_t& counter, ControllerDecision& d);
+  void reconcile_group(const Cluster& c, const InstanceGroup& g, bool may_launch, Time now,
+                       int64_t& counter, ControllerDecision& d);
+  void launch(const Cluster& c, const InstanceGroup& g, int64_t n, int64_t& counter,
+              ControllerDecision& d);
+  void terminate(const Cluster& c, const Node& n, const std::string& reason, ControllerDecision& d);
+  void terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
+                        const std::string& reason, ControllerDecision& d);
+  void reissue_lost_intents(const Cluster& c, ControllerDecision& d);
+  static void wake(ControllerDecision& d, Time t);
+
+  ProvisionOptions options_;
+  const Catalog& catalog_;
+  Random& rng_;
+  // Intents handed out by this process. After a restart it is empty, so whatever the state still
+  // shows in flight is asked for again (drivers treat a repeat as the same operation).
+  std::set<std::pair<std::string, std::string>> issued_;
+};
+
+}  // namespace gf

@@ -1,0 +1,90 @@
+// slurm.conf in merge mode (SPEC §2.6): gpufleet owns only the NodeName= and PartitionName= lines
+// inside two marked blocks; every byte outside them belongs to the user and is kept exactly.
+//
+//   # BEGIN gpufleet managed nodes -- edits inside this block are overwritten
+//   NodeName=worker-1 CPUs=192 RealMemory=2000000 Gres=gpu:8 Feature=p5 State=CLOUD
+//   # END gpufleet managed nodes
+//   # BEGIN gpufleet managed partitions -- edits inside this block are overwritten
+//   PartitionName=gpu Nodes=worker-[1-3,5]
+//   # END gpufleet managed partitions
+//
+// A marker is recognised by its prefix (the text up to "nodes"/"partitions"), at the start of a
+// line after optional blanks; whatever follows on the marker line is ours to rewrite.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gf {
+
+inline constexpr std::string_view kSlurmNodesBegin = "# BEGIN gpufleet managed nodes";
+inline constexpr std::string_view kSlurmNodesEnd = "# END gpufleet managed nodes";
+inline constexpr std::string_view kSlurmPartitionsBegin = "# BEGIN gpufleet managed partitions";
+inline constexpr std::string_view kSlurmPartitionsEnd = "# END gpufleet managed partitions";
+
+struct SlurmNodeLine {
+  std::string name;
+  int cpus = 0;                // omitted from the line when <= 0
+  int64_t real_memory_mb = 0;  // omitted from the line when <= 0
+  int gpus = 0;                // Gres=gpu:<n>, omitted when 0
+  std::string features;        // Feature=<features>, omitted when empty
+};
+
+struct SlurmPartitionLine {
+  std::string name;
+  std::vector<std::string> nodes;
+};
+
+// What the cluster wants Slurm to know: every node and partition gpufleet manages.
+struct SlurmLayout {
+  std::vector<SlurmNodeLine> nodes;
+  std::vector<SlurmPartitionLine> partitions;
+};
+
+struct SlurmMergeResult {
+  std::string text;
+  // Things the caller should surface (cluster events): conflicts with hand-written lines,
+  // dropped entries, or malformed markers (then `text` is the input unchanged).
+  std::vector<std::string> warnings;
+};
+
+// Rewrites the managed blocks of `existing` to describe `layout`; blocks that are absent are
+// appended at the end (after a newline only if the file does not end with one).
+//
+// Invariants: bytes outside the blocks are never changed; the output is a pure function of
+// (existing, layout), and merging the output again with the same layout returns it unchanged.
+// Rendering: nodes in natural name order (worker-2 before worker-10), one line each;
+// partitions in name order with hostlist-compressed node lists; new lines use the file's line
+// ending (that of its first line), and the END marker keeps the terminator it had.
+// Rules:
+//  - A NodeName or PartitionName written by hand outside the blocks wins over the layout's
+//    entry of the same name, which is not rendered (warning). Hand-written hostlist
+//    expressions such as NodeName=c[1-3] are expanded for this check. Files pulled in with
+//    `Include` are not read: a name defined there too is the user's to avoid.
+//  - A partition with no nodes is rendered as `PartitionName=<name>` without a Nodes key:
+//    Slurm's parser rejects an empty unquoted `Nodes=`, and an absent key yields an empty
+//    partition that keeps accepting (pending) jobs while its nodes are still being launched.
+//    Trade-off: a hand-written `PartitionName=DEFAULT Nodes=...` would then supply its nodes.
+//  - A partition node that no NodeName line defines (managed or hand-written) is left out with
+//    a warning, since slurmctld refuses to start on an undefined node name.
+//  - Layout entries with names Slurm cannot parse (blanks, '#', '=', ',', brackets, quotes,
+//    DEFAULT/ALL) are skipped with a warning; duplicate nodes keep the first entry (warning);
+//    duplicate partitions are merged (several instance groups may feed one partition).
+//  - Malformed markers (BEGIN without END, END without BEGIN, a BEGIN inside a block, a second
+//    block of the same kind): nothing is guessed; `text` is `existing` unchanged and one
+//    warning names the line number.
+SlurmMergeResult merge_slurm_conf(std::string_view existing, const SlurmLayout& layout);
+
+// Slurm hostlist syntax for a set of names: names sharing a prefix and a numeric suffix become
+// one range expression (worker-1..3, worker-5 -> "worker-[1-3,5]"; zero padding is kept:
+// n01, n02 -> "n[01-02]"); other names are listed as they are. Duplicates are dropped and the
+// result is comma-joined in natural order, so equal sets give equal strings.
+std::string compress_hostlist(std::vector<std::string> names);
+
+// The inverse for expressions such as "c[1-3,07-08],login1" (also several bracket groups:
+// "r[1-2]n[1-2]"). Malformed items are returned verbatim; expansion stops at 65,536 names.
+std::vector<std::string> expand_hostlist(std::string_view expression);
+
+}  // namespace gf
