@@ -1,6 +1,7 @@
 #include "core/clock.h"
 
 #include <chrono>
+#include <thread>
 
 namespace gf {
 
@@ -15,6 +16,8 @@ Time ScaledClock::now() const { return start_ + (RealClock().now() - start_) * f
 std::chrono::system_clock::time_point ScaledClock::wall_time_of(Time t) const {
   return std::chrono::time_point_cast<std::chrono::system_clock::duration>(start_ + (t - start_) / factor_);
 }
+
+void wall_sleep(Duration d) { std::this_thread::sleep_for(d); }
 
 int64_t monotonic_nanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

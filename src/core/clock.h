@@ -44,6 +44,10 @@ class ScaledClock final : public Clock {
 // Monotonic seconds for measuring latencies (metrics only, never for decisions).
 int64_t monotonic_nanos();
 
+// Blocks the calling thread for a wall-clock duration. For client-side polling (the CLI's
+// --wait) only: controllers and the loop never sleep.
+void wall_sleep(Duration d);
+
 using TimerId = uint64_t;
 
 // Timers ordered by (due time, creation order): two timers due at the same instant fire in the
