@@ -102,6 +102,7 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
   if (!c) return internal_error("no cluster " + name);
 
   if (type == event_type::kClusterUpdated) {
+    if (auto recovery = r.optional_string("NodeRecovery")) c->node_recovery = *recovery;
     if (!c->continuous) {
       std::vector<GroupSpec> previous;
       for (const auto& g : c->groups) previous.push_back(g.spec);
@@ -183,6 +184,16 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
     if (*status == ClusterStatus::kInService) {
       c->ever_in_service = true;
       c->legacy_previous_specs.reset();
+      if (!c->continuous) {
+        // All-or-nothing: every group is complete when the cluster is.
+        for (auto& g : c->groups) {
+          if (g.status == GroupStatus::kDeleting) continue;
+          g.status = GroupStatus::kInService;
+          g.ever_in_service = true;
+          g.last_in_service_target = g.spec.target;
+          g.last_in_service_min = g.spec.min;
+        }
+      }
     }
     if (*status == ClusterStatus::kFailed) {
       c->failure_message = failure;
@@ -407,6 +418,17 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
         text += " (" + why + ")";
       }
       add_user_event(rec, cluster_user_event(*c, "Instance", level, text, n.group, id));
+      return ok_status();
+    }
+    if (type == event_type::kNodeHealth) {
+      const bool healthy = r.optional_bool("Healthy").value_or(true);
+      std::string message = r.optional_string("Message").value_or("");
+      if (!r.ok()) return r.status();
+      n.healthy = healthy;
+      add_user_event(rec, cluster_user_event(*c, "Instance", healthy ? EventLevel::kInfo : EventLevel::kWarn,
+                                             "EC2 Instance " + id + (healthy ? " is healthy" : " is unhealthy") +
+                                                 (message.empty() ? "" : ": " + message),
+                                             n.group, id));
       return ok_status();
     }
     if (type == event_type::kNodeTerminated) {

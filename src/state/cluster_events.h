@@ -44,5 +44,8 @@ inline constexpr std::string_view kNodeUnhealthy = "node.unhealthy";
 inline constexpr std::string_view kNodeTerminateRequested = "node.terminate_requested";
 // {Name, InstanceId}
 inline constexpr std::string_view kNodeTerminated = "node.terminated";
+// {Name, InstanceId, Healthy, Message}: a health verdict on a live node (detectors, agents).
+// An unhealthy node keeps running but is the first to go on scale-down or rollback.
+inline constexpr std::string_view kNodeHealth = "node.health";
 
 }  // namespace gf::event_type
