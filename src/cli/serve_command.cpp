@@ -39,7 +39,7 @@ struct ServeArgs {
 
 // The simulated cloud's settings from a file: either a scenario's `cloud:` block on its own, or
 // a whole scenario (its `cloud:` key is used). Capacity changes count from the server's start.
-Result<SimCloudConfig> load_cloud_config(const std::string& path, Time start) {
+Result<SimCloudConfig> load_cloud_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) return validation_error("cannot read " + path);
   std::stringstream ss;
@@ -48,9 +48,7 @@ Result<SimCloudConfig> load_cloud_config(const std::string& path, Time start) {
   if (docs.size() != 1) return validation_error(path + ": expected one document");
   const Json& doc = docs.front();
   const Json& cloud = doc.is_object() && doc.contains("cloud") ? doc["cloud"] : doc;
-  GF_ASSIGN_OR_RETURN(SimCloudConfig c, SimCloudConfig::from_json(cloud));
-  c.epoch = start;
-  return c;
+  return SimCloudConfig::from_json(cloud);
 }
 
 int serve(const ServeArgs& args) {
@@ -95,14 +93,20 @@ int serve(const ServeArgs& args) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   std::unique_ptr<Clock> clock;
-  if (args.sim_speed > 1) clock = std::make_unique<ScaledClock>(args.sim_speed);
-  else clock = std::make_unique<RealClock>();
+  ScaledClock* scaled = nullptr;
+  if (args.sim_speed > 1) {
+    auto sc = std::make_unique<ScaledClock>(args.sim_speed);
+    scaled = sc.get();
+    clock = std::move(sc);
+  } else {
+    clock = std::make_unique<RealClock>();
+  }
   RuntimeOptions ropts;
   ropts.seed = args.seed;
   ropts.loop.snapshot_every_events = args.snapshot_every;
   ropts.api.max_body_bytes = args.max_body_bytes;
   if (!args.cloud_file.empty()) {
-    auto cloud = load_cloud_config(args.cloud_file, clock->now());
+    auto cloud = load_cloud_config(args.cloud_file);
     if (!cloud.ok()) {
       std::cerr << "error: --sim-cloud: " << cloud.status().message() << "\n";
       return 2;
@@ -115,6 +119,8 @@ int serve(const ServeArgs& args) {
     std::cerr << "error: cannot rebuild state from the journal: " << st.message() << "\n";
     return 1;
   }
+  if (scaled) scaled->resume_from(loop.view()->applied_time);
+  runtime->cloud().set_epoch(clock->now());
   loop.start();
   Request started;
   started.name = "ControlPlaneStarted";

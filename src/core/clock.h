@@ -35,10 +35,14 @@ class ScaledClock final : public Clock {
   explicit ScaledClock(int64_t factor);
   Time now() const override;
   std::chrono::system_clock::time_point wall_time_of(Time t) const override;
+  // Continues from `t` (e.g. the last journaled time after a restart) if that is ahead of now,
+  // so sped-up time never runs backwards across restarts.
+  void resume_from(Time t);
 
  private:
   int64_t factor_;
-  Time start_;
+  Time real_start_;
+  Time virtual_start_;
 };
 
 // Monotonic seconds for measuring latencies (metrics only, never for decisions).

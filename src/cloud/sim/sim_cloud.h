@@ -56,6 +56,8 @@ class SimCloud final : public Driver {
   void rebuild(const std::map<std::string, std::shared_ptr<const Cluster>, std::less<>>& clusters);
 
   int64_t capacity_at(const std::string& type, Time t) const;  // -1 = unlimited
+  // Capacity `changes` count from here (serve: the moment it started serving).
+  void set_epoch(Time epoch) { config_.epoch = epoch; }
   int64_t in_use(const std::string& type) const;
 
  private:

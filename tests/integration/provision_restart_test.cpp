@@ -1,0 +1,128 @@
+// SPEC §9 / issue acceptance 10: `kill -9` of `serve` while workers are being retried; a restart
+// on the same data directory has the same clusters, nodes, events and billing, and the retries go
+// on until the capacity arrives.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <regex>
+
+#include "core/json.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace gf {
+namespace {
+
+using testing::Process;
+using testing::TempDir;
+
+struct Serve {
+  Serve(const TempDir& dir, const std::string& cloud_file) {
+    proc = std::make_unique<Process>(std::vector<std::string>{
+        GPUFLEET_BINARY, "serve", "--data-dir", dir.file("data"), "--listen", "127.0.0.1:0",
+        "--sim-speed", "600", "--sim-cloud", cloud_file, "--snapshot-every", "50"});
+    std::string line = proc->wait_for_line("serving on http://");
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(R"(127\.0\.0\.1:(\d+))"))) port = std::stoi(m[1].str());
+  }
+  Json get(const std::string& path) {
+    httplib::Client c("127.0.0.1", port);
+    auto r = c.Get(path);
+    return r ? Json::parse(r->body) : Json();
+  }
+  // Polls a read until `pred` holds; each poll is a blocking HTTP round trip (no sleeping). The
+  // server runs 600x faster than real time, so conditions minutes apart arrive in well under a
+  // second; the bound keeps a broken server from hanging the suite.
+  template <typename Pred>
+  Json poll(const std::string& path, Pred pred, int max_polls = 400000) {
+    Json j;
+    for (int i = 0; i < max_polls; ++i) {
+      j = get(path);
+      if (pred(j)) return j;
+    }
+    ADD_FAILURE() << "condition never held for " << path << ": " << j.dump();
+    return j;
+  }
+  std::unique_ptr<Process> proc;
+  int port = 0;
+};
+
+Json worker_group(const Json& describe) {
+  for (const auto& g : describe.value("InstanceGroups", Json::array())) {
+    if (g["InstanceGroupName"] == "worker-gpu-a") return g;
+  }
+  return Json::object();
+}
+
+TEST(ProvisionRestart, Kill9WhileRetryingKeepsClustersNodesEventsBillingAndRetriesContinue) {
+  TempDir dir;
+  const std::string cloud = dir.file("cloud.json");
+  std::ofstream(cloud) << R"({"launchLatency":"1m","lifecycleDuration":"1m","failureLatency":"10s",
+    "capacity":{"ml.p5.48xlarge":10},"changes":[{"at":"15m","capacity":{"ml.p5.48xlarge":16}}]})";
+  std::ifstream example(std::string(GPUFLEET_SHARED_DIR) + "/examples/create_cluster.json");
+  std::string body((std::istreambuf_iterator<char>(example)), std::istreambuf_iterator<char>());
+
+  Json before_events, before_nodes, before_billing;
+  {
+    Serve s(dir, cloud);
+    ASSERT_GT(s.port, 0);
+    httplib::Client c("127.0.0.1", s.port);
+    auto created = c.Post("/v1/clusters", body, "application/json");
+    ASSERT_TRUE(created && created->status == 200) << (created ? created->body : "no answer");
+    // 10 workers Running and the other 6 in their retry loop.
+    s.poll("/v1/clusters/my-training-cluster", [](const Json& d) {
+      Json g = worker_group(d);
+      return g.value("CurrentCount", 0) == 10 && g.contains("NextLaunchAttempt");
+    });
+    before_events = s.get("/v1/clusters/my-training-cluster/events?MaxResults=100");
+    before_nodes = s.get("/v1/clusters/my-training-cluster/nodes");
+    before_billing = s.get("/v1/billing?groupBy=instance");
+    s.proc->signal(SIGKILL);
+    ASSERT_EQ(s.proc->wait(), 128 + SIGKILL);
+  }
+
+  Serve s(dir, cloud);
+  ASSERT_GT(s.port, 0);
+  Json d = s.get("/v1/clusters/my-training-cluster");
+  EXPECT_EQ(d["ClusterStatus"], "InService");
+  EXPECT_GE(worker_group(d)["CurrentCount"].get<int>(), 10);
+
+  // Every node that was there is still there (Running ones still Running).
+  Json nodes_after = s.get("/v1/clusters/my-training-cluster/nodes");
+  std::map<std::string, std::string> after;
+  for (const auto& n : nodes_after["ClusterNodeSummaries"]) after[n["InstanceId"]] = n["InstanceStatus"]["Status"];
+  for (const auto& n : before_nodes["ClusterNodeSummaries"]) {
+    if (n["InstanceStatus"]["Status"] != "Running") continue;
+    ASSERT_TRUE(after.count(n["InstanceId"])) << n.dump();
+    EXPECT_EQ(after[n["InstanceId"]], "Running");
+  }
+  // Every event read before the kill is still there, same id, same text.
+  std::set<std::string> ids_after;
+  std::string token;
+  do {
+    Json page = s.get("/v1/clusters/my-training-cluster/events?MaxResults=100" +
+                      (token.empty() ? "" : "&NextToken=" + token));
+    for (const auto& e : page["Events"]) ids_after.insert(e["EventId"].get<std::string>() + "|" + e["Description"].get<std::string>());
+    token = page.value("NextToken", "");
+  } while (!token.empty());
+  for (const auto& e : before_events["Events"]) {
+    EXPECT_TRUE(ids_after.count(e["EventId"].get<std::string>() + "|" + e["Description"].get<std::string>())) << e.dump();
+  }
+  // Billing never goes backwards for an instance.
+  Json billing_after = s.get("/v1/billing?groupBy=instance");
+  std::map<std::string, int64_t> cost_after;
+  for (const auto& i : billing_after["Items"]) cost_after[i["InstanceId"]] = i["CostMicros"];
+  for (const auto& i : before_billing["Items"]) {
+    EXPECT_GE(cost_after[i["InstanceId"]], i["CostMicros"].get<int64_t>()) << i.dump();
+  }
+  // The retries continue and the last 6 join once capacity arrives.
+  Json full = s.poll("/v1/clusters/my-training-cluster",
+                     [](const Json& x) { return worker_group(x).value("CurrentCount", 0) == 16; });
+  EXPECT_EQ(worker_group(full)["CurrentCount"], 16);
+  s.proc->signal(SIGTERM);
+  EXPECT_EQ(s.proc->wait(), 0);
+}
+
+}  // namespace
+}  // namespace gf
