@@ -27,6 +27,10 @@ int run_cli(int argc, char** argv) {
   register_serve_command(app, ctx);
   register_version_command(app, ctx);
   register_events_command(app, ctx);
+  register_cluster_commands(app, ctx);
+  register_node_commands(app, ctx);
+  register_billing_command(app, ctx);
+  register_simulate_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -26,6 +26,10 @@ struct CommandContext {
 void register_serve_command(CLI::App& app, CommandContext& ctx);
 void register_version_command(CLI::App& app, CommandContext& ctx);
 void register_events_command(CLI::App& app, CommandContext& ctx);
+void register_cluster_commands(CLI::App& app, CommandContext& ctx);
+void register_node_commands(CLI::App& app, CommandContext& ctx);
+void register_billing_command(CLI::App& app, CommandContext& ctx);
+void register_simulate_command(CLI::App& app, CommandContext& ctx);
 
 int run_cli(int argc, char** argv);
 

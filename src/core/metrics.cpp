@@ -69,7 +69,9 @@ Metrics::Metrics()
       events_appended(counter("gpufleet_journal_events_appended_total",
                               "Events appended to the journal.")),
       append_latency(histogram("gpufleet_journal_append_seconds",
-                               "Latency of one journal append (one transaction per batch).")) {}
+                               "Latency of one journal append (one transaction per batch).")),
+      controller_latency(histogram("gpufleet_controller_seconds",
+                                   "Time the controllers spent deciding, per loop batch.")) {}
 
 Metrics::Family& Metrics::family(const std::string& name, const std::string& help,
                                  const std::string& type) {

@@ -78,6 +78,7 @@ class Metrics {
   Counter& loop_batches;
   Counter& events_appended;
   Histogram& append_latency;
+  Histogram& controller_latency;
 };
 
 // Escapes a label value per the exposition format.

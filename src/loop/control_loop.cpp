@@ -124,8 +124,8 @@ bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
                         std::vector<NewEvent>& batch) {
   if (!key.empty() && state_.find_key(key)) return false;
   NewEvent ne{event.type, event.payload.dump(), key, now};
-  EventRecord rec{state_.applied_seq() + 1, ne.type, ne.payload, ne.idempotency_key, ne.time};
-  Status st = state_.apply(rec);
+  EventRecord rec{state_.applied_seq() + 1, ne.type, {}, ne.idempotency_key, ne.time};
+  Status st = state_.apply(rec, event.payload);
   if (!st.ok()) {
     // An event we decided ourselves does not apply: a bug. Crash loudly rather than diverge.
     spdlog::critical("control loop: {}", st.to_string());
@@ -191,7 +191,11 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
   for (const Event& e : extra) stage(e, e.idempotency_key, now, batch);
 
   if (!batch.empty() || controllers_dirty_ || !controllers_.empty()) {
+    const int64_t c0 = monotonic_nanos();
     run_controllers(now, batch, intents);
+    const int64_t spent = monotonic_nanos() - c0;
+    metrics_.controller_latency.observe_nanos(spent);
+    if (batch_timings_) batch_timings_->push_back(spent);
     controllers_dirty_ = false;
   }
 
@@ -248,13 +252,22 @@ void ControlLoop::fail(const std::string& why, std::vector<Ack>& acks) {
 }
 
 void ControlLoop::publish() {
+  if (!threaded_ && view_) {
+    view_stale_ = true;
+    return;
+  }
   auto v = std::make_shared<const FleetView>(state_.view());
   std::lock_guard lock(view_mu_);
   view_ = std::move(v);
+  view_stale_ = false;
 }
 
 std::shared_ptr<const FleetView> ControlLoop::view() const {
   std::lock_guard lock(view_mu_);
+  if (view_stale_) {
+    view_ = std::make_shared<const FleetView>(state_.view());
+    view_stale_ = false;
+  }
   return view_;
 }
 
@@ -280,6 +293,8 @@ void ControlLoop::maybe_snapshot(bool force) {
 }
 
 void ControlLoop::start() {
+  threaded_ = true;
+  publish();
   thread_ = std::thread([this] { thread_main(); });
 }
 

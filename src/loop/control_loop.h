@@ -65,6 +65,8 @@ class ControlLoop {
 
   // The state as of the last batch; safe from any thread.
   std::shared_ptr<const FleetView> view() const;
+  // Benchmarks: record the controllers' time (nanoseconds) of every batch into `out`.
+  void record_controller_timings(std::vector<int64_t>* out) { batch_timings_ = out; }
   // The writer's state: only from the loop thread, or in manual mode.
   const FleetState& state() const { return state_; }
   bool failed() const;
@@ -114,7 +116,13 @@ class ControlLoop {
   std::string stop_reason_;
 
   mutable std::mutex view_mu_;
-  std::shared_ptr<const FleetView> view_;
+  // Thread mode publishes after every batch (a reader sees its own acknowledged write). Manual
+  // mode publishes lazily on the next view() call, from the same thread: a simulation that reads
+  // rarely does not copy changed clusters after every batch.
+  mutable std::shared_ptr<const FleetView> view_;
+  mutable bool view_stale_ = false;
+  bool threaded_ = false;
+  std::vector<int64_t>* batch_timings_ = nullptr;
 };
 
 }  // namespace gf

@@ -22,13 +22,6 @@ Event ev(std::string_view type, Json payload) {
   return Event{std::string(type), std::move(payload), ""};
 }
 
-bool group_has_running(const Cluster& c, NodeType type) {
-  for (const auto& g : c.groups) {
-    if (g.spec.node_type == type && c.current_count(g.spec.name) > 0) return true;
-  }
-  return false;
-}
-
 bool has_group_of(const Cluster& c, NodeType type) {
   return std::any_of(c.groups.begin(), c.groups.end(), [&](const InstanceGroup& g) {
     return g.spec.node_type == type && g.status != GroupStatus::kDeleting;
@@ -86,12 +79,21 @@ void Provisioner::wake(ControllerDecision& d, Time t) {
 ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
   ControllerDecision d;
   int64_t counter = state.view().instance_counter;
+  next_issued_.clear();
   for (const auto& [name, cp] : state.view().clusters) reconcile_cluster(*cp, now, counter, d);
+  issued_.swap(next_issued_);
   return d;
 }
 
 void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter, ControllerDecision& d) {
   reissue_lost_intents(c, d);
+  counts_.clear();
+  for (const auto& [id, n] : c.nodes) {
+    GroupCounts& gc = counts_[n.group];
+    gc.live += n.is_live();
+    gc.current += n.is_current();
+    gc.leaving += n.status == NodeStatus::kShuttingDown;
+  }
   const Json base = {{"Name", c.name}};
 
   if (c.status == ClusterStatus::kDeleting || c.status == ClusterStatus::kFailed) {
@@ -108,6 +110,12 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
 
   // Slurm needs a healthy controller before anything else launches (SPEC §2.3), until the
   // cluster has been InService once.
+  auto group_has_running = [&](const Cluster& cl, NodeType type) {
+    for (const auto& g : cl.groups) {
+      if (g.spec.node_type == type && counts_[g.spec.name].current > 0) return true;
+    }
+    return false;
+  };
   const bool controller_up = group_has_running(c, NodeType::kController);
   const bool gate = c.continuous && c.orchestrator == Orchestrator::kSlurm && !c.ever_in_service &&
                     !controller_up;
@@ -125,10 +133,8 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
   };
   auto groups_at_target = [&] {
     for (const auto& g : c.groups) {
-      if (c.current_count(g.spec.name) != g.spec.target) return false;
-      for (const auto& [id, n] : c.nodes) {
-        if (n.group == g.spec.name && n.status == NodeStatus::kShuttingDown) return false;
-      }
+      const GroupCounts& gc = counts_[g.spec.name];
+      if (gc.current != g.spec.target || gc.leaving > 0) return false;
     }
     return true;
   };
@@ -150,7 +156,7 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
                                                  : "a controller node is Running";
     } else {
       ready = std::all_of(c.groups.begin(), c.groups.end(), [&](const InstanceGroup& g) {
-        return c.current_count(g.spec.name) >= g.spec.min;
+        return counts_[g.spec.name].current >= g.spec.min;
       });
       reason = "every instance group has reached its MinCount";
     }
@@ -162,8 +168,9 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
                                   int64_t& counter, ControllerDecision& d) {
   const std::string& gname = g.spec.name;
   const Json base = {{"Name", c.name}, {"Group", gname}};
-  const int64_t live = c.live_count(gname);
-  const int64_t current = c.current_count(gname);
+  const GroupCounts& gc = counts_[gname];
+  const int64_t live = gc.live;
+  const int64_t current = gc.current;
 
   if (g.status == GroupStatus::kDeleting) {
     bool any = false;
@@ -182,13 +189,23 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
     if (g.next_attempt && now < *g.next_attempt) {
       wake(d, *g.next_attempt);
     } else {
-      launch(c, g, std::min(g.spec.target - live, options_.max_launches_per_pass), counter, d);
+      int64_t n = std::min(g.spec.target - live, options_.max_launches_per_pass);
+      if (g.consecutive_failures > 0) {
+        // A retry after failed rounds probes: it asks for a shrinking share of what is missing
+        // (at least a few) instead of sending the cloud the same doomed batch again. The first
+        // success ends the backoff and the next round asks for everything.
+        const int64_t share = n >> std::min<int64_t>(g.consecutive_failures, 16);
+        n = std::max(std::min<int64_t>(n, options_.min_probe_launches), share);
+      }
+      launch(c, g, n, counter, d);
     }
   } else if (live > g.spec.target) {
     terminate_excess(c, g, live - g.spec.target, "scale-down to TargetCount " + std::to_string(g.spec.target), d);
   }
 
   if (!c.continuous) return;
+  // A group the controller gate holds back has not started; it stays Creating until it may.
+  if (!may_launch) return;
   if (g.status == GroupStatus::kCreating || g.status == GroupStatus::kUpdating) {
     if (current >= g.spec.min) {
       Json p = base;
@@ -234,7 +251,7 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
                                {"Attempt", op.attempt},
                                {"PriceMicrosPerHour", info ? info->price_micros_per_hour : 0}}));
     d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
-    issued_.emplace(op.instance_id, kLaunchIntent);
+    next_issued_[op.instance_id] |= kIssuedLaunch;
   }
 }
 
@@ -243,7 +260,7 @@ void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& 
                         Json{{"Name", c.name}, {"InstanceId", n.instance_id}, {"Reason", reason}}));
   TerminateOp op{c.name, n.instance_id, n.instance_type};
   d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
-  issued_.emplace(n.instance_id, kTerminateIntent);
+  next_issued_[n.instance_id] |= kIssuedTerminate;
 }
 
 void Provisioner::terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
@@ -264,7 +281,9 @@ void Provisioner::terminate_excess(const Cluster& c, const InstanceGroup& g, int
 
 void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) {
   for (const auto& [id, n] : c.nodes) {
-    if (n.status == NodeStatus::kPending && !issued_.count({id, kLaunchIntent})) {
+    auto it = issued_.find(id);
+    int issued = it == issued_.end() ? 0 : it->second;
+    if (n.status == NodeStatus::kPending && !(issued & kIssuedLaunch)) {
       LaunchOp op;
       op.cluster = c.name;
       op.group = n.group;
@@ -273,12 +292,13 @@ void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) 
       op.attempt = n.attempt;
       op.resume_lifecycle = n.launched();
       d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
-      issued_.emplace(id, kLaunchIntent);
-    } else if (n.status == NodeStatus::kShuttingDown && !issued_.count({id, kTerminateIntent})) {
+      issued |= kIssuedLaunch;
+    } else if (n.status == NodeStatus::kShuttingDown && !(issued & kIssuedTerminate)) {
       TerminateOp op{c.name, id, n.instance_type};
       d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
-      issued_.emplace(id, kTerminateIntent);
+      issued |= kIssuedTerminate;
     }
+    if (issued) next_issued_[id] |= issued;
   }
 }
 

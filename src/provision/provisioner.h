@@ -5,8 +5,8 @@
 // cloud driver, whose outcomes come back through handle_report() as requests.
 #pragma once
 
-#include <set>
 #include <string>
+#include <unordered_map>
 
 #include "core/ids.h"
 #include "core/random.h"
@@ -21,6 +21,7 @@ struct ProvisionOptions {
   Duration retry_max = minutes(10);   // cap of the exponential backoff
   Duration min_count_timeout = hours(3);
   int64_t max_launches_per_pass = 1000;  // per group, bounds one batch's size
+  int64_t min_probe_launches = 8;        // a retry round asks for at least this many (if missing)
   uint64_t id_seed = 0;                  // instance and cluster ids derive from it and counters
   ArnConfig arn;
 };
@@ -54,14 +55,24 @@ class Provisioner final : public Controller {
   void terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
                         const std::string& reason, ControllerDecision& d);
   void reissue_lost_intents(const Cluster& c, ControllerDecision& d);
+  struct GroupCounts {
+    int64_t live = 0;      // not on its way out
+    int64_t current = 0;   // Running
+    int64_t leaving = 0;   // ShuttingDown
+  };
+  std::unordered_map<std::string, GroupCounts> counts_;  // per group of the cluster in hand
   static void wake(ControllerDecision& d, Time t);
 
   ProvisionOptions options_;
   const Catalog& catalog_;
   Random& rng_;
-  // Intents handed out by this process. After a restart it is empty, so whatever the state still
-  // shows in flight is asked for again (drivers treat a repeat as the same operation).
-  std::set<std::pair<std::string, std::string>> issued_;
+  // Intents handed out by this process, per node: kIssuedLaunch | kIssuedTerminate. After a
+  // restart it is empty, so whatever the state still shows in flight is asked for again (drivers
+  // treat a repeat as the same operation). Entries of nodes that are gone are dropped each pass.
+  static constexpr int kIssuedLaunch = 1;
+  static constexpr int kIssuedTerminate = 2;
+  std::unordered_map<std::string, int> issued_;
+  std::unordered_map<std::string, int> next_issued_;
 };
 
 }  // namespace gf

@@ -198,6 +198,12 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
     if (*status == ClusterStatus::kFailed) {
       c->failure_message = failure;
       level = EventLevel::kError;
+      for (auto& g : c->groups) {
+        if (g.status == GroupStatus::kCreating || g.status == GroupStatus::kUpdating) {
+          g.status = GroupStatus::kFailed;
+          g.min_deadline.reset();
+        }
+      }
     }
     std::string text = "Cluster " + name + " is " + std::string(to_string(*status));
     if (!reason.empty()) text += ": " + reason;

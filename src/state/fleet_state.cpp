@@ -30,11 +30,15 @@ void FleetState::add_user_event(const EventRecord& record, UserEvent event) {
 }
 
 Status FleetState::apply(const EventRecord& record) {
+  GF_ASSIGN_OR_RETURN(Json payload, parse_json(record.payload));
+  return apply(record, payload);
+}
+
+Status FleetState::apply(const EventRecord& record, const Json& payload) {
   if (record.seq != view_.applied_seq + 1) {
     return internal_error("journal event " + std::to_string(record.seq) + " applied after " +
                           std::to_string(view_.applied_seq) + ": sequence gap");
   }
-  GF_ASSIGN_OR_RETURN(Json payload, parse_json(record.payload));
   user_events_in_record_ = 0;
   GF_RETURN_IF_ERROR(apply_payload(record, payload)
                          .with_prefix("journal event " + std::to_string(record.seq) + " (" +

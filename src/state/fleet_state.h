@@ -49,6 +49,8 @@ class FleetState {
   // Applies one journal event; its seq must be applied_seq() + 1. An error means the event is
   // malformed (a bug or a corrupt journal): the caller stops rather than diverge.
   Status apply(const EventRecord& record);
+  // The same, for an event whose payload is already parsed (the loop's own decisions).
+  Status apply(const EventRecord& record, const Json& payload);
 
   Seq applied_seq() const { return view_.applied_seq; }
   const FleetView& view() const { return view_; }

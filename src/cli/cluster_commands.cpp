@@ -1,0 +1,259 @@
+// `gpufleet cluster create|wait|describe|list|update|delete` (SPEC §1, §2.1). --wait polls
+// DescribeCluster about once a second and shows per-group progress (cli/progress.h).
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "cli/app.h"
+#include "cli/command_support.h"
+#include "cli/progress.h"
+#include "core/clock.h"
+
+namespace gf {
+
+namespace {
+
+constexpr Duration kPollInterval = seconds(1);
+constexpr int kDefaultTerminalWidth = 80;
+constexpr int kTimeoutExitCode = 2;
+
+struct WaitArgs {
+  bool wait = false;
+  bool full = false;
+  std::string timeout = "30m";
+};
+
+struct FileArgs {
+  std::string name;
+  std::string file;
+  WaitArgs wait;
+};
+
+bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
+
+int terminal_width() {
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return kDefaultTerminalWidth;
+}
+
+void add_timeout_option(CLI::App* cmd, WaitArgs& args) {
+  cmd->add_option("--timeout", args.timeout, "give up waiting after this long (exit 2), e.g. 10m")
+      ->capture_default_str();
+}
+
+void add_file_option(CLI::App* cmd, FileArgs& args) {
+  cmd->add_option("-f,--file", args.file, "the request, JSON or YAML (- reads stdin)")->required();
+}
+
+// Exit code for a wait that ended: the last answer in json/yaml mode, a closing line otherwise.
+int finish_wait(const CommandEnv& env, const Json& describe, WaitState state, WaitGoal goal) {
+  print_if_structured(env, describe);
+  const std::string name = text_field(describe, "ClusterName");
+  if (state == WaitState::kFailed) {
+    return print_error(Status(ErrorCode::kConflict,
+                              "cluster " + name + " failed: " + wait_failure_reason(describe)));
+  }
+  if (!env.structured()) {
+    std::cout << "cluster " << name << " is InService"
+              << (goal == WaitGoal::kFull ? " with every instance group at its TargetCount" : "")
+              << "\n";
+  }
+  return 0;
+}
+
+int timed_out(const CommandEnv& env, const Json& describe, WaitGoal goal,
+              const std::string& timeout) {
+  const std::string name = text_field(describe, "ClusterName");
+  print_if_structured(env, describe);
+  std::cerr << "error: timed out after " << timeout << " waiting for cluster " << name
+            << " (ClusterStatus " << text_field(describe, "ClusterStatus")
+            << "); provisioning goes on in the background: "
+            << "run `gpufleet cluster wait " << name << (goal == WaitGoal::kFull ? " --full" : "")
+            << "` to keep watching\n";
+  return kTimeoutExitCode;
+}
+
+// Polls DescribeCluster until the goal is met (0), the cluster failed (1), a request failed (1)
+// or the timeout passed (2).
+int wait_for_cluster(CommandEnv& env, const std::string& name, WaitGoal goal,
+                     const std::string& timeout) {
+  auto limit = parse_duration(timeout);
+  if (!limit.ok()) return usage_error("--timeout: " + limit.status().message());
+  const bool tty = !env.structured() && stdout_is_tty();
+  ProgressFrames frames(tty);
+  const Time deadline = client_now() + *limit;
+  while (true) {
+    auto describe = env.client.get(cluster_path(name));
+    if (!describe.ok()) return print_error(describe.status());
+    if (!env.structured()) {
+      std::cout << frames.next(render_cluster_progress(*describe, tty ? terminal_width() : 0))
+                << std::flush;
+    }
+    const WaitState state = cluster_wait_state(*describe, goal);
+    if (state != WaitState::kPending) return finish_wait(env, *describe, state, goal);
+    const Time now = client_now();
+    if (now >= deadline) return timed_out(env, *describe, goal, timeout);
+    wall_sleep(std::min<Duration>(kPollInterval, deadline - now));
+  }
+}
+
+void print_warnings(const Json& answer) {
+  const Json& warnings = field(answer, "Warnings");
+  if (!warnings.is_array()) return;
+  for (const auto& w : warnings) std::cerr << "warning: " << text_of(w) << "\n";
+}
+
+// The ClusterName of an accepted create request (the answer carries only the ARN).
+std::string cluster_name_of(const std::string& body) {
+  auto docs = parse_documents(body);
+  return docs.ok() && docs->size() == 1 ? text_field(docs->front(), "ClusterName") : "";
+}
+
+int create_cluster(CommandEnv& env, const FileArgs& args) {
+  auto body = read_input_file(args.file);
+  if (!body.ok()) return usage_error(body.status().message());
+  auto answer = env.client.post("/v1/clusters", *body, content_type_for(args.file));
+  if (!answer.ok()) return print_error(answer.status());
+  print_warnings(*answer);
+  if (!args.wait.wait) {
+    if (!print_if_structured(env, *answer)) std::cout << text_field(*answer, "ClusterArn") << "\n";
+    return 0;
+  }
+  if (!env.structured()) std::cout << text_field(*answer, "ClusterArn") << "\n";
+  return wait_for_cluster(env, cluster_name_of(*body), WaitGoal::kInService, args.wait.timeout);
+}
+
+int update_cluster(CommandEnv& env, const FileArgs& args) {
+  auto body = read_input_file(args.file);
+  if (!body.ok()) return usage_error(body.status().message());
+  auto answer = env.client.put(cluster_path(args.name), *body, content_type_for(args.file));
+  if (!answer.ok()) return print_error(answer.status());
+  print_warnings(*answer);
+  if (!args.wait.wait) {
+    if (!print_if_structured(env, *answer))
+      std::cout << "updated " << text_field(*answer, "ClusterArn") << "\n";
+    return 0;
+  }
+  return wait_for_cluster(env, args.name, WaitGoal::kFull, args.wait.timeout);
+}
+
+std::string orchestrator_name(const Json& describe) {
+  const Json& o = field(describe, "Orchestrator");
+  return o.is_object() && !o.empty() ? o.begin().key() : "";
+}
+
+void print_cluster(const Json& d) {
+  print_fields(std::cout,
+               {{"Name", text_field(d, "ClusterName")},
+                {"Arn", text_field(d, "ClusterArn")},
+                {"Status", text_field(d, "ClusterStatus")},
+                {"Mode", text_field(d, "NodeProvisioningMode") == "Continuous" ? "Continuous"
+                                                                               : "all-or-nothing"},
+                {"Orchestrator", orchestrator_name(d)},
+                {"Created", text_field(d, "CreationTime")},
+                {"FailureMessage", text_field(d, "FailureMessage")}});
+  std::cout << "\n";
+  Table table({"GROUP", "TYPE", "NODE-TYPE", "CURRENT", "TARGET", "MIN", "STATUS"});
+  for (const auto& g : array_field(d, "InstanceGroups")) {
+    const std::string node_type = text_field(field(g, "SlurmConfig"), "NodeType");
+    table.add_row({text_field(g, "InstanceGroupName"), text_field(g, "InstanceType"),
+                   node_type.empty() ? "-" : node_type, text_field(g, "CurrentCount"),
+                   text_field(g, "TargetCount"), text_field(g, "MinCount"),
+                   text_field(g, "Status")});
+  }
+  table.print(std::cout);
+}
+
+int describe_cluster(CommandEnv& env, const std::string& name) {
+  auto answer = env.client.get(cluster_path(name));
+  if (!answer.ok()) return print_error(answer.status());
+  if (!print_if_structured(env, *answer)) print_cluster(*answer);
+  return 0;
+}
+
+int list_clusters(CommandEnv& env) {
+  auto answer = env.client.get("/v1/clusters");
+  if (!answer.ok()) return print_error(answer.status());
+  if (print_if_structured(env, *answer)) return 0;
+  Table table({"NAME", "STATUS", "CREATED", "ARN"});
+  for (const auto& c : array_field(*answer, "ClusterSummaries")) {
+    table.add_row({text_field(c, "ClusterName"), text_field(c, "ClusterStatus"),
+                   text_field(c, "CreationTime"), text_field(c, "ClusterArn")});
+  }
+  table.print(std::cout);
+  return 0;
+}
+
+int delete_cluster(CommandEnv& env, const std::string& name) {
+  auto answer = env.client.del(cluster_path(name));
+  if (!answer.ok()) return print_error(answer.status());
+  if (!print_if_structured(env, *answer)) {
+    std::cout << "deleting cluster " << name << " (" << text_field(*answer, "ClusterArn") << ")\n";
+  }
+  return 0;
+}
+
+CLI::App* add_name_command(CLI::App* parent, const char* verb, const char* help,
+                           std::string& name) {
+  auto* cmd = parent->add_subcommand(verb, help);
+  cmd->add_option("NAME", name, "cluster name")->required();
+  return cmd;
+}
+
+void register_file_commands(CLI::App* cluster, CommandContext& ctx) {
+  auto create = std::make_shared<FileArgs>();
+  auto* cmd = cluster->add_subcommand("create",
+                                      "create a cluster from a CreateCluster request file; "
+                                      "prints its ARN");
+  add_file_option(cmd, *create);
+  cmd->add_flag("--wait", create->wait.wait,
+                "show live progress until the cluster is InService (exit 0) or Failed (exit 1); "
+                "with -o json|yaml print the last DescribeCluster answer instead");
+  add_timeout_option(cmd, create->wait);
+  run_with_client(cmd, ctx, [create](CommandEnv& env) { return create_cluster(env, *create); });
+
+  auto update = std::make_shared<FileArgs>();
+  cmd = add_name_command(cluster, "update", "update a cluster from an UpdateCluster request file",
+                         update->name);
+  add_file_option(cmd, *update);
+  cmd->add_flag("--wait", update->wait.wait,
+                "show live progress until every instance group is at its TargetCount");
+  add_timeout_option(cmd, update->wait);
+  run_with_client(cmd, ctx, [update](CommandEnv& env) { return update_cluster(env, *update); });
+}
+
+}  // namespace
+
+void register_cluster_commands(CLI::App& app, CommandContext& ctx) {
+  auto* cluster =
+      app.add_subcommand("cluster", "create, watch, inspect, change and delete clusters");
+  cluster->require_subcommand(1);
+  cluster->fallthrough();
+  register_file_commands(cluster, ctx);
+
+  auto wait = std::make_shared<FileArgs>();
+  auto* cmd = add_name_command(cluster, "wait", "show live progress until a cluster is InService",
+                               wait->name);
+  cmd->add_flag("--full", wait->wait.full,
+                "wait until every instance group is at its TargetCount, not just InService");
+  add_timeout_option(cmd, wait->wait);
+  run_with_client(cmd, ctx, [wait](CommandEnv& env) {
+    return wait_for_cluster(env, wait->name,
+                            wait->wait.full ? WaitGoal::kFull : WaitGoal::kInService,
+                            wait->wait.timeout);
+  });
+
+  auto name = std::make_shared<std::string>();
+  cmd = add_name_command(cluster, "describe", "a cluster and its instance groups", *name);
+  run_with_client(cmd, ctx, [name](CommandEnv& env) { return describe_cluster(env, *name); });
+  cmd = add_name_command(cluster, "delete", "delete a cluster and terminate its instances", *name);
+  run_with_client(cmd, ctx, [name](CommandEnv& env) { return delete_cluster(env, *name); });
+  cmd = cluster->add_subcommand("list", "every cluster");
+  run_with_client(cmd, ctx, [](CommandEnv& env) { return list_clusters(env); });
+}
+
+}  // namespace gf

@@ -1,0 +1,162 @@
+// `gpufleet node list|describe|add|delete` (SPEC §1, §2.1): ListClusterNodes,
+// DescribeClusterNode, BatchAddClusterNodes and BatchDeleteClusterNodes.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "cli/app.h"
+#include "cli/command_support.h"
+
+namespace gf {
+
+namespace {
+
+struct NodeArgs {
+  std::string cluster;
+  std::string group;
+  int64_t count = 1;
+  std::vector<std::string> ids;
+};
+
+std::string nodes_path(const std::string& cluster) { return cluster_path(cluster) + "/nodes"; }
+
+// ListClusterNodes filters by group name *containing* a string; --group means exactly that group,
+// so the answer is narrowed here (json/yaml print the same envelope with the narrowed list).
+Json only_group(Json answer, const std::string& group) {
+  if (group.empty()) return answer;
+  Json kept = Json::array();
+  for (const auto& n : array_field(answer, "ClusterNodeSummaries")) {
+    if (text_field(n, "InstanceGroupName") == group) kept.push_back(n);
+  }
+  answer["ClusterNodeSummaries"] = std::move(kept);
+  return answer;
+}
+
+int list_nodes(CommandEnv& env, const NodeArgs& args) {
+  auto answer = env.client.get(nodes_path(args.cluster) +
+                               QueryString().add("InstanceGroupNameContains", args.group).str());
+  if (!answer.ok()) return print_error(answer.status());
+  const Json nodes = only_group(std::move(*answer), args.group);
+  if (print_if_structured(env, nodes)) return 0;
+  Table table({"INSTANCE-ID", "GROUP", "TYPE", "STATUS", "LAUNCHED", "MESSAGE"});
+  for (const auto& n : array_field(nodes, "ClusterNodeSummaries")) {
+    const Json& status = field(n, "InstanceStatus");
+    table.add_row({text_field(n, "InstanceId"), text_field(n, "InstanceGroupName"),
+                   text_field(n, "InstanceType"), text_field(status, "Status"),
+                   text_field(n, "LaunchTime"), text_field(status, "Message")});
+  }
+  table.print(std::cout);
+  return 0;
+}
+
+// "$98.32" from the wire's decimal money; "" when absent.
+std::string dollars(const Json& money) {
+  return money.is_string() ? format_dollars(parse_micros(money.get<std::string>())) : "";
+}
+
+void print_node(const Json& n) {
+  const Json& status = field(n, "InstanceStatus");
+  const Json& billing = field(n, "Billing");
+  const Json& health = field(n, "Health");
+  print_fields(std::cout,
+               {{"InstanceId", text_field(n, "InstanceId")},
+                {"Group", text_field(n, "InstanceGroupName")},
+                {"Type", text_field(n, "InstanceType")},
+                {"Status", text_field(status, "Status")},
+                {"Message", text_field(status, "Message")},
+                {"Launched", text_field(n, "LaunchTime")},
+                {"LaunchAttempt", text_field(n, "LaunchAttempt")},
+                {"Healthy", text_field(health, "Healthy")},
+                {"Pods", std::to_string(array_field(field(n, "Workload"), "Pods").size())},
+                {"PricePerHour", dollars(field(billing, "PricePerHour"))},
+                {"BillingStart", text_field(billing, "BillingStart")},
+                {"BillingEnd", text_field(billing, "BillingEnd")},
+                {"Cost", dollars(field(billing, "Cost"))}});
+}
+
+int describe_node(CommandEnv& env, const NodeArgs& args) {
+  auto answer = env.client.get(nodes_path(args.cluster) + "/" + url_encode(args.ids.front()));
+  if (!answer.ok()) return print_error(answer.status());
+  if (!print_if_structured(env, *answer)) print_node(field(*answer, "NodeDetails"));
+  return 0;
+}
+
+// Prints a batch answer ({Successful, Failed}); exit 1 when anything failed.
+int print_batch(const CommandEnv& env, const Json& answer, std::string (*ok_line)(const Json&),
+                std::string (*failed_line)(const Json&)) {
+  if (!print_if_structured(env, answer)) {
+    for (const auto& s : array_field(answer, "Successful")) std::cout << ok_line(s) << "\n";
+    for (const auto& f : array_field(answer, "Failed"))
+      std::cerr << "error: " << failed_line(f) << "\n";
+  }
+  return array_field(answer, "Failed").empty() ? 0 : 1;
+}
+
+int add_nodes(CommandEnv& env, const NodeArgs& args) {
+  const Json body = {{"NodesToAdd", Json::array({{{"InstanceGroupName", args.group},
+                                                  {"IncrementTargetCountBy", args.count}}})}};
+  auto answer = env.client.post(nodes_path(args.cluster) + "/batch-add", body.dump());
+  if (!answer.ok()) return print_error(answer.status());
+  return print_batch(
+      env, *answer,
+      [](const Json& s) {
+        return text_field(s, "InstanceGroupName") + ": +" +
+               text_field(s, "IncrementTargetCountBy") + ", TargetCount " +
+               text_field(s, "TargetCount") + " (" + text_field(s, "Status") + ")";
+      },
+      [](const Json& f) {
+        return "instance group " + text_field(f, "InstanceGroupName") + ": " +
+               text_field(f, "ErrorCode") + ": " + text_field(f, "Message");
+      });
+}
+
+int delete_nodes(CommandEnv& env, const NodeArgs& args) {
+  const Json body = {{"NodeIds", args.ids}};
+  auto answer = env.client.post(nodes_path(args.cluster) + "/batch-delete", body.dump());
+  if (!answer.ok()) return print_error(answer.status());
+  return print_batch(
+      env, *answer, [](const Json& id) { return "deleting " + text_of(id); },
+      [](const Json& f) {
+        return "node " + text_field(f, "NodeId") + ": " + text_field(f, "Code") + ": " +
+               text_field(f, "Message");
+      });
+}
+
+CLI::App* add_node_command(CLI::App* parent, const char* verb, const char* help, NodeArgs& args) {
+  auto* cmd = parent->add_subcommand(verb, help);
+  cmd->add_option("CLUSTER", args.cluster, "cluster name")->required();
+  return cmd;
+}
+
+}  // namespace
+
+void register_node_commands(CLI::App& app, CommandContext& ctx) {
+  auto* node = app.add_subcommand("node", "list, inspect, add and delete a cluster's nodes");
+  node->require_subcommand(1);
+  node->fallthrough();
+
+  auto list = std::make_shared<NodeArgs>();
+  auto* cmd = add_node_command(node, "list", "a cluster's nodes, oldest launch first", *list);
+  cmd->add_option("--group", list->group, "only this instance group");
+  run_with_client(cmd, ctx, [list](CommandEnv& env) { return list_nodes(env, *list); });
+
+  auto describe = std::make_shared<NodeArgs>();
+  cmd =
+      add_node_command(node, "describe", "one node: status, health, workload, billing", *describe);
+  cmd->add_option("ID", describe->ids, "instance id")->required()->expected(1);
+  run_with_client(cmd, ctx, [describe](CommandEnv& env) { return describe_node(env, *describe); });
+
+  auto add = std::make_shared<NodeArgs>();
+  cmd = add_node_command(node, "add", "raise an instance group's TargetCount", *add);
+  cmd->add_option("--group", add->group, "instance group")->required();
+  cmd->add_option("--count", add->count, "nodes to add")->capture_default_str();
+  run_with_client(cmd, ctx, [add](CommandEnv& env) { return add_nodes(env, *add); });
+
+  auto del = std::make_shared<NodeArgs>();
+  cmd =
+      add_node_command(node, "delete", "terminate nodes and lower their groups' TargetCount", *del);
+  cmd->add_option("ID", del->ids, "instance ids")->required();
+  run_with_client(cmd, ctx, [del](CommandEnv& env) { return delete_nodes(env, *del); });
+}
+
+}  // namespace gf

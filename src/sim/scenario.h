@@ -1,0 +1,83 @@
+// A scenario (SPEC §8): the REST API on a timeline plus a cloud model. Parsed from YAML or JSON
+// into plain values; every error names the field path (`steps[3].at: invalid duration "5x": …`).
+// `{ $file: PATH }` values are read relative to the scenario file's directory (JSON or YAML).
+// docs/scenarios.md documents the format field by field.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cloud/sim/sim_cloud.h"
+#include "core/json.h"
+#include "core/result.h"
+#include "core/time.h"
+#include "provision/provisioner.h"
+
+namespace gf {
+
+enum class StepKind {
+  kCall,
+  kApply,
+  kFault,
+  kClear,
+  kApprove,
+  kReject,
+  kCancel,
+  kRequest,
+  kPriority
+};
+
+// The step's key in the file: "call", "apply", "fault", …
+std::string_view step_kind_name(StepKind kind);
+
+struct ScenarioStep {
+  size_t index = 0;  // position in the file's `steps` list, for messages and calls.jsonl
+  Duration at{};     // since the start of the simulation
+  StepKind kind = StepKind::kCall;
+  std::string as = "anonymous";  // sent as X-Gpufleet-User
+  // kCall: "METHOD /path?query" split up; the body (absent = empty request body).
+  std::string method;
+  std::string path;
+  std::map<std::string, std::string> query;  // percent-decoded
+  std::optional<Json> body;
+  // Every other kind: the step's value with `$file`s resolved (apply: one document, or an array
+  // of them when the file holds several).
+  Json value;
+
+  // What calls.jsonl records as `call`: "POST /v1/clusters" or the kind's name.
+  std::string label() const;
+};
+
+// `config:` — overrides of serve options. Absent fields keep the defaults.
+struct ScenarioConfig {
+  std::optional<Duration> min_count_timeout;  // minCountTimeout
+  std::optional<Duration> retry_base;         // retryBase
+  std::optional<Duration> retry_max;          // retryMax
+  std::optional<std::string> region;          // region (ARNs)
+  std::optional<std::string> account;         // account (ARNs)
+
+  void apply_to(ProvisionOptions& options) const;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // where it was loaded from ("" when parsed from text)
+  std::optional<uint64_t> seed;
+  ScenarioConfig config;
+  SimCloudConfig cloud;
+  std::vector<ScenarioStep> steps;  // ordered by `at`; steps with equal `at` keep file order
+
+  // The latest instant the scenario itself names: its last step or its last capacity change.
+  Duration last_scheduled() const;
+};
+
+// Reads and parses a scenario file. Errors carry the field path but not the file name.
+Result<Scenario> load_scenario(const std::string& file);
+// Parses scenario text (YAML or JSON, one document); `$file` paths resolve against `base_dir`.
+Result<Scenario> parse_scenario(std::string_view text, const std::string& base_dir);
+Result<Scenario> parse_scenario_json(const Json& doc, const std::string& base_dir);
+
+}  // namespace gf

@@ -1,0 +1,488 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "journal/sqlite/sqlite_journal.h"
+#include "loop/virtual_runner.h"
+#include "runtime/runtime.h"
+#include "state/cluster_events.h"
+
+namespace gf {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Steps whose components are not built yet: accepted, answered 501 and recorded like any call.
+Status not_built(StepKind kind) {
+  std::string why;
+  switch (kind) {
+    case StepKind::kApply:
+      why = "apply steps need the job API (POST /v1/apply, SPEC §4), not built yet";
+      break;
+    case StepKind::kFault:
+    case StepKind::kClear:
+      why = std::string(step_kind_name(kind)) +
+            " steps need health detectors (SPEC §5.1), not built yet";
+      break;
+    case StepKind::kApprove:
+    case StepKind::kReject:
+    case StepKind::kCancel:
+    case StepKind::kRequest:
+      why = std::string(step_kind_name(kind)) +
+            " steps need remediations (SPEC §5.2, /v1/remediations), not built yet";
+      break;
+    case StepKind::kPriority:
+      why = "priority steps need service jobs (SPEC §4), not built yet";
+      break;
+    case StepKind::kCall:
+      break;
+  }
+  return Status(ErrorCode::kNotImplemented, why);
+}
+
+Json response_body(const HttpResponse& r) {
+  if (r.body.empty()) return nullptr;
+  auto j = parse_json(r.body);
+  return j.ok() ? *j : Json(r.body);
+}
+
+double round4(double x) { return std::round(x * 1e4) / 1e4; }
+double hours_of(int64_t instance_us) { return round4(static_cast<double>(instance_us) / 3.6e9); }
+
+Json seconds_or_null(std::optional<Duration> d) {
+  if (!d) return nullptr;
+  return seconds_since_start(kSimEpoch + *d);
+}
+
+// Writes one output file whole, reporting a failure to write as an error.
+Status write_file(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) return unavailable_error("cannot write " + path.string());
+  return ok_status();
+}
+
+// Capacity delivered and provisioning counts, from replaying the journal into a fresh state:
+// between two journal records the fleet does not change, so integrating the state seen after
+// each record is exact.
+class MetricsReplay {
+ public:
+  Status run(Journal& journal, Time end) {
+    FleetState state;
+    Time last = kSimEpoch;
+    GF_RETURN_IF_ERROR(journal.replay(0, [&](const EventRecord& rec) -> Status {
+      const Time at = std::max(last, rec.time);
+      integrate(state.view(), last, at);
+      last = at;
+      count(state.view(), rec);
+      GF_RETURN_IF_ERROR(state.apply(rec));
+      observe(state.view(), rec.time);
+      return ok_status();
+    }));
+    integrate(state.view(), last, std::max(last, end));
+    return ok_status();
+  }
+
+  Json to_json(const Json& clusters_now) const {
+    Json clusters = Json::array();
+    for (const auto& [name, c] : clusters_) {
+      Json groups = Json::array();
+      int64_t running = 0, target = 0;
+      for (const auto& [gname, g] : c.groups) {
+        running += g.running_us;
+        target += g.target_us;
+        Json gj = {{"InstanceGroupName", gname},
+                   {"InstanceType", g.instance_type},
+                   {"runningInstanceHours", hours_of(g.running_us)},
+                   {"targetInstanceHours", hours_of(g.target_us)},
+                   {"delivered", fraction(g.running_us, g.target_us)},
+                   {"timeToInServiceSeconds", seconds_or_null(g.to_in_service)},
+                   {"timeToTargetSeconds", seconds_or_null(g.to_target)}};
+        groups.push_back(std::move(gj));
+      }
+      Json cj = {{"ClusterName", name},
+                 {"runningInstanceHours", hours_of(running)},
+                 {"targetInstanceHours", hours_of(target)},
+                 {"delivered", fraction(running, target)},
+                 {"timeToInServiceSeconds", seconds_or_null(c.to_in_service)},
+                 {"groups", std::move(groups)}};
+      for (const auto& now : clusters_now) {
+        if (now.value("ClusterName", "") == name) cj["ClusterStatus"] = now["ClusterStatus"];
+      }
+      clusters.push_back(std::move(cj));
+    }
+    Json by_reason = Json::object();
+    int64_t failures = 0;
+    for (const auto& [reason, n] : failures_) {
+      by_reason[reason] = n;
+      failures += n;
+    }
+    Json provisioning = {{"launches", launches_},
+                         {"launchFailures", failures},
+                         {"launchFailuresByReason", std::move(by_reason)},
+                         {"retries", retries_},
+                         {"rollbacks", min_count_rollbacks_ + legacy_rollbacks_},
+                         {"minCountRollbacks", min_count_rollbacks_},
+                         {"legacyUpdateRollbacks", legacy_rollbacks_},
+                         {"clustersFailed", clusters_failed_},
+                         {"terminations", terminations_}};
+    return Json{{"capacityDelivered", std::move(clusters)},
+                {"provisioning", std::move(provisioning)}};
+  }
+
+ private:
+  struct GroupAcc {
+    std::string instance_type;
+    int64_t running_us = 0;  // Running instances × µs
+    int64_t target_us = 0;   // TargetCount × µs
+    std::optional<Duration> to_in_service;
+    std::optional<Duration> to_target;  // first time Running reached a TargetCount above 0
+  };
+  struct ClusterAcc {
+    std::map<std::string, GroupAcc> groups;  // by name; deleted groups keep their totals
+    std::optional<Duration> to_in_service;
+  };
+
+  static Json fraction(int64_t num, int64_t den) {
+    if (den <= 0) return nullptr;
+    return round4(static_cast<double>(num) / static_cast<double>(den));
+  }
+
+  void integrate(const FleetView& view, Time from, Time to) {
+    const int64_t us = (to - from).count();
+    for (const auto& [name, c] : view.clusters) {
+      ClusterAcc& acc = clusters_[name];
+      for (const auto& g : c->groups) {
+        GroupAcc& ga = acc.groups[g.spec.name];
+        ga.instance_type = g.spec.instance_type;
+        ga.running_us += c->current_count(g.spec.name) * us;
+        ga.target_us += g.spec.target * us;
+      }
+    }
+  }
+
+  // Counts the record against the state before it is applied (a node's status then says
+  // whether an unhealthy report came at launch or later in its life).
+  void count(const FleetView& view, const EventRecord& rec) {
+    const std::string& type = rec.type;
+    if (type == event_type::kNodeLaunchRequested) {
+      ++launches_;
+    } else if (type == event_type::kGroupBackoff) {
+      ++retries_;
+    } else if (type == event_type::kGroupRollback) {
+      ++min_count_rollbacks_;
+    } else if (type == event_type::kClusterRollback) {
+      ++legacy_rollbacks_;
+    } else if (type == event_type::kNodeTerminateRequested) {
+      ++terminations_;
+    } else if (type == event_type::kNodeLaunchFailed || type == event_type::kNodeLifecycleFailed ||
+               type == event_type::kNodeUnhealthy || type == event_type::kClusterStatus) {
+      auto p = parse_json(rec.payload);
+      if (!p.ok()) return;
+      if (type == event_type::kClusterStatus) {
+        clusters_failed_ += p->value("Status", "") == "Failed";
+      } else if (type == event_type::kNodeLaunchFailed) {
+        ++failures_[p->value("Reason", "InsufficientCapacity")];
+      } else if (type == event_type::kNodeLifecycleFailed) {
+        ++failures_["LifecycleScriptFailure"];
+      } else if (const Cluster* c = view.find_cluster(p->value("Name", ""))) {
+        auto it = c->nodes.find(p->value("InstanceId", ""));
+        if (it != c->nodes.end() && it->second.status == NodeStatus::kPending) {
+          ++failures_["UnhealthyInstance"];
+        }
+      }
+    }
+  }
+
+  // First InService of each cluster and group, and first full TargetCount of each group, counted
+  // from its creation.
+  void observe(const FleetView& view, Time at) {
+    for (const auto& [name, c] : view.clusters) {
+      ClusterAcc& acc = clusters_[name];
+      if (!acc.to_in_service && c->status == ClusterStatus::kInService) {
+        acc.to_in_service = at - c->creation_time;
+      }
+      for (const auto& g : c->groups) {
+        GroupAcc& ga = acc.groups[g.spec.name];
+        ga.instance_type = g.spec.instance_type;
+        if (!ga.to_in_service && g.status == GroupStatus::kInService) {
+          ga.to_in_service = at - g.created_at;
+        }
+        if (!ga.to_target && g.spec.target > 0 && c->current_count(g.spec.name) >= g.spec.target) {
+          ga.to_target = at - g.created_at;
+        }
+      }
+    }
+  }
+
+  std::map<std::string, ClusterAcc> clusters_;
+  std::map<std::string, int64_t> failures_;
+  int64_t launches_ = 0;
+  int64_t retries_ = 0;
+  int64_t min_count_rollbacks_ = 0;
+  int64_t legacy_rollbacks_ = 0;
+  int64_t clusters_failed_ = 0;
+  int64_t terminations_ = 0;
+};
+
+class Simulation {
+ public:
+  Simulation(const Scenario& scenario, const SimulationOptions& options)
+      : scenario_(scenario), options_(options), out_(options.out_dir) {}
+
+  Result<SimulationReport> run() {
+    report_.scenario = scenario_.name;
+    report_.seed = options_.seed.value_or(scenario_.seed.value_or(1));
+    report_.until = options_.until.value_or(scenario_.last_scheduled() + kDefaultSimTail);
+    if (options_.snapshot_every && *options_.snapshot_every <= Duration(0)) {
+      return validation_error("--snapshot-every: must be greater than 0");
+    }
+    GF_RETURN_IF_ERROR(prepare_out_dir());
+
+    // The journal is part of the output: `sqlite3 DIR/journal.db` shows every fact recorded.
+    const fs::path journal_path = out_ / "journal.db";
+    auto journal = SqliteJournal::open(journal_path.string(), {.fsync = false});
+    if (!journal.ok()) return journal.status().with_prefix("journal " + journal_path.string());
+    journal_ = std::move(*journal);
+
+    RuntimeOptions ropts;
+    ropts.seed = report_.seed;
+    scenario_.config.apply_to(ropts.provision);
+    ropts.cloud = scenario_.cloud;
+    ropts.cloud.epoch = kSimEpoch;
+    ropts.api.drive_loop_inline = true;
+    runtime_ = std::make_unique<Runtime>(ropts, clock_, *journal_);
+    GF_RETURN_IF_ERROR(runtime_->recover().with_prefix("recovering the journal"));
+    runner_ = std::make_unique<VirtualRunner>(runtime_->loop(), clock_);
+
+    GF_RETURN_IF_ERROR(run_timeline());
+    GF_RETURN_IF_ERROR(write_outputs());
+    report_.files.push_back((out_ / "journal.db").string());
+    return std::move(report_);
+  }
+
+ private:
+  Status prepare_out_dir() {
+    std::error_code ec;
+    fs::create_directories(out_, ec);
+    if (ec) return unavailable_error("--out: cannot create " + out_.string() + ": " + ec.message());
+    // A previous run's journal would be replayed into this one.
+    for (const char* name : {"journal.db", "journal.db-wal", "journal.db-shm", "snapshots.jsonl"}) {
+      fs::remove(out_ / name, ec);
+      if (ec) {
+        return unavailable_error("--out: cannot remove " + (out_ / name).string() + ": " +
+                                 ec.message());
+      }
+    }
+    return ok_status();
+  }
+
+  Time end() const { return kSimEpoch + report_.until; }
+
+  // Steps and snapshots in time order; at equal times the step runs first, so a snapshot at T
+  // shows the fleet after everything that happened at T.
+  Status run_timeline() {
+    std::string calls;
+    std::string snapshots;
+    const std::optional<Duration> every = options_.snapshot_every;
+    Time next_snapshot = every ? kSimEpoch + *every : Time::max();
+    size_t i = 0;
+    while (true) {
+      const bool step_due = i < scenario_.steps.size() && scenario_.steps[i].at <= report_.until;
+      const bool snapshot_due = next_snapshot <= end();
+      if (!step_due && !snapshot_due) break;
+      const Time step_at = step_due ? kSimEpoch + scenario_.steps[i].at : Time::max();
+      if (step_due && step_at <= next_snapshot) {
+        runner_->run_until(step_at);
+        GF_RETURN_IF_ERROR(loop_health());
+        calls += execute(scenario_.steps[i]).dump() + "\n";
+        ++i;
+      } else {
+        runner_->run_until(next_snapshot);
+        GF_RETURN_IF_ERROR(loop_health());
+        GF_ASSIGN_OR_RETURN(Json snap, fleet_object());
+        snapshots += snap.dump() + "\n";
+        ++report_.snapshots;
+        next_snapshot += *every;
+      }
+    }
+    report_.steps_skipped = scenario_.steps.size() - i;
+    runner_->run_until(end());
+    GF_RETURN_IF_ERROR(loop_health());
+    GF_RETURN_IF_ERROR(write_file(out_ / "calls.jsonl", calls));
+    report_.files.push_back((out_ / "calls.jsonl").string());
+    if (every) {
+      GF_RETURN_IF_ERROR(write_file(out_ / "snapshots.jsonl", snapshots));
+      report_.files.push_back((out_ / "snapshots.jsonl").string());
+    }
+    return ok_status();
+  }
+
+  Status loop_health() const {
+    if (runtime_->loop().failed()) {
+      return unavailable_error("the control loop stopped (journal failure) at " +
+                               format_iso8601(clock_.now()));
+    }
+    return ok_status();
+  }
+
+  Json stamp(Json record) const {
+    record["t"] = seconds_since_start(clock_.now());
+    record["EventTime"] = format_iso8601(clock_.now());
+    return record;
+  }
+
+  HttpResponse call(const std::string& method, const std::string& path,
+                    std::map<std::string, std::string> query = {}, std::string body = "",
+                    const std::string& as = "anonymous") {
+    HttpRequest req;
+    req.method = method;
+    req.path = path;
+    req.query = std::move(query);
+    req.body = std::move(body);
+    req.caller = as;
+    req.headers["x-gpufleet-user"] = as;
+    if (!req.body.empty()) req.headers["content-type"] = "application/json";
+    return runtime_->api().handle(std::move(req));
+  }
+
+  Json execute(const ScenarioStep& step) {
+    HttpResponse r;
+    if (step.kind == StepKind::kCall) {
+      r = call(step.method, step.path, step.query, step.body ? step.body->dump() : "", step.as);
+    } else {
+      r = error_response(not_built(step.kind));
+    }
+    ++report_.steps_run;
+    report_.steps_failed += r.status >= 400;
+    report_.steps_not_implemented += r.status == 501;
+    return stamp(Json{{"step", step.index},
+                      {"call", step.label()},
+                      {"as", step.as},
+                      {"status", r.status},
+                      {"body", response_body(r)}});
+  }
+
+  Result<Json> get(const std::string& path, std::map<std::string, std::string> query = {}) {
+    HttpResponse r = call("GET", path, std::move(query));
+    if (r.status != 200) {
+      return internal_error("GET " + path + " answered " + std::to_string(r.status) + ": " +
+                            r.body);
+    }
+    return response_body(r);
+  }
+
+  // The snapshot / state.json object: the API's own shapes, read through its handlers.
+  Result<Json> fleet_object() {
+    GF_ASSIGN_OR_RETURN(Json list, get("/v1/clusters"));
+    Json clusters = Json::array();
+    Json nodes = Json::object();
+    for (const auto& summary : list["ClusterSummaries"]) {
+      const std::string name = summary.value("ClusterName", "");
+      GF_ASSIGN_OR_RETURN(Json described, get("/v1/clusters/" + name));
+      clusters.push_back(std::move(described));
+      GF_ASSIGN_OR_RETURN(Json listed, get("/v1/clusters/" + name + "/nodes"));
+      nodes[name] = std::move(listed["ClusterNodeSummaries"]);
+    }
+    return stamp(Json{{"clusters", std::move(clusters)},
+                      {"nodes", std::move(nodes)},
+                      {"jobs", Json::array()},
+                      {"pods", Json::array()},
+                      {"serviceJobs", Json::array()},
+                      {"alerts", Json::array()},
+                      {"remediations", Json::array()}});
+  }
+
+  Status write_outputs() {
+    // events.jsonl: every user event, oldest first, in the envelope GET /v1/events answers.
+    auto view = runtime_->loop().view();
+    std::string events;
+    for (size_t i = 0; i < view->events.size(); ++i) {
+      const UserEvent& e = view->events.at(i);
+      Json j = e.to_wire();
+      j["t"] = seconds_since_start(e.time);
+      events += j.dump() + "\n";
+    }
+    report_.events = view->events.size();
+    GF_RETURN_IF_ERROR(write_file(out_ / "events.jsonl", events));
+    report_.files.push_back((out_ / "events.jsonl").string());
+
+    GF_ASSIGN_OR_RETURN(report_.state, fleet_object());
+    GF_RETURN_IF_ERROR(write_file(out_ / "state.json", report_.state.dump(2) + "\n"));
+    report_.files.push_back((out_ / "state.json").string());
+
+    GF_ASSIGN_OR_RETURN(report_.metrics, metrics());
+    GF_RETURN_IF_ERROR(write_file(out_ / "metrics.json", report_.metrics.dump(2) + "\n"));
+    report_.files.push_back((out_ / "metrics.json").string());
+    return ok_status();
+  }
+
+  Result<Json> metrics() {
+    MetricsReplay replay;
+    GF_RETURN_IF_ERROR(replay.run(*journal_, end()).with_prefix("replaying the journal"));
+    Json m = replay.to_json(report_.state["clusters"]);
+    GF_ASSIGN_OR_RETURN(Json by_cluster, get("/v1/billing", {{"groupBy", "cluster"}}));
+    GF_ASSIGN_OR_RETURN(Json by_group, get("/v1/billing", {{"groupBy", "group"}}));
+    m["billing"] = Json{{"byCluster", std::move(by_cluster)}, {"byGroup", std::move(by_group)}};
+    // Sections the later components fill (jobs and quotas: SPEC §3–4; health: SPEC §5).
+    m["utilization"] = {{"measured", false},
+                        {"note", "not measured yet: jobs (SPEC §4) are not built"},
+                        {"busyInstanceHours", 0},
+                        {"busyFraction", nullptr}};
+    m["queueingDelay"] = {{"measured", false},
+                          {"note", "not measured yet: jobs and quotas (SPEC §3-4) are not built"},
+                          {"jobs", 0},
+                          {"meanSeconds", nullptr},
+                          {"p50Seconds", nullptr},
+                          {"p95Seconds", nullptr},
+                          {"maxSeconds", nullptr}};
+    m["remediations"] = {
+        {"measured", false},
+        {"note", "not counted yet: health and remediation (SPEC §5) are not built"},
+        {"alerts", 0},
+        {"proposed", 0},
+        {"approved", 0},
+        {"executed", 0},
+        {"failed", 0},
+        {"escalated", 0}};
+    m["scenario"] = report_.scenario;
+    m["seed"] = report_.seed;
+    m["until"] = format_duration(report_.until);
+    m["steps"] = {{"run", report_.steps_run},
+                  {"failed", report_.steps_failed},
+                  {"notImplemented", report_.steps_not_implemented},
+                  {"skippedAfterUntil", report_.steps_skipped}};
+    return stamp(std::move(m));
+  }
+
+  const Scenario& scenario_;
+  const SimulationOptions& options_;
+  const fs::path out_;
+  SimulationReport report_;
+  VirtualClock clock_{kSimEpoch};
+  std::unique_ptr<SqliteJournal> journal_;
+  std::unique_ptr<Runtime> runtime_;  // declared after journal_: destroyed before it
+  std::unique_ptr<VirtualRunner> runner_;
+};
+
+}  // namespace
+
+Json seconds_since_start(Time t) {
+  const int64_t us = (t - kSimEpoch).count();
+  if (us % 1'000'000 == 0) return us / 1'000'000;
+  return static_cast<double>(us) / 1e6;
+}
+
+Result<SimulationReport> run_simulation(const Scenario& scenario,
+                                        const SimulationOptions& options) {
+  Simulation sim(scenario, options);
+  return sim.run();
+}
+
+}  // namespace gf

@@ -1,0 +1,44 @@
+// A real `gpufleet serve` on a free port, and the real CLI pointed at it. The constructor returns
+// once the server has printed its address (its start is then acknowledged), so no test sleeps.
+#pragma once
+
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/process.h"
+
+namespace gf::testing {
+
+class GpufleetServer {
+ public:
+  explicit GpufleetServer(const std::string& data_dir, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {GPUFLEET_BINARY, "serve",    "--data-dir",
+                                     data_dir,        "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    proc_ = std::make_unique<Process>(args);
+    const std::string line = proc_->wait_for_line("serving on http://");
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
+      url_ = "http://127.0.0.1:" + m[1].str();
+    }
+  }
+
+  // Runs `gpufleet --server URL ARGS…` to completion (stdout and stderr together).
+  CommandResult cli(std::vector<std::string> args) const {
+    std::vector<std::string> full = {GPUFLEET_BINARY, "--server", url_};
+    full.insert(full.end(), args.begin(), args.end());
+    return run_command(full);
+  }
+
+  // "" when the server did not come up (its output says why).
+  const std::string& url() const { return url_; }
+  Process& process() { return *proc_; }
+
+ private:
+  std::unique_ptr<Process> proc_;
+  std::string url_;
+};
+
+}  // namespace gf::testing

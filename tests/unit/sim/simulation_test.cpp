@@ -1,0 +1,279 @@
+// Running scenarios in-process (SPEC §8): determinism per seed, the outputs and their shapes,
+// and what the shipped examples show.
+#include "sim/simulation.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/temp_dir.h"
+
+namespace gf {
+namespace {
+
+using testing::TempDir;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string example(const std::string& name) {
+  return std::string(GPUFLEET_SOURCE_DIR) + "/examples/scenarios/" + name;
+}
+
+// Every line of a .jsonl file, parsed; fails the test on a line that is not a JSON object.
+std::vector<Json> read_jsonl(const std::string& path) {
+  std::vector<Json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = parse_json(line);
+    EXPECT_TRUE(j.ok() && j->is_object()) << path << ": " << line;
+    if (j.ok()) out.push_back(*j);
+  }
+  return out;
+}
+
+SimulationReport run(const std::string& scenario_file, const std::string& out,
+                     std::optional<uint64_t> seed = std::nullopt,
+                     std::optional<Duration> snapshot_every = std::nullopt,
+                     std::optional<Duration> until = std::nullopt) {
+  auto scenario = load_scenario(scenario_file);
+  EXPECT_TRUE(scenario.ok()) << scenario.status().message();
+  if (!scenario.ok()) return {};
+  SimulationOptions opts;
+  opts.out_dir = out;
+  opts.seed = seed;
+  opts.snapshot_every = snapshot_every;
+  opts.until = until;
+  auto report = run_simulation(*scenario, opts);
+  EXPECT_TRUE(report.ok()) << report.status().message();
+  return report.ok() ? *report : SimulationReport{};
+}
+
+std::vector<Json> events_containing(const std::vector<Json>& events, const std::string& text) {
+  std::vector<Json> out;
+  for (const auto& e : events) {
+    if (e["Description"].get<std::string>().find(text) != std::string::npos) out.push_back(e);
+  }
+  return out;
+}
+
+const Json* group_of(const Json& state, const std::string& cluster, const std::string& group) {
+  for (const auto& c : state["clusters"]) {
+    if (c["ClusterName"] != cluster) continue;
+    for (const auto& g : c["InstanceGroups"]) {
+      if (g["InstanceGroupName"] == group) return &g;
+    }
+  }
+  return nullptr;
+}
+
+TEST(Simulation, SameScenarioAndSeedGiveByteIdenticalEventsAndState) {
+  TempDir a, b, c;
+  run(example("seed-scarce-capacity.yaml"), a.path());
+  run(example("seed-scarce-capacity.yaml"), b.path());
+  const std::string events = read(a.file("events.jsonl"));
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events, read(b.file("events.jsonl")));
+  EXPECT_EQ(read(a.file("state.json")), read(b.file("state.json")));
+  EXPECT_EQ(read(a.file("calls.jsonl")), read(b.file("calls.jsonl")));
+  EXPECT_EQ(read(a.file("metrics.json")), read(b.file("metrics.json")));
+
+  // Another seed: other ids and jitter, the same outcome.
+  SimulationReport other = run(example("seed-scarce-capacity.yaml"), c.path(), 12345);
+  EXPECT_EQ(other.seed, 12345u);
+  EXPECT_NE(read(c.file("events.jsonl")), events);
+  const Json* workers = group_of(other.state, "my-training-cluster", "worker-gpu-a");
+  ASSERT_TRUE(workers);
+  EXPECT_EQ((*workers)["CurrentCount"], 16);
+  EXPECT_FALSE(read_jsonl(c.file("events.jsonl")).empty());
+}
+
+TEST(Simulation, SeedScenarioWritesEveryOutputAndFillsTheGpuGroupWithoutRollback) {
+  TempDir dir;
+  SimulationReport r =
+      run(example("seed-scarce-capacity.yaml"), dir.path(), std::nullopt, hours(1));
+  EXPECT_EQ(r.scenario, "seed-scarce-capacity");
+  EXPECT_EQ(r.seed, 7u);
+  EXPECT_EQ(r.until, hours(3) + kDefaultSimTail);  // the last step is at 3h
+  EXPECT_EQ(r.steps_failed, 0u);
+
+  // calls.jsonl: one record per step, with t, EventTime, call, status and body.
+  std::vector<Json> calls = read_jsonl(dir.file("calls.jsonl"));
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0]["call"], "POST /v1/clusters");
+  EXPECT_EQ(calls[0]["status"], 200);
+  EXPECT_EQ(calls[0]["as"], "alice");
+  EXPECT_EQ(calls[0]["t"], 0);
+  EXPECT_EQ(calls[0]["EventTime"], "2026-01-01T00:00:00Z");
+  EXPECT_TRUE(calls[0]["body"].contains("ClusterArn"));
+  EXPECT_EQ(calls[1]["t"], 3600);
+  EXPECT_EQ(calls[1]["body"]["ClusterStatus"], "InService");
+  EXPECT_EQ(calls[2]["body"]["ClusterNodeSummaries"].size(), 16u);  // the query string applied
+
+  // events.jsonl: the GET /v1/events envelope plus t, oldest first, t matching EventTime.
+  std::vector<Json> events = read_jsonl(dir.file("events.jsonl"));
+  ASSERT_GT(events.size(), 20u);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Json& e = events[i];
+    for (const char* key :
+         {"EventId", "ResourceType", "EventTime", "EventLevel", "Description", "t"}) {
+      ASSERT_TRUE(e.contains(key)) << key << " missing in " << e.dump();
+    }
+    auto at = parse_iso8601(e["EventTime"].get<std::string>());
+    ASSERT_TRUE(at.ok());
+    EXPECT_EQ(static_cast<int64_t>(e["t"].get<double>()), (*at - kSimEpoch).count() / 1'000'000);
+    if (i > 0) {
+      EXPECT_GE(e["t"].get<double>(), events[i - 1]["t"].get<double>());
+    }
+  }
+  EXPECT_TRUE(events_containing(events, "rollback").empty());
+  EXPECT_FALSE(events_containing(events, "Cluster my-training-cluster is InService").empty());
+
+  // snapshots.jsonl: every hour through the end, in the API's shapes.
+  std::vector<Json> snaps = read_jsonl(dir.file("snapshots.jsonl"));
+  ASSERT_EQ(snaps.size(), 9u);
+  for (size_t i = 0; i < snaps.size(); ++i) {
+    EXPECT_EQ(snaps[i]["t"], 3600 * static_cast<int64_t>(i + 1));
+    for (const char* key : {"clusters", "jobs", "pods", "serviceJobs", "alerts", "remediations"}) {
+      EXPECT_TRUE(snaps[i][key].is_array()) << key;
+    }
+    ASSERT_EQ(snaps[i]["clusters"].size(), 1u);
+    EXPECT_TRUE(snaps[i]["nodes"]["my-training-cluster"].is_array());
+  }
+  const Json* at1h = group_of(snaps[0], "my-training-cluster", "worker-gpu-a");
+  ASSERT_TRUE(at1h);
+  EXPECT_EQ((*at1h)["CurrentCount"], 10);  // 10 of 16 before capacity grows at 2h
+
+  // state.json: the same object at the end: 16 workers Running.
+  auto state = parse_json(read(dir.file("state.json")));
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(*state, r.state);
+  const Json* workers = group_of(*state, "my-training-cluster", "worker-gpu-a");
+  ASSERT_TRUE(workers);
+  EXPECT_EQ((*workers)["CurrentCount"], 16);
+  int running = 0;
+  for (const auto& n : (*state)["nodes"]["my-training-cluster"]) {
+    running +=
+        n["InstanceGroupName"] == "worker-gpu-a" && n["InstanceStatus"]["Status"] == "Running";
+  }
+  EXPECT_EQ(running, 16);
+
+  // metrics.json: capacity delivered, provisioning counts, billing, labelled empty sections.
+  auto m = parse_json(read(dir.file("metrics.json")));
+  ASSERT_TRUE(m.ok());
+  const Json& cd = (*m)["capacityDelivered"][0];
+  EXPECT_EQ(cd["ClusterName"], "my-training-cluster");
+  const Json& wg = cd["groups"][2];
+  EXPECT_EQ(wg["InstanceGroupName"], "worker-gpu-a");
+  EXPECT_GT(wg["delivered"].get<double>(), 0.5);
+  EXPECT_LT(wg["delivered"].get<double>(), 1.0);
+  EXPECT_LT(wg["runningInstanceHours"].get<double>(), wg["targetInstanceHours"].get<double>());
+  EXPECT_GE(wg["timeToTargetSeconds"].get<int64_t>(), 2 * 3600);  // capacity arrives at 2h
+  EXPECT_EQ(cd["timeToInServiceSeconds"], 1200);                  // controller 10m, then login 10m
+  const Json& p = (*m)["provisioning"];
+  EXPECT_GT(p["launches"].get<int64_t>(), 18);
+  EXPECT_GT(p["launchFailures"].get<int64_t>(), 0);
+  EXPECT_GT(p["retries"].get<int64_t>(), 3);
+  EXPECT_EQ(p["rollbacks"], 0);
+  EXPECT_GT((*m)["billing"]["byCluster"]["TotalMicros"].get<int64_t>(), 0);
+  EXPECT_EQ((*m)["queueingDelay"]["measured"], false);
+  EXPECT_EQ((*m)["remediations"]["measured"], false);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("journal.db")));
+}
+
+TEST(Simulation, MinCountRollbackComesThreeHoursAfterTheUpdateNotAtThreeHours) {
+  TempDir dir;
+  SimulationReport r = run(example("mincount-rollback.yaml"), dir.path());
+  EXPECT_EQ(r.steps_failed, 0u);
+  std::vector<Json> events = read_jsonl(dir.file("events.jsonl"));
+  auto rb = events_containing(events, "rollback initiated: InstanceGroup worker-group-1");
+  ASSERT_EQ(rb.size(), 1u);
+  EXPECT_EQ(rb[0]["t"], 5 * 3600);
+  EXPECT_EQ(rb[0]["EventTime"], "2026-01-01T05:00:00Z");
+  const Json* wg = group_of(r.state, "my-mincount-cluster", "worker-group-1");
+  ASSERT_TRUE(wg);
+  EXPECT_EQ((*wg)["TargetCount"], 0);
+  EXPECT_EQ((*wg)["MinCount"], 0);
+  EXPECT_EQ((*wg)["Status"], "InService");
+  EXPECT_EQ(r.metrics["provisioning"]["minCountRollbacks"], 1);
+  std::vector<Json> calls = read_jsonl(dir.file("calls.jsonl"));
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[1]["call"], "PUT /v1/clusters/my-mincount-cluster");
+  EXPECT_EQ(calls[1]["status"], 200);
+}
+
+TEST(Simulation, EveryShippedExampleRunsCleanly) {
+  for (const char* name :
+       {"seed-mincount.yaml", "controller-failure.yaml", "legacy-all-or-nothing.yaml"}) {
+    TempDir dir;
+    SimulationReport r = run(example(name), dir.path());
+    EXPECT_EQ(r.steps_failed, 0u) << name;
+    EXPECT_GT(r.events, 0u) << name;
+  }
+  TempDir legacy;
+  SimulationReport r = run(example("legacy-all-or-nothing.yaml"), legacy.path());
+  ASSERT_EQ(r.state["clusters"].size(), 1u);
+  EXPECT_EQ(r.state["clusters"][0]["ClusterStatus"], "Failed");
+  EXPECT_TRUE(r.state["nodes"]["legacy-cluster"].empty());  // everything terminated
+  TempDir cf;
+  r = run(example("controller-failure.yaml"), cf.path());
+  EXPECT_EQ(r.state["clusters"][0]["ClusterStatus"], "InService");
+  EXPECT_EQ(r.metrics["provisioning"]["launchFailuresByReason"]["UnhealthyInstance"], 1);
+}
+
+TEST(Simulation, StepsOfComponentsNotBuiltAreAnswered501AndRecorded) {
+  TempDir dir;
+  const std::string file = dir.file("s.yaml");
+  std::ofstream(file) << R"(
+steps:
+  - { at: 10m, fault: { node: workers/0, signal: "NVRM: Xid 79" }, as: ops }
+  - { at: 20m, priority: { serviceJob: s, value: 3 } }
+  - { at: 30m, call: GET /v1/clusters/nope }
+)";
+  SimulationReport r = run(file, dir.path(), std::nullopt, std::nullopt, hours(1));
+  EXPECT_EQ(r.until, hours(1));
+  EXPECT_EQ(r.steps_run, 3u);
+  EXPECT_EQ(r.steps_not_implemented, 2u);
+  EXPECT_EQ(r.steps_failed, 3u);
+  std::vector<Json> calls = read_jsonl(dir.file("calls.jsonl"));
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0]["call"], "fault");
+  EXPECT_EQ(calls[0]["status"], 501);
+  EXPECT_EQ(calls[0]["as"], "ops");
+  EXPECT_EQ(calls[0]["t"], 600);
+  EXPECT_EQ(calls[0]["body"]["__type"], "NotImplementedException");
+  EXPECT_NE(calls[0]["body"]["message"].get<std::string>().find("health detectors"),
+            std::string::npos);
+  EXPECT_NE(calls[1]["body"]["message"].get<std::string>().find("service jobs"), std::string::npos);
+  EXPECT_EQ(calls[2]["status"], 404);
+}
+
+TEST(Simulation, UntilCutsTheRunAndSkipsLaterStepsAndARerunReplacesTheOutputs) {
+  TempDir dir;
+  SimulationReport r =
+      run(example("mincount-rollback.yaml"), dir.path(), std::nullopt, std::nullopt, hours(1));
+  EXPECT_EQ(r.steps_run, 1u);
+  EXPECT_EQ(r.steps_skipped, 3u);
+  EXPECT_EQ(r.state["t"], 3600);
+  // A second run into the same directory starts from an empty journal, not the previous one.
+  SimulationReport again =
+      run(example("mincount-rollback.yaml"), dir.path(), std::nullopt, std::nullopt, hours(1));
+  EXPECT_EQ(again.state, r.state);
+  EXPECT_EQ(again.events, r.events);
+}
+
+TEST(Simulation, TimesAreWholeSecondsOrFractions) {
+  EXPECT_EQ(seconds_since_start(kSimEpoch + hours(2)), 7200);
+  EXPECT_TRUE(seconds_since_start(kSimEpoch + hours(2)).is_number_integer());
+  EXPECT_EQ(seconds_since_start(kSimEpoch + std::chrono::milliseconds(1500)).get<double>(), 1.5);
+}
+
+}  // namespace
+}  // namespace gf
