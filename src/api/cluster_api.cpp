@@ -9,6 +9,7 @@
 #include "api/events_api.h"
 #include "provision/cluster_request.h"
 #include "provision/provisioner.h"
+#include "provision/slurm_layout.h"
 #include "state/cluster_events.h"
 
 namespace gf {
@@ -257,6 +258,18 @@ void register_cluster_routes(Api& api) {
   r.add("POST", "/v1/clusters/{name}/nodes/batch-add", [&api](const HttpRequest& req) { return batch_add(api, req); });
   r.add("POST", "/v1/clusters/{name}/nodes/batch-delete",
         [&api](const HttpRequest& req) { return batch_delete(api, req); });
+  // Merge-mode slurm.conf (SPEC §2.6): the body is the cluster's current slurm.conf; the answer
+  // is the same file with gpufleet's managed NodeName/PartitionName blocks brought up to date.
+  r.add("POST", "/v1/clusters/{name}/slurm-conf/merge", [&api](const HttpRequest& req) {
+    auto view = api.loop().view();
+    const Cluster* c = view->find_cluster(req.path_params.at("name"));
+    if (!c) return error_response(not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+    if (c->orchestrator != Orchestrator::kSlurm) {
+      return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
+    }
+    SlurmMergeResult merged = merge_slurm_conf(req.body, slurm_layout(*c, api.provisioner()->catalog()));
+    return json_response(200, Json{{"SlurmConf", merged.text}, {"Warnings", merged.warnings}});
+  });
   r.add("GET", "/v1/clusters/{name}/events", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const std::string name = req.path_params.at("name");

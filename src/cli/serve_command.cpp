@@ -35,6 +35,11 @@ struct ServeArgs {
   uint64_t seed = 1;
   int64_t sim_speed = 1;
   std::string cloud_file;
+  std::string min_count_timeout = "3h";
+  std::string retry_base = "30s";
+  std::string retry_max = "10m";
+  std::string region = "local";
+  std::string account = "000000000000";
 };
 
 // The simulated cloud's settings from a file: either a scenario's `cloud:` block on its own, or
@@ -103,6 +108,24 @@ int serve(const ServeArgs& args) {
   }
   RuntimeOptions ropts;
   ropts.seed = args.seed;
+  ropts.provision.arn = ArnConfig{args.region, args.account};
+  struct DurationFlag {
+    const char* flag;
+    const std::string* text;
+    Duration* out;
+  };
+  for (const DurationFlag& f : {DurationFlag{"--min-count-timeout", &args.min_count_timeout,
+                                             &ropts.provision.min_count_timeout},
+                                DurationFlag{"--retry-base", &args.retry_base, &ropts.provision.retry_base},
+                                DurationFlag{"--retry-max", &args.retry_max, &ropts.provision.retry_max}}) {
+    auto d = parse_duration(*f.text);
+    if (!d.ok() || d->count() <= 0) {
+      std::cerr << "error: " << f.flag << ": expected a positive duration like 30s or 3h, got \""
+                << *f.text << "\"\n";
+      return 2;
+    }
+    *f.out = *d;
+  }
   ropts.loop.snapshot_every_events = args.snapshot_every;
   ropts.api.max_body_bytes = args.max_body_bytes;
   if (!args.cloud_file.empty()) {
@@ -186,6 +209,15 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--sim-cloud", args->cloud_file,
                   "simulated cloud settings (a scenario's cloud: block, YAML or JSON)");
+  cmd->add_option("--min-count-timeout", args->min_count_timeout,
+                  "how long a group may stay below MinCount before it rolls back")
+      ->capture_default_str();
+  cmd->add_option("--retry-base", args->retry_base, "first delay after a failed launch round")
+      ->capture_default_str();
+  cmd->add_option("--retry-max", args->retry_max, "cap of the launch retry backoff")
+      ->capture_default_str();
+  cmd->add_option("--region", args->region, "region part of ARNs")->capture_default_str();
+  cmd->add_option("--account", args->account, "account part of ARNs")->capture_default_str();
   cmd->add_flag("--no-fsync", args->no_fsync,
                 "do not fsync each batch (faster, loses the last batches on power loss; tests only)");
   cmd->callback([&ctx, args] { ctx.run = [args] { return serve(*args); }; });
