@@ -80,18 +80,7 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
     return ok_status();
   }
   if (type == event_type::kEventRecorded) {
-    ObjectReader r(payload, "");
-    UserEvent e;
-    e.resource_type = r.required_string("ResourceType");
-    e.description = r.required_string("Description");
-    std::string level = r.optional_string("EventLevel").value_or("Info");
-    if (const Json* d = r.optional_value("EventDetails")) e.details = *d;
-    e.cluster_name = r.optional_string("ClusterName").value_or("");
-    e.cluster_arn = r.optional_string("ClusterArn").value_or("");
-    e.instance_group = r.optional_string("InstanceGroupName").value_or("");
-    e.instance_id = r.optional_string("InstanceId").value_or("");
-    if (!r.ok()) return r.status();
-    GF_ASSIGN_OR_RETURN(e.level, parse_event_level(level));
+    GF_ASSIGN_OR_RETURN(UserEvent e, UserEvent::from_envelope(payload, ""));
     add_user_event(record, std::move(e));
     return ok_status();
   }

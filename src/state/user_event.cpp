@@ -40,15 +40,12 @@ Json UserEvent::to_json() const {
   return j;
 }
 
-Result<UserEvent> UserEvent::from_json(const Json& j) {
-  ObjectReader r(j, "event");
+Result<UserEvent> UserEvent::from_envelope(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
   UserEvent e;
-  e.event_id = r.required_string("EventId");
   e.resource_type = r.required_string("ResourceType");
   e.description = r.required_string("Description");
   std::string level = r.optional_string("EventLevel").value_or("Info");
-  e.seq = r.required_int("Seq");
-  e.time = from_micros(r.required_int("TimeMicros"));
   if (const Json* d = r.optional_value("EventDetails")) e.details = *d;
   e.cluster_name = r.optional_string("ClusterName").value_or("");
   e.cluster_arn = r.optional_string("ClusterArn").value_or("");
@@ -56,6 +53,16 @@ Result<UserEvent> UserEvent::from_json(const Json& j) {
   e.instance_id = r.optional_string("InstanceId").value_or("");
   if (!r.ok()) return r.status();
   GF_ASSIGN_OR_RETURN(e.level, parse_event_level(level));
+  return e;
+}
+
+Result<UserEvent> UserEvent::from_json(const Json& j) {
+  GF_ASSIGN_OR_RETURN(UserEvent e, from_envelope(j, "event"));
+  ObjectReader r(j, "event");
+  e.event_id = r.required_string("EventId");
+  e.seq = r.required_int("Seq");
+  e.time = from_micros(r.required_int("TimeMicros"));
+  if (!r.ok()) return r.status();
   return e;
 }
 

@@ -34,6 +34,8 @@ struct UserEvent {
   // Full round trip for snapshots.
   Json to_json() const;
   static Result<UserEvent> from_json(const Json& j);
+  // The envelope fields without EventId, Seq and time (the event.recorded journal payload).
+  static Result<UserEvent> from_envelope(const Json& j, const std::string& path);
 };
 
 }  // namespace gf
