@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <thread>
 
 namespace gf {
 
@@ -94,6 +95,9 @@ Status HttpServer::start(const std::string& host, int port) {
     port_ = port;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // stop() only reaches a server that is already accepting; wait for that so a signal that
+  // arrives right after start() cannot leave the listener running and stop() joining forever.
+  while (!server_->is_running()) std::this_thread::yield();
   return ok_status();
 }
 

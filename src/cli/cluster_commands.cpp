@@ -101,6 +101,12 @@ int wait_for_cluster(CommandEnv& env, const std::string& name, WaitGoal goal,
   }
 }
 
+// 2 (after saying why) when --timeout is not a duration, else 0: checked before a change is sent.
+int check_timeout(const WaitArgs& args) {
+  auto limit = parse_duration(args.timeout);
+  return limit.ok() ? 0 : usage_error("--timeout: " + limit.status().message());
+}
+
 void print_warnings(const Json& answer) {
   const Json& warnings = field(answer, "Warnings");
   if (!warnings.is_array()) return;
@@ -114,6 +120,7 @@ std::string cluster_name_of(const std::string& body) {
 }
 
 int create_cluster(CommandEnv& env, const FileArgs& args) {
+  if (int rc = check_timeout(args.wait); rc != 0) return rc;
   auto body = read_input_file(args.file);
   if (!body.ok()) return usage_error(body.status().message());
   auto answer = env.client.post("/v1/clusters", *body, content_type_for(args.file));
@@ -128,14 +135,16 @@ int create_cluster(CommandEnv& env, const FileArgs& args) {
 }
 
 int update_cluster(CommandEnv& env, const FileArgs& args) {
+  if (int rc = check_timeout(args.wait); rc != 0) return rc;
   auto body = read_input_file(args.file);
   if (!body.ok()) return usage_error(body.status().message());
   auto answer = env.client.put(cluster_path(args.name), *body, content_type_for(args.file));
   if (!answer.ok()) return print_error(answer.status());
   print_warnings(*answer);
   if (!args.wait.wait) {
-    if (!print_if_structured(env, *answer))
+    if (!print_if_structured(env, *answer)) {
       std::cout << "updated " << text_field(*answer, "ClusterArn") << "\n";
+    }
     return 0;
   }
   return wait_for_cluster(env, args.name, WaitGoal::kFull, args.wait.timeout);

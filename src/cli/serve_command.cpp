@@ -17,6 +17,7 @@
 #include "api/http_server.h"
 #include "cli/app.h"
 #include "core/clock.h"
+#include "core/random.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/control_loop.h"
 #include "runtime/runtime.h"
@@ -32,7 +33,7 @@ struct ServeArgs {
   int64_t snapshot_every = 10000;
   size_t max_body_bytes = 4 << 20;
   bool no_fsync = false;
-  uint64_t seed = 1;
+  uint64_t seed = 0;  // 0 = from the OS's entropy
   int64_t sim_speed = 1;
   std::string cloud_file;
   std::string min_count_timeout = "3h";
@@ -107,7 +108,7 @@ int serve(const ServeArgs& args) {
     clock = std::make_unique<RealClock>();
   }
   RuntimeOptions ropts;
-  ropts.seed = args.seed;
+  ropts.seed = args.seed != 0 ? args.seed : entropy_seed();
   ropts.provision.arn = ArnConfig{args.region, args.account};
   struct DurationFlag {
     const char* flag;
@@ -203,7 +204,7 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "largest request body accepted")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed for ids and retry jitter")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed for ids and retry jitter (default: random)");
   cmd->add_option("--sim-speed", args->sim_speed,
                   "run the clock N times faster than real time (demos of the simulated cloud)")
       ->capture_default_str();

@@ -1,5 +1,7 @@
 #include "core/random.h"
 
+#include <random>
+
 namespace gf {
 
 namespace {
@@ -14,6 +16,11 @@ uint64_t splitmix64(uint64_t& x) {
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 }  // namespace
+
+uint64_t entropy_seed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
 
 Random::Random(uint64_t seed) : seed_(seed) {
   uint64_t x = seed;

@@ -6,6 +6,10 @@
 
 namespace gf {
 
+// A seed from the operating system's entropy, for a server started without --seed (so two
+// installations do not name their first cluster alike). Everything else derives from the seed.
+uint64_t entropy_seed();
+
 class Random {
  public:
   explicit Random(uint64_t seed);

@@ -221,8 +221,8 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
   }
   metrics_.loop_batches.inc();
 
+  publish();  // before answering: a caller reads its own write right after the answer
   for (Ack& a : acks) a.promise.set_value(std::move(a.outcome));
-  publish();
   for (const Intent& in : intents) {
     auto it = drivers_.find(in.driver);
     if (it == drivers_.end()) {

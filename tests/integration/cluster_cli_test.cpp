@@ -148,6 +148,10 @@ TEST_F(ClusterCli, ErrorsNameWhatIsWrongAndExitNonZero) {
   CommandResult timeout = cli({"cluster", "wait", "nope", "--timeout", "soon"});
   EXPECT_EQ(timeout.exit_code, 2);
   EXPECT_NE(timeout.out.find("--timeout"), std::string::npos) << timeout.out;
+  CommandResult bad_timeout = cli({"cluster", "create", "-f", kExamples + "create_cluster.json",
+                                   "--wait", "--timeout", "soon"});
+  EXPECT_EQ(bad_timeout.exit_code, 2) << bad_timeout.out;
+  EXPECT_TRUE(cli_json({"cluster", "list"})["ClusterSummaries"].empty()) << "nothing was sent";
   CommandResult group_by = cli({"billing", "--group-by", "share"});
   EXPECT_EQ(group_by.exit_code, 1);
   EXPECT_NE(group_by.out.find("groupBy"), std::string::npos) << group_by.out;
