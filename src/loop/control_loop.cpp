@@ -143,7 +143,8 @@ void ControlLoop::run_controllers(Time now, std::vector<NewEvent>& batch,
       ControllerDecision d = c->decide(state_, now);
       for (const Event& e : d.events) produced |= stage(e, e.idempotency_key, now, batch);
       for (Intent& i : d.intents) intents.push_back(std::move(i));
-      wake_[c] = d.wake_at;
+      // A wake-up at or before now would spin the loop; this pass already served it.
+      wake_[c] = d.wake_at && *d.wake_at > now ? d.wake_at : std::nullopt;
     }
     if (!produced) return;
   }

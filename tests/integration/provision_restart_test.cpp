@@ -60,7 +60,7 @@ TEST(ProvisionRestart, Kill9WhileRetryingKeepsClustersNodesEventsBillingAndRetri
   const std::string cloud = dir.file("cloud.json");
   std::ofstream(cloud) << R"({"launchLatency":"1m","lifecycleDuration":"1m","failureLatency":"10s",
     "capacity":{"ml.p5.48xlarge":10},"changes":[{"at":"15m","capacity":{"ml.p5.48xlarge":16}}]})";
-  std::ifstream example(std::string(GPUFLEET_SHARED_DIR) + "/examples/create_cluster.json");
+  std::ifstream example(std::string(GPUFLEET_EXAMPLES_DIR) + "/create_cluster.json");
   std::string body((std::istreambuf_iterator<char>(example)), std::istreambuf_iterator<char>());
 
   Json before_events, before_nodes, before_billing;

@@ -19,8 +19,10 @@ inline std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// The users' example inputs, verbatim copies of ../shared/examples/ kept in the repo's
+// examples/ (tests/unit/model/examples_test.cpp checks they stay identical).
 inline std::string shared_example(const std::string& name) {
-  return read_file(std::string(GPUFLEET_SHARED_DIR) + "/examples/" + name);
+  return read_file(std::string(GPUFLEET_EXAMPLES_DIR) + "/" + name);
 }
 
 class Fleet {

@@ -1,0 +1,87 @@
+#include "quota/decision_log.h"
+
+#include <string>
+#include <string_view>
+
+namespace gf::quota {
+namespace {
+
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+void mix(uint64_t& h, uint64_t value) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (value >> (8 * i)) & 0xff;
+    h *= kFnvPrime;
+  }
+}
+
+std::string_view kind_name(DecisionKind kind) {
+  switch (kind) {
+    case DecisionKind::kAdmit:
+      return "admit";
+    case DecisionKind::kRelease:
+      return "release";
+    case DecisionKind::kEvict:
+      return "evict";
+    case DecisionKind::kWait:
+      return "wait";
+    case DecisionKind::kBlocked:
+      return "blocked";
+    case DecisionKind::kVictim:
+      return "victim";
+    case DecisionKind::kProtected:
+      return "protected";
+    case DecisionKind::kNoPreemption:
+      return "no-preemption";
+    case DecisionKind::kPriorityChange:
+      return "priority";
+  }
+  return "?";
+}
+
+}  // namespace
+
+uint64_t DecisionLog::hash() const {
+  uint64_t h = kFnvOffset;
+  for (const Decision& d : entries_) {
+    mix(h, static_cast<uint64_t>(d.kind));
+    mix(h, d.workload);
+    mix(h, d.other);
+    mix(h, d.node);
+    mix(h, d.resource);
+    mix(h, static_cast<uint64_t>(d.amount));
+    mix(h, d.code);
+  }
+  return h;
+}
+
+std::string DecisionLog::to_string(const Decision& d, const QuotaGraph& graph) const {
+  std::string out = std::string(kind_name(d.kind)) + " w=" + std::to_string(d.workload);
+  const std::string node = d.node < graph.size() ? graph.spec(d.node).name : "-";
+  switch (d.kind) {
+    case DecisionKind::kAdmit:
+      return out + " queue=" + node + (d.code ? " (borrowing)" : "");
+    case DecisionKind::kRelease:
+    case DecisionKind::kEvict:
+      return out + " queue=" + node;
+    case DecisionKind::kWait:
+    case DecisionKind::kNoPreemption:
+      return out + " node=" + node +
+             " limit=" + std::string(limit_kind_name(static_cast<LimitKind>(d.code))) +
+             " resource=" + std::to_string(d.resource) + " short=" + std::to_string(d.amount);
+    case DecisionKind::kBlocked:
+      return out + " behind w=" + std::to_string(d.other);
+    case DecisionKind::kVictim:
+      return "victim w=" + std::to_string(d.other) + " of w=" + std::to_string(d.workload) +
+             " reason=" +
+             std::string(preemption_reason_name(static_cast<PreemptionReason>(d.code)));
+    case DecisionKind::kProtected:
+      return "protected w=" + std::to_string(d.other) + " from w=" + std::to_string(d.workload);
+    case DecisionKind::kPriorityChange:
+      return out + " priority=" + std::to_string(d.amount);
+  }
+  return out;
+}
+
+}  // namespace gf::quota

@@ -1,0 +1,193 @@
+// QuotaEngine::plan_preemption: Kueue classic preemption over the quota tree.
+//
+// Attempts (each a candidate set plus a fit rule), tried in order until one succeeds:
+//   reclaim   - only when the queue is in a cohort, reclaim != Never, and its usage is below
+//               nominal in every contested dimension: own-queue candidates (withinQueue policy)
+//               plus other queues' workloads (reclaim policy); the incoming workload must then
+//               fit WITHOUT borrowing.
+//   borrow    - own-queue candidates, plus (borrowWithinCohort = LowerPriority) other queues'
+//               lower-priority workloads at or below max_priority_threshold; may borrow.
+// With borrowWithinCohort enabled the borrow attempt goes first (Kueue's order).
+// Within an attempt: sort candidates (victim_order.h); take them greedily, skipping another
+// queue's workload once that queue no longer borrows in a contested dimension (so a workload
+// running within its queue's nominal is never reclaimed), until the incoming workload fits; then
+// minimize by adding victims back from the most valuable down while it still fits. If no prefix
+// of candidates makes it fit, the attempt yields nothing: plans are never partial.
+#include <algorithm>
+#include <string>
+
+#include "quota/quota_engine.h"
+
+namespace gf::quota {
+namespace {
+
+bool overlaps(const ResourceVector& request, const std::bitset<kMaxResources>& dims) {
+  for (size_t d = 0; d < kMaxResources; ++d) {
+    if (dims.test(d) && request.get(static_cast<ResourceId>(d)) > 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<QuotaEngine::Attempt> QuotaEngine::attempts_for(
+    const Workload& w, const std::bitset<kMaxResources>& contested) const {
+  const PreemptionPolicy& p = graph_.spec(w.queue).preemption;
+  const bool in_cohort = graph_.parent(w.queue) != kNoNode;
+  bool under_nominal = true;
+  for (size_t d = 0; d < kMaxResources; ++d) {
+    const auto r = static_cast<ResourceId>(d);
+    if (contested.test(d) &&
+        ledger_.usage[w.queue].get(r) >= graph_.subtree_quota(w.queue).get(r)) {
+      under_nominal = false;
+    }
+  }
+  const bool reclaim = in_cohort && p.reclaim != ReclaimPolicy::kNever && under_nominal;
+  const bool bwc = in_cohort && p.reclaim != ReclaimPolicy::kNever &&
+                   p.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority;
+  const Attempt no_borrow{false, true, PreemptionReason::kReclaim};
+  const Attempt borrow{true, bwc, PreemptionReason::kBorrowWithinCohort};
+  std::vector<Attempt> out;
+  if (bwc) out.push_back(borrow);
+  if (reclaim) out.push_back(no_borrow);
+  if (!bwc) out.push_back(borrow);
+  return out;
+}
+
+bool QuotaEngine::eligible(const Workload& preemptor, const Workload& c, const Attempt& attempt,
+                           bool same_queue) const {
+  const PreemptionPolicy& p = graph_.spec(preemptor.queue).preemption;
+  if (same_queue) {
+    switch (p.within_queue) {
+      case WithinQueuePolicy::kNever:
+        return false;
+      case WithinQueuePolicy::kLowerPriority:
+        return c.priority < preemptor.priority;
+      case WithinQueuePolicy::kLowerOrNewerEqualPriority:
+        return c.priority < preemptor.priority ||
+               (c.priority == preemptor.priority && preemptor.creation_seq < c.creation_seq);
+    }
+    return false;
+  }
+  if (!attempt.cohort_candidates) return false;
+  if (attempt.cohort_reason == PreemptionReason::kReclaim) {
+    return p.reclaim == ReclaimPolicy::kAny ||
+           (p.reclaim == ReclaimPolicy::kLowerPriority && c.priority < preemptor.priority);
+  }
+  return c.priority < preemptor.priority &&
+         (!p.max_priority_threshold || c.priority <= *p.max_priority_threshold);
+}
+
+std::vector<VictimCandidate> QuotaEngine::candidates(const Workload& w, const Attempt& attempt,
+                                                     const std::bitset<kMaxResources>& contested,
+                                                     bool jobs_contested, Time now,
+                                                     Duration min_run_time) const {
+  std::vector<VictimCandidate> out;
+  const NodeId root = graph_.root(w.queue);
+  for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
+    if (!graph_.is_queue(leaf)) continue;
+    const bool same_queue = leaf == w.queue;
+    if (!same_queue && (!attempt.cohort_candidates || graph_.root(leaf) != root)) continue;
+    for (WorkloadId id : admitted_[leaf]) {
+      const Workload& c = workloads_.at(id);
+      if (!jobs_contested && !overlaps(c.request, contested)) continue;
+      if (!eligible(w, c, attempt, same_queue)) continue;
+      if (!same_queue && now - c.start_time < min_run_time) {
+        log({DecisionKind::kProtected, w.id, c.id, leaf, 0, 0, 0});
+        continue;
+      }
+      out.push_back(
+          {&c, !same_queue, same_queue ? PreemptionReason::kInQueue : attempt.cohort_reason});
+    }
+  }
+  std::sort(out.begin(), out.end(), victim_before);
+  return out;
+}
+
+bool QuotaEngine::attempt_fits(const Ledger& ledger, const Workload& w,
+                               const Attempt& attempt) const {
+  const FitResult fit = graph_.fits(ledger, w.queue, w.request);
+  return fit.fits && (attempt.allow_borrowing || !fit.borrows);
+}
+
+std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
+    const Workload& w, const Attempt& attempt, const std::vector<VictimCandidate>& cands,
+    const std::bitset<kMaxResources>& contested) const {
+  Ledger scratch = ledger_;
+  std::vector<const VictimCandidate*> chosen;
+  bool fit = false;
+  for (const VictimCandidate& c : cands) {
+    if (c.other_queue && !graph_.borrowing_in(scratch, c.workload->queue, contested)) continue;
+    graph_.charge(scratch, c.workload->queue, c.workload->request, -1);
+    chosen.push_back(&c);
+    if (attempt_fits(scratch, w, attempt)) {
+      fit = true;
+      break;
+    }
+  }
+  if (!fit) return std::nullopt;
+  // Minimize: give back the most valuable victims first while the incoming workload still fits.
+  std::vector<bool> needed(chosen.size(), true);
+  for (size_t i = chosen.size(); i-- > 0;) {
+    const Workload& v = *chosen[i]->workload;
+    graph_.charge(scratch, v.queue, v.request, +1);
+    if (attempt_fits(scratch, w, attempt)) {
+      needed[i] = false;
+    } else {
+      graph_.charge(scratch, v.queue, v.request, -1);
+    }
+  }
+  std::vector<Victim> victims;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (needed[i])
+      victims.push_back({chosen[i]->workload->id, chosen[i]->workload->queue, chosen[i]->reason});
+  }
+  return victims;
+}
+
+PreemptionPlan QuotaEngine::plan_preemption(WorkloadId incoming, Time now,
+                                            Duration min_run_time) const {
+  PreemptionPlan plan;
+  const Workload* w = find(incoming);
+  if (w == nullptr || w->admitted) {
+    plan.why = "workload " + std::to_string(incoming) + " is not a pending workload";
+    return plan;
+  }
+  plan.blocking = fits(w->queue, w->request);
+  if (plan.blocking.fits) {
+    plan.outcome = PlanOutcome::kFitsNow;
+    return plan;
+  }
+  std::bitset<kMaxResources> contested;
+  const ResourceVector avail = graph_.available(ledger_, w->queue);
+  for (size_t d = 0; d < kMaxResources; ++d) {
+    const auto r = static_cast<ResourceId>(d);
+    if (w->request.get(r) > 0 && w->request.get(r) > avail.get(r)) contested.set(d);
+  }
+  bool jobs_contested = false;
+  for (NodeId n = w->queue; n != kNoNode; n = graph_.parent(n)) {
+    const auto& max_jobs = graph_.spec(n).max_jobs;
+    if (max_jobs && ledger_.jobs[n] + 1 > *max_jobs) jobs_contested = true;
+  }
+  if (plan.blocking.limit != LimitKind::kNotCovered &&
+      plan.blocking.limit != LimitKind::kUnknownQueue) {
+    for (const Attempt& attempt : attempts_for(*w, contested)) {
+      const auto cands = candidates(*w, attempt, contested, jobs_contested, now, min_run_time);
+      auto victims = try_attempt(*w, attempt, cands, contested);
+      if (!victims) continue;
+      plan.outcome = PlanOutcome::kPreempt;
+      plan.victims = std::move(*victims);
+      for (const Victim& v : plan.victims) {
+        log({DecisionKind::kVictim, w->id, v.id, v.queue, 0, 0, static_cast<uint8_t>(v.reason)});
+      }
+      return plan;
+    }
+  }
+  plan.outcome = PlanOutcome::kImpossible;
+  plan.why = "no eligible set of victims makes it fit; " + graph_.describe(plan.blocking);
+  log({DecisionKind::kNoPreemption, w->id, 0, plan.blocking.node, plan.blocking.resource,
+       plan.blocking.shortfall, static_cast<uint8_t>(plan.blocking.limit)});
+  return plan;
+}
+
+}  // namespace gf::quota

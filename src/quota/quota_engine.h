@@ -1,0 +1,103 @@
+// QuotaEngine: the mechanism that owns workloads and the usage ledger of one QuotaGraph.
+// It answers fit questions, admits/releases/evicts incrementally (each walks one leaf-to-root
+// path), orders pending work (Kueue queueing strategies), runs admission passes that re-check
+// fit after every admission, and plans preemption (Kueue classic preemption). Single-threaded;
+// the caller serializes access. Every decision is appended to the optional DecisionLog.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "core/result.h"
+#include "core/time.h"
+#include "quota/decision_log.h"
+#include "quota/quota_graph.h"
+#include "quota/quota_types.h"
+#include "quota/victim_order.h"
+
+namespace gf::quota {
+
+class QuotaEngine {
+ public:
+  // `log` may be null; if set it must outlive the engine.
+  explicit QuotaEngine(QuotaGraph graph, DecisionLog* log = nullptr);
+
+  const QuotaGraph& graph() const { return graph_; }
+  const Ledger& ledger() const { return ledger_; }
+  const ResourceVector& usage(NodeId node) const { return ledger_.usage[node]; }
+  int64_t admitted_jobs(NodeId node) const { return ledger_.jobs[node]; }
+
+  // Registers a pending workload (w.admitted is ignored). Errors: duplicate id, unknown queue.
+  Status add_workload(Workload w);
+  const Workload* find(WorkloadId id) const;
+  // Changes a workload's priority (pending or admitted); the caller re-plans afterwards.
+  Status set_priority(WorkloadId id, int32_t priority);
+
+  FitResult fits(NodeId leaf, const ResourceVector& request) const;
+  FitResult fits(WorkloadId id) const;
+
+  // Admits a pending workload that fits; `now` becomes its start time. Errors: unknown, already
+  // admitted, or does not fit (the message names the limit).
+  Status admit(WorkloadId id, Time now);
+  // The workload finished: its usage is returned (if admitted) and it is forgotten.
+  Status release(WorkloadId id);
+  // Preempted: its usage is returned and it goes back to pending, keeping its creation_seq.
+  Status evict(WorkloadId id);
+
+  // Pending workloads of `leaf` in queue order: priority desc, creation_seq asc, id asc.
+  std::vector<WorkloadId> pending_order(NodeId leaf) const;
+  // The workload `leaf` would admit next: StrictFIFO = the head if it fits, else none (the head
+  // blocks); BestEffortFIFO = the first in queue order that fits.
+  std::optional<WorkloadId> next_admissible(NodeId leaf) const;
+  // Admits until nothing more fits. Across queues the order is: fits without borrowing first,
+  // then priority desc, creation_seq asc, id asc. Fit is re-checked after every admission, so a
+  // pass never over-admits. Logs kWait/kBlocked for what is left. Returns admitted ids in order.
+  std::vector<WorkloadId> admission_pass(Time now);
+
+  // Plans which admitted workloads to evict so that pending `incoming` fits (see docs/quota.md).
+  // Victims that started less than `min_run_time` before `now` are protected from cohort
+  // preemption (Reclaim, BorrowWithinCohort). Pure: changes nothing but the log.
+  PreemptionPlan plan_preemption(WorkloadId incoming, Time now,
+                                 Duration min_run_time = Duration::zero()) const;
+
+ private:
+  // Queue order key: (-priority, creation_seq, id) ascending.
+  using PendingKey = std::tuple<int64_t, uint64_t, WorkloadId>;
+  static PendingKey key_of(const Workload& w) {
+    return {-int64_t{w.priority}, w.creation_seq, w.id};
+  }
+
+  struct Attempt {
+    bool allow_borrowing = false;
+    bool cohort_candidates = false;  // other queues' workloads are eligible
+    PreemptionReason cohort_reason = PreemptionReason::kReclaim;
+  };
+  std::vector<Attempt> attempts_for(const Workload& w,
+                                    const std::bitset<kMaxResources>& contested) const;
+  std::vector<VictimCandidate> candidates(const Workload& w, const Attempt& attempt,
+                                          const std::bitset<kMaxResources>& contested,
+                                          bool jobs_contested, Time now,
+                                          Duration min_run_time) const;
+  bool eligible(const Workload& preemptor, const Workload& c, const Attempt& attempt,
+                bool same_queue) const;
+  bool attempt_fits(const Ledger& ledger, const Workload& w, const Attempt& attempt) const;
+  std::optional<std::vector<Victim>> try_attempt(const Workload& w, const Attempt& attempt,
+                                                 const std::vector<VictimCandidate>& cands,
+                                                 const std::bitset<kMaxResources>& contested) const;
+  void log_wait(const Workload& w, const FitResult& fit) const;
+  void log(const Decision& d) const {
+    if (log_ != nullptr) log_->append(d);
+  }
+
+  QuotaGraph graph_;
+  Ledger ledger_;
+  DecisionLog* log_;
+  std::map<WorkloadId, Workload> workloads_;    // ordered: deterministic iteration
+  std::vector<std::set<PendingKey>> pending_;   // per node (queues only)
+  std::vector<std::set<WorkloadId>> admitted_;  // per node (queues only)
+};
+
+}  // namespace gf::quota
