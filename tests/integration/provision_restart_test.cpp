@@ -5,9 +5,9 @@
 #include <httplib.h>
 
 #include <fstream>
-#include <regex>
 
 #include "core/json.h"
+#include "support/gpufleet_server.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -18,16 +18,12 @@ using testing::Process;
 using testing::TempDir;
 
 struct Serve {
-  Serve(const TempDir& dir, const std::string& cloud_file) {
-    proc = std::make_unique<Process>(std::vector<std::string>{
-        GPUFLEET_BINARY, "serve", "--data-dir", dir.file("data"), "--listen", "127.0.0.1:0",
-        "--sim-speed", "600", "--sim-cloud", cloud_file, "--snapshot-every", "50"});
-    std::string line = proc->wait_for_line("serving on http://");
-    std::smatch m;
-    if (std::regex_search(line, m, std::regex(R"(127\.0\.0\.1:(\d+))"))) port = std::stoi(m[1].str());
-  }
+  Serve(const TempDir& dir, const std::string& cloud_file)
+      : server(dir.file("data"), {"--sim-speed", "600", "--sim-cloud", cloud_file, "--snapshot-every", "50"}),
+        proc(&server.process()),
+        up(!server.url().empty()) {}
   Json get(const std::string& path) {
-    httplib::Client c("127.0.0.1", port);
+    httplib::Client c(server.url());
     auto r = c.Get(path);
     return r ? Json::parse(r->body) : Json();
   }
@@ -44,8 +40,9 @@ struct Serve {
     ADD_FAILURE() << "condition never held for " << path << ": " << j.dump();
     return j;
   }
-  std::unique_ptr<Process> proc;
-  int port = 0;
+  testing::GpufleetServer server;
+  Process* proc;
+  bool up;
 };
 
 Json worker_group(const Json& describe) {
@@ -66,8 +63,8 @@ TEST(ProvisionRestart, Kill9WhileRetryingKeepsClustersNodesEventsBillingAndRetri
   Json before_events, before_nodes, before_billing;
   {
     Serve s(dir, cloud);
-    ASSERT_GT(s.port, 0);
-    httplib::Client c("127.0.0.1", s.port);
+    ASSERT_TRUE(s.up);
+    httplib::Client c(s.server.url());
     auto created = c.Post("/v1/clusters", body, "application/json");
     ASSERT_TRUE(created && created->status == 200) << (created ? created->body : "no answer");
     // 10 workers Running and the other 6 in their retry loop.
@@ -83,7 +80,7 @@ TEST(ProvisionRestart, Kill9WhileRetryingKeepsClustersNodesEventsBillingAndRetri
   }
 
   Serve s(dir, cloud);
-  ASSERT_GT(s.port, 0);
+  ASSERT_TRUE(s.up);
   Json d = s.get("/v1/clusters/my-training-cluster");
   EXPECT_EQ(d["ClusterStatus"], "InService");
   EXPECT_GE(worker_group(d)["CurrentCount"].get<int>(), 10);

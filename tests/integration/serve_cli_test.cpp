@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/json.h"
+#include "support/gpufleet_server.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -17,29 +18,7 @@ using testing::Process;
 using testing::run_command;
 using testing::TempDir;
 
-class Server {
- public:
-  explicit Server(const std::string& data_dir, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {GPUFLEET_BINARY, "serve", "--data-dir", data_dir,
-                                     "--listen", "127.0.0.1:0"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    proc = std::make_unique<Process>(args);
-    std::string line = proc->wait_for_line("serving on http://");
-    std::smatch m;
-    if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
-      url = "http://127.0.0.1:" + m[1].str();
-      port = std::stoi(m[1].str());
-    }
-  }
-  CommandResult cli(std::vector<std::string> args) const {
-    std::vector<std::string> full = {GPUFLEET_BINARY, "--server", url};
-    full.insert(full.end(), args.begin(), args.end());
-    return run_command(full);
-  }
-  std::unique_ptr<Process> proc;
-  std::string url;
-  int port = 0;
-};
+using Server = testing::GpufleetServer;
 
 Json events_json(const Server& s) {
   CommandResult r = s.cli({"-o", "json", "events", "--all"});
@@ -60,8 +39,8 @@ int count_descriptions(const Json& events, const std::string& prefix) {
 TEST(ServeIntegration, ServePrintsWhereToReachItAndAnswersHealthz) {
   TempDir dir;
   Server s(dir.path());
-  ASSERT_FALSE(s.url.empty()) << s.proc->output();
-  httplib::Client c(s.url);
+  ASSERT_FALSE(s.url().empty()) << s.process().output();
+  httplib::Client c(s.url());
   auto res = c.Get("/healthz");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
@@ -88,7 +67,7 @@ TEST(ServeIntegration, CliListsEventsAsTableJsonAndYaml) {
 TEST(ServeIntegration, ErrorsOverHttpKeepTheJsonShape) {
   TempDir dir;
   Server s(dir.path(), {"--max-body-bytes", "1000"});
-  httplib::Client c(s.url);
+  httplib::Client c(s.url());
   auto missing = c.Get("/v1/no-such-thing");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
@@ -113,10 +92,10 @@ TEST(ServeIntegration, SigtermStopsGracefullyAndRestartKeepsHistory) {
   TempDir dir;
   {
     Server s(dir.path());
-    ASSERT_FALSE(s.url.empty());
-    s.proc->signal(SIGTERM);
-    EXPECT_EQ(s.proc->wait(), 0);
-    EXPECT_NE(s.proc->read_rest().find("gpufleet stopped"), std::string::npos);
+    ASSERT_FALSE(s.url().empty());
+    s.process().signal(SIGTERM);
+    EXPECT_EQ(s.process().wait(), 0);
+    EXPECT_NE(s.process().read_rest().find("gpufleet stopped"), std::string::npos);
   }
   Server again(dir.path());
   Json j = events_json(again);
@@ -128,19 +107,19 @@ TEST(ServeIntegration, Kill9LosesNothingAcknowledged) {
   TempDir dir;
   for (int round = 0; round < 3; ++round) {
     Server s(dir.path());
-    ASSERT_FALSE(s.url.empty());
+    ASSERT_FALSE(s.url().empty());
     // The start event is acknowledged before serve prints its address.
     Json j = events_json(s);
     EXPECT_EQ(count_descriptions(j, "gpufleet 0"), round + 1);
-    s.proc->signal(SIGKILL);
-    EXPECT_EQ(s.proc->wait(), 128 + SIGKILL);
+    s.process().signal(SIGKILL);
+    EXPECT_EQ(s.process().wait(), 128 + SIGKILL);
   }
 }
 
 TEST(ServeIntegration, ASecondServeOnTheSameDataDirIsRefused) {
   TempDir dir;
   Server first(dir.path());
-  ASSERT_FALSE(first.url.empty());
+  ASSERT_FALSE(first.url().empty());
   CommandResult second = run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0"});
   EXPECT_NE(second.exit_code, 0);
   EXPECT_NE(second.out.find("in use by another gpufleet serve"), std::string::npos) << second.out;
