@@ -27,6 +27,19 @@ Json update_body(const std::string& group, int64_t count, std::optional<int64_t>
   return Json();
 }
 
+// Room for the controller, the login node and one worker: worker-group-1's MinCount 2 is never met.
+SimCloudConfig short_cloud() {
+  SimCloudConfig cloud;
+  cloud.capacity = {{"ml.c5.xlarge", 3}};
+  return cloud;
+}
+
+Json unreachable_min_body() {
+  Json body = Json::parse(shared_example("create_cluster_mincount.json"));
+  body["InstanceGroups"][2]["MinInstanceCount"] = 2;
+  return body;
+}
+
 TEST(MinCount, NewGroupIsCreatingUntilMinCountRunsThenInServiceThenReachesTarget) {
   SimCloudConfig cloud;
   // One c5.xlarge for each of controller and login, none for workers until 1h, then one, then more.
@@ -60,12 +73,8 @@ TEST(MinCount, NewGroupIsCreatingUntilMinCountRunsThenInServiceThenReachesTarget
 }
 
 TEST(MinCount, UnreachableMinCountRollsANewGroupBackToZeroAfterThreeHours) {
-  SimCloudConfig cloud;
-  cloud.capacity = {{"ml.c5.xlarge", 3}};  // controller, login, one worker: Min 2 is never met
-  Fleet f(cloud);
-  Json body = Json::parse(shared_example("create_cluster_mincount.json"));
-  body["InstanceGroups"][2]["MinInstanceCount"] = 2;
-  ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
+  Fleet f(short_cloud());
+  ASSERT_EQ(f.call("POST", "/v1/clusters", unreachable_min_body().dump()).status, 200);
   f.run_for(hours(2) + minutes(59));
   EXPECT_EQ(f.group(kCluster, "worker-group-1")["Status"], "Creating");
   EXPECT_TRUE(f.events_containing("rollback initiated").empty());
@@ -133,12 +142,8 @@ TEST(MinCount, RaisedMinCountRollsBackToLastInServiceCountsTerminatingUnhealthyT
 }
 
 TEST(MinCount, UpdatingMinCountAtTwoHoursRestartsTheThreeHourTimer) {
-  SimCloudConfig cloud;
-  cloud.capacity = {{"ml.c5.xlarge", 3}};
-  Fleet f(cloud);
-  Json body = Json::parse(shared_example("create_cluster_mincount.json"));
-  body["InstanceGroups"][2]["MinInstanceCount"] = 2;
-  ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
+  Fleet f(short_cloud());
+  ASSERT_EQ(f.call("POST", "/v1/clusters", unreachable_min_body().dump()).status, 200);
   f.run_for(hours(2));
   ASSERT_EQ(f.call("PUT", std::string("/v1/clusters/") + kCluster, update_body("worker-group-1", 3, 3).dump()).status, 200);
   f.run_for(hours(2) + minutes(30));  // 4h30: past the original 3h deadline
@@ -151,12 +156,8 @@ TEST(MinCount, UpdatingMinCountAtTwoHoursRestartsTheThreeHourTimer) {
 }
 
 TEST(MinCount, CreatingGroupRefusesBatchAddAndDeleteButTakesCountChangesAndDeletion) {
-  SimCloudConfig cloud;
-  cloud.capacity = {{"ml.c5.xlarge", 3}};
-  Fleet f(cloud);
-  Json body = Json::parse(shared_example("create_cluster_mincount.json"));
-  body["InstanceGroups"][2]["MinInstanceCount"] = 2;
-  ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
+  Fleet f(short_cloud());
+  ASSERT_EQ(f.call("POST", "/v1/clusters", unreachable_min_body().dump()).status, 200);
   f.run_for(minutes(40));
   ASSERT_EQ(f.group(kCluster, "worker-group-1")["Status"], "Creating");
   const std::string base = std::string("/v1/clusters/") + kCluster;
@@ -186,12 +187,8 @@ TEST(MinCount, CreatingGroupRefusesBatchAddAndDeleteButTakesCountChangesAndDelet
 }
 
 TEST(MinCount, DeletingACreatingGroupOrTheClusterIsAlwaysAllowed) {
-  SimCloudConfig cloud;
-  cloud.capacity = {{"ml.c5.xlarge", 3}};
-  Fleet f(cloud);
-  Json body = Json::parse(shared_example("create_cluster_mincount.json"));
-  body["InstanceGroups"][2]["MinInstanceCount"] = 2;
-  ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
+  Fleet f(short_cloud());
+  ASSERT_EQ(f.call("POST", "/v1/clusters", unreachable_min_body().dump()).status, 200);
   f.run_for(minutes(40));
   const std::string base = std::string("/v1/clusters/") + kCluster;
   HttpResponse del_group = f.call("PUT", base, R"({"InstanceGroupsToDelete":["worker-group-1"]})");
