@@ -12,6 +12,8 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
   if (provisioner_) {
     register_cluster_routes(*this);
     register_billing_routes(*this);
+    register_quota_routes(*this);
+    register_job_routes(*this);
   }
 }
 

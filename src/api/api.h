@@ -61,6 +61,8 @@ void register_system_routes(Api& api);
 void register_event_routes(Api& api);
 void register_cluster_routes(Api& api);
 void register_billing_routes(Api& api);
+void register_quota_routes(Api& api);
+void register_job_routes(Api& api);
 
 // The idempotency key of a write: the Idempotency-Key header, else the body's ClientToken.
 std::string idempotency_key(const HttpRequest& request, const Json* body);

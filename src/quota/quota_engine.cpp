@@ -74,6 +74,29 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
   return ok_status();
 }
 
+Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
+  auto it = workloads_.find(id);
+  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  Workload& w = it->second;
+  if (w.admitted) return conflict_error("workload " + std::to_string(id) + " already admitted");
+  graph_.charge(ledger_, w.queue, w.request, +1);
+  pending_[w.queue].erase(key_of(w));
+  admitted_[w.queue].insert(id);
+  w.admitted = true;
+  w.start_time = start_time;
+  return ok_status();
+}
+
+Status QuotaEngine::set_request(WorkloadId id, const ResourceVector& request) {
+  auto it = workloads_.find(id);
+  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  Workload& w = it->second;
+  if (w.admitted) return conflict_error("workload " + std::to_string(id) + " is admitted");
+  if (request.any_negative()) return validation_error("workload " + std::to_string(id) + ": negative request");
+  w.request = request;
+  return ok_status();
+}
+
 Status QuotaEngine::release(WorkloadId id) {
   auto it = workloads_.find(id);
   if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));

@@ -42,6 +42,13 @@ class QuotaEngine {
   // Admits a pending workload that fits; `now` becomes its start time. Errors: unknown, already
   // admitted, or does not fit (the message names the limit).
   Status admit(WorkloadId id, Time now);
+  // Admits without a fit check, keeping `start_time`: restoring state (replay, a snapshot, a
+  // changed quota graph, undoing a simulated eviction). Usage may then exceed a limit; such
+  // workloads are the victims a later preemption finds (SPEC §3.2 "lowering a limit").
+  Status restore_admitted(WorkloadId id, Time start_time);
+  // Replaces a pending workload's request (a job trying another flavor). Errors: unknown,
+  // admitted, negative.
+  Status set_request(WorkloadId id, const ResourceVector& request);
   // The workload finished: its usage is returned (if admitted) and it is forgotten.
   Status release(WorkloadId id);
   // Preempted: its usage is returned and it goes back to pending, keeping its creation_seq.

@@ -287,7 +287,7 @@ std::string QuotaGraph::describe(const FitResult& fit, const ResourceRegistry* r
   std::string resource = registry && fit.resource < registry->size()
                              ? std::string(registry->name(fit.resource))
                              : "resource#" + std::to_string(fit.resource);
-  if (fit.limit == LimitKind::kMaxJobs) resource = "jobs";
+  if (fit.limit == LimitKind::kMaxJobs) resource = "kube-queue/max-jobs";
   return "node " + node + " " + std::string(limit_kind_name(fit.limit)) + " on " + resource +
          ": needs " + std::to_string(fit.requested) + ", available " +
          std::to_string(fit.available) + " (short by " + std::to_string(fit.shortfall) + ")";

@@ -18,6 +18,7 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
       loop_(options_.loop, clock, journal, metrics_),
       provisioner_(with_seed(options_.provision, options_.seed),
                    options_.catalog ? *options_.catalog : Catalog::builtin(), random_),
+      scheduling_(options_.scheduler),
       cloud_(options_.cloud, clock,
              [this](Time at, CloudReport report) {
                Request r;
@@ -29,6 +30,7 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
              }),
       api_(options_.api, loop_, metrics_, clock, &provisioner_) {
   loop_.add_controller(&provisioner_);
+  loop_.add_controller(&scheduling_);
   loop_.add_driver(kCloudDriver, &cloud_);
 }
 

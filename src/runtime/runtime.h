@@ -9,6 +9,7 @@
 #include "api/api.h"
 #include "cloud/sim/sim_cloud.h"
 #include "core/random.h"
+#include "dispatch/scheduling_controller.h"
 #include "journal/journal.h"
 #include "loop/control_loop.h"
 #include "provision/provisioner.h"
@@ -19,6 +20,7 @@ struct RuntimeOptions {
   uint64_t seed = 1;
   LoopOptions loop;
   ProvisionOptions provision;
+  sched::SchedulerOptions scheduler;
   SimCloudConfig cloud;
   ApiOptions api;
   const Catalog* catalog = nullptr;  // null = the built-in catalog
@@ -34,6 +36,7 @@ class Runtime {
   ControlLoop& loop() { return loop_; }
   Api& api() { return api_; }
   Provisioner& provisioner() { return provisioner_; }
+  SchedulingController& scheduling() { return scheduling_; }
   SimCloud& cloud() { return cloud_; }
   Metrics& metrics() { return metrics_; }
   Random& random() { return random_; }
@@ -45,6 +48,7 @@ class Runtime {
   Random random_;
   ControlLoop loop_;
   Provisioner provisioner_;
+  SchedulingController scheduling_;
   SimCloud cloud_;
   Api api_;
 };

@@ -2,6 +2,10 @@
 
 #include "core/ids.h"
 #include "state/cluster_codec.h"
+#include "state/job_events.h"
+
+// SchedCache is defined in job_apply.cpp.
+
 
 namespace gf {
 
@@ -86,8 +90,14 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
   }
   if (type.rfind("cluster.", 0) == 0 || type.rfind("group.", 0) == 0 ||
       type.rfind("node.", 0) == 0) {
-    return apply_cluster_event(record, payload);
+    GF_RETURN_IF_ERROR(apply_cluster_event(record, payload));
+    if (payload.contains("Name") && payload.at("Name").is_string()) {
+      mark_cluster_dirty(payload.at("Name").get<std::string>());
+    }
+    return ok_status();
   }
+  if (type.rfind("quota.", 0) == 0) return apply_quota_event(record, payload);
+  if (type.rfind("job.", 0) == 0) return apply_job_event(record, payload);
   return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
 }
 
@@ -102,7 +112,24 @@ Json FleetState::to_json() const {
   if (view_.retired_billing) {
     for (const auto& b : *view_.retired_billing) retired.push_back(b.to_json());
   }
+  Json quota_objects = Json::array();
+  if (view_.quota_objects) {
+    for (const auto& [key, obj] : *view_.quota_objects) {
+      quota_objects.push_back({{"kind", std::string(frontend::kind_name(key.kind))},
+                               {"namespace", key.ns},
+                               {"name", key.name},
+                               {"doc", obj.doc}});
+    }
+  }
+  Json jobs = Json::array();
+  for (const auto& [id, job] : view_.jobs) jobs.push_back(job->to_json());
+  Json resources = Json::array();
+  for (size_t i = 0; i < registry().size(); ++i) resources.push_back(std::string(registry().name(static_cast<ResourceId>(i))));
   return Json{{"format", 1},
+              {"quota_objects", std::move(quota_objects)},
+              {"jobs", std::move(jobs)},
+              {"job_counter", view_.job_counter},
+              {"resources", std::move(resources)},
               {"clusters", std::move(clusters)},
               {"retired_billing", std::move(retired)},
               {"cluster_counter", view_.cluster_counter},
@@ -166,7 +193,41 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       s.keys_.emplace(it.key(), it.value().get<Seq>());
     }
   }
+  // Resource names first, in their original order, so resource ids match the live run's.
+  if (const Json* resources = r.optional_array("resources")) {
+    for (const Json& name : *resources) {
+      if (!name.is_string()) return validation_error("snapshot.resources: expected strings");
+      GF_RETURN_IF_ERROR(s.registry().intern(name.get<std::string>()).status().with_prefix("snapshot.resources"));
+    }
+  }
+  if (const Json* objects = r.optional_array("quota_objects")) {
+    EventRecord rec;
+    rec.type = std::string(event_type::kQuotaApplied);
+    auto map = std::make_shared<frontend::ObjectMap>();
+    for (const Json& o : *objects) {
+      std::optional<frontend::Kind> kind;
+      for (int k = 0; k <= static_cast<int>(frontend::Kind::kQuotaShare); ++k) {
+        if (frontend::kind_name(static_cast<frontend::Kind>(k)) == o.value("kind", "")) kind = static_cast<frontend::Kind>(k);
+      }
+      if (!kind) return validation_error("snapshot.quota_objects: unknown kind " + o.value("kind", ""));
+      frontend::QuotaObject obj;
+      obj.key = frontend::ObjectKey{*kind, o.value("namespace", ""), o.value("name", "")};
+      obj.doc = o.value("doc", Json::object());
+      (*map)[obj.key] = std::move(obj);
+    }
+    if (!map->empty()) s.view_.quota_objects = std::move(map);
+  }
+  s.view_.job_counter = r.optional_int("job_counter").value_or(0);
+  if (const Json* jobs = r.optional_array("jobs")) {
+    for (const Json& jj : *jobs) {
+      auto job = Job::from_json(jj);
+      if (!job.ok()) return job.status().with_prefix("snapshot.jobs");
+      std::string id = job->id;
+      s.view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job).value()));
+    }
+  }
   if (!r.ok()) return r.status();
+  GF_RETURN_IF_ERROR(s.restore_scheduler().with_prefix("snapshot"));
   return s;
 }
 

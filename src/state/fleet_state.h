@@ -7,11 +7,15 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/json.h"
 #include "journal/journal.h"
+#include "frontend/quota_objects.h"
 #include "model/cluster.h"
+#include "model/job.h"
+#include "sched/scheduler.h"
 #include "state/event_log.h"
 #include "state/events.h"
 
@@ -26,6 +30,7 @@ struct ControlPlaneInfo {
 };
 
 using ClusterPtr = std::shared_ptr<const Cluster>;
+using JobPtr = std::shared_ptr<const Job>;
 
 // Everything API reads may see. Copying it is cheap: EventLog shares its history and clusters
 // are shared immutable objects, copied only when an event changes that cluster.
@@ -38,13 +43,28 @@ struct FleetView {
   std::shared_ptr<const std::vector<BillingRecord>> retired_billing;  // of deleted clusters
   int64_t cluster_counter = 0;   // clusters ever created (ids derive from it)
   int64_t instance_counter = 0;  // launch requests ever made (instance ids derive from it)
+  // Quota objects as applied, and what they compile to (null until the first apply).
+  std::shared_ptr<const frontend::ObjectMap> quota_objects;
+  std::shared_ptr<const frontend::CompiledQuota> quota;
+  std::map<std::string, JobPtr, std::less<>> jobs;  // by job id, finished ones included
+  int64_t job_counter = 0;                          // jobs ever submitted (ids and keys)
 
   const Cluster* find_cluster(std::string_view name) const;
+  // By job id, else by name (the newest job of that name).
+  const Job* find_job(std::string_view id_or_name) const;
 };
+
+// The writer's scheduling cache: derived from the journal (never serialized), brought in step by
+// the appliers, and mutated ahead of them by the scheduling controller, which records what it
+// did as events (Kueue's "assume"; see docs/scheduling.md).
+struct SchedCache;
 
 class FleetState {
  public:
-  FleetState() = default;
+  FleetState();
+  ~FleetState();
+  FleetState(FleetState&&) noexcept;
+  FleetState& operator=(FleetState&&) noexcept;
 
   // Applies one journal event; its seq must be applied_seq() + 1. An error means the event is
   // malformed (a bug or a corrupt journal): the caller stops rather than diverge.
@@ -65,9 +85,36 @@ class FleetState {
   // FNV-1a 64 over the canonical serialization: equal states have equal hashes.
   uint64_t hash() const;
 
+  // Writer-only scheduling cache. scheduler() first brings the node index in step with the
+  // clusters changed since the last call.
+  sched::Scheduler& scheduler() const;
+  ResourceRegistry& registry() const;
+  void set_scheduler_options(const sched::SchedulerOptions& options);
+  // Gangs interrupted by node changes that the scheduler found while syncing and that are not
+  // recorded yet (the controller records them as job.interrupted).
+  std::vector<sched::Action> take_interrupts() const;
+  const Job* job_by_key(uint64_t key) const;
+  // (end time, key) of running jobs with a simulated duration.
+  const std::set<std::pair<Time, uint64_t>>& completions() const;
+  // Keys of SCHEDULED jobs (admitted, not yet RUNNING).
+  const std::set<uint64_t>& scheduled() const;
+  // Bumped by every change the scheduler cares about; the controller skips idle passes.
+  uint64_t sched_generation() const;
+  // The scheduler's view of a job record (queue, alternatives, allowed clusters).
+  Result<sched::JobSpec> job_spec(const Job& job) const;
+  // Resource capacity of one node of `instance_type` (catalog), zero when unknown.
+  static ResourceVector node_capacity(std::string_view instance_type);
+
  private:
   Status apply_payload(const EventRecord& record, const Json& payload);
   Status apply_cluster_event(const EventRecord& record, const Json& payload);
+  Status apply_quota_event(const EventRecord& record, const Json& payload);
+  Status apply_job_event(const EventRecord& record, const Json& payload);
+  Status recompile_quota(std::shared_ptr<const frontend::ObjectMap> objects);
+  Status restore_scheduler();
+  void sync_clusters() const;
+  void mark_cluster_dirty(const std::string& name);
+  Job* mutable_job(std::string_view id);
   void add_user_event(const EventRecord& record, UserEvent event);
   // Copy-on-write access for apply code: clones the cluster if a published view shares it.
   Cluster* mutable_cluster(std::string_view name);
@@ -75,6 +122,7 @@ class FleetState {
   FleetView view_;
   std::map<std::string, Seq, std::less<>> keys_;
   int user_events_in_record_ = 0;
+  std::unique_ptr<SchedCache> sched_;
 };
 
 }  // namespace gf

@@ -1,0 +1,419 @@
+// Quota objects (SPEC §3, §4.1): `POST /v1/apply` for ElasticQuotaTree, Kueue's kinds and the
+// quota-share bundle; `/v1/objects/{kind}` reads and deletes; the AWS Batch shapes under
+// /v1/service-environments, /v1/scheduling-policies, /v1/job-queues and /v1/quota-shares.
+// Every write is validated against the whole resulting set (frontend::check_apply) before it
+// is recorded, so a bad object changes nothing.
+#include "api/api.h"
+#include "frontend/quota_objects.h"
+#include "state/job_events.h"
+
+namespace gf {
+namespace {
+
+using frontend::Kind;
+using frontend::ObjectKey;
+using frontend::QuotaObject;
+
+Result<std::vector<Json>> parse_docs(const HttpRequest& req) {
+  GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
+  if (docs.empty()) return validation_error("the request body holds no document");
+  return docs;
+}
+
+Result<Json> parse_one(const HttpRequest& req) {
+  GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
+  if (docs.size() != 1) return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
+  return docs.front();
+}
+
+// A registry with the state's names in order: validation interns into it, never into the
+// state's own (only applying an event may change that).
+std::unique_ptr<ResourceRegistry> scratch_registry(const FleetState& s) {
+  auto r = std::make_unique<ResourceRegistry>();
+  for (size_t i = 0; i < s.registry().size(); ++i) (void)r->intern(s.registry().name(static_cast<ResourceId>(i)));
+  return r;
+}
+
+const frontend::ObjectMap& objects_of(const FleetView& v) {
+  static const frontend::ObjectMap empty;
+  return v.quota_objects ? *v.quota_objects : empty;
+}
+
+Json object_event_entry(const QuotaObject& o) {
+  return Json{{"kind", std::string(frontend::kind_name(o.key.kind))},
+              {"namespace", o.key.ns},
+              {"name", o.key.name},
+              {"doc", o.doc}};
+}
+
+bool is_k8s(Kind k) {
+  return k != Kind::kServiceEnvironment && k != Kind::kSchedulingPolicy && k != Kind::kJobQueue &&
+         k != Kind::kQuotaShare;
+}
+
+// Validates `incoming` against the state and decides the quota.applied event. Kubernetes kinds
+// get metadata.uid and creationTimestamp (kept across updates).
+Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaObject> incoming,
+                              std::optional<bool> must_exist) {
+  const frontend::ObjectMap& current = objects_of(s.view());
+  Json items = Json::array();
+  for (size_t i = 0; i < incoming.size(); ++i) {
+    QuotaObject& o = incoming[i];
+    auto it = current.find(o.key);
+    const bool exists = it != current.end();
+    const std::string what = std::string(frontend::kind_name(o.key.kind)) + " " + o.key.name;
+    if (must_exist && *must_exist && !exists) return not_found_error(what + " does not exist");
+    if (must_exist && !*must_exist && exists) return conflict_error(what + " already exists; update it with PUT");
+    if (is_k8s(o.key.kind) && o.doc.is_object()) {
+      Json& meta = o.doc["metadata"];
+      if (exists && it->second.doc.contains("metadata")) {
+        const Json& old = it->second.doc.at("metadata");
+        meta["uid"] = old.value("uid", "");
+        meta["creationTimestamp"] = old.value("creationTimestamp", "");
+      } else {
+        meta["uid"] = "uid-" + std::to_string(s.applied_seq() + 1) + "-" + std::to_string(i);
+        meta["creationTimestamp"] = format_iso8601(now);
+      }
+    } else if (o.doc.is_object() && !o.doc.contains("createdAt")) {
+      o.doc["createdAt"] = exists && it->second.doc.contains("createdAt") ? it->second.doc.at("createdAt")
+                                                                          : Json(to_micros(now) / 1000);
+    }
+    Json item{{"kind", std::string(frontend::kind_name(o.key.kind))},
+              {"name", o.key.name},
+              {"result", exists ? "configured" : "created"}};
+    if (!o.key.ns.empty()) item["namespace"] = o.key.ns;
+    if (!o.warnings.empty()) item["warnings"] = o.warnings;
+    items.push_back(std::move(item));
+  }
+  auto reg = scratch_registry(s);
+  GF_RETURN_IF_ERROR(frontend::check_apply(current, incoming, *reg));
+  Json objs = Json::array();
+  for (const QuotaObject& o : incoming) objs.push_back(object_event_entry(o));
+  Decision d;
+  d.events.push_back(Event{std::string(event_type::kQuotaApplied), Json{{"objects", std::move(objs)}}, ""});
+  d.response = Json{{"items", std::move(items)}};
+  return d;
+}
+
+Result<Decision> decide_delete(const FleetState& s, const ObjectKey& key) {
+  const frontend::ObjectMap& current = objects_of(s.view());
+  if (!current.contains(key)) {
+    return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name + " does not exist");
+  }
+  frontend::ObjectMap after = current;
+  after.erase(key);
+  auto reg = scratch_registry(s);
+  auto compiled = frontend::compile(after, *reg);
+  if (!compiled.ok()) {
+    return conflict_error("cannot delete " + std::string(frontend::kind_name(key.kind)) + " " + key.name +
+                          ": other objects depend on it (" + compiled.status().message() + ")");
+  }
+  Decision d;
+  d.events.push_back(Event{std::string(event_type::kQuotaDeleted),
+                           Json{{"kind", std::string(frontend::kind_name(key.kind))}, {"namespace", key.ns}, {"name", key.name}},
+                           ""});
+  d.response = Json{{"deleted", {{"kind", std::string(frontend::kind_name(key.kind))}, {"name", key.name}}}};
+  return d;
+}
+
+// Jobs per quota leaf, for object status.
+struct LeafCounts {
+  int64_t admitted = 0;
+  int64_t pending = 0;
+};
+std::map<quota::NodeId, LeafCounts> counts_by_leaf(const FleetState& s) {
+  std::map<quota::NodeId, LeafCounts> out;
+  for (const auto& [id, j] : s.view().jobs) {
+    if (is_terminal(j->status)) continue;
+    const sched::JobSpec* spec = s.scheduler().spec(j->key);
+    if (spec == nullptr || spec->queue == quota::kNoNode) continue;
+    (j->admitted ? out[spec->queue].admitted : out[spec->queue].pending) += 1;
+  }
+  return out;
+}
+
+Json usage_json(const FleetState& s, quota::NodeId node) {
+  const sched::Scheduler& sc = s.scheduler();
+  if (node >= sc.engine().graph().size()) return Json::object();
+  return sc.engine().usage(node).to_json(s.registry());
+}
+
+// The object as stored plus a Kubernetes-like `status` (or the AWS status fields).
+Json render(const FleetState& s, const QuotaObject& o, const std::map<quota::NodeId, LeafCounts>& counts) {
+  Json out = o.doc;
+  const frontend::CompiledQuota* q = s.view().quota.get();
+  auto node_named = [&](const std::string& name) -> std::optional<quota::NodeId> {
+    if (q == nullptr) return std::nullopt;
+    return q->graph.find(name);
+  };
+  auto leaf_status = [&](std::optional<quota::NodeId> n) {
+    Json st = Json::object();
+    if (!n) return st;
+    auto c = counts.find(*n);
+    st["admittedWorkloads"] = c == counts.end() ? 0 : c->second.admitted;
+    st["pendingWorkloads"] = c == counts.end() ? 0 : c->second.pending;
+    st["usage"] = usage_json(s, *n);
+    return st;
+  };
+  switch (o.key.kind) {
+    case Kind::kClusterQueue:
+      out["status"] = leaf_status(node_named(o.key.name));
+      break;
+    case Kind::kJobQueue:
+      if (q != nullptr) {
+        auto it = q->job_queue_status.find(o.key.name);
+        if (it != q->job_queue_status.end()) {
+          out["state"] = it->second.state;
+          out["status"] = it->second.status;
+          out["statusReason"] = it->second.status_reason;
+        }
+      }
+      break;
+    case Kind::kQuotaShare: {
+      if (q != nullptr) {
+        auto it = q->share_leaf.find({o.doc.value("jobQueue", ""), o.key.name});
+        if (it != q->share_leaf.end()) {
+          Json st = leaf_status(it->second);
+          out["admittedJobs"] = st.value("admittedWorkloads", 0);
+          out["pendingJobs"] = st.value("pendingWorkloads", 0);
+          out["usage"] = st.value("usage", Json::object());
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
+std::optional<ObjectKey> key_from_path(const HttpRequest& req, Kind kind) {
+  const std::string name = req.path_params.count("name") ? req.path_params.at("name") : "";
+  std::string ns = req.path_params.count("namespace") ? req.path_params.at("namespace") : "";
+  if (!frontend::namespaced(kind)) ns.clear();
+  if (kind == Kind::kElasticQuotaTree && ns.empty()) ns = "kube-system";
+  return ObjectKey{kind, ns, name};
+}
+
+// Reads that need the writer's scheduler (usage, counts) run as read-only loop requests.
+HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn) {
+  Request r;
+  r.name = std::move(name);
+  r.handle = [fn = std::move(fn)](const FleetState& s, Time now) -> Result<Decision> {
+    GF_ASSIGN_OR_RETURN(Json body, fn(s, now));
+    Decision d;
+    d.response = std::move(body);
+    return d;
+  };
+  return Api::respond(api.write(std::move(r)));
+}
+
+HttpResponse list_objects(Api& api, Kind kind, std::string ns, std::string list_field) {
+  return read_through_loop(api, "ListObjects", [kind, ns, list_field](const FleetState& s, Time) -> Result<Json> {
+    const auto counts = counts_by_leaf(s);
+    Json items = Json::array();
+    for (const auto& [key, o] : objects_of(s.view())) {
+      if (key.kind != kind) continue;
+      if (!ns.empty() && frontend::namespaced(kind) && key.ns != ns) continue;
+      items.push_back(render(s, o, counts));
+    }
+    return Json{{list_field, std::move(items)}};
+  });
+}
+
+HttpResponse get_object(Api& api, ObjectKey key) {
+  return read_through_loop(api, "GetObject", [key](const FleetState& s, Time) -> Result<Json> {
+    const auto& objs = objects_of(s.view());
+    auto it = objs.find(key);
+    if (it == objs.end()) {
+      return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name + " not found");
+    }
+    return render(s, it->second, counts_by_leaf(s));
+  });
+}
+
+HttpResponse list_queues(Api& api, std::string ns) {
+  return read_through_loop(api, "ListQueues", [ns](const FleetState& s, Time) -> Result<Json> {
+    Json items = Json::array();
+    const frontend::CompiledQuota* q = s.view().quota.get();
+    if (q != nullptr) {
+      const auto counts = counts_by_leaf(s);
+      for (const frontend::QueueObject& qo : q->queues) {
+        if (!ns.empty() && qo.ns != ns) continue;
+        auto c = counts.find(qo.node);
+        const quota::NodeSpec& spec = q->graph.spec(qo.node);
+        Json status{{"admittedJobs", c == counts.end() ? 0 : c->second.admitted},
+                    {"pendingJobs", c == counts.end() ? 0 : c->second.pending},
+                    {"usage", usage_json(s, qo.node)}};
+        if (spec.max_jobs) status["maxJobs"] = *spec.max_jobs;
+        items.push_back(Json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                             {"kind", "Queue"},
+                             {"metadata", {{"name", qo.name}, {"namespace", qo.ns}}},
+                             {"spec", {{"quotaNode", qo.tree_node}, {"leaf", spec.kind == quota::NodeKind::kQueue}}},
+                             {"status", std::move(status)}});
+      }
+    }
+    return Json{{"items", std::move(items)}};
+  });
+}
+
+HttpResponse apply(Api& api, const HttpRequest& req) {
+  auto docs = parse_docs(req);
+  if (!docs.ok()) return error_response(docs.status());
+  std::vector<QuotaObject> objects;
+  for (size_t i = 0; i < docs->size(); ++i) {
+    const Json& doc = (*docs)[i];
+    const std::string where = docs->size() > 1 ? "document " + std::to_string(i + 1) + ": " : "";
+    if (!doc.is_object()) return error_response(validation_error(where + "expected an object, got " + describe_json_value(doc)));
+    if (frontend::is_quota_share_bundle(doc)) {
+      auto parsed = frontend::parse_quota_share_bundle(doc);
+      if (!parsed.ok()) return error_response(parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
+      for (auto& o : *parsed) objects.push_back(std::move(o));
+      continue;
+    }
+    const std::string api_version = doc.value("apiVersion", "");
+    const std::string kind = doc.value("kind", "");
+    if (kind.empty()) return error_response(validation_error(where + "kind: required (or a quota-share bundle with serviceEnvironment, schedulingPolicy, jobQueue, quotaShares)"));
+    if (!frontend::is_k8s_quota_kind(api_version, kind)) {
+      return error_response(validation_error(where + "kind: " + api_version + " " + kind +
+                                             " is not supported by POST /v1/apply (supported: ElasticQuotaTree, "
+                                             "ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
+                                             "WorkloadPriorityClass, and the quota-share bundle)"));
+    }
+    auto parsed = frontend::parse_k8s_object(doc);
+    if (!parsed.ok()) return error_response(parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
+    objects.push_back(std::move(parsed).value());
+  }
+  Request r;
+  r.name = "Apply";
+  r.idempotency_key = req.header_or("idempotency-key", "");
+  r.handle = [objects](const FleetState& s, Time now) { return decide_apply(s, now, objects, std::nullopt); };
+  return Api::respond(api.write(std::move(r)));
+}
+
+// The AWS-shaped resource families.
+struct AwsFamily {
+  Kind kind;
+  std::string path;        // "/v1/service-environments"
+  std::string name_field;  // "serviceEnvironmentName"
+  std::string list_field;  // "serviceEnvironments"
+  std::function<Result<QuotaObject>(const Json&)> parse;
+};
+
+void register_aws_family(Api& api, const AwsFamily& f) {
+  Router& r = api.router();
+  r.add("POST", f.path, [&api, f](const HttpRequest& req) {
+    auto body = parse_one(req);
+    if (!body.ok()) return error_response(body.status());
+    auto obj = f.parse(*body);
+    if (!obj.ok()) return error_response(obj.status());
+    Request w;
+    w.name = "Create" + std::string(frontend::kind_name(f.kind));
+    w.idempotency_key = idempotency_key(req, &*body);
+    w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
+      GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, false));
+      d.response = Json{{f.name_field, o.key.name}, {"arn", "arn:gpufleet:local:000000000000:" + std::string(frontend::kind_plural(f.kind)) + "/" + o.key.name}};
+      if (!o.warnings.empty()) d.response["warnings"] = o.warnings;
+      return d;
+    };
+    return Api::respond(api.write(std::move(w)));
+  });
+  r.add("PUT", f.path + "/{name}", [&api, f](const HttpRequest& req) {
+    auto body = parse_one(req);
+    if (!body.ok()) return error_response(body.status());
+    if (!body->is_object()) return error_response(validation_error("expected an object"));
+    Json b = *body;
+    const std::string name = req.path_params.at("name");
+    if (b.contains(f.name_field) && b.at(f.name_field) != name) {
+      return error_response(validation_error(f.name_field + ": \"" + b.value(f.name_field, "") + "\" differs from the name in the path (\"" + name + "\")"));
+    }
+    b[f.name_field] = name;
+    auto obj = f.parse(b);
+    if (!obj.ok()) return error_response(obj.status());
+    Request w;
+    w.name = "Update" + std::string(frontend::kind_name(f.kind));
+    w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
+      GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, true));
+      d.response = Json{{f.name_field, o.key.name}};
+      return d;
+    };
+    return Api::respond(api.write(std::move(w)));
+  });
+  r.add("GET", f.path, [&api, f](const HttpRequest& req) {
+    const std::string job_queue = req.query_or("jobQueue", "");
+    return read_through_loop(api, "List" + std::string(frontend::kind_name(f.kind)), [f, job_queue](const FleetState& s, Time) -> Result<Json> {
+      const auto counts = counts_by_leaf(s);
+      Json items = Json::array();
+      for (const auto& [key, o] : objects_of(s.view())) {
+        if (key.kind != f.kind) continue;
+        if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue) continue;
+        items.push_back(render(s, o, counts));
+      }
+      return Json{{f.list_field, std::move(items)}};
+    });
+  });
+  r.add("GET", f.path + "/{name}", [&api, f](const HttpRequest& req) {
+    return get_object(api, ObjectKey{f.kind, "", req.path_params.at("name")});
+  });
+  r.add("DELETE", f.path + "/{name}", [&api, f](const HttpRequest& req) {
+    Request w;
+    w.name = "Delete" + std::string(frontend::kind_name(f.kind));
+    const ObjectKey key{f.kind, "", req.path_params.at("name")};
+    w.handle = [key](const FleetState& s, Time) { return decide_delete(s, key); };
+    return Api::respond(api.write(std::move(w)));
+  });
+}
+
+std::optional<Kind> kind_param(const HttpRequest& req) { return frontend::kind_from_plural(req.path_params.at("kind")); }
+
+HttpResponse unknown_kind(const HttpRequest& req) {
+  return error_response(not_found_error("unknown object kind \"" + req.path_params.at("kind") +
+                                        "\" (known: elasticquotatrees, queues, resourceflavors, cohorts, clusterqueues, "
+                                        "localqueues, workloadpriorityclasses, service-environments, "
+                                        "scheduling-policies, job-queues, quota-shares)"));
+}
+
+}  // namespace
+
+void register_quota_routes(Api& api) {
+  Router& r = api.router();
+  r.add("POST", "/v1/apply", [&api](const HttpRequest& req) { return apply(api, req); });
+  r.add("GET", "/v1/objects/{kind}", [&api](const HttpRequest& req) {
+    const std::string plural = req.path_params.at("kind");
+    if (plural == "queues" || plural == "queue") return list_queues(api, req.query_or("namespace", ""));
+    auto kind = kind_param(req);
+    if (!kind) return unknown_kind(req);
+    return list_objects(api, *kind, req.query_or("namespace", ""), "items");
+  });
+  r.add("GET", "/v1/objects/{kind}/{name}", [&api](const HttpRequest& req) {
+    auto kind = kind_param(req);
+    if (!kind) return unknown_kind(req);
+    return get_object(api, *key_from_path(req, *kind));
+  });
+  r.add("GET", "/v1/objects/{kind}/{namespace}/{name}", [&api](const HttpRequest& req) {
+    auto kind = kind_param(req);
+    if (!kind) return unknown_kind(req);
+    return get_object(api, *key_from_path(req, *kind));
+  });
+  auto del = [&api](const HttpRequest& req) {
+    auto kind = kind_param(req);
+    if (!kind) return unknown_kind(req);
+    Request w;
+    w.name = "DeleteObject";
+    const ObjectKey key = *key_from_path(req, *kind);
+    w.handle = [key](const FleetState& s, Time) { return decide_delete(s, key); };
+    return Api::respond(api.write(std::move(w)));
+  };
+  r.add("DELETE", "/v1/objects/{kind}/{name}", del);
+  r.add("DELETE", "/v1/objects/{kind}/{namespace}/{name}", del);
+
+  register_aws_family(api, {Kind::kServiceEnvironment, "/v1/service-environments", "serviceEnvironmentName",
+                            "serviceEnvironments", frontend::parse_service_environment});
+  register_aws_family(api, {Kind::kSchedulingPolicy, "/v1/scheduling-policies", "name", "schedulingPolicies",
+                            frontend::parse_scheduling_policy});
+  register_aws_family(api, {Kind::kJobQueue, "/v1/job-queues", "jobQueueName", "jobQueues", frontend::parse_job_queue});
+  register_aws_family(api, {Kind::kQuotaShare, "/v1/quota-shares", "quotaShareName", "quotaShares",
+                            frontend::parse_quota_share});
+}
+
+}  // namespace gf

@@ -1,0 +1,107 @@
+#include "dispatch/scheduling_controller.h"
+
+#include "state/job_events.h"
+
+namespace gf {
+namespace {
+
+std::vector<std::string> instance_ids(const sched::Scheduler& s, const sched::Placement& p) {
+  std::vector<std::string> out;
+  out.reserve(p.pods.size());
+  for (const sched::PodBinding& b : p.pods) out.push_back(s.placement().instance_id(b.node));
+  return out;
+}
+
+Event job_event(std::string_view type, Json payload) {
+  Event e;
+  e.type = std::string(type);
+  e.payload = std::move(payload);
+  return e;
+}
+
+}  // namespace
+
+ControllerDecision SchedulingController::decide(const FleetState& state, Time now) {
+  ControllerDecision d;
+  sched::Scheduler& s = state.scheduler();
+  s.set_options(options_);
+
+  // Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
+  for (const sched::Action& a : state.take_interrupts()) {
+    const Job* job = state.job_by_key(a.job);
+    if (job == nullptr) continue;
+    d.events.push_back(job_event(event_type::kJobInterrupted,
+                                 {{"id", job->id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+  }
+  for (const auto& [end, key] : state.completions()) {
+    if (end > now) break;
+    const Job* job = state.job_by_key(key);
+    if (job == nullptr) continue;
+    d.events.push_back(job_event(event_type::kJobFinished,
+                                 {{"id", job->id},
+                                  {"status", "SUCCEEDED"},
+                                  {"reason", "completed after " + format_duration(job->duration.value_or(Duration::zero()))}}));
+  }
+  for (uint64_t key : state.scheduled()) {
+    const Job* job = state.job_by_key(key);
+    if (job != nullptr) d.events.push_back(job_event(event_type::kJobRunning, {{"id", job->id}}));
+  }
+  if (!d.events.empty()) return d;  // applied first; the loop calls again for the pass
+
+  std::optional<Time> next_completion;
+  if (!state.completions().empty()) next_completion = state.completions().begin()->first;
+  const bool due = wake_ && *wake_ <= now;
+  if (state.sched_generation() == seen_generation_ && !due) {
+    d.wake_at = wake_;
+    if (next_completion && (!d.wake_at || *next_completion < *d.wake_at)) d.wake_at = next_completion;
+    return d;
+  }
+
+  const sched::PassResult pass = s.schedule(now);
+  passes_ += 1;
+  for (const sched::Action& a : pass.actions) {
+    const Job* job = state.job_by_key(a.job);
+    if (job == nullptr) continue;
+    switch (a.kind) {
+      case sched::ActionKind::kAdmit:
+        d.events.push_back(job_event(event_type::kJobAdmitted,
+                                     {{"id", job->id},
+                                      {"alternative", a.alternative},
+                                      {"cluster", s.placement().cluster_name(a.placement.cluster)},
+                                      {"nodes", instance_ids(s, a.placement)},
+                                      {"borrowing", a.borrowing},
+                                      {"replaced", a.replaced}}));
+        break;
+      case sched::ActionKind::kPreempt: {
+        const Job* by = state.job_by_key(a.other);
+        std::string message = a.message;
+        if (by != nullptr) {
+          message = std::string(quota::preemption_reason_name(a.reason)) + ": preempted by " + by->id + " (" +
+                    by->name + ", priority " + std::to_string(by->priority) + ")" +
+                    (a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
+        }
+        d.events.push_back(job_event(event_type::kJobPreempted,
+                                     {{"id", job->id},
+                                      {"by", by != nullptr ? by->id : ""},
+                                      {"rule", std::string(quota::preemption_reason_name(a.reason))},
+                                      {"message", message},
+                                      {"until_us", to_micros(a.until)},
+                                      {"terminated", a.terminated}}));
+        break;
+      }
+      case sched::ActionKind::kInterrupt:
+        d.events.push_back(job_event(event_type::kJobInterrupted,
+                                     {{"id", job->id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+        break;
+    }
+  }
+  // Our own events bump the generation when applied; what they change is already in the
+  // scheduler, so the next call need not pass again unless something else changes.
+  seen_generation_ = state.sched_generation() + d.events.size();
+  wake_ = pass.next_wake;
+  d.wake_at = wake_;
+  if (next_completion && (!d.wake_at || *next_completion < *d.wake_at)) d.wake_at = next_completion;
+  return d;
+}
+
+}  // namespace gf

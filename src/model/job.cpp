@@ -1,0 +1,147 @@
+#include "model/job.h"
+
+#include <array>
+
+namespace gf {
+namespace {
+
+constexpr std::array<std::pair<JobStatus, std::string_view>, 8> kStatusNames{{
+    {JobStatus::kSubmitted, "SUBMITTED"},
+    {JobStatus::kPending, "PENDING"},
+    {JobStatus::kRunnable, "RUNNABLE"},
+    {JobStatus::kScheduled, "SCHEDULED"},
+    {JobStatus::kStarting, "STARTING"},
+    {JobStatus::kRunning, "RUNNING"},
+    {JobStatus::kSucceeded, "SUCCEEDED"},
+    {JobStatus::kFailed, "FAILED"},
+}};
+
+Json opt_time(const std::optional<Time>& t) { return t ? Json(to_micros(*t)) : Json(nullptr); }
+std::optional<Time> read_opt_time(const Json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return from_micros(j.at(key).get<int64_t>());
+}
+
+}  // namespace
+
+std::string_view to_string(JobStatus s) {
+  for (const auto& [v, name] : kStatusNames) {
+    if (v == s) return name;
+  }
+  return "?";
+}
+
+std::optional<JobStatus> parse_job_status(std::string_view s) {
+  for (const auto& [v, name] : kStatusNames) {
+    if (name == s) return v;
+  }
+  return std::nullopt;
+}
+
+void Job::add_history(Time t, std::string reason, std::string message) {
+  if (history.size() >= kMaxHistory) history.erase(history.begin());
+  history.push_back(JobEvent{t, std::move(reason), std::move(message)});
+}
+
+Json Job::to_json() const {
+  Json pods = Json::array();
+  for (const JobPodSet& p : pod_sets) {
+    pods.push_back({{"role", p.role},
+                    {"count", p.count},
+                    {"requests", p.requests},
+                    {"instance_type", p.instance_type},
+                    {"whole_node", p.whole_node}});
+  }
+  Json pre = Json::array();
+  for (const JobPreemption& p : recent_preemptions) {
+    pre.push_back({{"time_us", to_micros(p.time)},
+                   {"by", p.by},
+                   {"rule", p.rule},
+                   {"message", p.message},
+                   {"terminated", p.terminated}});
+  }
+  Json hist = Json::array();
+  for (const JobEvent& e : history) {
+    hist.push_back({{"time_us", to_micros(e.time)}, {"reason", e.reason}, {"message", e.message}});
+  }
+  return Json{{"id", id},
+              {"key", key},
+              {"name", name},
+              {"kind", kind},
+              {"job_queue", job_queue},
+              {"quota_share", quota_share},
+              {"namespace", ns},
+              {"local_queue", local_queue},
+              {"priority", priority},
+              {"max_preemptions", max_preemptions ? Json(*max_preemptions) : Json(nullptr)},
+              {"pod_sets", std::move(pods)},
+              {"clusters", clusters},
+              {"duration_us", duration ? Json(duration->count()) : Json(nullptr)},
+              {"request", request},
+              {"status", std::string(to_string(status))},
+              {"status_reason", status_reason},
+              {"created_us", to_micros(created_at)},
+              {"started_us", opt_time(started_at)},
+              {"stopped_us", opt_time(stopped_at)},
+              {"preempted_count", preempted_count},
+              {"recent_preemptions", std::move(pre)},
+              {"requeue_us", opt_time(requeue_at)},
+              {"admitted", admitted},
+              {"alternative", alternative},
+              {"admitted_us", opt_time(admitted_at)},
+              {"cluster", cluster},
+              {"pod_nodes", pod_nodes},
+              {"history", std::move(hist)}};
+}
+
+Result<Job> Job::from_json(const Json& j) {
+  try {
+    Job job;
+    job.id = j.at("id").get<std::string>();
+    job.key = j.at("key").get<uint64_t>();
+    job.name = j.at("name").get<std::string>();
+    job.kind = j.at("kind").get<std::string>();
+    job.job_queue = j.at("job_queue").get<std::string>();
+    job.quota_share = j.at("quota_share").get<std::string>();
+    job.ns = j.at("namespace").get<std::string>();
+    job.local_queue = j.at("local_queue").get<std::string>();
+    job.priority = j.at("priority").get<int32_t>();
+    if (!j.at("max_preemptions").is_null()) job.max_preemptions = j.at("max_preemptions").get<int32_t>();
+    for (const Json& p : j.at("pod_sets")) {
+      job.pod_sets.push_back(JobPodSet{p.at("role").get<std::string>(), p.at("count").get<int32_t>(),
+                                       p.at("requests"), p.at("instance_type").get<std::string>(),
+                                       p.at("whole_node").get<bool>()});
+    }
+    job.clusters = j.at("clusters").get<std::vector<std::string>>();
+    if (!j.at("duration_us").is_null()) job.duration = Duration(j.at("duration_us").get<int64_t>());
+    job.request = j.at("request");
+    auto st = parse_job_status(j.at("status").get<std::string>());
+    if (!st) return validation_error("job " + job.id + ": unknown status");
+    job.status = *st;
+    job.status_reason = j.at("status_reason").get<std::string>();
+    job.created_at = from_micros(j.at("created_us").get<int64_t>());
+    job.started_at = read_opt_time(j, "started_us");
+    job.stopped_at = read_opt_time(j, "stopped_us");
+    job.preempted_count = j.at("preempted_count").get<int32_t>();
+    for (const Json& p : j.at("recent_preemptions")) {
+      job.recent_preemptions.push_back(JobPreemption{from_micros(p.at("time_us").get<int64_t>()),
+                                                     p.at("by").get<std::string>(), p.at("rule").get<std::string>(),
+                                                     p.at("message").get<std::string>(), p.at("terminated").get<bool>()});
+    }
+    job.requeue_at = read_opt_time(j, "requeue_us");
+    job.admitted = j.at("admitted").get<bool>();
+    job.alternative = j.at("alternative").get<int32_t>();
+    job.admitted_at = read_opt_time(j, "admitted_us");
+    job.cluster = j.at("cluster").get<std::string>();
+    job.pod_nodes = j.at("pod_nodes").get<std::vector<std::string>>();
+    for (const Json& e : j.at("history")) {
+      job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()), e.at("reason").get<std::string>(),
+                                     e.at("message").get<std::string>()});
+    }
+    return job;
+  } catch (const Json::exception& e) {
+    return validation_error(std::string("job record: ") + e.what());
+  }
+}
+
+}  // namespace gf

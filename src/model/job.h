@@ -1,0 +1,93 @@
+// Jobs the scheduler admits and places (SPEC §3, §4.1): the durable record of one job, with the
+// AWS Batch service-job status names. State owns these; the scheduler derives its own indexed
+// copy (sched::Scheduler) from them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.h"
+#include "core/time.h"
+
+namespace gf {
+
+// AWS Batch service-job statuses (SPEC §4.1).
+enum class JobStatus { kSubmitted, kPending, kRunnable, kScheduled, kStarting, kRunning, kSucceeded, kFailed };
+std::string_view to_string(JobStatus s);
+std::optional<JobStatus> parse_job_status(std::string_view s);
+inline bool is_terminal(JobStatus s) { return s == JobStatus::kSucceeded || s == JobStatus::kFailed; }
+
+// `count` identical pods. `requests` maps resource names to Kubernetes quantities; a whole-node
+// pod (`whole_node`) takes every resource of a node of `instance_type`.
+struct JobPodSet {
+  std::string role;  // "node" for service jobs; "master"/"worker" for PyTorchJobs
+  int32_t count = 1;
+  Json requests = Json::object();
+  std::string instance_type;
+  bool whole_node = false;
+  bool operator==(const JobPodSet&) const = default;
+};
+
+struct JobPreemption {
+  Time time{};
+  std::string by;      // the preempting job's id
+  std::string rule;    // InQueue | Reclaim | BorrowWithinCohort
+  std::string message;
+  bool terminated = false;
+  bool operator==(const JobPreemption&) const = default;
+};
+
+// One line of a job's history (describe job).
+struct JobEvent {
+  Time time{};
+  std::string reason;   // Submitted, Admitted, Preempted, Interrupted, Placed, Running, ...
+  std::string message;
+  bool operator==(const JobEvent&) const = default;
+};
+
+struct Job {
+  std::string id;     // jobId
+  uint64_t key = 0;   // dense scheduler key: the submission order
+  std::string name;   // jobName
+  std::string kind = "ServiceJob";
+  // Where it queues: a quota share of a job queue, a Kueue LocalQueue, or a namespace of the
+  // ElasticQuotaTree; none of them = placement only.
+  std::string job_queue;
+  std::string quota_share;
+  std::string ns;
+  std::string local_queue;
+  int32_t priority = 0;
+  std::optional<int32_t> max_preemptions;  // preemptionRetriesBeforeTermination
+  std::vector<JobPodSet> pod_sets;
+  std::vector<std::string> clusters;  // allowed member clusters; empty = any
+  std::optional<Duration> duration;   // simulated run time (tag gpufleet.io/duration)
+  Json request = Json::object();      // the submitted body, echoed back
+  // Status.
+  JobStatus status = JobStatus::kSubmitted;
+  std::string status_reason;
+  Time created_at{};
+  std::optional<Time> started_at;
+  std::optional<Time> stopped_at;
+  int32_t preempted_count = 0;
+  std::vector<JobPreemption> recent_preemptions;  // newest last, at most 5
+  std::optional<Time> requeue_at;                 // after a preemption: backoff end
+  // Placement while admitted: the cluster and one instance id per pod, in pod-set order.
+  bool admitted = false;
+  int32_t alternative = 0;
+  std::optional<Time> admitted_at;
+  std::string cluster;
+  std::vector<std::string> pod_nodes;
+  std::vector<JobEvent> history;  // at most kMaxHistory, oldest dropped
+
+  static constexpr size_t kMaxHistory = 50;
+  void add_history(Time t, std::string reason, std::string message);
+
+  Json to_json() const;  // canonical (snapshots)
+  static Result<Job> from_json(const Json& j);
+  bool operator==(const Job&) const = default;
+};
+
+}  // namespace gf

@@ -1,0 +1,149 @@
+// PlacementIndex: the free capacity of every schedulable node of every member cluster, indexed
+// for gang placement (SPEC §4.2 steps 3–4). A gang is placed on one cluster, all pods or none:
+// find() computes a complete placement without changing anything; commit() reserves it.
+//
+// Per cluster, nodes are pooled by instance type; each pool keeps its schedulable nodes in a set
+// ordered by (free GPUs, node index), so the best-fit node for a pod is a lower_bound away.
+// Among clusters the tightest fit wins: the fewest free GPUs left in the cluster after the gang,
+// then the fewest free GPUs left on the nodes the gang touches (stranded fragments), then the
+// cluster's name. Capacity is real per-node capacity, never a cluster-wide sum (SPEC §4.3).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/resources.h"
+
+namespace gf::sched {
+
+using NodeIdx = uint32_t;
+using ClusterIdx = uint32_t;
+inline constexpr ClusterIdx kNoCluster = std::numeric_limits<ClusterIdx>::max();
+
+// `count` identical pods; each goes onto one node. `instance_type` non-empty = only nodes of
+// that type (a whole-node pod of a service job, a Kueue flavor's node label).
+struct PodSet {
+  int32_t count = 1;
+  ResourceVector request;
+  std::string instance_type;
+  bool operator==(const PodSet&) const = default;
+};
+
+struct PodBinding {
+  uint16_t pod_set = 0;
+  uint32_t index = 0;  // 0..count-1 within the pod set
+  NodeIdx node = 0;
+  bool operator==(const PodBinding&) const = default;
+};
+
+struct Placement {
+  ClusterIdx cluster = kNoCluster;
+  std::vector<PodBinding> pods;  // one per pod, in pod-set then index order
+  int64_t cluster_free_gpus_after = 0;
+  int64_t stranded_gpus = 0;  // free GPUs left on the nodes this gang uses
+  bool operator==(const Placement&) const = default;
+};
+
+class PlacementIndex {
+ public:
+  // Returns the cluster's index, registering the name on first use. Indexes are never reused.
+  ClusterIdx cluster(std::string_view name);
+  std::optional<ClusterIdx> find_cluster(std::string_view name) const;
+  const std::string& cluster_name(ClusterIdx c) const { return clusters_[c].name; }
+  size_t cluster_count() const { return clusters_.size(); }
+
+  // Adds a node (or updates its schedulable flag if it exists). Capacity is fixed at creation.
+  NodeIdx upsert_node(ClusterIdx c, std::string_view instance_id, std::string_view instance_type,
+                      const ResourceVector& capacity, bool schedulable);
+  std::optional<NodeIdx> find_node(ClusterIdx c, std::string_view instance_id) const;
+  // Unschedulable nodes keep their reservations but receive no new pods.
+  void set_schedulable(NodeIdx n, bool schedulable);
+  // Forgets a node. Its reservations must have been released.
+  void remove_node(NodeIdx n);
+  // The nodes of cluster `c` that exist (any schedulable state), in index order.
+  std::vector<NodeIdx> nodes_of(ClusterIdx c) const;
+
+  bool alive(NodeIdx n) const { return nodes_[n].alive; }
+  bool schedulable(NodeIdx n) const { return nodes_[n].alive && nodes_[n].schedulable; }
+  ClusterIdx cluster_of(NodeIdx n) const { return nodes_[n].cluster; }
+  const std::string& instance_id(NodeIdx n) const { return nodes_[n].instance_id; }
+  const ResourceVector& capacity(NodeIdx n) const { return nodes_[n].capacity; }
+  const ResourceVector& free(NodeIdx n) const { return nodes_[n].free; }
+  size_t node_slots() const { return nodes_.size(); }
+  // Free GPUs over the cluster's schedulable nodes.
+  int64_t free_gpus(ClusterIdx c) const { return clusters_[c].free_gpus; }
+
+  // The size a cluster is heading for, per instance type (provisioning targets): ever_fits()
+  // counts max(live nodes, target) nodes of each type.
+  void set_targets(ClusterIdx c, std::map<std::string, int64_t, std::less<>> targets);
+  // Capacity of one instance type, learned from its nodes or given for targets not yet launched.
+  void set_type_capacity(std::string_view instance_type, const ResourceVector& capacity);
+
+  // The tightest complete placement of `gang` over `allowed` clusters (null or empty = all).
+  // Changes nothing. nullopt when no single cluster has room for every pod right now.
+  std::optional<Placement> find(const std::vector<PodSet>& gang,
+                                const std::vector<ClusterIdx>* allowed = nullptr) const;
+  // Placement on one given cluster, or nullopt.
+  std::optional<Placement> find_in(ClusterIdx c, const std::vector<PodSet>& gang) const;
+  // Whether some allowed cluster could hold the gang if all of its nodes (present or targeted)
+  // were empty and schedulable. False = the shape is infeasible: waiting will not help.
+  bool ever_fits(const std::vector<PodSet>& gang,
+                 const std::vector<ClusterIdx>* allowed = nullptr) const;
+  // How many of the gang's pods fit in cluster `c` right now, placing greedily (explanations).
+  int64_t pods_that_fit(ClusterIdx c, const std::vector<PodSet>& gang) const;
+
+  void commit(const std::vector<PodSet>& gang, const Placement& placement);
+  void release(const std::vector<PodSet>& gang, const Placement& placement);
+  // Low level: used by commit/release.
+  void reserve(NodeIdx n, const ResourceVector& amount);
+  void unreserve(NodeIdx n, const ResourceVector& amount);
+
+ private:
+  using PoolKey = std::pair<int64_t, NodeIdx>;  // (free GPUs, node)
+  struct Node {
+    ClusterIdx cluster = 0;
+    uint32_t pool = 0;
+    std::string instance_id;
+    ResourceVector capacity;
+    ResourceVector free;
+    bool schedulable = false;
+    bool alive = true;
+  };
+  struct Pool {
+    std::string instance_type;
+    std::set<PoolKey> nodes;  // schedulable nodes only
+    int64_t live = 0;         // alive nodes of this type (any schedulable state)
+  };
+  struct Cluster {
+    std::string name;
+    std::vector<Pool> pools;
+    std::map<std::string, uint32_t, std::less<>> pool_of;
+    std::map<std::string, NodeIdx, std::less<>> node_of;
+    std::map<std::string, int64_t, std::less<>> targets;
+    int64_t free_gpus = 0;
+  };
+  struct Overlay;
+
+  uint32_t pool(Cluster& c, std::string_view instance_type);
+  void index_in(NodeIdx n);
+  void index_out(NodeIdx n);
+  std::optional<NodeIdx> best_node(const Cluster& c, const PodSet& ps, const Overlay& overlay) const;
+  std::optional<Placement> place(ClusterIdx c, const std::vector<PodSet>& gang, int64_t* placed) const;
+
+  std::vector<Node> nodes_;
+  std::vector<Cluster> clusters_;
+  std::map<std::string, ClusterIdx, std::less<>> cluster_of_;
+  std::map<std::string, ResourceVector, std::less<>> type_capacity_;
+};
+
+// The pod-set order placement uses: most GPUs first, then most CPU, then index.
+std::vector<uint16_t> placement_order(const std::vector<PodSet>& gang);
+
+}  // namespace gf::sched

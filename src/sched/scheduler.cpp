@@ -1,0 +1,934 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace gf::sched {
+namespace {
+
+// Scheduler-level entries of the decision log (quota::DecisionKind covers the quota part).
+constexpr auto kAdmitLog = quota::DecisionKind::kAdmit;
+constexpr auto kEvictLog = quota::DecisionKind::kEvict;
+constexpr auto kWaitLog = quota::DecisionKind::kWait;
+constexpr auto kVictimLog = quota::DecisionKind::kVictim;
+constexpr auto kReleaseLog = quota::DecisionKind::kRelease;
+
+uint64_t placement_digest(const Placement& p) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (i * 8)) & 0xff;
+      h *= 1099511628211ULL;
+    }
+  };
+  mix(p.cluster);
+  for (const PodBinding& b : p.pods) {
+    mix(b.pod_set);
+    mix(b.index);
+    mix(b.node);
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string_view wait_kind_name(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kNotWaiting: return "NotWaiting";
+    case WaitKind::kQuota: return "Quota";
+    case WaitKind::kStrictFifo: return "StrictFIFO";
+    case WaitKind::kPlacement: return "Placement";
+    case WaitKind::kInfeasible: return "Infeasible";
+    case WaitKind::kBackoff: return "Backoff";
+    case WaitKind::kNoQueue: return "NoQueue";
+    case WaitKind::kHeldForReclaim: return "HeldForReclaim";
+    case WaitKind::kCeiling: return "EnvironmentCapacity";
+    case WaitKind::kUnplaced: return "Unplaced";
+  }
+  return "?";
+}
+
+Scheduler::Scheduler(SchedulerOptions options)
+    : options_(options), engine_(std::make_unique<quota::QuotaEngine>(quota::QuotaGraph{})) {
+  queues_.resize(1);
+  root_gen_.resize(1, 1);
+  root_total_.resize(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structure
+
+uint32_t Scheduler::queue_slot(const JobSpec& spec) const {
+  const auto free_slot = static_cast<uint32_t>(engine_->graph().size());
+  return spec.quota_managed ? spec.queue : free_slot;
+}
+
+Scheduler::Queue& Scheduler::queue_of(const Job& j) { return queues_[queue_slot(j.spec)]; }
+
+quota::NodeId Scheduler::root_of(const Job& j) const {
+  if (!j.spec.quota_managed || j.spec.queue == quota::kNoNode) return quota::kNoNode;
+  return engine_->graph().root(j.spec.queue);
+}
+
+void Scheduler::bump_root(const Job& j) {
+  const quota::NodeId root = root_of(j);
+  if (root != quota::kNoNode) root_gen_[root] += 1;
+  root_gen_.back() += 1;
+}
+
+void Scheduler::engine_admit(Job& j, Time start) {
+  if (!j.spec.quota_managed || j.spec.queue == quota::kNoNode) return;
+  const quota::Workload* w = engine_->find(j.spec.key);
+  if (w == nullptr || w->admitted) return;
+  (void)engine_->restore_admitted(j.spec.key, start);
+  root_total_[engine_->graph().root(j.spec.queue)] += w->request;
+}
+
+void Scheduler::engine_evict(Job& j) {
+  if (!j.spec.quota_managed || j.spec.queue == quota::kNoNode) return;
+  const quota::Workload* w = engine_->find(j.spec.key);
+  if (w == nullptr || !w->admitted) return;
+  root_total_[engine_->graph().root(j.spec.queue)] -= w->request;
+  (void)engine_->evict(j.spec.key);
+}
+
+void Scheduler::engine_forget(Job& j) {
+  if (!j.spec.quota_managed || j.spec.queue == quota::kNoNode) return;
+  engine_evict(j);
+  (void)engine_->release(j.spec.key);
+}
+
+void Scheduler::make_active(Job& j) {
+  if (j.spec.quota_managed && j.spec.queue == quota::kNoNode) {
+    j.wait = Wait::kOrphan;
+    return;
+  }
+  j.wait = Wait::kActive;
+  Queue& q = queue_of(j);
+  q.active.insert(key_of(j));
+}
+
+void Scheduler::leave_pending(Job& j) {
+  switch (j.wait) {
+    case Wait::kActive: queue_of(j).active.erase(key_of(j)); break;
+    case Wait::kBackoff: backoff_.erase({j.backoff_until, j.spec.key}); break;
+    case Wait::kParked: parked_.erase(j.spec.key); break;
+    case Wait::kInadmissible:  // removed lazily when the list is flushed
+    case Wait::kAdmitted:
+    case Wait::kOrphan: break;
+  }
+  for (auto& [root, holders] : holds_) holders.erase(j.spec.key);
+}
+
+void Scheduler::set_quota(quota::QuotaGraph graph,
+                          const std::function<quota::NodeId(JobKey)>& requeue,
+                          std::map<quota::NodeId, ResourceVector> ceilings,
+                          std::vector<bool> fair_share_roots) {
+  // Take every job out of the old structures, keeping what is durable about it.
+  std::vector<JobKey> keys;
+  keys.reserve(jobs_.size());
+  for (const auto& [key, job] : jobs_) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+
+  engine_ = std::make_unique<quota::QuotaEngine>(std::move(graph));
+  ceilings_ = std::move(ceilings);
+  fair_share_roots_ = std::move(fair_share_roots);
+  const size_t n = engine_->graph().size();
+  queues_.assign(n + 1, Queue{});
+  root_gen_.assign(n + 1, 1);
+  root_total_.assign(n + 1, ResourceVector{});
+  for (size_t i = 0; i < n; ++i) {
+    queues_[i].strict = engine_->graph().is_queue(static_cast<quota::NodeId>(i)) &&
+                        engine_->graph().spec(static_cast<quota::NodeId>(i)).queueing ==
+                            quota::QueueingStrategy::kStrictFifo;
+  }
+  holds_.clear();
+  hold_expiry_.clear();
+  unplaced_.clear();
+  parked_.clear();
+  backoff_.clear();
+  for (JobKey key : keys) {
+    Job& j = jobs_.at(key);
+    if (j.spec.quota_managed) {
+      const quota::NodeId q = requeue(key);
+      j.spec.queue = engine_->graph().is_queue(q) ? q : quota::kNoNode;
+      if (j.spec.queue != quota::kNoNode) {
+        quota::Workload w;
+        w.id = key;
+        w.queue = j.spec.queue;
+        w.priority = j.spec.priority;
+        w.creation_seq = j.spec.creation_seq;
+        w.request = j.spec.shape->alternatives[j.alternative].quota_request;
+        (void)engine_->add_workload(w);
+        if (j.wait == Wait::kAdmitted) engine_admit(j, j.admitted_at);
+      }
+    }
+    if (j.wait == Wait::kAdmitted) {
+      if (!j.placement) unplaced_.insert(key_of(j));
+    } else if (j.wait == Wait::kBackoff) {
+      backoff_.insert({j.backoff_until, key});
+    } else {
+      make_active(j);
+    }
+  }
+  node_gen_ += 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes
+
+std::vector<Action> Scheduler::sync_cluster(
+    std::string_view cluster, const std::vector<NodeDesc>& nodes,
+    const std::map<std::string, int64_t, std::less<>>& targets,
+    const std::map<std::string, ResourceVector, std::less<>>& type_capacity) {
+  std::vector<Action> out;
+  const ClusterIdx c = index_.cluster(cluster);
+  bool grew = false;
+  for (const auto& [type, cap] : type_capacity) index_.set_type_capacity(type, cap);
+  std::set<NodeIdx> present;
+  for (const NodeDesc& d : nodes) {
+    const std::optional<NodeIdx> before = index_.find_node(c, d.instance_id);
+    const bool was_schedulable = before && index_.schedulable(*before);
+    const NodeIdx n = index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable);
+    present.insert(n);
+    if (!before) grew = true;
+    if (d.schedulable && !was_schedulable) node_gen_ += 1;
+  }
+  std::vector<NodeIdx> gone;
+  for (NodeIdx n : index_.nodes_of(c)) {
+    if (!present.contains(n)) {
+      index_.set_schedulable(n, false);
+      gone.push_back(n);
+    }
+  }
+  // Gangs on nodes that can no longer run them come down whole.
+  std::vector<NodeIdx> down;
+  for (const auto& [n, keys] : on_node_) {
+    if (index_.cluster_of(n) == c && !index_.schedulable(n)) down.push_back(n);
+  }
+  for (NodeIdx n : down) {
+    auto it = on_node_.find(n);
+    if (it == on_node_.end()) continue;  // emptied by an earlier gang of this loop
+    const std::vector<JobKey> victims(it->second.begin(), it->second.end());
+    for (JobKey key : victims) {
+      Job& j = jobs_.at(key);
+      if (!j.placement) continue;
+      Action a;
+      a.kind = ActionKind::kInterrupt;
+      a.job = key;
+      a.node = n;
+      a.placement = *j.placement;
+      a.message = "node " + index_.instance_id(n) + " of cluster " + std::string(cluster) +
+                  " can no longer run pods; the whole gang is unbound and placed again";
+      do_unbind(j);
+      unplaced_.insert(key_of(j));
+      log_.append({quota::DecisionKind::kEvict, key, 0, quota::kNoNode, 0, n, 2});
+      out.push_back(std::move(a));
+    }
+  }
+  for (NodeIdx n : gone) index_.remove_node(n);
+  std::map<std::string, int64_t, std::less<>> t(targets.begin(), targets.end());
+  index_.set_targets(c, std::move(t));
+  if (grew || !targets.empty()) topology_gen_ += 1;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+Status Scheduler::submit(JobSpec spec) {
+  if (jobs_.contains(spec.key)) return conflict_error("job " + std::to_string(spec.key) + " already exists");
+  if (!spec.shape || spec.shape->alternatives.empty()) {
+    return validation_error("job " + std::to_string(spec.key) + ": no way to run it (no pods)");
+  }
+  Job j;
+  j.spec = std::move(spec);
+  if (j.spec.quota_managed && !engine_->graph().is_queue(j.spec.queue)) j.spec.queue = quota::kNoNode;
+  if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
+    quota::Workload w;
+    w.id = j.spec.key;
+    w.queue = j.spec.queue;
+    w.priority = j.spec.priority;
+    w.creation_seq = j.spec.creation_seq;
+    w.request = j.spec.shape->alternatives[0].quota_request;
+    GF_RETURN_IF_ERROR(engine_->add_workload(w));
+  }
+  auto [it, inserted] = jobs_.emplace(j.spec.key, std::move(j));
+  make_active(it->second);
+  return ok_status();
+}
+
+Status Scheduler::finish(JobKey key) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  Job& j = it->second;
+  leave_pending(j);
+  if (j.wait == Wait::kAdmitted) {
+    do_unbind(j);
+    unplaced_.erase(key_of(j));
+    bump_root(j);
+  }
+  engine_forget(j);
+  log_.append({kReleaseLog, key, 0, j.spec.queue, 0, 0, 0});
+  jobs_.erase(it);
+  return ok_status();
+}
+
+Status Scheduler::set_priority(JobKey key, int32_t priority) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  Job& j = it->second;
+  const Wait before = j.wait;
+  if (before == Wait::kActive) queue_of(j).active.erase(key_of(j));
+  if (before == Wait::kAdmitted) unplaced_.erase(key_of(j));
+  j.spec.priority = priority;
+  if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
+    GF_RETURN_IF_ERROR(engine_->set_priority(key, priority));
+  }
+  if (before == Wait::kActive || before == Wait::kInadmissible) {
+    make_active(j);  // re-evaluated by the next pass, preemption included
+  } else if (before == Wait::kAdmitted) {
+    if (!j.placement) unplaced_.insert(key_of(j));
+    bump_root(j);  // it may now be a victim (or no longer one) for waiting jobs
+  }
+  log_.append({quota::DecisionKind::kPriorityChange, key, 0, j.spec.queue, 0, priority, 0});
+  return ok_status();
+}
+
+bool Scheduler::admitted(JobKey key) const {
+  auto it = jobs_.find(key);
+  return it != jobs_.end() && it->second.wait == Wait::kAdmitted;
+}
+
+const Placement* Scheduler::placement_of(JobKey key) const {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end() || !it->second.placement) return nullptr;
+  return &*it->second.placement;
+}
+
+const JobSpec* Scheduler::spec(JobKey key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : &it->second.spec;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mutations shared by schedule() and apply()
+
+void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, bool replaced) {
+  const Alternative& a = j.spec.shape->alternatives[alt];
+  if (!replaced) {
+    leave_pending(j);
+    if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
+      (void)engine_->set_request(j.spec.key, a.quota_request);
+      engine_admit(j, now);
+    }
+    j.admitted_at = now;
+    j.alternative = alt;
+  } else if (j.placement) {
+    do_unbind(j);
+  }
+  j.wait = Wait::kAdmitted;
+  j.placement = p;
+  j.last_kind = WaitKind::kNotWaiting;
+  index_.commit(a.pods, p);
+  for (const PodBinding& b : p.pods) on_node_[b.node].insert(j.spec.key);
+  unplaced_.erase(key_of(j));
+  log_.append({kAdmitLog, j.spec.key, placement_digest(p), j.spec.queue, 0, p.cluster,
+               static_cast<uint8_t>(replaced ? 2 : 0)});
+}
+
+void Scheduler::do_unbind(Job& j) {
+  if (!j.placement) return;
+  index_.release(j.spec.shape->alternatives[j.alternative].pods, *j.placement);
+  for (const PodBinding& b : j.placement->pods) {
+    auto it = on_node_.find(b.node);
+    if (it == on_node_.end()) continue;
+    it->second.erase(j.spec.key);
+    if (it->second.empty()) on_node_.erase(it);
+  }
+  j.placement.reset();
+  node_gen_ += 1;
+}
+
+// The victim's quota and nodes are already returned; records the preemption and requeues it.
+void Scheduler::do_evict(Job& j, Time /*now*/, Time until, bool terminated) {
+  unplaced_.erase(key_of(j));
+  j.spec.preemptions += 1;
+  bump_root(j);
+  node_gen_ += 1;
+  if (terminated) {
+    j.wait = Wait::kInadmissible;  // erased by the caller
+    return;
+  }
+  j.backoff_until = until;
+  j.wait = Wait::kBackoff;
+  j.last_kind = WaitKind::kBackoff;
+  backoff_.insert({until, j.spec.key});
+}
+
+Time Scheduler::backoff_for(int32_t preemptions, Time now) const {
+  Duration d = options_.requeue_base;
+  for (int32_t i = 1; i < preemptions && d < options_.requeue_max; ++i) d = d * 2;
+  return now + std::min(d, options_.requeue_max);
+}
+
+bool Scheduler::within_ceiling(const Job& j, const ResourceVector& request) const {
+  const quota::NodeId root = root_of(j);
+  if (root == quota::kNoNode) return true;
+  auto it = ceilings_.find(root);
+  if (it == ceilings_.end()) return true;
+  return (root_total_[root] + request).fits_within(it->second);
+}
+
+bool Scheduler::shape_feasible(const Job& j, const Alternative& alt) {
+  if (!j.spec.allowed_clusters.empty()) return index_.ever_fits(alt.pods, &j.spec.allowed_clusters);
+  if (feasible_memo_gen_ != topology_gen_) {
+    feasible_memo_.clear();
+    feasible_memo_gen_ = topology_gen_;
+  }
+  auto it = feasible_memo_.find(&alt);
+  if (it != feasible_memo_.end()) return it->second.second;
+  const bool ok = index_.ever_fits(alt.pods, nullptr);
+  feasible_memo_.emplace(&alt, std::make_pair(j.spec.shape, ok));
+  return ok;
+}
+
+int64_t Scheduler::fair_key(const Job& j) const {
+  // Weighted dominant-resource share of the job's queue above its own quota, in parts per
+  // million of the root's capacity: the borrower with the smallest share goes first.
+  const quota::NodeId root = root_of(j);
+  if (root == quota::kNoNode || root >= fair_share_roots_.size() || !fair_share_roots_[root]) return 0;
+  const quota::QuotaGraph& g = engine_->graph();
+  const ResourceVector& usage = engine_->usage(j.spec.queue);
+  const ResourceVector& own = g.subtree_quota(j.spec.queue);
+  const ResourceVector& total = g.subtree_quota(root);
+  int64_t share = 0;
+  for (size_t d = 0; d < kMaxResources; ++d) {
+    const auto r = static_cast<ResourceId>(d);
+    const int64_t cap = total.get(r);
+    const int64_t above = usage.get(r) - own.get(r);
+    if (cap <= 0 || above <= 0) continue;
+    share = std::max(share, static_cast<int64_t>((static_cast<__int128>(above) * 1000000) / cap));
+  }
+  const int64_t weight = std::max<int64_t>(1, g.spec(j.spec.queue).weight_milli);
+  return share * 1000 / weight;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pass
+
+void Scheduler::flush_queues(Time now) {
+  while (!backoff_.empty() && backoff_.begin()->first <= now) {
+    const JobKey key = backoff_.begin()->second;
+    backoff_.erase(backoff_.begin());
+    Job& j = jobs_.at(key);
+    make_active(j);
+  }
+  while (!hold_expiry_.empty() && hold_expiry_.begin()->first <= now) {
+    const quota::NodeId root = hold_expiry_.begin()->second;
+    hold_expiry_.erase(hold_expiry_.begin());
+    holds_.erase(root);
+    root_gen_[root] += 1;
+  }
+  const quota::QuotaGraph& g = engine_->graph();
+  for (size_t slot = 0; slot < queues_.size(); ++slot) {
+    Queue& q = queues_[slot];
+    if (q.inadmissible.empty()) continue;
+    const bool free_slot = slot == g.size();
+    const uint64_t rg = free_slot ? root_gen_.back() : root_gen_[g.root(static_cast<quota::NodeId>(slot))];
+    if (rg == q.seen_root_gen && node_gen_ == q.seen_node_gen) continue;
+    for (JobKey key : q.inadmissible) {
+      auto it = jobs_.find(key);
+      if (it == jobs_.end() || it->second.wait != Wait::kInadmissible) continue;
+      if (queue_slot(it->second.spec) != slot) continue;
+      make_active(it->second);
+    }
+    q.inadmissible.clear();
+  }
+  if (parked_gen_ != topology_gen_) {
+    parked_gen_ = topology_gen_;
+    const std::vector<JobKey> parked(parked_.begin(), parked_.end());
+    for (JobKey key : parked) {
+      Job& j = jobs_.at(key);
+      parked_.erase(key);
+      make_active(j);  // re-checked against the new topology by try_admit
+    }
+  }
+}
+
+Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
+  const JobShape& shape = *j.spec.shape;
+  const bool managed = j.spec.quota_managed;
+  const JobKey key = j.spec.key;
+  const quota::NodeId root = root_of(j);
+
+  bool any_feasible = false;
+  for (const Alternative& alt : shape.alternatives) any_feasible |= shape_feasible(j, alt);
+  if (!any_feasible) {
+    queue_of(j).active.erase(key_of(j));
+    j.wait = Wait::kParked;
+    j.last_kind = WaitKind::kInfeasible;
+    parked_.insert(key);
+    log_.append({kWaitLog, key, 0, j.spec.queue, 0, 0, 100});
+    return TryResult::kFailed;
+  }
+
+  std::vector<uint16_t> quota_blocked;
+  for (uint16_t a = 0; a < shape.alternatives.size(); ++a) {
+    const Alternative& alt = shape.alternatives[a];
+    if (!shape_feasible(j, alt)) continue;
+    bool borrows = false;
+    if (managed) {
+      (void)engine_->set_request(key, alt.quota_request);
+      const quota::FitResult fit = engine_->fits(key);
+      if (!fit.fits) {
+        quota_blocked.push_back(a);
+        j.last_kind = WaitKind::kQuota;
+        continue;
+      }
+      if (!within_ceiling(j, alt.quota_request)) {
+        j.last_kind = WaitKind::kCeiling;
+        continue;
+      }
+      borrows = fit.borrows;
+      if (borrows) {
+        auto h = holds_.find(root);
+        if (h != holds_.end() && !h->second.empty() && !h->second.contains(key)) {
+          j.last_kind = WaitKind::kHeldForReclaim;
+          continue;
+        }
+      }
+    }
+    std::optional<Placement> p = index_.find(alt.pods, &j.spec.allowed_clusters);
+    if (!p) {
+      j.last_kind = WaitKind::kPlacement;
+      continue;
+    }
+    do_admit(j, a, *p, now, false);
+    Action act;
+    act.kind = ActionKind::kAdmit;
+    act.job = key;
+    act.alternative = a;
+    act.placement = std::move(*p);
+    act.borrowing = borrows;
+    out.actions.push_back(std::move(act));
+    return TryResult::kAdmitted;
+  }
+
+  // Quota said no: may preemption make room (Kueue classic, see quota/preemption.cpp)?
+  for (uint16_t a : quota_blocked) {
+    const Alternative& alt = shape.alternatives[a];
+    (void)engine_->set_request(key, alt.quota_request);
+    const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
+    if (plan.outcome != quota::PlanOutcome::kPreempt) {
+      const quota::QuotaGraph& g = engine_->graph();
+      const bool within_nominal = !g.would_borrow(engine_->ledger(), j.spec.queue, alt.quota_request);
+      if (within_nominal && options_.min_run_time > Duration::zero() &&
+          g.spec(j.spec.queue).preemption.reclaim != quota::ReclaimPolicy::kNever &&
+          plan.blocking.limit == quota::LimitKind::kCohortCapacity) {
+        // Victims exist but are protected for now: keep borrowers off this cohort meanwhile.
+        holds_[root].insert(key);
+        hold_expiry_.insert({now + options_.min_run_time, root});
+      }
+      continue;
+    }
+    // Simulate the evictions, then check that the gang can be placed on what they free.
+    struct Saved {
+      Job* job;
+      Placement placement;
+    };
+    std::vector<Saved> saved;
+    for (const quota::Victim& v : plan.victims) {
+      Job& vj = jobs_.at(v.id);
+      saved.push_back(Saved{&vj, vj.placement.value_or(Placement{})});
+      const bool had_placement = vj.placement.has_value();
+      do_unbind(vj);
+      if (!had_placement) saved.back().placement.cluster = kNoCluster;
+      engine_evict(vj);
+    }
+    const quota::FitResult fit = engine_->fits(key);
+    std::optional<Placement> p;
+    if (fit.fits && within_ceiling(j, alt.quota_request)) p = index_.find(alt.pods, &j.spec.allowed_clusters);
+    if (!p) {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        Job& vj = *it->job;
+        engine_admit(vj, vj.admitted_at);
+        if (it->placement.cluster != kNoCluster) {
+          vj.placement = it->placement;
+          index_.commit(vj.spec.shape->alternatives[vj.alternative].pods, it->placement);
+          for (const PodBinding& b : it->placement.pods) on_node_[b.node].insert(vj.spec.key);
+        }
+      }
+      j.last_kind = WaitKind::kPlacement;
+      continue;
+    }
+    std::vector<JobKey> terminated;
+    for (size_t i = 0; i < plan.victims.size(); ++i) {
+      const quota::Victim& v = plan.victims[i];
+      Job& vj = *saved[i].job;
+      const bool term = vj.spec.max_preemptions && vj.spec.preemptions + 1 > *vj.spec.max_preemptions;
+      const Time until = backoff_for(vj.spec.preemptions + 1, now);
+      Action act;
+      act.kind = ActionKind::kPreempt;
+      act.job = v.id;
+      act.other = key;
+      act.reason = v.reason;
+      act.terminated = term;
+      act.until = until;
+      act.placement = saved[i].placement;
+      act.message = std::string(quota::preemption_reason_name(v.reason)) + ": preempted by job " +
+                    std::to_string(key) + " (priority " + std::to_string(j.spec.priority) +
+                    ") in " + g_name(v.queue) + (term ? "; preemption retries exhausted" : "");
+      do_evict(vj, now, until, term);
+      log_.append({kVictimLog, key, v.id, v.queue, 0, 0, static_cast<uint8_t>(v.reason)});
+      out.actions.push_back(std::move(act));
+      if (term) terminated.push_back(v.id);
+    }
+    for (JobKey t : terminated) {
+      engine_forget(jobs_.at(t));
+      jobs_.erase(t);
+    }
+    do_admit(j, a, *p, now, false);
+    Action act;
+    act.kind = ActionKind::kAdmit;
+    act.job = key;
+    act.alternative = a;
+    act.placement = std::move(*p);
+    act.borrowing = fit.borrows;
+    out.actions.push_back(std::move(act));
+    return TryResult::kAdmitted;
+  }
+  log_.append({kWaitLog, key, 0, j.spec.queue, 0, 0, static_cast<uint8_t>(j.last_kind)});
+  return TryResult::kFailed;
+}
+
+PassResult Scheduler::schedule(Time now) {
+  PassResult out;
+  flush_queues(now);
+
+  // Admitted gangs that lost their nodes go first: they already hold their quota.
+  if (!unplaced_.empty()) {
+    const std::vector<Key> waiting(unplaced_.begin(), unplaced_.end());
+    for (const Key& k : waiting) {
+      Job& j = jobs_.at(std::get<2>(k));
+      const Alternative& alt = j.spec.shape->alternatives[j.alternative];
+      std::optional<Placement> p = index_.find(alt.pods, &j.spec.allowed_clusters);
+      if (!p) continue;
+      do_admit(j, j.alternative, *p, now, true);
+      Action act;
+      act.kind = ActionKind::kAdmit;
+      act.job = j.spec.key;
+      act.alternative = j.alternative;
+      act.placement = std::move(*p);
+      act.replaced = true;
+      out.actions.push_back(std::move(act));
+    }
+  }
+
+  // Queue heads across queues: fits without borrowing first, then (FAIR_SHARE roots) the
+  // smallest weighted dominant share, then priority, then submission order.
+  struct Head {
+    bool borrows;
+    int64_t fair;
+    Key key;
+    uint32_t slot;
+    bool operator<(const Head& o) const {  // "worse than": priority_queue pops the best
+      return std::tie(borrows, fair, key) > std::tie(o.borrows, o.fair, o.key);
+    }
+  };
+  std::priority_queue<Head> heads;
+  std::vector<bool> blocked(queues_.size(), false);
+  const quota::QuotaGraph& g = engine_->graph();
+  auto push_head = [&](uint32_t slot) {
+    Queue& q = queues_[slot];
+    if (blocked[slot] || q.active.empty()) return;
+    const Key& k = *q.active.begin();
+    const Job& j = jobs_.at(std::get<2>(k));
+    bool borrows = false;
+    int64_t fair = 0;
+    if (j.spec.quota_managed) {
+      borrows = g.would_borrow(engine_->ledger(), j.spec.queue, j.spec.shape->alternatives[0].quota_request);
+      if (borrows) fair = fair_key(j);
+    }
+    heads.push(Head{borrows, fair, k, slot});
+  };
+  for (uint32_t slot = 0; slot < queues_.size(); ++slot) push_head(slot);
+
+  while (!heads.empty()) {
+    const Head h = heads.top();
+    heads.pop();
+    Queue& q = queues_[h.slot];
+    if (q.active.empty() || *q.active.begin() != h.key) continue;  // stale
+    Job& j = jobs_.at(std::get<2>(h.key));
+    const TryResult r = try_admit(j, now, out);
+    if (r == TryResult::kFailed && j.wait == Wait::kActive) {
+      if (q.strict) {
+        blocked[h.slot] = true;  // StrictFIFO: the head that cannot go blocks the queue
+        continue;
+      }
+      q.active.erase(h.key);
+      j.wait = Wait::kInadmissible;
+      if (q.inadmissible.empty()) {
+        q.seen_root_gen = h.slot == g.size() ? root_gen_.back() : root_gen_[g.root(h.slot)];
+        q.seen_node_gen = node_gen_;
+      }
+      q.inadmissible.push_back(j.spec.key);
+    }
+    push_head(h.slot);
+  }
+
+  std::optional<Time> wake;
+  if (!backoff_.empty()) wake = backoff_.begin()->first;
+  if (!hold_expiry_.empty() && (!wake || hold_expiry_.begin()->first < *wake)) wake = hold_expiry_.begin()->first;
+  out.next_wake = wake;
+  return out;
+}
+
+Status Scheduler::restore(JobKey key, uint16_t alternative, const Placement* placement, Time admitted_at) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  Job& j = it->second;
+  if (j.wait == Wait::kAdmitted) return conflict_error("job " + std::to_string(key) + " already admitted");
+  if (alternative >= j.spec.shape->alternatives.size()) return validation_error("job " + std::to_string(key) + ": no such alternative");
+  if (placement != nullptr) {
+    do_admit(j, alternative, *placement, admitted_at, false);
+    return ok_status();
+  }
+  leave_pending(j);
+  if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
+    (void)engine_->set_request(key, j.spec.shape->alternatives[alternative].quota_request);
+    engine_admit(j, admitted_at);
+  }
+  j.alternative = alternative;
+  j.admitted_at = admitted_at;
+  j.wait = Wait::kAdmitted;
+  unplaced_.insert(key_of(j));
+  return ok_status();
+}
+
+Status Scheduler::restore_backoff(JobKey key, Time until) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  Job& j = it->second;
+  if (j.wait == Wait::kAdmitted) return conflict_error("job " + std::to_string(key) + " is admitted");
+  leave_pending(j);
+  j.backoff_until = until;
+  j.wait = Wait::kBackoff;
+  backoff_.insert({until, key});
+  return ok_status();
+}
+
+Status Scheduler::apply(const Action& action, Time now) {
+  auto it = jobs_.find(action.job);
+  switch (action.kind) {
+    case ActionKind::kAdmit: {
+      if (it == jobs_.end()) return not_found_error("job " + std::to_string(action.job));
+      Job& j = it->second;
+      if (j.wait == Wait::kAdmitted && j.placement && *j.placement == action.placement) return ok_status();
+      if (action.alternative >= j.spec.shape->alternatives.size()) {
+        return validation_error("job " + std::to_string(action.job) + ": no alternative " +
+                                std::to_string(action.alternative));
+      }
+      for (const PodBinding& b : action.placement.pods) {
+        if (b.node >= index_.node_slots() || !index_.alive(b.node)) {
+          return internal_error("job " + std::to_string(action.job) + ": placement on a node that does not exist");
+        }
+      }
+      if (j.wait == Wait::kAdmitted) {
+        do_admit(j, j.alternative, action.placement, now, true);
+      } else {
+        do_admit(j, action.alternative, action.placement, now, false);
+      }
+      return ok_status();
+    }
+    case ActionKind::kPreempt: {
+      if (it == jobs_.end()) return ok_status();  // already terminated by this scheduler
+      Job& j = it->second;
+      if (j.wait != Wait::kAdmitted) return ok_status();
+      do_unbind(j);
+      engine_evict(j);
+      do_evict(j, now, action.until, action.terminated);
+      if (action.terminated) {
+        engine_forget(j);
+        jobs_.erase(it);
+      }
+      return ok_status();
+    }
+    case ActionKind::kInterrupt: {
+      if (it == jobs_.end()) return ok_status();
+      Job& j = it->second;
+      if (j.wait != Wait::kAdmitted || !j.placement) return ok_status();
+      do_unbind(j);
+      unplaced_.insert(key_of(j));
+      return ok_status();
+    }
+  }
+  return ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explanations
+
+std::string Scheduler::resource_name(ResourceId r) const {
+  if (r == kMaxJobs) return "kube-queue/max-jobs";
+  if (registry_ != nullptr && r < registry_->size()) return std::string(registry_->name(r));
+  return "resource#" + std::to_string(r);
+}
+
+std::string Scheduler::g_name(quota::NodeId node) const {
+  const quota::QuotaGraph& g = engine_->graph();
+  if (node == quota::kNoNode || node >= g.size()) return "(no queue)";
+  return g.spec(node).name;
+}
+
+std::string Scheduler::describe_fit(const quota::FitResult& fit) const {
+  return engine_->graph().describe(fit, registry_);
+}
+
+WaitReason Scheduler::explain(JobKey key, Time now) const {
+  WaitReason r;
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) {
+    r.message = "not known to the scheduler (finished or never submitted)";
+    return r;
+  }
+  const Job& j = it->second;
+  const JobShape& shape = *j.spec.shape;
+  switch (j.wait) {
+    case Wait::kAdmitted:
+      if (j.placement) {
+        r.kind = WaitKind::kNotWaiting;
+        r.message = "admitted and placed on cluster " + index_.cluster_name(j.placement->cluster);
+      } else {
+        r.kind = WaitKind::kUnplaced;
+        r.message = "admitted (its quota is kept) but its gang lost a node; waiting for one cluster "
+                    "with room for all " + std::to_string(j.spec.shape->alternatives[j.alternative].pods.size()) +
+                    " pod set(s) to place it again";
+      }
+      return r;
+    case Wait::kBackoff:
+      r.kind = WaitKind::kBackoff;
+      r.message = "preempted " + std::to_string(j.spec.preemptions) + " time(s); requeued with backoff until " +
+                  format_iso8601(j.backoff_until);
+      return r;
+    case Wait::kOrphan:
+      r.kind = WaitKind::kNoQueue;
+      r.message = "its quota queue does not exist; it waits until the queue is created";
+      return r;
+    case Wait::kParked:
+      r.kind = WaitKind::kInfeasible;
+      r.message = "infeasible: no member cluster could ever hold the whole gang on its nodes (even "
+                  "empty, at its target size); parked until the fleet's shape changes";
+      return r;
+    case Wait::kActive:
+    case Wait::kInadmissible:
+      break;
+  }
+  // Pending: find the first thing that stops it, for its first feasible alternative.
+  const Alternative& alt = shape.alternatives[0];
+  if (j.spec.quota_managed) {
+    const quota::QuotaGraph& g = engine_->graph();
+    const quota::FitResult fit = g.fits(engine_->ledger(), j.spec.queue, alt.quota_request);
+    const Queue& q = queues_[queue_slot(j.spec)];
+    if (q.strict && !q.active.empty() && std::get<2>(*q.active.begin()) != key) {
+      const JobKey head = std::get<2>(*q.active.begin());
+      r.kind = WaitKind::kStrictFifo;
+      r.node = g.spec(j.spec.queue).name;
+      r.message = "queue " + r.node + " is StrictFIFO and its head, job " + std::to_string(head) +
+                  ", does not fit yet";
+      return r;
+    }
+    if (!fit.fits) {
+      r.kind = WaitKind::kQuota;
+      r.node = fit.node < g.size() ? g.spec(fit.node).name : "";
+      r.limit = std::string(quota::limit_kind_name(fit.limit));
+      r.resource = resource_name(fit.resource);
+      r.requested = fit.requested;
+      r.available = fit.available;
+      r.shortfall = fit.shortfall;
+      r.message = "waiting for quota: " + describe_fit(fit);
+      const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
+      if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty()) r.message += "; no preemption: " + plan.why;
+      return r;
+    }
+    if (!within_ceiling(j, alt.quota_request)) {
+      r.kind = WaitKind::kCeiling;
+      r.node = g.spec(g.root(j.spec.queue)).name;
+      r.message = "the service environment's capacity limit of " + r.node + " is reached";
+      return r;
+    }
+    auto h = holds_.find(root_of(j));
+    if (fit.borrows && h != holds_.end() && !h->second.empty() && !h->second.contains(key)) {
+      r.kind = WaitKind::kHeldForReclaim;
+      r.node = g.spec(g.root(j.spec.queue)).name;
+      r.message = "it would borrow, but job " + std::to_string(*h->second.begin()) +
+                  " is reclaiming its nominal quota in cohort " + r.node;
+      return r;
+    }
+  }
+  r.kind = WaitKind::kPlacement;
+  int64_t pods = 0;
+  for (const PodSet& ps : alt.pods) pods += ps.count;
+  std::string best;
+  int64_t best_fit = -1;
+  for (ClusterIdx c = 0; c < index_.cluster_count(); ++c) {
+    if (!j.spec.allowed_clusters.empty() &&
+        std::find(j.spec.allowed_clusters.begin(), j.spec.allowed_clusters.end(), c) == j.spec.allowed_clusters.end()) {
+      continue;
+    }
+    const int64_t n = index_.pods_that_fit(c, alt.pods);
+    if (n > best_fit) {
+      best_fit = n;
+      best = index_.cluster_name(c);
+    }
+  }
+  r.requested = pods;
+  r.available = std::max<int64_t>(best_fit, 0);
+  r.shortfall = pods - r.available;
+  r.message = best.empty() ? "quota admits it, but there is no member cluster to place it on"
+                           : "quota admits it, but no single cluster has free nodes for the whole gang "
+                             "(gang scheduling places all " + std::to_string(pods) +
+                             " pods on one cluster or none); the best, " + best + ", has room for " +
+                             std::to_string(r.available) + " of " + std::to_string(pods) + " pods now";
+  return r;
+}
+
+Status Scheduler::check_invariants() const {
+  std::vector<ResourceVector> used(index_.node_slots());
+  for (const auto& [key, j] : jobs_) {
+    if (j.placement) {
+      if (j.wait != Wait::kAdmitted) return internal_error("job " + std::to_string(key) + " placed but not admitted");
+      const Alternative& alt = j.spec.shape->alternatives[j.alternative];
+      int64_t pods = 0;
+      for (const PodSet& ps : alt.pods) pods += ps.count;
+      if (static_cast<int64_t>(j.placement->pods.size()) != pods) {
+        return internal_error("job " + std::to_string(key) + " has " + std::to_string(j.placement->pods.size()) +
+                              " of " + std::to_string(pods) + " pods placed");
+      }
+      for (const PodBinding& b : j.placement->pods) {
+        if (!index_.alive(b.node)) return internal_error("job " + std::to_string(key) + " bound to a removed node");
+        if (index_.cluster_of(b.node) != j.placement->cluster) {
+          return internal_error("job " + std::to_string(key) + " spans two clusters");
+        }
+        used[b.node] += alt.pods[b.pod_set].request;
+      }
+    }
+    if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
+      const quota::Workload* w = engine_->find(key);
+      if (w == nullptr) return internal_error("job " + std::to_string(key) + " missing from the quota engine");
+      if (w->admitted != (j.wait == Wait::kAdmitted)) {
+        return internal_error("job " + std::to_string(key) + " admitted state differs from the quota engine");
+      }
+    }
+  }
+  for (NodeIdx n = 0; n < index_.node_slots(); ++n) {
+    if (!index_.alive(n)) continue;
+    if (index_.capacity(n) - used[n] != index_.free(n)) {
+      return internal_error("node " + index_.instance_id(n) + ": free capacity does not match its pods");
+    }
+    if (index_.free(n).any_negative()) return internal_error("node " + index_.instance_id(n) + " over-committed");
+  }
+  return ok_status();
+}
+
+}  // namespace gf::sched

@@ -1,0 +1,258 @@
+// Scheduler: quota admission (the QuotaEngine) joined with gang placement (the PlacementIndex),
+// the way Kueue's scheduler joins its cache and flavor assigner. One schedule() pass admits and
+// places whole gangs, preempts when the quota policies allow it, parks infeasible shapes and
+// requeues victims with backoff. Everything it decides is returned as Actions, which the caller
+// records (journal events) and which apply_*() reproduces exactly on replay.
+//
+// Pure and single-threaded: no clock, no I/O; `now` is a parameter. See docs/scheduling.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "core/time.h"
+#include "quota/decision_log.h"
+#include "quota/quota_engine.h"
+#include "sched/placement.h"
+
+namespace gf::sched {
+
+using JobKey = quota::WorkloadId;
+
+struct SchedulerOptions {
+  Duration requeue_base = seconds(10);   // first backoff after a preemption; doubles each time
+  Duration requeue_max = minutes(10);    // backoff cap
+  Duration min_run_time = Duration::zero();  // protects a job from reclaim this long after start
+};
+
+// One way a job can run: what it charges to quota and what its pods need. Kueue flavors give a
+// job several alternatives, tried in order; most jobs have one.
+struct Alternative {
+  ResourceVector quota_request;
+  std::vector<PodSet> pods;
+  std::string label;  // flavor name (explanations); may be empty
+  bool operator==(const Alternative&) const = default;
+};
+struct JobShape {
+  std::vector<Alternative> alternatives;
+  bool operator==(const JobShape&) const = default;
+};
+using ShapePtr = std::shared_ptr<const JobShape>;
+
+struct JobSpec {
+  JobKey key = 0;
+  // The leaf queue; kNoNode with `quota_managed` = its queue does not exist (it waits);
+  // kNoNode without = no quota at all, placement only (SPEC §4.2 step 2 without suspension).
+  quota::NodeId queue = quota::kNoNode;
+  bool quota_managed = true;
+  int32_t priority = 0;
+  uint64_t creation_seq = 0;  // submission order
+  ShapePtr shape;
+  std::vector<ClusterIdx> allowed_clusters;  // empty = any
+  std::optional<int32_t> max_preemptions;    // preemptionRetriesBeforeTermination
+  int32_t preemptions = 0;                   // so far (restored on replay)
+};
+
+enum class ActionKind : uint8_t {
+  kAdmit,      // job admitted (or re-placed, when `replaced`) with `placement`
+  kPreempt,    // job evicted by `other`; back to pending until `until`, or terminated
+  kInterrupt,  // a node of job's placement left; pods unbound, quota kept, to be re-placed
+};
+
+struct Action {
+  ActionKind kind = ActionKind::kAdmit;
+  JobKey job = 0;
+  JobKey other = 0;  // kPreempt: the preemptor
+  uint16_t alternative = 0;
+  Placement placement;
+  bool borrowing = false;
+  bool replaced = false;
+  quota::PreemptionReason reason = quota::PreemptionReason::kInQueue;
+  bool terminated = false;  // kPreempt: preemptionRetriesBeforeTermination exhausted
+  Time until{};             // kPreempt: requeue backoff end
+  NodeIdx node = 0;         // kInterrupt: the node that left
+  std::string message;      // human explanation
+};
+
+struct PassResult {
+  std::vector<Action> actions;  // in decision order
+  std::optional<Time> next_wake;
+};
+
+enum class WaitKind : uint8_t {
+  kNotWaiting,     // admitted and placed
+  kQuota,          // a limit of a quota node
+  kStrictFifo,     // behind an older head in a StrictFIFO queue
+  kPlacement,      // quota admits it, but no single cluster has free nodes for the whole gang
+  kInfeasible,     // no cluster could ever hold the gang: parked
+  kBackoff,        // requeued after a preemption
+  kNoQueue,        // its quota queue does not exist
+  kHeldForReclaim, // another queue is reclaiming its nominal capacity in this cohort
+  kCeiling,        // the service environment's capacity limit
+  kUnplaced,       // admitted, waiting to be placed again after an interruption
+};
+std::string_view wait_kind_name(WaitKind kind);
+
+struct WaitReason {
+  WaitKind kind = WaitKind::kNotWaiting;
+  std::string node;      // quota node name (kQuota, kCeiling)
+  std::string limit;     // e.g. "borrowing limit", "max jobs"
+  std::string resource;  // e.g. "nvidia.com/gpu", "kube-queue/max-jobs"
+  int64_t requested = 0;
+  int64_t available = 0;
+  int64_t shortfall = 0;
+  std::string message;  // one sentence a person can act on
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerOptions options = {});
+
+  void set_options(const SchedulerOptions& options) { options_ = options; }
+  const SchedulerOptions& options() const { return options_; }
+  // Names of resources in explanations. Must outlive the scheduler.
+  void set_registry(const ResourceRegistry* registry) { registry_ = registry; }
+
+  // Replaces the quota graph. `requeue` gives every known job its queue in the new graph
+  // (kNoNode when gone); admitted jobs stay admitted even above the new limits (they become
+  // preemptible), pending ones are re-queued. `ceilings`: per root, a cap on the root's usage.
+  void set_quota(quota::QuotaGraph graph,
+                 const std::function<quota::NodeId(JobKey)>& requeue,
+                 std::map<quota::NodeId, ResourceVector> ceilings = {},
+                 std::vector<bool> fair_share_roots = {});
+  const quota::QuotaEngine& engine() const { return *engine_; }
+
+  const PlacementIndex& placement() const { return index_; }
+  struct NodeDesc {
+    std::string instance_id;
+    std::string instance_type;
+    ResourceVector capacity;
+    bool schedulable = false;
+  };
+  // Makes the cluster's nodes in the index equal `nodes` (all of them, any state). A node that
+  // left or became unschedulable interrupts the gangs on it: their pods are unbound, their quota
+  // kept, and they are placed again by the next pass (returned as kInterrupt actions). New
+  // capacity requeues jobs that waited for placement. `targets`: instance count per type the
+  // cluster is heading for (infeasibility is judged against it); `type_capacity`: the capacity
+  // of each type in `targets`.
+  std::vector<Action> sync_cluster(std::string_view cluster, const std::vector<NodeDesc>& nodes,
+                                   const std::map<std::string, int64_t, std::less<>>& targets,
+                                   const std::map<std::string, ResourceVector, std::less<>>& type_capacity);
+
+  // A new job, pending. Errors: duplicate key, no alternatives.
+  Status submit(JobSpec spec);
+  // The job finished or was deleted: quota and nodes are returned, and it is forgotten.
+  Status finish(JobKey job);
+  // Changes priority (pending or running) and re-evaluates what may be preempted.
+  Status set_priority(JobKey job, int32_t priority);
+
+  bool contains(JobKey job) const { return jobs_.contains(job); }
+  bool admitted(JobKey job) const;
+  const Placement* placement_of(JobKey job) const;
+  const JobSpec* spec(JobKey job) const;
+  size_t job_count() const { return jobs_.size(); }
+
+  // One pass: admissions, placements and preemptions, applied to this scheduler ("assumed",
+  // as Kueue's cache does) and returned for the caller to record.
+  PassResult schedule(Time now);
+  // Restores a submitted job's admission from a snapshot: admitted with `placement` (or
+  // admitted and waiting to be placed again when it is null), or pending in backoff until
+  // `backoff_until`. The job must be pending.
+  Status restore(JobKey job, uint16_t alternative, const Placement* placement, Time admitted_at);
+  Status restore_backoff(JobKey job, Time backoff_until);
+  // Replay of recorded actions; each is a no-op when this scheduler already reflects it.
+  Status apply(const Action& action, Time now);
+
+  // Why the job is not running, computed from the current state.
+  WaitReason explain(JobKey job, Time now) const;
+
+  // Every decision, for explanations and the determinism check (acceptance 6).
+  const quota::DecisionLog& log() const { return log_; }
+  uint64_t decision_hash() const { return log_.hash(); }
+  // Consistency check for tests: node free capacity equals capacity minus the pods bound to it,
+  // and every job is either fully placed or not placed at all. Returns an error describing the
+  // first violation.
+  Status check_invariants() const;
+
+ private:
+  using Key = std::tuple<int64_t, uint64_t, JobKey>;  // (-priority, creation_seq, key)
+  enum class Wait : uint8_t { kActive, kInadmissible, kBackoff, kParked, kAdmitted, kOrphan };
+  struct Job {
+    JobSpec spec;
+    Wait wait = Wait::kActive;
+    uint16_t alternative = 0;
+    std::optional<Placement> placement;  // admitted and bound
+    Time admitted_at{};
+    Time backoff_until{};
+    WaitKind last_kind = WaitKind::kNotWaiting;  // why the last attempt failed
+  };
+  struct Queue {
+    std::set<Key> active;
+    std::vector<JobKey> inadmissible;
+    uint64_t seen_root_gen = 0;
+    uint64_t seen_node_gen = 0;
+    bool strict = false;
+  };
+  enum class TryResult : uint8_t { kAdmitted, kFailed };
+
+  static Key key_of(const Job& j) {
+    return {-int64_t{j.spec.priority}, j.spec.creation_seq, j.spec.key};
+  }
+  Queue& queue_of(const Job& j);
+  uint32_t queue_slot(const JobSpec& spec) const;
+  quota::NodeId root_of(const Job& j) const;
+  void make_active(Job& j);
+  void leave_pending(Job& j);
+  void flush_queues(Time now);
+  bool shape_feasible(const Job& j, const Alternative& alt);
+  TryResult try_admit(Job& j, Time now, PassResult& out);
+  bool within_ceiling(const Job& j, const ResourceVector& request) const;
+  void do_admit(Job& j, uint16_t alt, const Placement& p, Time now, bool replaced);
+  void do_unbind(Job& j);
+  void do_evict(Job& j, Time now, Time until, bool terminated);
+  void bump_root(const Job& j);
+  Time backoff_for(int32_t preemptions, Time now) const;
+  int64_t fair_key(const Job& j) const;
+  std::string describe_fit(const quota::FitResult& fit) const;
+  std::string resource_name(ResourceId r) const;
+  std::string g_name(quota::NodeId node) const;
+  // Quota-engine admission state changes, keeping root_total_ in step.
+  void engine_admit(Job& j, Time start);
+  void engine_evict(Job& j);
+  void engine_forget(Job& j);
+
+  SchedulerOptions options_;
+  const ResourceRegistry* registry_ = nullptr;
+  std::unique_ptr<quota::QuotaEngine> engine_;
+  std::map<quota::NodeId, ResourceVector> ceilings_;
+  std::vector<ResourceVector> root_total_;  // per root: the sum of its admitted requests
+  std::vector<bool> fair_share_roots_;
+  PlacementIndex index_;
+  quota::DecisionLog log_;
+
+  std::unordered_map<JobKey, Job> jobs_;
+  std::vector<Queue> queues_;        // per quota node; the last slot holds quota-free jobs
+  std::vector<uint64_t> root_gen_;   // per quota node (roots): bumped when capacity is returned
+  uint64_t node_gen_ = 1;            // bumped when node capacity is freed or added
+  uint64_t topology_gen_ = 1;        // bumped when nodes or targets are added
+  uint64_t parked_gen_ = 0;          // topology_gen_ when the parked set was last re-checked
+  std::set<std::pair<Time, JobKey>> backoff_;
+  std::set<JobKey> parked_;
+  std::set<Key> unplaced_;           // admitted, waiting to be placed again
+  std::map<quota::NodeId, std::set<JobKey>> holds_;  // root -> jobs holding it for reclaim
+  std::set<std::pair<Time, quota::NodeId>> hold_expiry_;  // when holders retry
+  std::map<NodeIdx, std::set<JobKey>> on_node_;      // jobs with pods on each node
+  std::map<const Alternative*, std::pair<ShapePtr, bool>> feasible_memo_;  // ever_fits per shape
+  uint64_t feasible_memo_gen_ = 0;
+};
+
+}  // namespace gf::sched
