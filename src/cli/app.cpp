@@ -31,6 +31,7 @@ int run_cli(int argc, char** argv) {
   register_node_commands(app, ctx);
   register_billing_command(app, ctx);
   register_simulate_command(app, ctx);
+  register_object_commands(app, ctx);
 
   try {
     app.parse(argc, argv);

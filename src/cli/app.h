@@ -30,6 +30,7 @@ void register_cluster_commands(CLI::App& app, CommandContext& ctx);
 void register_node_commands(CLI::App& app, CommandContext& ctx);
 void register_billing_command(CLI::App& app, CommandContext& ctx);
 void register_simulate_command(CLI::App& app, CommandContext& ctx);
+void register_object_commands(CLI::App& app, CommandContext& ctx);
 
 int run_cli(int argc, char** argv);
 

@@ -39,6 +39,9 @@ struct ServeArgs {
   std::string min_count_timeout = "3h";
   std::string retry_base = "30s";
   std::string retry_max = "10m";
+  std::string min_run_time = "0s";
+  std::string requeue_base = "10s";
+  std::string requeue_max = "10m";
   std::string region = "local";
   std::string account = "000000000000";
 };
@@ -118,7 +121,9 @@ int serve(const ServeArgs& args) {
   for (const DurationFlag& f : {DurationFlag{"--min-count-timeout", &args.min_count_timeout,
                                              &ropts.provision.min_count_timeout},
                                 DurationFlag{"--retry-base", &args.retry_base, &ropts.provision.retry_base},
-                                DurationFlag{"--retry-max", &args.retry_max, &ropts.provision.retry_max}}) {
+                                DurationFlag{"--retry-max", &args.retry_max, &ropts.provision.retry_max},
+                                DurationFlag{"--requeue-base", &args.requeue_base, &ropts.scheduler.requeue_base},
+                                DurationFlag{"--requeue-max", &args.requeue_max, &ropts.scheduler.requeue_max}}) {
     auto d = parse_duration(*f.text);
     if (!d.ok() || d->count() <= 0) {
       std::cerr << "error: " << f.flag << ": expected a positive duration like 30s or 3h, got \""
@@ -126,6 +131,14 @@ int serve(const ServeArgs& args) {
       return 2;
     }
     *f.out = *d;
+  }
+  {
+    auto d = parse_duration(args.min_run_time);
+    if (!d.ok() || d->count() < 0) {
+      std::cerr << "error: --min-run-time: expected a duration like 0s or 10m, got \"" << args.min_run_time << "\"\n";
+      return 2;
+    }
+    ropts.scheduler.min_run_time = *d;
   }
   ropts.loop.snapshot_every_events = args.snapshot_every;
   ropts.api.max_body_bytes = args.max_body_bytes;
@@ -217,6 +230,12 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--retry-max", args->retry_max, "cap of the launch retry backoff")
       ->capture_default_str();
+  cmd->add_option("--min-run-time", args->min_run_time,
+                  "how long a job runs before it may be preempted to reclaim borrowed quota")
+      ->capture_default_str();
+  cmd->add_option("--requeue-base", args->requeue_base, "first requeue backoff of a preempted job")
+      ->capture_default_str();
+  cmd->add_option("--requeue-max", args->requeue_max, "cap of the requeue backoff")->capture_default_str();
   cmd->add_option("--region", args->region, "region part of ARNs")->capture_default_str();
   cmd->add_option("--account", args->account, "account part of ARNs")->capture_default_str();
   cmd->add_flag("--no-fsync", args->no_fsync,

@@ -184,7 +184,7 @@ PreemptionPlan QuotaEngine::plan_preemption(WorkloadId incoming, Time now,
     }
   }
   plan.outcome = PlanOutcome::kImpossible;
-  plan.why = "no eligible set of victims makes it fit; " + graph_.describe(plan.blocking);
+  plan.why = "no eligible set of victims makes it fit";
   log({DecisionKind::kNoPreemption, w->id, 0, plan.blocking.node, plan.blocking.resource,
        plan.blocking.shortfall, static_cast<uint8_t>(plan.blocking.limit)});
   return plan;

@@ -848,7 +848,7 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
       r.shortfall = fit.shortfall;
       r.message = "waiting for quota: " + describe_fit(fit);
       const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
-      if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty()) r.message += "; no preemption: " + plan.why;
+      if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty()) r.message += "; preemption cannot help: " + plan.why;
       return r;
     }
     if (!within_ceiling(j, alt.quota_request)) {
