@@ -2,6 +2,7 @@
 // window. A projection of node lifecycle events: records open at lifecycle start (launch) and
 // close at ShuttingDown.
 #include <map>
+#include <set>
 
 #include "api/api.h"
 
@@ -26,10 +27,9 @@ void register_billing_routes(Api& api) {
     const Time now = api.clock().now();
     const std::string cluster = req.query_or("cluster", "");
     const std::string group_by = req.query_or("groupBy", "cluster");
-    if (group_by != "instance" && group_by != "group" && group_by != "cluster") {
-      std::string why = group_by == "share" ? " (quota shares are not part of this server yet)" : "";
-      return error_response(validation_error("groupBy: expected instance, group or cluster, got \"" + group_by +
-                                             "\"" + why));
+    if (group_by != "instance" && group_by != "group" && group_by != "cluster" && group_by != "share") {
+      return error_response(validation_error("groupBy: expected instance, group, cluster or share, got \"" +
+                                             group_by + "\""));
     }
     Time from = Time::min(), to = now;
     for (auto [key, out] : {std::pair<const char*, Time*>{"from", &from}, {"to", &to}}) {
@@ -47,6 +47,43 @@ void register_billing_routes(Api& api) {
       if (!retired) return error_response(not_found_error("cluster \"" + cluster + "\" not found"));
     }
 
+    if (group_by == "share") {
+      // What the jobs of each quota share ran on: the price of the node capacity their pods
+      // held, while they ran (idle instances are in groupBy=cluster, not here).
+      struct ShareLine {
+        int64_t cost = 0;
+        int64_t billed_us = 0;
+        std::set<std::string> jobs;
+      };
+      std::map<std::pair<std::string, std::string>, ShareLine> shares;
+      int64_t sum = 0;
+      for (const auto& [id, j] : view->jobs) {
+        for (const JobRun& run : j->runs) {
+          if (!cluster.empty() && run.cluster != cluster) continue;
+          const Duration billed = run.billed(from == Time::min() ? run.start : from, to);
+          if (billed <= Duration::zero()) continue;
+          ShareLine& l = shares[{j->job_queue, j->quota_share}];
+          const int64_t cost = run.cost_micros(from == Time::min() ? run.start : from, to);
+          l.cost += cost;
+          l.billed_us += billed.count();
+          l.jobs.insert(id);
+          sum += cost;
+        }
+      }
+      Json items = Json::array();
+      for (const auto& [key, l] : shares) {
+        items.push_back({{"JobQueue", key.first},
+                         {"QuotaShareName", key.second},
+                         {"Jobs", l.jobs.size()},
+                         {"BilledSeconds", l.billed_us / 1'000'000},
+                         {"Cost", format_money(l.cost)},
+                         {"CostMicros", l.cost}});
+      }
+      Json out = {{"GroupBy", "share"}, {"To", format_iso8601(to)}, {"Currency", "USD"},
+                  {"Items", items}, {"Total", format_money(sum)}, {"TotalMicros", sum}};
+      if (from != Time::min()) out["From"] = format_iso8601(from);
+      return json_response(200, out);
+    }
     std::vector<BillingRecord> records;
     if (view->retired_billing) records = *view->retired_billing;
     for (const auto& [name, c] : view->clusters) {

@@ -25,7 +25,8 @@ struct Column {
 };
 
 // Key columns appear when some line carries them (the grouping decides which do).
-constexpr Column kKeyColumns[] = {{"CLUSTER", "ClusterName"},  {"GROUP", "InstanceGroupName"},
+constexpr Column kKeyColumns[] = {{"JOB-QUEUE", "JobQueue"}, {"SHARE", "QuotaShareName"}, {"JOBS", "Jobs"},
+                                  {"CLUSTER", "ClusterName"},  {"GROUP", "InstanceGroupName"},
                                   {"INSTANCE", "InstanceId"},  {"TYPE", "InstanceType"},
                                   {"PRICE/H", "PricePerHour"}, {"INSTANCES", "Instances"}};
 
@@ -38,7 +39,7 @@ void print_billing(const Json& answer) {
   const Json& items = array_field(answer, "Items");
   std::vector<std::string> keys, headers;
   for (const Column& c : kKeyColumns) {
-    bool present = c.key == std::string("ClusterName");
+    bool present = c.key == std::string("ClusterName") && text_field(answer, "GroupBy") != "share";
     for (const auto& item : items) present = present || item.contains(c.key);
     if (!present) continue;
     keys.push_back(c.key);
@@ -56,7 +57,7 @@ void print_billing(const Json& answer) {
     table.add_row(std::move(row));
   }
   std::vector<std::string> total(keys.size(), "");
-  total.front() = "TOTAL";
+  if (!total.empty()) total.front() = "TOTAL";
   total.push_back(format_duration(seconds(billed_seconds)));
   total.push_back(format_dollars(int_field(answer, "TotalMicros")));
   table.add_row(std::move(total));
@@ -88,13 +89,13 @@ int show_billing(CommandEnv& env, const BillingArgs& args) {
 void register_billing_command(CLI::App& app, CommandContext& ctx) {
   auto args = std::make_shared<BillingArgs>();
   auto* cmd = app.add_subcommand("billing",
-                                 "instance-level cost: billed time and cost per cluster, group "
-                                 "or instance");
+                                 "instance-level cost: billed time and cost per cluster, group, "
+                                 "instance or quota share");
   cmd->add_option("--cluster", args->cluster, "only this cluster");
   cmd->add_option("--from", args->from,
                   "start of the window: a duration ago (24h) or a time (ISO 8601)");
   cmd->add_option("--to", args->to, "end of the window (default now): a duration ago or a time");
-  cmd->add_option("--group-by", args->group_by, "instance, group or cluster")
+  cmd->add_option("--group-by", args->group_by, "instance, group, cluster or share (what each quota share's jobs ran on)")
       ->capture_default_str();
   run_with_client(cmd, ctx, [args](CommandEnv& env) { return show_billing(env, *args); });
 }

@@ -38,6 +38,17 @@ std::optional<JobStatus> parse_job_status(std::string_view s) {
   return std::nullopt;
 }
 
+Duration JobRun::billed(Time from, Time to) const {
+  const Time b = std::max(start, from);
+  const Time e = std::min(end.value_or(to), to);
+  return e > b ? e - b : Duration::zero();
+}
+
+int64_t JobRun::cost_micros(Time from, Time to) const {
+  const __int128 us = billed(from, to).count();
+  return static_cast<int64_t>(us * micros_per_hour / 3'600'000'000LL);
+}
+
 void Job::add_history(Time t, std::string reason, std::string message) {
   if (history.size() >= kMaxHistory) history.erase(history.begin());
   history.push_back(JobEvent{t, std::move(reason), std::move(message)});
@@ -64,7 +75,16 @@ Json Job::to_json() const {
   for (const JobEvent& e : history) {
     hist.push_back({{"time_us", to_micros(e.time)}, {"reason", e.reason}, {"message", e.message}});
   }
+  Json run_list = Json::array();
+  for (const JobRun& r : runs) {
+    run_list.push_back({{"start_us", to_micros(r.start)},
+                        {"end_us", opt_time(r.end)},
+                        {"cluster", r.cluster},
+                        {"micros_per_hour", r.micros_per_hour},
+                        {"pods", r.pods}});
+  }
   return Json{{"id", id},
+              {"runs", std::move(run_list)},
               {"key", key},
               {"name", name},
               {"kind", kind},
@@ -134,6 +154,13 @@ Result<Job> Job::from_json(const Json& j) {
     job.admitted_at = read_opt_time(j, "admitted_us");
     job.cluster = j.at("cluster").get<std::string>();
     job.pod_nodes = j.at("pod_nodes").get<std::vector<std::string>>();
+    if (j.contains("runs")) {
+      for (const Json& r : j.at("runs")) {
+        job.runs.push_back(JobRun{from_micros(r.at("start_us").get<int64_t>()), read_opt_time(r, "end_us"),
+                                  r.at("cluster").get<std::string>(), r.at("micros_per_hour").get<int64_t>(),
+                                  r.at("pods").get<int32_t>()});
+      }
+    }
     for (const Json& e : j.at("history")) {
       job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()), e.at("reason").get<std::string>(),
                                      e.at("message").get<std::string>()});

@@ -48,6 +48,19 @@ struct JobEvent {
   bool operator==(const JobEvent&) const = default;
 };
 
+// One stretch of a job running on its nodes, for metering by quota share (SPEC §2.7).
+struct JobRun {
+  Time start{};
+  std::optional<Time> end;  // open while running
+  std::string cluster;
+  int64_t micros_per_hour = 0;  // the price of the node capacity its pods hold
+  int32_t pods = 0;
+  bool operator==(const JobRun&) const = default;
+  // Cost within [from, to), micro-dollars.
+  int64_t cost_micros(Time from, Time to) const;
+  Duration billed(Time from, Time to) const;
+};
+
 struct Job {
   std::string id;     // jobId
   uint64_t key = 0;   // dense scheduler key: the submission order
@@ -81,6 +94,7 @@ struct Job {
   std::string cluster;
   std::vector<std::string> pod_nodes;
   std::vector<JobEvent> history;  // at most kMaxHistory, oldest dropped
+  std::vector<JobRun> runs;       // every stretch it ran, for billing by share
 
   static constexpr size_t kMaxHistory = 50;
   void add_history(Time t, std::string reason, std::string message);

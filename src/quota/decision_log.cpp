@@ -6,7 +6,6 @@
 namespace gf::quota {
 namespace {
 
-constexpr uint64_t kFnvOffset = 14695981039346656037ull;
 constexpr uint64_t kFnvPrime = 1099511628211ull;
 
 void mix(uint64_t& h, uint64_t value) {
@@ -42,18 +41,20 @@ std::string_view kind_name(DecisionKind kind) {
 
 }  // namespace
 
-uint64_t DecisionLog::hash() const {
-  uint64_t h = kFnvOffset;
-  for (const Decision& d : entries_) {
-    mix(h, static_cast<uint64_t>(d.kind));
-    mix(h, d.workload);
-    mix(h, d.other);
-    mix(h, d.node);
-    mix(h, d.resource);
-    mix(h, static_cast<uint64_t>(d.amount));
-    mix(h, d.code);
+void DecisionLog::append(const Decision& d) {
+  mix(hash_, static_cast<uint64_t>(d.kind));
+  mix(hash_, d.workload);
+  mix(hash_, d.other);
+  mix(hash_, d.node);
+  mix(hash_, d.resource);
+  mix(hash_, static_cast<uint64_t>(d.amount));
+  mix(hash_, d.code);
+  appended_ += 1;
+  if (capacity_ != 0 && entries_.size() >= capacity_) {
+    // Drop the older half at once: amortized O(1) per append.
+    entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(capacity_ / 2));
   }
-  return h;
+  entries_.push_back(d);
 }
 
 std::string DecisionLog::to_string(const Decision& d, const QuotaGraph& graph) const {

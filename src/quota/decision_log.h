@@ -36,15 +36,22 @@ struct Decision {
 
 class DecisionLog {
  public:
-  void append(const Decision& decision) { entries_.push_back(decision); }
+  // Keeps at most `capacity` recent entries (0 = all); the hash covers every entry ever
+  // appended, so a bounded log still proves determinism.
+  explicit DecisionLog(size_t capacity = 0) : capacity_(capacity) {}
+  void append(const Decision& decision);
   const std::vector<Decision>& entries() const { return entries_; }
   void clear() { entries_.clear(); }
-  uint64_t hash() const;
+  uint64_t hash() const { return hash_; }
+  uint64_t appended() const { return appended_; }
   // One line, e.g. "victim w=7 of w=9 reason=Reclaim".
   std::string to_string(const Decision& decision, const QuotaGraph& graph) const;
 
  private:
   std::vector<Decision> entries_;
+  size_t capacity_ = 0;
+  uint64_t hash_ = 14695981039346656037ull;
+  uint64_t appended_ = 0;
 };
 
 }  // namespace gf::quota

@@ -88,8 +88,11 @@ std::vector<VictimCandidate> QuotaEngine::candidates(const Workload& w, const At
     if (!graph_.is_queue(leaf)) continue;
     const bool same_queue = leaf == w.queue;
     if (!same_queue && (!attempt.cohort_candidates || graph_.root(leaf) != root)) continue;
-    for (WorkloadId id : admitted_[leaf]) {
-      const Workload& c = workloads_.at(id);
+    // Another queue's workloads are victims only while that queue borrows in a contested
+    // dimension (try_attempt re-checks as it goes); skip the others without looking at them.
+    if (!same_queue && !jobs_contested && !graph_.borrowing_in(ledger_, leaf, contested)) continue;
+    for (const auto& [id, cp] : admitted_[leaf]) {
+      const Workload& c = *cp;
       if (!jobs_contested && !overlaps(c.request, contested)) continue;
       if (!eligible(w, c, attempt, same_queue)) continue;
       if (!same_queue && now - c.start_time < min_run_time) {
@@ -113,7 +116,9 @@ bool QuotaEngine::attempt_fits(const Ledger& ledger, const Workload& w,
 std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
     const Workload& w, const Attempt& attempt, const std::vector<VictimCandidate>& cands,
     const std::bitset<kMaxResources>& contested) const {
-  Ledger scratch = ledger_;
+  scratch_.usage.assign(ledger_.usage.begin(), ledger_.usage.end());
+  scratch_.jobs.assign(ledger_.jobs.begin(), ledger_.jobs.end());
+  Ledger& scratch = scratch_;
   std::vector<const VictimCandidate*> chosen;
   bool fit = false;
   for (const VictimCandidate& c : cands) {

@@ -67,7 +67,7 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
   }
   graph_.charge(ledger_, w.queue, w.request, +1);
   pending_[w.queue].erase(key_of(w));
-  admitted_[w.queue].insert(id);
+  admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
   w.start_time = now;
   log({DecisionKind::kAdmit, id, 0, w.queue, 0, 0, static_cast<uint8_t>(fit.borrows)});
@@ -81,7 +81,7 @@ Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
   if (w.admitted) return conflict_error("workload " + std::to_string(id) + " already admitted");
   graph_.charge(ledger_, w.queue, w.request, +1);
   pending_[w.queue].erase(key_of(w));
-  admitted_[w.queue].insert(id);
+  admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
   w.start_time = start_time;
   return ok_status();

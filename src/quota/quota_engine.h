@@ -102,9 +102,11 @@ class QuotaEngine {
   QuotaGraph graph_;
   Ledger ledger_;
   DecisionLog* log_;
+  mutable Ledger scratch_;  // try_attempt's working copy, reused to avoid allocations
   std::map<WorkloadId, Workload> workloads_;    // ordered: deterministic iteration
   std::vector<std::set<PendingKey>> pending_;   // per node (queues only)
-  std::vector<std::set<WorkloadId>> admitted_;  // per node (queues only)
+  // Per node (queues only), by id; the pointers are into workloads_ (std::map nodes are stable).
+  std::vector<std::map<WorkloadId, const Workload*>> admitted_;
 };
 
 }  // namespace gf::quota

@@ -51,7 +51,7 @@ std::string_view wait_kind_name(WaitKind kind) {
 Scheduler::Scheduler(SchedulerOptions options)
     : options_(options), engine_(std::make_unique<quota::QuotaEngine>(quota::QuotaGraph{})) {
   queues_.resize(1);
-  root_gen_.resize(1, 1);
+  root_gen_.resize(1, ++gen_counter_);
   root_total_.resize(1);
 }
 
@@ -72,8 +72,13 @@ quota::NodeId Scheduler::root_of(const Job& j) const {
 
 void Scheduler::bump_root(const Job& j) {
   const quota::NodeId root = root_of(j);
-  if (root != quota::kNoNode) root_gen_[root] += 1;
-  root_gen_.back() += 1;
+  if (root != quota::kNoNode) root_gen_[root] = ++gen_counter_;
+  root_gen_.back() = ++gen_counter_;
+}
+
+uint64_t Scheduler::root_gen_of(const Job& j) const {
+  const quota::NodeId root = root_of(j);
+  return root == quota::kNoNode ? root_gen_.back() : root_gen_[root];
 }
 
 void Scheduler::engine_admit(Job& j, Time start) {
@@ -104,8 +109,10 @@ void Scheduler::make_active(Job& j) {
     return;
   }
   j.wait = Wait::kActive;
+  j.failed_root_gen = 0;
+  j.failed_node_gen = 0;
   Queue& q = queue_of(j);
-  q.active.insert(key_of(j));
+  q.active.emplace(key_of(j), &j);
 }
 
 void Scheduler::leave_pending(Job& j) {
@@ -113,7 +120,7 @@ void Scheduler::leave_pending(Job& j) {
     case Wait::kActive: queue_of(j).active.erase(key_of(j)); break;
     case Wait::kBackoff: backoff_.erase({j.backoff_until, j.spec.key}); break;
     case Wait::kParked: parked_.erase(j.spec.key); break;
-    case Wait::kInadmissible:  // removed lazily when the list is flushed
+    case Wait::kGone:
     case Wait::kAdmitted:
     case Wait::kOrphan: break;
   }
@@ -135,7 +142,7 @@ void Scheduler::set_quota(quota::QuotaGraph graph,
   fair_share_roots_ = std::move(fair_share_roots);
   const size_t n = engine_->graph().size();
   queues_.assign(n + 1, Queue{});
-  root_gen_.assign(n + 1, 1);
+  root_gen_.assign(n + 1, ++gen_counter_);
   root_total_.assign(n + 1, ResourceVector{});
   for (size_t i = 0; i < n; ++i) {
     queues_[i].strict = engine_->graph().is_queue(static_cast<quota::NodeId>(i)) &&
@@ -171,7 +178,7 @@ void Scheduler::set_quota(quota::QuotaGraph graph,
       make_active(j);
     }
   }
-  node_gen_ += 1;
+  node_gen_ = ++gen_counter_;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,7 +199,7 @@ std::vector<Action> Scheduler::sync_cluster(
     const NodeIdx n = index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable);
     present.insert(n);
     if (!before) grew = true;
-    if (d.schedulable && !was_schedulable) node_gen_ += 1;
+    if (d.schedulable && !was_schedulable) node_gen_ = ++gen_counter_;
   }
   std::vector<NodeIdx> gone;
   for (NodeIdx n : index_.nodes_of(c)) {
@@ -285,7 +292,7 @@ Status Scheduler::set_priority(JobKey key, int32_t priority) {
   if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
     GF_RETURN_IF_ERROR(engine_->set_priority(key, priority));
   }
-  if (before == Wait::kActive || before == Wait::kInadmissible) {
+  if (before == Wait::kActive) {
     make_active(j);  // re-evaluated by the next pass, preemption included
   } else if (before == Wait::kAdmitted) {
     if (!j.placement) unplaced_.insert(key_of(j));
@@ -347,7 +354,7 @@ void Scheduler::do_unbind(Job& j) {
     if (it->second.empty()) on_node_.erase(it);
   }
   j.placement.reset();
-  node_gen_ += 1;
+  node_gen_ = ++gen_counter_;
 }
 
 // The victim's quota and nodes are already returned; records the preemption and requeues it.
@@ -355,9 +362,9 @@ void Scheduler::do_evict(Job& j, Time /*now*/, Time until, bool terminated) {
   unplaced_.erase(key_of(j));
   j.spec.preemptions += 1;
   bump_root(j);
-  node_gen_ += 1;
+  node_gen_ = ++gen_counter_;
   if (terminated) {
-    j.wait = Wait::kInadmissible;  // erased by the caller
+    j.wait = Wait::kGone;  // erased by the caller
     return;
   }
   j.backoff_until = until;
@@ -428,22 +435,7 @@ void Scheduler::flush_queues(Time now) {
     const quota::NodeId root = hold_expiry_.begin()->second;
     hold_expiry_.erase(hold_expiry_.begin());
     holds_.erase(root);
-    root_gen_[root] += 1;
-  }
-  const quota::QuotaGraph& g = engine_->graph();
-  for (size_t slot = 0; slot < queues_.size(); ++slot) {
-    Queue& q = queues_[slot];
-    if (q.inadmissible.empty()) continue;
-    const bool free_slot = slot == g.size();
-    const uint64_t rg = free_slot ? root_gen_.back() : root_gen_[g.root(static_cast<quota::NodeId>(slot))];
-    if (rg == q.seen_root_gen && node_gen_ == q.seen_node_gen) continue;
-    for (JobKey key : q.inadmissible) {
-      auto it = jobs_.find(key);
-      if (it == jobs_.end() || it->second.wait != Wait::kInadmissible) continue;
-      if (queue_slot(it->second.spec) != slot) continue;
-      make_active(it->second);
-    }
-    q.inadmissible.clear();
+    root_gen_[root] = ++gen_counter_;
   }
   if (parked_gen_ != topology_gen_) {
     parked_gen_ = topology_gen_;
@@ -598,7 +590,6 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
     out.actions.push_back(std::move(act));
     return TryResult::kAdmitted;
   }
-  log_.append({kWaitLog, key, 0, j.spec.queue, 0, 0, static_cast<uint8_t>(j.last_kind)});
   return TryResult::kFailed;
 }
 
@@ -626,7 +617,11 @@ PassResult Scheduler::schedule(Time now) {
   }
 
   // Queue heads across queues: fits without borrowing first, then (FAIR_SHARE roots) the
-  // smallest weighted dominant share, then priority, then submission order.
+  // smallest weighted dominant share, then priority, then submission order. Each queue is
+  // walked once per pass by a cursor; a job that failed before is skipped while neither its
+  // cohort's capacity nor the nodes changed, and within a pass a job is skipped when an earlier
+  // job of its queue with no higher priority and no larger request already failed on quota
+  // (admission is monotone in both), or when the same gang shape found no room.
   struct Head {
     bool borrows;
     int64_t fair;
@@ -636,43 +631,82 @@ PassResult Scheduler::schedule(Time now) {
       return std::tie(borrows, fair, key) > std::tie(o.borrows, o.fair, o.key);
     }
   };
+  struct Failure {
+    ResourceVector request;
+    int32_t priority;
+  };
   std::priority_queue<Head> heads;
-  std::vector<bool> blocked(queues_.size(), false);
+  const size_t nq = queues_.size();
+  std::vector<std::map<Key, Job*>::iterator> cursor(nq);
+  std::vector<bool> blocked(nq, false);
+  std::vector<std::vector<Failure>> failed(nq);
+  std::set<const JobShape*> no_room;  // shapes (any cluster allowed) that found no placement
+  for (size_t slot = 0; slot < nq; ++slot) cursor[slot] = queues_[slot].active.begin();
   const quota::QuotaGraph& g = engine_->graph();
+
+  auto skippable = [&](const Job& j, uint32_t slot) {
+    if (j.failed_root_gen == root_gen_of(j) && j.failed_node_gen == node_gen_) return true;
+    const JobShape& shape = *j.spec.shape;
+    if (shape.alternatives.size() != 1) return false;
+    const ResourceVector& req = shape.alternatives[0].quota_request;
+    for (const Failure& f : failed[slot]) {
+      if (f.priority >= j.spec.priority && f.request.fits_within(req)) return true;
+    }
+    return j.spec.allowed_clusters.empty() && no_room.contains(&shape);
+  };
   auto push_head = [&](uint32_t slot) {
     Queue& q = queues_[slot];
-    if (blocked[slot] || q.active.empty()) return;
-    const Key& k = *q.active.begin();
-    const Job& j = jobs_.at(std::get<2>(k));
+    if (blocked[slot]) return;
+    auto& it = cursor[slot];
+    while (it != q.active.end()) {
+      const Job& j = *it->second;
+      if (!skippable(j, slot)) break;
+      if (q.strict) {  // StrictFIFO: a head that cannot go blocks the queue
+        blocked[slot] = true;
+        return;
+      }
+      ++it;
+    }
+    if (it == q.active.end()) return;
+    const Job& j = *it->second;
     bool borrows = false;
     int64_t fair = 0;
     if (j.spec.quota_managed) {
       borrows = g.would_borrow(engine_->ledger(), j.spec.queue, j.spec.shape->alternatives[0].quota_request);
       if (borrows) fair = fair_key(j);
     }
-    heads.push(Head{borrows, fair, k, slot});
+    heads.push(Head{borrows, fair, it->first, slot});
   };
-  for (uint32_t slot = 0; slot < queues_.size(); ++slot) push_head(slot);
+  for (uint32_t slot = 0; slot < nq; ++slot) push_head(slot);
 
   while (!heads.empty()) {
     const Head h = heads.top();
     heads.pop();
     Queue& q = queues_[h.slot];
-    if (q.active.empty() || *q.active.begin() != h.key) continue;  // stale
-    Job& j = jobs_.at(std::get<2>(h.key));
+    auto& it = cursor[h.slot];
+    if (it == q.active.end() || it->first != h.key) continue;  // stale
+    const auto next = std::next(it);
+    Job& j = *it->second;
     const TryResult r = try_admit(j, now, out);
-    if (r == TryResult::kFailed && j.wait == Wait::kActive) {
+    if (r == TryResult::kAdmitted || j.wait != Wait::kActive) {
+      it = next;  // admitted or parked: it left the active set
+    } else {
+      j.failed_root_gen = root_gen_of(j);
+      j.failed_node_gen = node_gen_;
+      const JobShape& shape = *j.spec.shape;
+      if (shape.alternatives.size() == 1) {
+        if (j.last_kind == WaitKind::kQuota || j.last_kind == WaitKind::kCeiling ||
+            j.last_kind == WaitKind::kHeldForReclaim) {
+          failed[h.slot].push_back(Failure{shape.alternatives[0].quota_request, j.spec.priority});
+        } else if (j.last_kind == WaitKind::kPlacement && j.spec.allowed_clusters.empty()) {
+          no_room.insert(&shape);
+        }
+      }
       if (q.strict) {
-        blocked[h.slot] = true;  // StrictFIFO: the head that cannot go blocks the queue
+        blocked[h.slot] = true;
         continue;
       }
-      q.active.erase(h.key);
-      j.wait = Wait::kInadmissible;
-      if (q.inadmissible.empty()) {
-        q.seen_root_gen = h.slot == g.size() ? root_gen_.back() : root_gen_[g.root(h.slot)];
-        q.seen_node_gen = node_gen_;
-      }
-      q.inadmissible.push_back(j.spec.key);
+      it = next;
     }
     push_head(h.slot);
   }
@@ -821,7 +855,7 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
                   "empty, at its target size); parked until the fleet's shape changes";
       return r;
     case Wait::kActive:
-    case Wait::kInadmissible:
+    case Wait::kGone:
       break;
   }
   // Pending: find the first thing that stops it, for its first feasible alternative.
@@ -830,8 +864,8 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
     const quota::QuotaGraph& g = engine_->graph();
     const quota::FitResult fit = g.fits(engine_->ledger(), j.spec.queue, alt.quota_request);
     const Queue& q = queues_[queue_slot(j.spec)];
-    if (q.strict && !q.active.empty() && std::get<2>(*q.active.begin()) != key) {
-      const JobKey head = std::get<2>(*q.active.begin());
+    if (q.strict && !q.active.empty() && std::get<2>(q.active.begin()->first) != key) {
+      const JobKey head = std::get<2>(q.active.begin()->first);
       r.kind = WaitKind::kStrictFifo;
       r.node = g.spec(j.spec.queue).name;
       r.message = "queue " + r.node + " is StrictFIFO and its head, job " + std::to_string(head) +

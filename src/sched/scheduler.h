@@ -185,7 +185,9 @@ class Scheduler {
 
  private:
   using Key = std::tuple<int64_t, uint64_t, JobKey>;  // (-priority, creation_seq, key)
-  enum class Wait : uint8_t { kActive, kInadmissible, kBackoff, kParked, kAdmitted, kOrphan };
+  // kActive: pending and tried by passes (a job that failed is skipped until something it
+  // depends on changes: its cohort's capacity or the nodes). kGone: terminated mid-pass.
+  enum class Wait : uint8_t { kActive, kGone, kBackoff, kParked, kAdmitted, kOrphan };
   struct Job {
     JobSpec spec;
     Wait wait = Wait::kActive;
@@ -194,12 +196,11 @@ class Scheduler {
     Time admitted_at{};
     Time backoff_until{};
     WaitKind last_kind = WaitKind::kNotWaiting;  // why the last attempt failed
+    uint64_t failed_root_gen = 0;  // generations when the last attempt failed (0 = none since)
+    uint64_t failed_node_gen = 0;
   };
   struct Queue {
-    std::set<Key> active;
-    std::vector<JobKey> inadmissible;
-    uint64_t seen_root_gen = 0;
-    uint64_t seen_node_gen = 0;
+    std::map<Key, Job*> active;  // Job nodes of jobs_ are stable: no lookup while walking
     bool strict = false;
   };
   enum class TryResult : uint8_t { kAdmitted, kFailed };
@@ -237,12 +238,15 @@ class Scheduler {
   std::vector<ResourceVector> root_total_;  // per root: the sum of its admitted requests
   std::vector<bool> fair_share_roots_;
   PlacementIndex index_;
-  quota::DecisionLog log_;
+  quota::DecisionLog log_{4096};  // recent decisions; the hash covers all
 
   std::unordered_map<JobKey, Job> jobs_;
   std::vector<Queue> queues_;        // per quota node; the last slot holds quota-free jobs
+  // Generations: values from one increasing counter, so a mark never matches a later world.
+  uint64_t gen_counter_ = 1;
   std::vector<uint64_t> root_gen_;   // per quota node (roots): bumped when capacity is returned
   uint64_t node_gen_ = 1;            // bumped when node capacity is freed or added
+  uint64_t root_gen_of(const Job& j) const;
   uint64_t topology_gen_ = 1;        // bumped when nodes or targets are added
   uint64_t parked_gen_ = 0;          // topology_gen_ when the parked set was last re-checked
   std::set<std::pair<Time, JobKey>> backoff_;

@@ -391,6 +391,36 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     return ok_status();
   }
   if (rec.type == event_type::kJobRunning) {
+    // Metering: the price of what its pods hold — a whole node, or the node's price times the
+    // pod's share of the node's GPUs (CPU when the node has none).
+    JobRun run;
+    run.start = t;
+    run.cluster = job->cluster;
+    run.pods = static_cast<int32_t>(job->pod_nodes.size());
+    if (const Cluster* c = view_.find_cluster(job->cluster)) {
+      size_t i = 0;
+      for (const JobPodSet& ps : job->pod_sets) {
+        ResourceVector req;
+        if (!ps.whole_node) {
+          auto parsed = ResourceVector::from_json(ps.requests, sched_->registry, "requests");
+          if (parsed.ok()) req = *parsed;
+        }
+        for (int32_t k = 0; k < ps.count && i < job->pod_nodes.size(); ++k, ++i) {
+          auto n = c->nodes.find(job->pod_nodes[i]);
+          if (n == c->nodes.end()) continue;
+          const int64_t price = n->second.price_micros_per_hour;
+          const ResourceVector cap = node_capacity(n->second.instance_type);
+          if (ps.whole_node) {
+            run.micros_per_hour += price;
+          } else if (cap.get(kGpu) > 0 && req.get(kGpu) > 0) {
+            run.micros_per_hour += price * req.get(kGpu) / cap.get(kGpu);
+          } else if (cap.get(kCpu) > 0) {
+            run.micros_per_hour += price * std::min(req.get(kCpu), cap.get(kCpu)) / cap.get(kCpu);
+          }
+        }
+      }
+    }
+    job->runs.push_back(std::move(run));
     job->status = JobStatus::kRunning;
     job->status_reason = "running on cluster " + job->cluster;
     job->started_at = t;  // the latest start: a gang placed again starts over
@@ -400,6 +430,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     return ok_status();
   }
   auto drop_completion = [&] {
+    if (!job->runs.empty() && !job->runs.back().end) job->runs.back().end = t;
     for (auto it = sched_->completions.begin(); it != sched_->completions.end();) {
       it = it->second == job->key ? sched_->completions.erase(it) : std::next(it);
     }

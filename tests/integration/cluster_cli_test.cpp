@@ -152,7 +152,7 @@ TEST_F(ClusterCli, ErrorsNameWhatIsWrongAndExitNonZero) {
                                    "--wait", "--timeout", "soon"});
   EXPECT_EQ(bad_timeout.exit_code, 2) << bad_timeout.out;
   EXPECT_TRUE(cli_json({"cluster", "list"})["ClusterSummaries"].empty()) << "nothing was sent";
-  CommandResult group_by = cli({"billing", "--group-by", "share"});
+  CommandResult group_by = cli({"billing", "--group-by", "tenant"});
   EXPECT_EQ(group_by.exit_code, 1);
   EXPECT_NE(group_by.out.find("groupBy"), std::string::npos) << group_by.out;
 }

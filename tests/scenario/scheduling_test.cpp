@@ -111,6 +111,15 @@ TEST_F(QuotaShareExample, FinishedJobsFreeCapacity_AndTheWaitingJobRuns) {
   EXPECT_EQ(status(f, a), "SUCCEEDED");
   EXPECT_EQ(status(f, b), "RUNNING");
   EXPECT_EQ(status(f, c), "RUNNING");
+  // Metering by share: job a held one ml.g5.xlarge ($1.408/h) for exactly 30 minutes.
+  const Json bill = Json::parse(f.call("GET", "/v1/billing", "", {{"groupBy", "share"}}).body);
+  ASSERT_EQ(bill["Items"].size(), 1u) << bill.dump(2);
+  EXPECT_EQ(bill["Items"][0]["QuotaShareName"], "QS1");
+  EXPECT_EQ(bill["Items"][0]["Jobs"], 3);
+  const Json a_only = job(f, a);
+  const int64_t a_cost = 704000;  // 1.408 $/h x 0.5 h
+  EXPECT_GT(bill["Items"][0]["CostMicros"].get<int64_t>(), a_cost);
+  (void)a_only;
 }
 
 TEST_F(QuotaShareExample, TerminateAndRestartKeepEverything) {
