@@ -103,7 +103,8 @@ std::vector<VictimCandidate> QuotaEngine::candidates(const Workload& w, const At
           {&c, !same_queue, same_queue ? PreemptionReason::kInQueue : attempt.cohort_reason});
     }
   }
-  std::sort(out.begin(), out.end(), victim_before);
+  // Not sorted here: try_attempt pops candidates in victim order from a heap and usually needs
+  // only the first few, so a full sort of every borrower's workloads is wasted work.
   return out;
 }
 
@@ -121,7 +122,16 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   Ledger& scratch = scratch_;
   std::vector<const VictimCandidate*> chosen;
   bool fit = false;
-  for (const VictimCandidate& c : cands) {
+  // A min-heap in victim order (victim_before = "goes first").
+  std::vector<const VictimCandidate*> heap;
+  heap.reserve(cands.size());
+  for (const VictimCandidate& c : cands) heap.push_back(&c);
+  auto later = [](const VictimCandidate* a, const VictimCandidate* b) { return victim_before(*b, *a); };
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const VictimCandidate& c = *heap.back();
+    heap.pop_back();
     if (c.other_queue && !graph_.borrowing_in(scratch, c.workload->queue, contested)) continue;
     graph_.charge(scratch, c.workload->queue, c.workload->request, -1);
     chosen.push_back(&c);

@@ -112,12 +112,12 @@ void Scheduler::make_active(Job& j) {
   j.failed_root_gen = 0;
   j.failed_node_gen = 0;
   Queue& q = queue_of(j);
-  q.active.emplace(key_of(j), &j);
+  q.insert(j);
 }
 
 void Scheduler::leave_pending(Job& j) {
   switch (j.wait) {
-    case Wait::kActive: queue_of(j).active.erase(key_of(j)); break;
+    case Wait::kActive: queue_of(j).erase(j); break;
     case Wait::kBackoff: backoff_.erase({j.backoff_until, j.spec.key}); break;
     case Wait::kParked: parked_.erase(j.spec.key); break;
     case Wait::kGone:
@@ -286,7 +286,7 @@ Status Scheduler::set_priority(JobKey key, int32_t priority) {
   if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
   Job& j = it->second;
   const Wait before = j.wait;
-  if (before == Wait::kActive) queue_of(j).active.erase(key_of(j));
+  if (before == Wait::kActive) queue_of(j).erase(j);
   if (before == Wait::kAdmitted) unplaced_.erase(key_of(j));
   j.spec.priority = priority;
   if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
@@ -457,7 +457,7 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
   bool any_feasible = false;
   for (const Alternative& alt : shape.alternatives) any_feasible |= shape_feasible(j, alt);
   if (!any_feasible) {
-    queue_of(j).active.erase(key_of(j));
+    queue_of(j).erase(j);
     j.wait = Wait::kParked;
     j.last_kind = WaitKind::kInfeasible;
     parked_.insert(key);
@@ -698,6 +698,25 @@ PassResult Scheduler::schedule(Time now) {
         if (j.last_kind == WaitKind::kQuota || j.last_kind == WaitKind::kCeiling ||
             j.last_kind == WaitKind::kHeldForReclaim) {
           failed[h.slot].push_back(Failure{shape.alternatives[0].quota_request, j.spec.priority});
+          // Every job left in this queue has no higher priority; if each shape in it asks for at
+          // least a failed request, nothing more of this queue fits in this pass.
+          bool exhausted = true;
+          for (const auto& [sp, n] : q.shapes) {
+            bool dominated = false;
+            if (sp->alternatives.size() == 1) {
+              for (const Failure& f : failed[h.slot]) {
+                if (f.request.fits_within(sp->alternatives[0].quota_request)) {
+                  dominated = true;
+                  break;
+                }
+              }
+            }
+            if (!dominated) {
+              exhausted = false;
+              break;
+            }
+          }
+          if (exhausted) blocked[h.slot] = true;
         } else if (j.last_kind == WaitKind::kPlacement && j.spec.allowed_clusters.empty()) {
           no_room.insert(&shape);
         }

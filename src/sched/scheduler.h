@@ -201,6 +201,16 @@ class Scheduler {
   };
   struct Queue {
     std::map<Key, Job*> active;  // Job nodes of jobs_ are stable: no lookup while walking
+    std::map<const JobShape*, int32_t> shapes;  // how many active jobs have each shape
+    void insert(Job& j) {
+      active.emplace(key_of(j), &j);
+      shapes[j.spec.shape.get()] += 1;
+    }
+    void erase(const Job& j) {
+      if (active.erase(key_of(j)) == 0) return;
+      auto it = shapes.find(j.spec.shape.get());
+      if (it != shapes.end() && --it->second == 0) shapes.erase(it);
+    }
     bool strict = false;
   };
   enum class TryResult : uint8_t { kAdmitted, kFailed };
