@@ -15,6 +15,7 @@ namespace {
 constexpr std::string_view kQueueNameTag = "kueue.x-k8s.io/queue-name";
 constexpr std::string_view kNamespaceTag = "kueue.x-k8s.io/namespace";
 constexpr std::string_view kDurationTag = "gpufleet.io/duration";
+constexpr std::string_view kPriorityClassTag = "kueue.x-k8s.io/priority-class";
 
 Result<Json> parse_one(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
@@ -155,6 +156,16 @@ Result<Job> parse_service_job(const Json& body, const FleetState& s) {
       return validation_error("serviceRequestPayload.ResourceConfig.InstanceType: " + instance_type +
                               " is not among the capacity limits of quota share " + job.quota_share + " (" + units + ")");
     }
+  }
+  if (auto pc = tags.find(std::string(kPriorityClassTag)); pc != tags.end()) {
+    const frontend::QuotaObject* cls = find_object(s.view(), frontend::Kind::kWorkloadPriorityClass, pc->second);
+    if (cls == nullptr) {
+      return validation_error("tags." + std::string(kPriorityClassTag) + ": WorkloadPriorityClass \"" + pc->second + "\" does not exist");
+    }
+    if (priority) {
+      return validation_error("schedulingPriority: give either schedulingPriority or the tag " + std::string(kPriorityClassTag) + ", not both");
+    }
+    job.priority = static_cast<int32_t>(cls->doc.value("value", int64_t{0}));
   }
   if (auto d = tags.find(std::string(kDurationTag)); d != tags.end()) {
     auto dur = parse_duration(d->second);

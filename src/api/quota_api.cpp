@@ -157,7 +157,7 @@ Json render(const FleetState& s, const QuotaObject& o, const std::map<quota::Nod
   };
   switch (o.key.kind) {
     case Kind::kClusterQueue:
-      out["status"] = leaf_status(node_named(o.key.name));
+      out["status"] = leaf_status(node_named("clusterqueue:" + o.key.name));
       break;
     case Kind::kJobQueue:
       if (q != nullptr) {

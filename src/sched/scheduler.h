@@ -132,6 +132,9 @@ class Scheduler {
   const quota::QuotaEngine& engine() const { return *engine_; }
 
   const PlacementIndex& placement() const { return index_; }
+  // The index of a member cluster by name, registering it (without nodes) if new: jobs may name
+  // clusters that are created later.
+  ClusterIdx cluster_index(std::string_view name) { return index_.cluster(name); }
   struct NodeDesc {
     std::string instance_id;
     std::string instance_type;

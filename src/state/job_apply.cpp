@@ -190,7 +190,7 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
       if (it != q->share_leaf.end()) spec.queue = it->second;
       auto env = q->environment_clusters.find(job.job_queue);
       if (env != q->environment_clusters.end()) {
-        for (const std::string& c : env->second) spec.allowed_clusters.push_back(sched_->scheduler.placement().find_cluster(c).value_or(sched::kNoCluster));
+        for (const std::string& c : env->second) spec.allowed_clusters.push_back(sched_->scheduler.cluster_index(c));
       }
     }
     shape->alternatives.push_back(sched::Alternative{instances, pods, ""});
@@ -201,29 +201,73 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
       if (it != q->local_queue_leaf.end()) spec.queue = it->second;
     }
     if (spec.queue != quota::kNoNode && spec.queue < q->flavors.size()) {
+      // Kueue assigns a flavor per resource group (the options covering the same resources):
+      // one alternative per combination, the queue's flavor order first.
+      std::vector<std::vector<const frontend::FlavorOption*>> groups;
+      std::vector<std::set<ResourceId>> group_dims;
       for (const frontend::FlavorOption& f : q->flavors[spec.queue]) {
-        sched::Alternative alt;
-        alt.label = f.flavor;
-        bool covered = true;
-        for (size_t d = 0; d < kMaxResources; ++d) {
-          const auto r = static_cast<ResourceId>(d);
-          if (total.get(r) == 0) continue;
-          auto m = f.dims.find(r);
-          if (m == f.dims.end()) {
-            covered = false;
+        std::set<ResourceId> dims;
+        for (const auto& [plain, flavored] : f.dims) dims.insert(plain);
+        size_t g = 0;
+        while (g < group_dims.size() && group_dims[g] != dims) ++g;
+        if (g == group_dims.size()) {
+          group_dims.push_back(dims);
+          groups.emplace_back();
+        }
+        groups[g].push_back(&f);
+      }
+      // Only groups covering something the job asks for take part.
+      std::vector<size_t> used;
+      for (size_t g = 0; g < groups.size(); ++g) {
+        for (ResourceId r : group_dims[g]) {
+          if (total.get(r) != 0) {
+            used.push_back(g);
             break;
           }
-          alt.quota_request.set(m->second, total.get(r));
         }
-        if (!covered) continue;
+      }
+      std::vector<size_t> pick(used.size(), 0);
+      for (int guard = 0; !used.empty() && guard < 64; ++guard) {
+        sched::Alternative alt;
         alt.pods = pods;
-        bool type_ok = true;
-        for (sched::PodSet& p : alt.pods) {
-          if (f.instance_type.empty()) continue;
-          if (!p.instance_type.empty() && p.instance_type != f.instance_type) type_ok = false;
-          p.instance_type = f.instance_type;
+        bool ok = true;
+        std::string type;
+        for (size_t u = 0; u < used.size() && ok; ++u) {
+          const frontend::FlavorOption& f = *groups[used[u]][pick[u]];
+          alt.label += (alt.label.empty() ? "" : "+") + f.flavor;
+          for (const auto& [plain, flavored] : f.dims) alt.quota_request.set(flavored, total.get(plain));
+          if (!f.instance_type.empty()) {
+            std::string t = f.instance_type;
+            if (Catalog::builtin().find(t) == nullptr && Catalog::builtin().find("ml." + t) != nullptr) t = "ml." + t;
+            if (!type.empty() && type != t) ok = false;
+            type = t;
+          }
         }
-        if (type_ok) shape->alternatives.push_back(std::move(alt));
+        // Every requested dimension must be covered by some chosen flavor.
+        for (size_t d = 0; d < kMaxResources && ok; ++d) {
+          const auto r = static_cast<ResourceId>(d);
+          if (total.get(r) == 0) continue;
+          bool covered = false;
+          for (size_t u : used) covered |= group_dims[u].contains(r);
+          ok = covered;
+        }
+        if (ok && !type.empty()) {
+          for (sched::PodSet& p : alt.pods) {
+            if (!p.instance_type.empty() && p.instance_type != type) ok = false;
+            p.instance_type = type;
+          }
+        }
+        if (ok) shape->alternatives.push_back(std::move(alt));
+        // Next combination (the last group varies fastest); stop after the last one.
+        bool advanced = false;
+        for (size_t u = used.size(); u-- > 0;) {
+          if (++pick[u] < groups[used[u]].size()) {
+            advanced = true;
+            break;
+          }
+          pick[u] = 0;
+        }
+        if (!advanced) break;
       }
     }
     if (shape->alternatives.empty()) shape->alternatives.push_back(sched::Alternative{total, pods, ""});
@@ -243,7 +287,7 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
     shape->alternatives.push_back(sched::Alternative{charged, pods, ""});
   }
   for (const std::string& c : job.clusters) {
-    spec.allowed_clusters.push_back(sched_->scheduler.placement().find_cluster(c).value_or(sched::kNoCluster));
+    spec.allowed_clusters.push_back(sched_->scheduler.cluster_index(c));
   }
   std::string key = shape_key(*shape);
   auto [it, inserted] = sched_->shapes.try_emplace(std::move(key), nullptr);

@@ -254,6 +254,75 @@ TEST(ElasticQuotaTreeExample, MaxJobsOne_SecondJobWaitsUntilTheFirstFinishes) {
   EXPECT_EQ(status(f, "second"), "RUNNING");
 }
 
+// Kueue's kinds through the API: a LocalQueue job is admitted on the ClusterQueue's flavor,
+// placed on that flavor's instance type, and waits naming the ClusterQueue when quota runs out.
+constexpr const char* kKueueSetup = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: g5}
+spec:
+  nodeLabels: {node.kubernetes.io/instance-type: ml.g5.xlarge}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
+    flavors:
+    - name: g5
+      resources:
+      - {name: cpu, nominalQuota: 8}
+      - {name: memory, nominalQuota: 32Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 2}
+  preemption: {withinClusterQueue: LowerPriority}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: team-a, name: user-queue}
+spec: {clusterQueue: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high-priority}
+value: 1000
+)";
+
+TEST(KueueKinds, LocalQueueJobsUseTheFlavorAndWaitOnTheClusterQueue) {
+  Fleet f;
+  g5_cluster(f, "g5s", 3);
+  HttpResponse r = f.call("POST", "/v1/apply", kKueueSetup);
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto submit_lq = [&](const std::string& name, const std::string& priority_class) {
+    Json job = {{"jobName", name},
+                {"serviceRequestPayload", {{"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}},
+                {"tags", {{"kueue.x-k8s.io/queue-name", "user-queue"}, {"kueue.x-k8s.io/namespace", "team-a"}}}};
+    if (!priority_class.empty()) job["tags"]["kueue.x-k8s.io/priority-class"] = priority_class;
+    HttpResponse resp = f.call("POST", "/v1/service-jobs", job.dump());
+    EXPECT_EQ(resp.status, 200) << resp.body;
+  };
+  submit_lq("a", "");
+  submit_lq("b", "");
+  submit_lq("c", "");
+  f.run_for(seconds(1));
+  EXPECT_EQ(status(f, "a"), "RUNNING");
+  EXPECT_EQ(status(f, "b"), "RUNNING");
+  const Json c = job(f, "c");
+  EXPECT_EQ(c.value("status", ""), "RUNNABLE") << c.dump(2);
+  const Json why = c.value("explanation", Json::object());
+  EXPECT_EQ(why.value("kind", ""), "Quota") << c.dump(2);
+  EXPECT_EQ(why.value("quotaNode", ""), "clusterqueue:team-a") << c.dump(2);
+  // A high-priority job displaces one of them (withinClusterQueue: LowerPriority).
+  submit_lq("urgent", "high-priority");
+  f.run_for(seconds(1));
+  EXPECT_EQ(status(f, "urgent"), "RUNNING");
+  EXPECT_EQ(job(f, "urgent")["schedulingPriority"], 1000);
+  const Json cq = f.json("GET", "/v1/objects/clusterqueues/team-a");
+  EXPECT_EQ(cq["status"]["admittedWorkloads"], 2) << cq.dump(2);
+  EXPECT_EQ(cq["status"]["pendingWorkloads"], 2) << cq.dump(2);
+}
+
 TEST(ApplyQuotaObjects, UnknownKindAndMalformedInputChangeNothing) {
   Fleet f;
   HttpResponse r = f.call("POST", "/v1/apply", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
