@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/k8s_names.h"
 #include "core/resources.h"
 #include "core/result.h"
 #include "frontend/quota_objects.h"
@@ -22,9 +23,7 @@ void note_unknown(const ObjectReader& reader, std::vector<std::string>& warnings
 
 std::string in_quotes(std::string_view s);  // "\"s\""
 
-// Kubernetes object names: DNS-1123 label (<= 63) and subdomain (<= 253), lowercase.
-bool valid_dns_label(std::string_view s);
-bool valid_dns_subdomain(std::string_view s);
+// Kubernetes object names: core/k8s_names.h (valid_dns_label, valid_dns_subdomain).
 // AWS Batch names: 1-128 letters, digits, '-' and '_'.
 bool valid_aws_name(std::string_view s);
 // "arn:aws:batch:us-east-1:1:job-queue/q" -> "q"; a plain name is returned as is.

@@ -149,30 +149,6 @@ void note_unknown(const ObjectReader& reader, std::vector<std::string>& warnings
 
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-namespace {
-bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-}  // namespace
-
-bool valid_dns_label(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !lower_alnum(s.front()) || !lower_alnum(s.back())) {
-    return false;
-  }
-  return std::all_of(s.begin(), s.end(), [](char c) { return lower_alnum(c) || c == '-'; });
-}
-
-bool valid_dns_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    const std::string_view label =
-        s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!valid_dns_label(label)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
 bool valid_aws_name(std::string_view s) {
   if (s.empty() || s.size() > 128) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
