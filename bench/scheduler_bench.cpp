@@ -339,7 +339,11 @@ class World {
         leaf.parent = cohort_id;
         leaf.quotas.push_back({kGpu, leaf_nominal(), std::nullopt, std::nullopt});
         leaf.preemption.within_queue = quota::WithinQueuePolicy::kLowerPriority;
-        leaf.preemption.reclaim = quota::ReclaimPolicy::kAny;
+        // GF_SCHED_BENCH_RECLAIM=never: borrowers are never reclaimed (FIFO lending only).
+        const char* reclaim = std::getenv("GF_SCHED_BENCH_RECLAIM");
+        leaf.preemption.reclaim = reclaim != nullptr && std::string(reclaim) == "never"
+                                      ? quota::ReclaimPolicy::kNever
+                                      : quota::ReclaimPolicy::kAny;
         leaves_.push_back(g.add_node(leaf).value());
       }
     }

@@ -117,8 +117,11 @@ bool QuotaEngine::attempt_fits(const Ledger& ledger, const Workload& w,
 std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
     const Workload& w, const Attempt& attempt, const std::vector<VictimCandidate>& cands,
     const std::bitset<kMaxResources>& contested) const {
-  scratch_.usage.assign(ledger_.usage.begin(), ledger_.usage.end());
-  scratch_.jobs.assign(ledger_.jobs.begin(), ledger_.jobs.end());
+  if (scratch_version_ != ledger_version_) {
+    scratch_.usage.assign(ledger_.usage.begin(), ledger_.usage.end());
+    scratch_.jobs.assign(ledger_.jobs.begin(), ledger_.jobs.end());
+    scratch_version_ = ledger_version_;
+  }
   Ledger& scratch = scratch_;
   std::vector<const VictimCandidate*> chosen;
   bool fit = false;
@@ -140,7 +143,10 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
       break;
     }
   }
-  if (!fit) return std::nullopt;
+  if (!fit) {
+    for (const VictimCandidate* c : chosen) graph_.charge(scratch, c->workload->queue, c->workload->request, +1);
+    return std::nullopt;
+  }
   // Minimize: give back the most valuable victims first while the incoming workload still fits.
   std::vector<bool> needed(chosen.size(), true);
   for (size_t i = chosen.size(); i-- > 0;) {
@@ -154,6 +160,8 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   }
   std::vector<Victim> victims;
   for (size_t i = 0; i < chosen.size(); ++i) {
+    // Leave the scratch ledger equal to ledger_ again.
+    if (needed[i]) graph_.charge(scratch, chosen[i]->workload->queue, chosen[i]->workload->request, +1);
     if (needed[i])
       victims.push_back({chosen[i]->workload->id, chosen[i]->workload->queue, chosen[i]->reason});
   }

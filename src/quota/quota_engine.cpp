@@ -66,6 +66,7 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
                           " does not fit: " + graph_.describe(fit));
   }
   graph_.charge(ledger_, w.queue, w.request, +1);
+  ++ledger_version_;
   pending_[w.queue].erase(key_of(w));
   admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
@@ -80,6 +81,7 @@ Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
   Workload& w = it->second;
   if (w.admitted) return conflict_error("workload " + std::to_string(id) + " already admitted");
   graph_.charge(ledger_, w.queue, w.request, +1);
+  ++ledger_version_;
   pending_[w.queue].erase(key_of(w));
   admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
@@ -103,6 +105,7 @@ Status QuotaEngine::release(WorkloadId id) {
   Workload& w = it->second;
   if (w.admitted) {
     graph_.charge(ledger_, w.queue, w.request, -1);
+    ++ledger_version_;
     admitted_[w.queue].erase(id);
   } else {
     pending_[w.queue].erase(key_of(w));
@@ -118,6 +121,7 @@ Status QuotaEngine::evict(WorkloadId id) {
   Workload& w = it->second;
   if (!w.admitted) return conflict_error("workload " + std::to_string(id) + " is not admitted");
   graph_.charge(ledger_, w.queue, w.request, -1);
+  ++ledger_version_;
   admitted_[w.queue].erase(id);
   w.admitted = false;
   pending_[w.queue].insert(key_of(w));

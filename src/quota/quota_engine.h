@@ -102,7 +102,11 @@ class QuotaEngine {
   QuotaGraph graph_;
   Ledger ledger_;
   DecisionLog* log_;
-  mutable Ledger scratch_;  // try_attempt's working copy, reused to avoid allocations
+  // try_attempt's working copy of the ledger. It is left equal to ledger_ after every attempt,
+  // so consecutive plans with no admission in between skip the copy.
+  mutable Ledger scratch_;
+  uint64_t ledger_version_ = 0;
+  mutable uint64_t scratch_version_ = ~uint64_t{0};
   std::map<WorkloadId, Workload> workloads_;    // ordered: deterministic iteration
   std::vector<std::set<PendingKey>> pending_;   // per node (queues only)
   // Per node (queues only), by id; the pointers are into workloads_ (std::map nodes are stable).
