@@ -17,6 +17,18 @@ struct SchedCache {
   std::vector<sched::Action> interrupts;  // found by syncing, not yet recorded
   std::map<uint64_t, std::string> key_to_id;
   std::set<std::pair<Time, uint64_t>> completions;
+  std::map<uint64_t, Time> completion_of;  // key -> its entry in `completions`
+  void add_completion(Time end, uint64_t key) {
+    drop_completion(key);
+    completions.insert({end, key});
+    completion_of[key] = end;
+  }
+  void drop_completion(uint64_t key) {
+    auto it = completion_of.find(key);
+    if (it == completion_of.end()) return;
+    completions.erase({it->second, key});
+    completion_of.erase(it);
+  }
   std::set<uint64_t> scheduled;
   std::map<std::string, sched::ShapePtr> shapes;  // interned job shapes
   uint64_t generation = 1;
@@ -469,15 +481,13 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job->status_reason = "running on cluster " + job->cluster;
     job->started_at = t;  // the latest start: a gang placed again starts over
     sched_->scheduled.erase(job->key);
-    if (job->duration) sched_->completions.insert({t + *job->duration, job->key});
+    if (job->duration) sched_->add_completion(t + *job->duration, job->key);
     job->add_history(t, "Running", "all " + std::to_string(job->pod_nodes.size()) + " pods started on cluster " + job->cluster);
     return ok_status();
   }
   auto drop_completion = [&] {
     if (!job->runs.empty() && !job->runs.back().end) job->runs.back().end = t;
-    for (auto it = sched_->completions.begin(); it != sched_->completions.end();) {
-      it = it->second == job->key ? sched_->completions.erase(it) : std::next(it);
-    }
+    sched_->drop_completion(job->key);
     sched_->scheduled.erase(job->key);
   };
   if (rec.type == event_type::kJobPreempted) {
@@ -574,7 +584,7 @@ Status FleetState::restore_scheduler() {
       }
       if (j->status == JobStatus::kScheduled) sched_->scheduled.insert(j->key);
       if (j->status == JobStatus::kRunning && j->duration && j->started_at) {
-        sched_->completions.insert({*j->started_at + *j->duration, j->key});
+        sched_->add_completion(*j->started_at + *j->duration, j->key);
       }
     } else if (j->requeue_at) {
       GF_RETURN_IF_ERROR(s.restore_backoff(j->key, *j->requeue_at));
