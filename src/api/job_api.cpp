@@ -2,6 +2,7 @@
 // DescribeServiceJob, priority update, TerminateServiceJob) and `GET /v1/jobs/{idOrName}`, the
 // explanation behind `gpufleet describe job`: why it waits (which quota node or placement
 // constraint, by how much) and every admission and preemption with its rule.
+#include <algorithm>
 #include <cstdio>
 
 #include "api/api.h"
@@ -292,8 +293,11 @@ void register_job_routes(Api& api) {
     if (!status.empty() && !parse_job_status(status)) {
       return error_response(validation_error("jobStatus: unknown status \"" + status + "\""));
     }
+    std::vector<const Job*> jobs;  // in submission order
+    for (const auto& [id, j] : view->jobs) jobs.push_back(j.get());
+    std::sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
     Json list = Json::array();
-    for (const auto& [id, j] : view->jobs) {
+    for (const Job* j : jobs) {
       if (!queue.empty() && j->job_queue != queue) continue;
       if (!status.empty() && to_string(j->status) != status) continue;
       Json item = describe_service_job(*j);
