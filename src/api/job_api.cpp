@@ -270,10 +270,12 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
     d.response = Json{{"jobId", job.id}, {"jobName", job.name}, {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + job.id}};
     return d;
   };
-  r.on_duplicate = [](const FleetState& s, Seq seq) {
+  r.on_duplicate = [](const FleetState& s, Seq original) {
+    // The job the first submission created (a scan, but only when a client retries).
     for (const auto& [id, j] : s.view().jobs) {
-      (void)seq;
-      if (j->key == static_cast<uint64_t>(s.view().job_counter)) return Json{{"jobId", id}, {"jobName", j->name}};
+      if (j->submit_seq == static_cast<uint64_t>(original)) {
+        return Json{{"jobId", id}, {"jobName", j->name}, {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + id}};
+      }
     }
     return Json::object();
   };

@@ -116,20 +116,15 @@ Result<Decision> decide_delete(const FleetState& s, const ObjectKey& key) {
   return d;
 }
 
-// Jobs per quota leaf, for object status.
-struct LeafCounts {
+// Admitted and pending jobs of a quota node's subtree, from the quota engine's own counters.
+struct NodeCounts {
   int64_t admitted = 0;
   int64_t pending = 0;
 };
-std::map<quota::NodeId, LeafCounts> counts_by_leaf(const FleetState& s) {
-  std::map<quota::NodeId, LeafCounts> out;
-  for (const auto& [id, j] : s.view().jobs) {
-    if (is_terminal(j->status)) continue;
-    const sched::JobSpec* spec = s.scheduler().spec(j->key);
-    if (spec == nullptr || spec->queue == quota::kNoNode) continue;
-    (j->admitted ? out[spec->queue].admitted : out[spec->queue].pending) += 1;
-  }
-  return out;
+NodeCounts counts_of(const FleetState& s, quota::NodeId node) {
+  const quota::QuotaEngine& e = s.scheduler().engine();
+  if (node >= e.graph().size()) return {};
+  return NodeCounts{e.admitted_jobs(node), e.pending_count(node)};
 }
 
 Json usage_json(const FleetState& s, quota::NodeId node) {
@@ -139,7 +134,7 @@ Json usage_json(const FleetState& s, quota::NodeId node) {
 }
 
 // The object as stored plus a Kubernetes-like `status` (or the AWS status fields).
-Json render(const FleetState& s, const QuotaObject& o, const std::map<quota::NodeId, LeafCounts>& counts) {
+Json render(const FleetState& s, const QuotaObject& o) {
   Json out = o.doc;
   const frontend::CompiledQuota* q = s.view().quota.get();
   auto node_named = [&](const std::string& name) -> std::optional<quota::NodeId> {
@@ -149,9 +144,9 @@ Json render(const FleetState& s, const QuotaObject& o, const std::map<quota::Nod
   auto leaf_status = [&](std::optional<quota::NodeId> n) {
     Json st = Json::object();
     if (!n) return st;
-    auto c = counts.find(*n);
-    st["admittedWorkloads"] = c == counts.end() ? 0 : c->second.admitted;
-    st["pendingWorkloads"] = c == counts.end() ? 0 : c->second.pending;
+    const NodeCounts c = counts_of(s, *n);
+    st["admittedWorkloads"] = c.admitted;
+    st["pendingWorkloads"] = c.pending;
     st["usage"] = usage_json(s, *n);
     return st;
   };
@@ -195,7 +190,8 @@ std::optional<ObjectKey> key_from_path(const HttpRequest& req, Kind kind) {
   return ObjectKey{kind, ns, name};
 }
 
-// Reads that need the writer's scheduler (usage, counts) run as read-only loop requests.
+// Reads that need the writer's scheduler (usage, counts) run as read-only loop requests; they
+// read the quota engine's counters, never scan the jobs.
 HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn) {
   Request r;
   r.name = std::move(name);
@@ -210,12 +206,11 @@ HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<
 
 HttpResponse list_objects(Api& api, Kind kind, std::string ns, std::string list_field) {
   return read_through_loop(api, "ListObjects", [kind, ns, list_field](const FleetState& s, Time) -> Result<Json> {
-    const auto counts = counts_by_leaf(s);
     Json items = Json::array();
     for (const auto& [key, o] : objects_of(s.view())) {
       if (key.kind != kind) continue;
       if (!ns.empty() && frontend::namespaced(kind) && key.ns != ns) continue;
-      items.push_back(render(s, o, counts));
+      items.push_back(render(s, o));
     }
     return Json{{list_field, std::move(items)}};
   });
@@ -228,7 +223,7 @@ HttpResponse get_object(Api& api, ObjectKey key) {
     if (it == objs.end()) {
       return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name + " not found");
     }
-    return render(s, it->second, counts_by_leaf(s));
+    return render(s, it->second);
   });
 }
 
@@ -237,13 +232,12 @@ HttpResponse list_queues(Api& api, std::string ns) {
     Json items = Json::array();
     const frontend::CompiledQuota* q = s.view().quota.get();
     if (q != nullptr) {
-      const auto counts = counts_by_leaf(s);
       for (const frontend::QueueObject& qo : q->queues) {
         if (!ns.empty() && qo.ns != ns) continue;
-        auto c = counts.find(qo.node);
+        const NodeCounts c = counts_of(s, qo.node);
         const quota::NodeSpec& spec = q->graph.spec(qo.node);
-        Json status{{"admittedJobs", c == counts.end() ? 0 : c->second.admitted},
-                    {"pendingJobs", c == counts.end() ? 0 : c->second.pending},
+        Json status{{"admittedJobs", c.admitted},
+                    {"pendingJobs", c.pending},
                     {"usage", usage_json(s, qo.node)}};
         if (spec.max_jobs) status["maxJobs"] = *spec.max_jobs;
         items.push_back(Json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
@@ -342,12 +336,11 @@ void register_aws_family(Api& api, const AwsFamily& f) {
   r.add("GET", f.path, [&api, f](const HttpRequest& req) {
     const std::string job_queue = req.query_or("jobQueue", "");
     return read_through_loop(api, "List" + std::string(frontend::kind_name(f.kind)), [f, job_queue](const FleetState& s, Time) -> Result<Json> {
-      const auto counts = counts_by_leaf(s);
       Json items = Json::array();
       for (const auto& [key, o] : objects_of(s.view())) {
         if (key.kind != f.kind) continue;
         if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue) continue;
-        items.push_back(render(s, o, counts));
+        items.push_back(render(s, o));
       }
       return Json{{f.list_field, std::move(items)}};
     });

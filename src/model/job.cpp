@@ -86,6 +86,7 @@ Json Job::to_json() const {
   return Json{{"id", id},
               {"runs", std::move(run_list)},
               {"key", key},
+              {"submit_seq", submit_seq},
               {"name", name},
               {"kind", kind},
               {"job_queue", job_queue},
@@ -119,6 +120,7 @@ Result<Job> Job::from_json(const Json& j) {
     Job job;
     job.id = j.at("id").get<std::string>();
     job.key = j.at("key").get<uint64_t>();
+    job.submit_seq = j.value("submit_seq", uint64_t{0});
     job.name = j.at("name").get<std::string>();
     job.kind = j.at("kind").get<std::string>();
     job.job_queue = j.at("job_queue").get<std::string>();

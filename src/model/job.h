@@ -64,6 +64,7 @@ struct JobRun {
 struct Job {
   std::string id;     // jobId
   uint64_t key = 0;   // dense scheduler key: the submission order
+  uint64_t submit_seq = 0;  // journal seq of job.submitted (answers a repeated submission)
   std::string name;   // jobName
   std::string kind = "ServiceJob";
   // Where it queues: a quota share of a job queue, a Kueue LocalQueue, or a namespace of the

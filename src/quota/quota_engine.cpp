@@ -28,6 +28,20 @@ Status QuotaEngine::add_workload(Workload w) {
   return ok_status();
 }
 
+int64_t QuotaEngine::pending_count(NodeId node) const {
+  int64_t n = 0;
+  for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
+    if (!graph_.is_queue(leaf) || pending_[leaf].empty()) continue;
+    for (NodeId a = leaf; a != kNoNode; a = graph_.parent(a)) {
+      if (a == node) {
+        n += static_cast<int64_t>(pending_[leaf].size());
+        break;
+      }
+    }
+  }
+  return n;
+}
+
 const Workload* QuotaEngine::find(WorkloadId id) const {
   auto it = workloads_.find(id);
   return it == workloads_.end() ? nullptr : &it->second;

@@ -29,6 +29,8 @@ class QuotaEngine {
   const Ledger& ledger() const { return ledger_; }
   const ResourceVector& usage(NodeId node) const { return ledger_.usage[node]; }
   int64_t admitted_jobs(NodeId node) const { return ledger_.jobs[node]; }
+  // Pending workloads in `node`'s subtree (O(graph size), no scan of the workloads).
+  int64_t pending_count(NodeId node) const;
 
   // Registers a pending workload (w.admitted is ignored). Errors: duplicate id, unknown queue.
   Status add_workload(Workload w);

@@ -177,6 +177,8 @@ std::vector<Action> Scheduler::sync_cluster(
   bool grew = false;
   for (const auto& [type, cap] : type_capacity) index_.set_type_capacity(type, cap);
   std::set<NodeIdx> present;
+  std::vector<NodeIdx> down;  // nodes that stopped taking pods in this sync (pods only ever sit on
+                              // nodes that were schedulable when bound, so no other node has gangs)
   for (const NodeDesc& d : nodes) {
     const std::optional<NodeIdx> before = index_.find_node(c, d.instance_id);
     const bool was_schedulable = before && index_.schedulable(*before);
@@ -184,19 +186,18 @@ std::vector<Action> Scheduler::sync_cluster(
     present.insert(n);
     if (!before) grew = true;
     if (d.schedulable && !was_schedulable) node_gen_ = ++gen_counter_;
+    if (was_schedulable && !d.schedulable) down.push_back(n);
   }
   std::vector<NodeIdx> gone;
   for (NodeIdx n : index_.nodes_of(c)) {
     if (!present.contains(n)) {
       index_.set_schedulable(n, false);
       gone.push_back(n);
+      down.push_back(n);
     }
   }
+  std::sort(down.begin(), down.end());
   // Gangs on nodes that can no longer run them come down whole.
-  std::vector<NodeIdx> down;
-  for (const auto& [n, keys] : on_node_) {
-    if (index_.cluster_of(n) == c && !index_.schedulable(n)) down.push_back(n);
-  }
   for (NodeIdx n : down) {
     auto it = on_node_.find(n);
     if (it == on_node_.end()) continue;  // emptied by an earlier gang of this loop

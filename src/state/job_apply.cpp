@@ -404,6 +404,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     GF_ASSIGN_OR_RETURN(Job job, Job::from_json(p.at("job")));
     if (view_.jobs.contains(job.id)) return internal_error("job " + job.id + " already exists");
     job.created_at = t;
+    job.submit_seq = rec.seq;
     job.add_history(t, "Submitted", "submitted to " + (job.job_queue.empty() ? (job.local_queue.empty() ? "namespace " + job.ns : "local queue " + job.local_queue) : "job queue " + job.job_queue + ", share " + job.quota_share));
     view_.job_counter = std::max<int64_t>(view_.job_counter, static_cast<int64_t>(job.key));
     GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(job));

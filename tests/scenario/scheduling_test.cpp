@@ -142,6 +142,18 @@ TEST_F(QuotaShareExample, TerminateAndRestartKeepEverything) {
   EXPECT_EQ(status(f, d), "RUNNABLE");
 }
 
+TEST_F(QuotaShareExample, RepeatedSubmission_AnswersWithTheFirstJob) {
+  Json first = Json::parse(shared_example("service-job.json"));
+  first["clientToken"] = "retry-me";
+  HttpResponse a = f.call("POST", "/v1/service-jobs", first.dump());
+  ASSERT_EQ(a.status, 200) << a.body;
+  submit(f, "in-between", "QS2", 0);
+  HttpResponse again = f.call("POST", "/v1/service-jobs", first.dump());
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(Json::parse(again.body)["jobId"], Json::parse(a.body)["jobId"]);
+  EXPECT_EQ(f.json("GET", "/v1/service-jobs")["jobSummaryList"].size(), 2u);
+}
+
 TEST_F(QuotaShareExample, BadServiceJobsAreRefusedNamingTheField_AndChangeNothing) {
   struct Case {
     std::string patch;
