@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "api/api.h"
+#include "api/workload_wire.h"
 #include "frontend/quota_objects.h"
 #include "model/catalog.h"
 #include "state/job_events.h"
@@ -24,21 +25,6 @@ Result<Json> parse_one(const HttpRequest& req) {
   return docs.front();
 }
 
-// Deterministic UUID-shaped job ids: the same journal names jobs the same way.
-std::string job_id_for(int64_t counter, const std::string& name) {
-  uint64_t h1 = 1469598103934665603ULL ^ static_cast<uint64_t>(counter);
-  uint64_t h2 = 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(counter);
-  for (char c : name) {
-    h1 = (h1 ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    h2 = (h2 ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL + 7;
-  }
-  h1 = (h1 ^ static_cast<uint64_t>(counter)) * 1099511628211ULL;
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-8%03x-%012llx", static_cast<unsigned>(h1 >> 32),
-                static_cast<unsigned>((h1 >> 16) & 0xffff), static_cast<unsigned>(h1 & 0xfff),
-                static_cast<unsigned>(h2 >> 52), static_cast<unsigned long long>(h2 & 0xffffffffffffULL));
-  return buf;
-}
 
 const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind, const std::string& name,
                                          const std::string& ns = "") {
@@ -283,6 +269,21 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
 }
 
 }  // namespace
+
+std::string job_id_for(int64_t counter, const std::string& name) {
+  uint64_t h1 = 1469598103934665603ULL ^ static_cast<uint64_t>(counter);
+  uint64_t h2 = 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(counter);
+  for (char c : name) {
+    h1 = (h1 ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    h2 = (h2 ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL + 7;
+  }
+  h1 = (h1 ^ static_cast<uint64_t>(counter)) * 1099511628211ULL;
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-8%03x-%012llx", static_cast<unsigned>(h1 >> 32),
+                static_cast<unsigned>((h1 >> 16) & 0xffff), static_cast<unsigned>(h1 & 0xfff),
+                static_cast<unsigned>(h2 >> 52), static_cast<unsigned long long>(h2 & 0xffffffffffffULL));
+  return buf;
+}
 
 void register_job_routes(Api& api) {
   Router& r = api.router();

@@ -4,6 +4,7 @@
 // Every write is validated against the whole resulting set (frontend::check_apply) before it
 // is recorded, so a bad object changes nothing.
 #include "api/api.h"
+#include "api/workload_wire.h"
 #include "frontend/quota_objects.h"
 #include "state/job_events.h"
 
@@ -255,6 +256,7 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
   auto docs = parse_docs(req);
   if (!docs.ok()) return error_response(docs.status());
   std::vector<QuotaObject> objects;
+  WorkloadDocs workloads;
   for (size_t i = 0; i < docs->size(); ++i) {
     const Json& doc = (*docs)[i];
     const std::string where = docs->size() > 1 ? "document " + std::to_string(i + 1) + ": " : "";
@@ -268,9 +270,15 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
     const std::string api_version = doc.value("apiVersion", "");
     const std::string kind = doc.value("kind", "");
     if (kind.empty()) return error_response(validation_error(where + "kind: required (or a quota-share bundle with serviceEnvironment, schedulingPolicy, jobQueue, quotaShares)"));
+    if (is_workload_kind(api_version, kind)) {
+      Status st = parse_workload_doc(doc, workloads);
+      if (!st.ok()) return error_response(st.with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
+      continue;
+    }
     if (!frontend::is_k8s_quota_kind(api_version, kind)) {
       return error_response(validation_error(where + "kind: " + api_version + " " + kind +
-                                             " is not supported by POST /v1/apply (supported: ElasticQuotaTree, "
+                                             " is not supported by POST /v1/apply (supported: kubeflow.org/v1 "
+                                             "PyTorchJob, PropagationPolicy, ElasticQuotaTree, "
                                              "ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
                                              "WorkloadPriorityClass, and the quota-share bundle)"));
     }
@@ -281,7 +289,17 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
   Request r;
   r.name = "Apply";
   r.idempotency_key = req.header_or("idempotency-key", "");
-  r.handle = [objects](const FleetState& s, Time now) { return decide_apply(s, now, objects, std::nullopt); };
+  r.handle = [objects, workloads](const FleetState& s, Time now) -> Result<Decision> {
+    Decision d;
+    Json items = Json::array();
+    if (!objects.empty()) {
+      GF_ASSIGN_OR_RETURN(d, decide_apply(s, now, objects, std::nullopt));
+      items = d.response.value("items", Json::array());
+    }
+    if (!workloads.empty()) GF_RETURN_IF_ERROR(decide_workload_apply(s, now, workloads, d.events, items));
+    d.response = Json{{"items", std::move(items)}};
+    return d;
+  };
   return Api::respond(api.write(std::move(r)));
 }
 
@@ -361,7 +379,7 @@ std::optional<Kind> kind_param(const HttpRequest& req) { return frontend::kind_f
 
 HttpResponse unknown_kind(const HttpRequest& req) {
   return error_response(not_found_error("unknown object kind \"" + req.path_params.at("kind") +
-                                        "\" (known: elasticquotatrees, queues, resourceflavors, cohorts, clusterqueues, "
+                                        "\" (known: pytorchjobs, propagationpolicies, pods, elasticquotatrees, queues, resourceflavors, cohorts, clusterqueues, "
                                         "localqueues, workloadpriorityclasses, service-environments, "
                                         "scheduling-policies, job-queues, quota-shares)"));
 }
@@ -374,21 +392,25 @@ void register_quota_routes(Api& api) {
   r.add("GET", "/v1/objects/{kind}", [&api](const HttpRequest& req) {
     const std::string plural = req.path_params.at("kind");
     if (plural == "queues" || plural == "queue") return list_queues(api, req.query_or("namespace", ""));
+    if (is_workload_plural(plural)) return workload_list(api, plural, req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     return list_objects(api, *kind, req.query_or("namespace", ""), "items");
   });
   r.add("GET", "/v1/objects/{kind}/{name}", [&api](const HttpRequest& req) {
+    if (is_workload_plural(req.path_params.at("kind"))) return workload_get(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     return get_object(api, *key_from_path(req, *kind));
   });
   r.add("GET", "/v1/objects/{kind}/{namespace}/{name}", [&api](const HttpRequest& req) {
+    if (is_workload_plural(req.path_params.at("kind"))) return workload_get(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     return get_object(api, *key_from_path(req, *kind));
   });
   auto del = [&api](const HttpRequest& req) {
+    if (is_workload_plural(req.path_params.at("kind"))) return workload_delete(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     Request w;

@@ -1,12 +1,14 @@
-// kubectl-like verbs over quota objects and jobs (SPEC §4.1):
+// kubectl-like verbs over workloads, quota objects and jobs (SPEC §4.1):
 //   gpufleet apply -f FILE             POST /v1/apply (YAML/JSON, several documents, the
 //                                      quota-share bundle)
-//   gpufleet get KIND [NAME] [-n NS]   queues, elasticquotatrees, clusterqueues, localqueues,
+//   gpufleet get KIND [NAME] [-n NS]   pytorchjobs, pods, propagationpolicies, queues,
+//                                      elasticquotatrees, clusterqueues, localqueues,
 //                                      resourceflavors, cohorts, workloadpriorityclasses,
 //                                      service-environments, scheduling-policies, job-queues,
-//                                      quota-shares, jobs
+//                                      quota-shares, jobs; -M / -m CLUSTER: member copies
 //   gpufleet delete KIND NAME [-n NS]
 //   gpufleet describe job NAME|ID      why it waits, its preemptions and history
+//   gpufleet describe pytorchjob NAME  state, member clusters, events (ScheduleBindingSucceed)
 //   gpufleet job submit -f FILE | priority ID N | terminate ID [--reason R]
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -43,6 +45,9 @@ std::optional<KindInfo> kind_info(std::string k) {
   if (k == "job-queue" || k == "job-queues" || k == "jobqueue" || k == "jobqueues") return aws("job-queues", "jobQueues");
   if (k == "quota-share" || k == "quota-shares" || k == "quotashare" || k == "quotashares") return aws("quota-shares", "quotaShares");
   if (k == "job" || k == "jobs" || k == "service-job" || k == "service-jobs") return KindInfo{"jobs", "/v1/service-jobs", "jobSummaryList", true};
+  if (k == "pytorchjob" || k == "pytorchjobs") return obj("pytorchjobs");
+  if (k == "propagationpolicy" || k == "propagationpolicies" || k == "pp") return obj("propagationpolicies");
+  if (k == "pod" || k == "pods" || k == "po") return obj("pods");
   return std::nullopt;
 }
 
@@ -130,18 +135,91 @@ struct GetArgs {
   std::string kind;
   std::string name;
   std::string ns;
+  bool members = false;        // -M: one row per member-cluster copy
+  std::string member_cluster;  // -m CLUSTER: the copy on that member cluster
 };
+
+// kubectl's STATUS for a pod phase.
+std::string pod_status(const Json& pod) {
+  const std::string phase = text_field(field(pod, "status"), "phase");
+  if (phase == "Succeeded") return "Completed";
+  if (phase == "Failed") return "Error";
+  return phase;
+}
+
+// The workload views of the seed walkthrough (SPEC §4.1): `get pytorchjob` NAME STATE AGE, with
+// -M NAME CLUSTER STATE AGE ADOPTION; `get pod -M` NAME CLUSTER READY STATUS RESTARTS AGE.
+void print_workloads(const KindInfo& k, const Json& items, const GetArgs& a) {
+  if (k.plural == "pytorchjobs") {
+    if (a.members || !a.member_cluster.empty()) {
+      Table t({"NAME", "CLUSTER", "STATE", "AGE", "ADOPTION"});
+      for (const Json& j : items) {
+        if (!a.member_cluster.empty()) {  // one member's copy
+          t.add_row({text_field(meta(j), "name"), a.member_cluster, text_field(field(j, "status"), "state"),
+                     age(field(meta(j), "creationTimestamp")), "Y"});
+          continue;
+        }
+        for (const Json& m : array_field(field(j, "status"), "members")) {
+          t.add_row({text_field(meta(j), "name"), text_field(m, "cluster"), text_field(m, "state"), age(field(m, "since")),
+                     text_field(m, "adoption")});
+        }
+      }
+      t.print(std::cout);
+      return;
+    }
+    Table t({"NAME", "STATE", "AGE"});
+    for (const Json& j : items) {
+      t.add_row({text_field(meta(j), "name"), text_field(field(j, "status"), "state"), age(field(meta(j), "creationTimestamp"))});
+    }
+    t.print(std::cout);
+  } else if (k.plural == "pods") {
+    std::vector<std::string> head{"NAME"};
+    if (a.members) head.push_back("CLUSTER");
+    for (const char* h : {"READY", "STATUS", "RESTARTS", "AGE"}) head.push_back(h);
+    Table t(head);
+    for (const Json& p : items) {
+      if (!a.member_cluster.empty() && text_field(field(p, "spec"), "clusterName") != a.member_cluster) continue;
+      std::vector<std::string> row{text_field(meta(p), "name")};
+      if (a.members) row.push_back(text_field(field(p, "spec"), "clusterName"));
+      const bool ready = field(field(p, "status"), "ready").is_boolean() && field(field(p, "status"), "ready").get<bool>();
+      row.push_back(ready ? "1/1" : "0/1");
+      row.push_back(pod_status(p));
+      row.push_back(text_field(field(p, "status"), "restartCount"));
+      row.push_back(age(field(meta(p), "creationTimestamp")));
+      t.add_row(row);
+    }
+    t.print(std::cout);
+  } else {
+    Table t({"NAME", "NAMESPACE", "SELECTED", "AGE"});
+    for (const Json& p : items) {
+      std::string selected;
+      for (const Json& n : array_field(field(p, "status"), "selected")) selected += (selected.empty() ? "" : ",") + text_of(n);
+      t.add_row({text_field(meta(p), "name"), text_field(meta(p), "namespace"), selected, age(field(meta(p), "creationTimestamp"))});
+    }
+    t.print(std::cout);
+  }
+}
+
+bool is_workload(const KindInfo& k) {
+  return k.plural == "pytorchjobs" || k.plural == "pods" || k.plural == "propagationpolicies";
+}
 
 int get(CommandEnv& env, const GetArgs& a) {
   auto k = kind_info(a.kind);
-  if (!k) return usage_error("unknown kind \"" + a.kind + "\"; try queues, elasticquotatrees, clusterqueues, localqueues, "
+  if (!k) return usage_error("unknown kind \"" + a.kind + "\"; try pytorchjobs, pods, propagationpolicies, queues, elasticquotatrees, clusterqueues, localqueues, "
                              "resourceflavors, cohorts, workloadpriorityclasses, job-queues, quota-shares, "
                              "service-environments, scheduling-policies or jobs");
   if (!a.name.empty()) {
-    auto one = env.client.get(object_path(*k, a.name, a.ns));
+    std::string path = object_path(*k, a.name, is_workload(*k) && a.ns.empty() ? "default" : a.ns);
+    if (!a.member_cluster.empty() && k->plural == "pytorchjobs") path += QueryString().add("cluster", a.member_cluster).str();
+    auto one = env.client.get(path);
     if (!one.ok()) return print_error(one.status());
     if (print_if_structured(env, *one)) return 0;
-    print_table(*k, Json::array({*one}));
+    if (is_workload(*k)) {
+      print_workloads(*k, Json::array({*one}), a);
+    } else {
+      print_table(*k, Json::array({*one}));
+    }
     return 0;
   }
   std::string path = k->list_path;
@@ -149,7 +227,11 @@ int get(CommandEnv& env, const GetArgs& a) {
   auto list = env.client.get(path);
   if (!list.ok()) return print_error(list.status());
   if (print_if_structured(env, *list)) return 0;
-  print_table(*k, array_field(*list, k->list_field));
+  if (is_workload(*k)) {
+    print_workloads(*k, array_field(*list, k->list_field), a);
+  } else {
+    print_table(*k, array_field(*list, k->list_field));
+  }
   return 0;
 }
 
@@ -165,6 +247,58 @@ int apply_file(CommandEnv& env, const std::string& file) {
     std::cout << kind << "/" << text_field(item, "name") << " " << text_field(item, "result") << "\n";
     for (const Json& w : array_field(item, "warnings")) std::cerr << "warning: " << text_of(w) << "\n";
   }
+  return 0;
+}
+
+// `describe pytorchjob`: kubectl's layout, events with ScheduleBindingSucceed and its Result.
+int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::string& ns) {
+  auto j = env.client.get("/v1/objects/pytorchjobs/" + (ns.empty() ? std::string("default") : ns) + "/" + name +
+                          QueryString().add("describe", "true").str());
+  if (!j.ok()) return print_error(j.status());
+  if (print_if_structured(env, *j)) return 0;
+  const Json& st = field(*j, "status");
+  std::string labels;
+  const Json& l = field(meta(*j), "labels");
+  if (l.is_object()) {
+    for (auto it = l.begin(); it != l.end(); ++it) labels += (labels.empty() ? "" : ",") + it.key() + "=" + text_of(it.value());
+  }
+  std::string members;
+  for (const Json& m : array_field(st, "members")) {
+    members += (members.empty() ? "" : "; ") + text_field(m, "cluster") + " (" + text_field(m, "state") +
+               (text_field(m, "adoption") == "Y" ? ", adopted" : ", left by failover") + ")";
+  }
+  print_fields(std::cout, {{"Name", text_field(meta(*j), "name")},
+                           {"Namespace", text_field(meta(*j), "namespace")},
+                           {"Labels", labels},
+                           {"API Version", text_field(*j, "apiVersion")},
+                           {"Kind", text_field(*j, "kind")},
+                           {"State", text_field(st, "state")},
+                           {"Propagation Policy", text_field(st, "propagationPolicy")},
+                           {"Member Clusters", members},
+                           {"Restarts", text_field(st, "restartCount")},
+                           {"Created", text_field(meta(*j), "creationTimestamp")}});
+  const Json& why = field(*j, "explanation");
+  if (why.is_object()) {
+    std::cout << "Waiting:\n";
+    print_fields(std::cout, {{"  Blocked by", text_field(why, "kind")},
+                             {"  Quota node", text_field(why, "quotaNode")},
+                             {"  Message", text_field(why, "message")}});
+  }
+  const Json& rs = field(st, "replicaStatuses");
+  if (rs.is_object() && !rs.empty()) {
+    std::cout << "Replica Statuses:\n";
+    for (auto it = rs.begin(); it != rs.end(); ++it) {
+      std::cout << "  " << it.key() << ": active " << text_field(it.value(), "active") << ", succeeded "
+                << text_field(it.value(), "succeeded") << ", failed " << text_field(it.value(), "failed") << "\n";
+    }
+  }
+  std::cout << "Events:\n";
+  Table t({"  TYPE", "REASON", "AGE", "FROM", "MESSAGE"});
+  for (const Json& e : array_field(*j, "events")) {
+    t.add_row({"  " + text_field(e, "type"), text_field(e, "reason"), age(field(e, "time")), text_field(e, "from"),
+               text_field(e, "message")});
+  }
+  t.print(std::cout);
   return 0;
 }
 
@@ -221,7 +355,7 @@ int describe_job(CommandEnv& env, const std::string& name) {
 
 void register_object_commands(CLI::App& app, CommandContext& ctx) {
   auto file = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("apply", "create or update quota objects from YAML or JSON (several documents, or the quota-share bundle)");
+  auto* cmd = app.add_subcommand("apply", "create or update objects from YAML or JSON: PyTorchJob, PropagationPolicy, quota objects (several documents, or the quota-share bundle)");
   cmd->add_option("-f,--file", *file, "the file to apply (- reads stdin)")->required();
   run_with_client(cmd, ctx, [file](CommandEnv& env) { return apply_file(env, *file); });
 
@@ -230,6 +364,8 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("kind", g->kind, "the kind, e.g. queue, clusterqueue, quota-share, job")->required();
   cmd->add_option("name", g->name, "one object's name");
   cmd->add_option("-n,--namespace", g->ns, "namespace (namespaced kinds)");
+  cmd->add_flag("-M,--member", g->members, "pytorchjobs, pods: one row per member-cluster copy, with its CLUSTER");
+  cmd->add_option("-m,--member-cluster", g->member_cluster, "pytorchjobs, pods: the copy on this member cluster");
   run_with_client(cmd, ctx, [g](CommandEnv& env) { return get(env, *g); });
 
   auto d = std::make_shared<GetArgs>();
@@ -239,8 +375,8 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-n,--namespace", d->ns, "namespace (namespaced kinds)");
   run_with_client(cmd, ctx, [d](CommandEnv& env) {
     auto k = kind_info(d->kind);
-    if (!k || k->plural == "jobs" || k->plural == "queues") return usage_error("cannot delete kind \"" + d->kind + "\"");
-    auto r = env.client.del(object_path(*k, d->name, d->ns));
+    if (!k || k->plural == "jobs" || k->plural == "queues" || k->plural == "pods") return usage_error("cannot delete kind \"" + d->kind + "\"");
+    auto r = env.client.del(object_path(*k, d->name, is_workload(*k) && d->ns.empty() ? "default" : d->ns));
     if (!r.ok()) return print_error(r.status());
     if (print_if_structured(env, *r)) return 0;
     std::cout << d->kind << "/" << d->name << " deleted\n";
@@ -254,6 +390,12 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   cmd = describe->add_subcommand("job", "a job: why it waits (quota node or placement, by how much), its preemptions and history");
   cmd->add_option("name", *job_name, "job name or id")->required();
   run_with_client(cmd, ctx, [job_name](CommandEnv& env) { return describe_job(env, *job_name); });
+  auto pj = std::make_shared<std::pair<std::string, std::string>>();
+  cmd = describe->add_subcommand("pytorchjob", "a PyTorchJob: state, member clusters, replica statuses and events");
+  cmd->alias("pytorchjobs");
+  cmd->add_option("name", pj->first, "the job's name")->required();
+  cmd->add_option("-n,--namespace", pj->second, "its namespace (default: default)");
+  run_with_client(cmd, ctx, [pj](CommandEnv& env) { return describe_pytorchjob(env, pj->first, pj->second); });
 
   auto job = app.add_subcommand("job", "submit and steer service jobs (AWS Batch SubmitServiceJob shape)");
   job->require_subcommand(1);

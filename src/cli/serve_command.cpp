@@ -42,6 +42,7 @@ struct ServeArgs {
   std::string min_run_time = "0s";
   std::string requeue_base = "10s";
   std::string requeue_max = "10m";
+  bool reservation = true;
   std::string region = "local";
   std::string account = "000000000000";
 };
@@ -140,6 +141,7 @@ int serve(const ServeArgs& args) {
     }
     ropts.scheduler.min_run_time = *d;
   }
+  ropts.scheduler.reservation = args.reservation;
   ropts.loop.snapshot_every_events = args.snapshot_every;
   ropts.api.max_body_bytes = args.max_body_bytes;
   if (!args.cloud_file.empty()) {
@@ -236,6 +238,10 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--requeue-base", args->requeue_base, "first requeue backoff of a preempted job")
       ->capture_default_str();
   cmd->add_option("--requeue-max", args->requeue_max, "cap of the requeue backoff")->capture_default_str();
+  cmd->add_option("--reservation", args->reservation,
+                  "reserve real per-node capacity before dispatching a gang (false: estimate a cluster's room "
+                  "by summing its free resources, as a fleet without resource reservation does)")
+      ->capture_default_str();
   cmd->add_option("--region", args->region, "region part of ARNs")->capture_default_str();
   cmd->add_option("--account", args->account, "account part of ARNs")->capture_default_str();
   cmd->add_flag("--no-fsync", args->no_fsync,

@@ -1,4 +1,5 @@
-// `gpufleet simulate SCENARIO.yaml [--until D] [--out DIR] [--seed N] [--snapshot-every D]`
+// `gpufleet simulate SCENARIO.yaml [--until D] [--out DIR] [--seed N] [--snapshot-every D]
+//  [--reservation=BOOL]`
 // (SPEC §8): runs a scenario on a virtual clock and prints a one-screen summary. The format and
 // the outputs are documented in docs/scenarios.md.
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@ struct SimulateArgs {
   std::string out = "sim-out";
   std::optional<uint64_t> seed;
   std::string snapshot_every;
+  std::optional<bool> reservation;  // overrides the scenario's config.reservation
 };
 
 Result<std::optional<Duration>> flag_duration(const std::string& flag, const std::string& text) {
@@ -100,6 +102,7 @@ int simulate(const SimulateArgs& args) {
     std::cerr << "error: scenario " << args.scenario << ": " << scenario.status().message() << "\n";
     return 2;
   }
+  if (args.reservation) scenario->config.reservation = *args.reservation;
   SimulationOptions opts;
   opts.out_dir = args.out;
   opts.seed = args.seed;
@@ -127,6 +130,9 @@ void register_simulate_command(CLI::App& app, CommandContext& ctx) {
                   "capacity change)");
   cmd->add_option("--out", args->out, "directory for the outputs")->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed (default: the scenario's, else 1)");
+  cmd->add_option("--reservation", args->reservation,
+                  "override the scenario's config.reservation (serve --reservation): false = dispatch by "
+                  "summed free capacity");
   cmd->add_option("--snapshot-every", args->snapshot_every,
                   "write snapshots.jsonl at every multiple of this virtual duration (e.g. 1h)");
   cmd->callback([&ctx, args] { ctx.run = [args] { return simulate(*args); }; });

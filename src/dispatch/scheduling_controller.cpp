@@ -1,5 +1,8 @@
 #include "dispatch/scheduling_controller.h"
 
+#include <algorithm>
+
+#include "dispatch/workload_controller.h"
 #include "state/job_events.h"
 
 namespace gf {
@@ -19,6 +22,31 @@ Event job_event(std::string_view type, Json payload) {
   return e;
 }
 
+// A gang came down because `a.node` left: the job.interrupted event, and for a workload whose
+// failed pods may not restart (restartPolicy, backoffLimit) the job.finished that fails it. When
+// the whole member cluster became unusable (failed, being deleted, gone) no pod failed on its
+// own: the job waits for failover (SPEC §4.4) whatever its restart policy.
+void record_interrupt(const FleetState& state, const Job& job, const sched::Action& a, std::vector<Event>& out) {
+  const sched::Scheduler& s = state.scheduler();
+  out.push_back(job_event(event_type::kJobInterrupted,
+                          {{"id", job.id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+  if (!job.dispatch) return;
+  const Cluster* c = state.view().find_cluster(job.dispatch->cluster);
+  if (c == nullptr || c->status == ClusterStatus::kFailed || c->status == ClusterStatus::kDeleting ||
+      c->status == ClusterStatus::kRollingBack) {
+    return;
+  }
+  std::vector<std::string> roles;
+  for (const sched::PodBinding& b : a.placement.pods) {
+    if (b.node != a.node || b.pod_set >= job.pod_sets.size()) continue;
+    const std::string& role = job.pod_sets[b.pod_set].role;
+    if (std::find(roles.begin(), roles.end(), role) == roles.end()) roles.push_back(role);
+  }
+  if (auto refusal = restart_refusal(job, roles)) {
+    out.push_back(job_event(event_type::kJobFinished, {{"id", job.id}, {"status", "FAILED"}, {"reason", *refusal}}));
+  }
+}
+
 }  // namespace
 
 ControllerDecision SchedulingController::decide(const FleetState& state, Time now) {
@@ -30,8 +58,7 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
   for (const sched::Action& a : state.take_interrupts()) {
     const Job* job = state.job_by_key(a.job);
     if (job == nullptr) continue;
-    d.events.push_back(job_event(event_type::kJobInterrupted,
-                                 {{"id", job->id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+    record_interrupt(state, *job, a, d.events);
   }
   for (const auto& [end, key] : state.completions()) {
     if (end > now) break;
@@ -90,8 +117,7 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
         break;
       }
       case sched::ActionKind::kInterrupt:
-        d.events.push_back(job_event(event_type::kJobInterrupted,
-                                     {{"id", job->id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+        record_interrupt(state, *job, a, d.events);
         break;
     }
   }

@@ -54,6 +54,89 @@ void Job::add_history(Time t, std::string reason, std::string message) {
   history.push_back(JobEvent{t, std::move(reason), std::move(message)});
 }
 
+namespace {
+template <typename T>
+Json opt_json(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+template <typename T>
+std::optional<T> read_opt(const Json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<T>();
+}
+}  // namespace
+
+Json Dispatch::to_json() const {
+  Json copies = Json::array();
+  for (const MemberCopy& c : left) {
+    copies.push_back({{"cluster", c.cluster},
+                      {"state", c.state},
+                      {"since_us", to_micros(c.since)},
+                      {"purge_us", opt_time(c.purge_at)},
+                      {"restarts", c.restarts}});
+  }
+  return Json{{"policy", policy},
+              {"queued", queued},
+              {"toleration_seconds", opt_json(toleration_seconds)},
+              {"purge_mode", purge_mode},
+              {"grace_period_seconds", grace_period_seconds},
+              {"restart_policy", restart_policy},
+              {"backoff_limit", opt_json(backoff_limit)},
+              {"active_deadline_seconds", opt_json(active_deadline_seconds)},
+              {"ttl_seconds_after_finished", opt_json(ttl_seconds_after_finished)},
+              {"suspended", suspended},
+              {"cluster", cluster},
+              {"bound_us", opt_time(bound_at)},
+              {"not_running_us", opt_time(not_running_since)},
+              {"first_started_us", opt_time(first_started_at)},
+              {"restarting", restarting},
+              {"restarts", restarts},
+              {"excluded", excluded},
+              {"left", std::move(copies)},
+              {"failovers", failovers}};
+}
+
+Result<Dispatch> Dispatch::from_json(const Json& j) {
+  try {
+    Dispatch d;
+    d.policy = j.at("policy").get<std::string>();
+    d.queued = j.at("queued").get<bool>();
+    d.toleration_seconds = read_opt<int64_t>(j, "toleration_seconds");
+    d.purge_mode = j.at("purge_mode").get<std::string>();
+    d.grace_period_seconds = j.at("grace_period_seconds").get<int64_t>();
+    d.restart_policy = j.at("restart_policy").get<std::map<std::string, std::string>>();
+    d.backoff_limit = read_opt<int32_t>(j, "backoff_limit");
+    d.active_deadline_seconds = read_opt<int64_t>(j, "active_deadline_seconds");
+    d.ttl_seconds_after_finished = read_opt<int64_t>(j, "ttl_seconds_after_finished");
+    d.suspended = j.at("suspended").get<bool>();
+    d.cluster = j.at("cluster").get<std::string>();
+    d.bound_at = read_opt_time(j, "bound_us");
+    d.not_running_since = read_opt_time(j, "not_running_us");
+    d.first_started_at = read_opt_time(j, "first_started_us");
+    d.restarting = j.at("restarting").get<bool>();
+    d.restarts = j.at("restarts").get<int32_t>();
+    d.excluded = j.at("excluded").get<std::vector<std::string>>();
+    for (const Json& c : j.at("left")) {
+      d.left.push_back(MemberCopy{c.at("cluster").get<std::string>(), c.at("state").get<std::string>(),
+                                  from_micros(c.at("since_us").get<int64_t>()), read_opt_time(c, "purge_us"),
+                                  c.at("restarts").get<int32_t>()});
+    }
+    d.failovers = j.at("failovers").get<int32_t>();
+    return d;
+  } catch (const Json::exception& e) {
+    return validation_error(std::string("job dispatch record: ") + e.what());
+  }
+}
+
+std::string_view workload_state(const Job& job) {
+  if (job.status == JobStatus::kSucceeded) return "Succeeded";
+  if (job.status == JobStatus::kFailed) return "Failed";
+  if (job.dispatch && job.dispatch->suspended) return "Suspended";
+  if (job.dispatch && job.dispatch->restarting) return "Restarting";
+  if (job.status == JobStatus::kRunning) return "Running";
+  return "Created";
+}
+
 Json Job::to_json() const {
   Json pods = Json::array();
   for (const JobPodSet& p : pod_sets) {
@@ -112,7 +195,8 @@ Json Job::to_json() const {
               {"admitted_us", opt_time(admitted_at)},
               {"cluster", cluster},
               {"pod_nodes", pod_nodes},
-              {"history", std::move(hist)}};
+              {"history", std::move(hist)},
+              {"dispatch", dispatch ? dispatch->to_json() : Json(nullptr)}};
 }
 
 Result<Job> Job::from_json(const Json& j) {
@@ -166,6 +250,10 @@ Result<Job> Job::from_json(const Json& j) {
     for (const Json& e : j.at("history")) {
       job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()), e.at("reason").get<std::string>(),
                                      e.at("message").get<std::string>()});
+    }
+    if (j.contains("dispatch") && !j.at("dispatch").is_null()) {
+      GF_ASSIGN_OR_RETURN(Dispatch d, Dispatch::from_json(j.at("dispatch")));
+      job.dispatch = std::move(d);
     }
     return job;
   } catch (const Json::exception& e) {

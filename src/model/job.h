@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/json.h"
+#include "core/result.h"
 #include "core/time.h"
 
 namespace gf {
@@ -61,6 +63,53 @@ struct JobRun {
   Duration billed(Time from, Time to) const;
 };
 
+// A copy of a workload left on a member cluster it failed over from (SPEC §4.4), kept per
+// purgeMode: Gracefully until the new placement runs (at most gracePeriodSeconds), Never until
+// the job is deleted. A copy never holds node capacity: failover only moves jobs whose pods
+// cannot run.
+struct MemberCopy {
+  std::string cluster;
+  std::string state;             // the job's state there when it was left (Created, Restarting, ...)
+  Time since{};                  // when it was left
+  std::optional<Time> purge_at;  // Gracefully: removed by then at the latest; none: Never
+  int32_t restarts = 0;
+  bool operator==(const MemberCopy&) const = default;
+};
+
+// Fleet dispatch of a Kubernetes workload (PyTorchJob, SPEC §4.2–§4.6): what its
+// PropagationPolicy and run policy decided at submission, and where it stands on its member
+// cluster.
+struct Dispatch {
+  std::string policy;   // the PropagationPolicy (same namespace) that selected it
+  bool queued = false;  // suspension.scheduling: waits for its namespace's quota leaf
+  std::optional<int64_t> toleration_seconds;  // failover.application; none = no failover
+  std::string purge_mode = "Immediately";     // Immediately | Directly | Gracefully | Never
+  int64_t grace_period_seconds = 600;
+  std::map<std::string, std::string> restart_policy;  // role (master|worker) -> restartPolicy
+  std::optional<int32_t> backoff_limit;               // runPolicy.backoffLimit; none = no limit
+  std::optional<int64_t> active_deadline_seconds;
+  std::optional<int64_t> ttl_seconds_after_finished;
+  bool suspended = false;                             // runPolicy.suspend
+  // On the member cluster.
+  std::string cluster;                    // bound member cluster; kept across interrupts
+  std::optional<Time> bound_at;           // when its pods were created there
+  std::optional<Time> not_running_since;  // bound but pods not all running since (failover clock)
+  std::optional<Time> first_started_at;   // activeDeadlineSeconds counts from here
+  bool restarting = false;                // interrupted, not yet running again
+  int32_t restarts = 0;                   // completed restarts (pods' RESTARTS)
+  std::vector<std::string> excluded;      // clusters failed over from, until it runs again
+  std::vector<MemberCopy> left;           // copies left behind by failover
+  int32_t failovers = 0;
+  bool operator==(const Dispatch&) const = default;
+  Json to_json() const;
+  static Result<Dispatch> from_json(const Json& j);
+};
+
+struct Job;
+// A workload's state as Kubeflow names it (STATE column, conditions): Created, Running,
+// Restarting, Succeeded, Failed or Suspended.
+std::string_view workload_state(const Job& job);
+
 struct Job {
   std::string id;     // jobId
   uint64_t key = 0;   // dense scheduler key: the submission order
@@ -96,6 +145,7 @@ struct Job {
   std::vector<std::string> pod_nodes;
   std::vector<JobEvent> history;  // at most kMaxHistory, oldest dropped
   std::vector<JobRun> runs;       // every stretch it ran, for billing by share
+  std::optional<Dispatch> dispatch;  // workloads (PyTorchJob) only
 
   static constexpr size_t kMaxHistory = 50;
   void add_history(Time t, std::string reason, std::string message);

@@ -31,6 +31,7 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
       api_(options_.api, loop_, metrics_, clock, &provisioner_) {
   loop_.add_controller(&provisioner_);
   loop_.add_controller(&scheduling_);
+  loop_.add_controller(&workloads_);
   loop_.add_driver(kCloudDriver, &cloud_);
 }
 

@@ -10,6 +10,7 @@
 #include "cloud/sim/sim_cloud.h"
 #include "core/random.h"
 #include "dispatch/scheduling_controller.h"
+#include "dispatch/workload_controller.h"
 #include "journal/journal.h"
 #include "loop/control_loop.h"
 #include "provision/provisioner.h"
@@ -49,6 +50,7 @@ class Runtime {
   ControlLoop loop_;
   Provisioner provisioner_;
   SchedulingController scheduling_;
+  WorkloadController workloads_;
   SimCloud cloud_;
   Api api_;
 };

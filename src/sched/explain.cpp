@@ -18,6 +18,7 @@ std::string_view wait_kind_name(WaitKind kind) {
     case WaitKind::kHeldForReclaim: return "HeldForReclaim";
     case WaitKind::kCeiling: return "EnvironmentCapacity";
     case WaitKind::kUnplaced: return "Unplaced";
+    case WaitKind::kPodsPending: return "PodsPending";
   }
   return "?";
 }
@@ -55,6 +56,31 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
       if (j.placement) {
         r.kind = WaitKind::kNotWaiting;
         r.message = "admitted and placed on cluster " + index_.cluster_name(j.placement->cluster);
+      } else if (j.bound) {
+        const std::vector<PodSet>& gang = shape.alternatives[j.alternative].pods;
+        r.kind = WaitKind::kPodsPending;
+        for (const PodSet& ps : gang) r.requested += ps.count;
+        r.available = index_.pods_that_fit(*j.bound, gang);
+        r.shortfall = r.requested - r.available;
+        const std::string name = index_.cluster_name(*j.bound);
+        r.message = j.dispatched ? "dispatched to cluster " + name +
+                                       " (estimated from summed free capacity), but no node arrangement there "
+                                       "fits the gang: " + pods_fit_message(j, *j.bound)
+                                 : "waiting for room in its cluster " + name +
+                                       (j.spec.sticky ? " (sticky: placed again only there until a failover)" : "") +
+                                       ": " + pods_fit_message(j, *j.bound);
+        if (r.shortfall == 0) r.message += "; the next pass places it";
+        if (!j.excluded.empty()) r.message += "; failed over from " + cluster_list(j.excluded);
+      } else if (!j.excluded.empty()) {
+        r.kind = WaitKind::kUnplaced;
+        r.message = "admitted (its quota is kept) and failed over from " + cluster_list(j.excluded);
+        const bool left = j.spec.allowed_clusters.empty()
+                              ? index_.cluster_count() > j.excluded.size()
+                              : std::ranges::any_of(j.spec.allowed_clusters, [&](ClusterIdx c) {
+                                  return !std::ranges::binary_search(j.excluded, c);
+                                });
+        r.message += left ? "; waiting for another allowed cluster with room for the whole gang"
+                          : "; every cluster it may use is excluded, so it waits for a new one";
       } else {
         r.kind = WaitKind::kUnplaced;
         r.message = "admitted (its quota is kept) but its gang lost a node; waiting for one cluster "
@@ -141,17 +167,37 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
   r.requested = pods;
   r.available = std::max<int64_t>(best_fit, 0);
   r.shortfall = pods - r.available;
+  const std::string short_of = options_.reservation
+                                   ? "no single cluster has free nodes for the whole gang"
+                                   : "no single cluster has enough free capacity in total for the whole gang "
+                                     "(estimate mode dispatches by summed free capacity)";
   r.message = best.empty() ? "quota admits it, but there is no member cluster to place it on"
-                           : "quota admits it, but no single cluster has free nodes for the whole gang "
-                             "(gang scheduling places all " + std::to_string(pods) +
-                             " pods on one cluster or none); the best, " + best + ", has room for " +
-                             std::to_string(r.available) + " of " + std::to_string(pods) + " pods now";
+                           : "quota admits it, but " + short_of + " (gang scheduling places all " +
+                                 std::to_string(pods) + " pods on one cluster or none); the best, " + best +
+                                 ", has room for " + std::to_string(r.available) + " of " +
+                                 std::to_string(pods) + " pods now";
   return r;
 }
 
 Status Scheduler::check_invariants() const {
   std::vector<ResourceVector> used(index_.node_slots());
   for (const auto& [key, j] : jobs_) {
+    const auto broken = [&](std::string_view what) {
+      return internal_error("job " + std::to_string(key) + " " + std::string(what));
+    };
+    if (j.wait != Wait::kAdmitted && (j.bound || !j.excluded.empty() || j.dispatched)) {
+      return broken("is bound or has exclusions but is not admitted");
+    }
+    if (j.placement && (j.bound != j.placement->cluster || !j.excluded.empty() || j.dispatched)) {
+      return broken("is placed but bound elsewhere or still excluding clusters");
+    }
+    if (j.dispatched && !j.bound) return broken("is dispatched but not bound");
+    if (j.bound && std::ranges::binary_search(j.excluded, *j.bound)) {
+      return broken("is bound to a cluster it failed over from");
+    }
+    if (j.wait == Wait::kAdmitted && !j.placement && !unplaced_.contains(key_of(j))) {
+      return broken("is admitted without pods but not waiting to be placed");
+    }
     if (j.placement) {
       if (j.wait != Wait::kAdmitted) return internal_error("job " + std::to_string(key) + " placed but not admitted");
       const Alternative& alt = j.spec.shape->alternatives[j.alternative];
@@ -177,6 +223,13 @@ Status Scheduler::check_invariants() const {
       }
     }
   }
+  for (const Key& k : unplaced_) {
+    auto it = jobs_.find(std::get<2>(k));
+    if (it == jobs_.end() || it->second.wait != Wait::kAdmitted || it->second.placement || key_of(it->second) != k) {
+      return internal_error("job " + std::to_string(std::get<2>(k)) + " waits to be placed but is not admitted without pods");
+    }
+  }
+  // Jobs without pods (dispatched, interrupted, failed over) reserve nothing on any node.
   for (NodeIdx n = 0; n < index_.node_slots(); ++n) {
     if (!index_.alive(n)) continue;
     if (index_.capacity(n) - used[n] != index_.free(n)) {

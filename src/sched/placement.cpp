@@ -62,7 +62,7 @@ std::optional<ClusterIdx> PlacementIndex::find_cluster(std::string_view name) co
 uint32_t PlacementIndex::pool(Cluster& c, std::string_view instance_type) {
   if (auto it = c.pool_of.find(instance_type); it != c.pool_of.end()) return it->second;
   const auto idx = static_cast<uint32_t>(c.pools.size());
-  c.pools.push_back(Pool{std::string(instance_type), {}, 0});
+  c.pools.push_back(Pool{std::string(instance_type), {}, 0, {}});
   c.pool_of.emplace(std::string(instance_type), idx);
   return idx;
 }
@@ -72,6 +72,7 @@ void PlacementIndex::index_in(NodeIdx n) {
   if (!node.alive || !node.schedulable) return;
   Cluster& c = clusters_[node.cluster];
   c.pools[node.pool].nodes.emplace(node.free.get(kGpu), n);
+  c.pools[node.pool].free += node.free;
   c.free_gpus += node.free.get(kGpu);
 }
 
@@ -80,6 +81,7 @@ void PlacementIndex::index_out(NodeIdx n) {
   if (!node.alive || !node.schedulable) return;
   Cluster& c = clusters_[node.cluster];
   c.pools[node.pool].nodes.erase({node.free.get(kGpu), n});
+  c.pools[node.pool].free -= node.free;
   c.free_gpus -= node.free.get(kGpu);
 }
 
@@ -253,6 +255,44 @@ std::optional<Placement> PlacementIndex::find(const std::vector<PodSet>& gang,
                      std::tie(best->cluster_free_gpus_after, best->stranded_gpus,
                               clusters_[best->cluster].name)) {
       best = std::move(p);
+    }
+  };
+  if (allowed != nullptr && !allowed->empty()) {
+    for (ClusterIdx c : *allowed) {
+      if (c < clusters_.size()) consider(c);
+    }
+  } else {
+    for (ClusterIdx c = 0; c < clusters_.size(); ++c) consider(c);
+  }
+  return best;
+}
+
+std::optional<ClusterIdx> PlacementIndex::estimate(const std::vector<PodSet>& gang,
+                                                   const std::vector<ClusterIdx>* allowed) const {
+  ResourceVector total;                                         // the whole gang
+  std::map<std::string_view, ResourceVector, std::less<>> typed;  // pod sets bound to a type
+  for (const PodSet& ps : gang) {
+    ResourceVector need;
+    for (int32_t i = 0; i < ps.count; ++i) need += ps.request;
+    total += need;
+    if (!ps.instance_type.empty()) typed[ps.instance_type] += need;
+  }
+  std::optional<ClusterIdx> best;
+  std::pair<int64_t, int64_t> best_left;  // (GPUs, CPU) left in the cluster after the gang
+  auto consider = [&](ClusterIdx ci) {
+    const Cluster& c = clusters_[ci];
+    ResourceVector free;
+    for (const Pool& p : c.pools) free += p.free;
+    if (!total.fits_within(free)) return;
+    for (const auto& [type, need] : typed) {
+      auto it = c.pool_of.find(type);
+      if (it == c.pool_of.end() || !need.fits_within(c.pools[it->second].free)) return;
+    }
+    const ResourceVector left = free - total;
+    const std::pair<int64_t, int64_t> key{left.get(kGpu), left.get(kCpu)};
+    if (!best || key < best_left || (key == best_left && c.name < clusters_[*best].name)) {
+      best = ci;
+      best_left = key;
     }
   };
   if (allowed != nullptr && !allowed->empty()) {

@@ -6,7 +6,8 @@
 // ordered by (free GPUs, node index), so the best-fit node for a pod is a lower_bound away.
 // Among clusters the tightest fit wins: the fewest free GPUs left in the cluster after the gang,
 // then the fewest free GPUs left on the nodes the gang touches (stranded fragments), then the
-// cluster's name. Capacity is real per-node capacity, never a cluster-wide sum (SPEC §4.3).
+// cluster's name. Capacity is real per-node capacity, never a cluster-wide sum (SPEC §4.3) —
+// except for estimate(), which models a fleet that dispatches by summed free capacity.
 #pragma once
 
 #include <cstdint>
@@ -92,6 +93,13 @@ class PlacementIndex {
                                 const std::vector<ClusterIdx>* allowed = nullptr) const;
   // Placement on one given cluster, or nullopt.
   std::optional<Placement> find_in(ClusterIdx c, const std::vector<PodSet>& gang) const;
+  // The cluster a fleet without reservation would dispatch `gang` to (estimate mode, SPEC §4.3):
+  // one whose free resources summed over its schedulable nodes hold the gang's total — a pod
+  // set with an instance type counting only nodes of that type — whether or not any node
+  // arrangement does. Tightest first: the fewest free GPUs left in the cluster after the gang,
+  // then the fewest free CPU, then the name. `allowed` as in find(). Changes nothing.
+  std::optional<ClusterIdx> estimate(const std::vector<PodSet>& gang,
+                                     const std::vector<ClusterIdx>* allowed = nullptr) const;
   // Whether some allowed cluster could hold the gang if all of its nodes (present or targeted)
   // were empty and schedulable. False = the shape is infeasible: waiting will not help.
   bool ever_fits(const std::vector<PodSet>& gang,
@@ -120,6 +128,7 @@ class PlacementIndex {
     std::string instance_type;
     std::set<PoolKey> nodes;  // schedulable nodes only
     int64_t live = 0;         // alive nodes of this type (any schedulable state)
+    ResourceVector free;      // summed over `nodes` (estimate())
   };
   struct Cluster {
     std::string name;

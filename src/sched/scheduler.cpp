@@ -211,9 +211,9 @@ std::vector<Action> Scheduler::sync_cluster(
       a.node = n;
       a.placement = *j.placement;
       a.message = "node " + index_.instance_id(n) + " of cluster " + std::string(cluster) +
-                  " can no longer run pods; the whole gang is unbound and placed again";
-      do_unbind(j);
-      unplaced_.insert(key_of(j));
+                  " can no longer run pods; the whole gang is unbound and placed again" +
+                  (j.spec.sticky ? " on the same cluster (sticky)" : "");
+      do_interrupt(j);
       log_.append({quota::DecisionKind::kEvict, key, 0, quota::kNoNode, 0, n, 2});
       out.push_back(std::move(a));
     }
@@ -320,13 +320,22 @@ void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, boo
     do_unbind(j);
   }
   j.wait = Wait::kAdmitted;
-  j.placement = p;
   j.last_kind = WaitKind::kNotWaiting;
-  index_.commit(a.pods, p);
-  for (const PodBinding& b : p.pods) on_node_[b.node].insert(j.spec.key);
-  unplaced_.erase(key_of(j));
+  j.bound = p.cluster;
+  if (p.pods.empty()) {
+    // Dispatched, pods pending (estimate mode): later passes place it on this cluster only.
+    j.dispatched = true;
+    unplaced_.insert(key_of(j));
+  } else {
+    j.placement = p;
+    j.dispatched = false;
+    j.excluded.clear();  // its pods run: the clusters it failed over from may take it again
+    index_.commit(a.pods, p);
+    for (const PodBinding& b : p.pods) on_node_[b.node].insert(j.spec.key);
+    unplaced_.erase(key_of(j));
+  }
   log_.append({kAdmitLog, j.spec.key, placement_digest(p), j.spec.queue, 0, p.cluster,
-               static_cast<uint8_t>(replaced ? 2 : 0)});
+               static_cast<uint8_t>((replaced ? 2 : 0) | (p.pods.empty() ? 4 : 0))});
 }
 
 void Scheduler::do_unbind(Job& j) {
@@ -345,6 +354,10 @@ void Scheduler::do_unbind(Job& j) {
 // The victim's quota and nodes are already returned; records the preemption and requeues it.
 void Scheduler::do_evict(Job& j, Time /*now*/, Time until, bool terminated) {
   unplaced_.erase(key_of(j));
+  // Binding and failover exclusions belong to an admission; a requeued job starts afresh.
+  j.bound.reset();
+  j.excluded.clear();
+  j.dispatched = false;
   j.spec.preemptions += 1;
   bump_root(j);
   node_gen_ = ++gen_counter_;
@@ -476,19 +489,14 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
         }
       }
     }
-    std::optional<Placement> p = index_.find(alt.pods, &j.spec.allowed_clusters);
+    std::optional<Placement> p = choose(j, alt);
     if (!p) {
       j.last_kind = WaitKind::kPlacement;
       continue;
     }
     do_admit(j, a, *p, now, false);
-    Action act;
-    act.kind = ActionKind::kAdmit;
-    act.job = key;
-    act.alternative = a;
-    act.placement = std::move(*p);
-    act.borrowing = borrows;
-    out.actions.push_back(std::move(act));
+    out.actions.push_back(admit_action(j, std::move(*p), false));
+    out.actions.back().borrowing = borrows;
     return TryResult::kAdmitted;
   }
 
@@ -525,7 +533,7 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
     }
     const quota::FitResult fit = engine_->fits(key);
     std::optional<Placement> p;
-    if (fit.fits && within_ceiling(j, alt.quota_request)) p = index_.find(alt.pods, &j.spec.allowed_clusters);
+    if (fit.fits && within_ceiling(j, alt.quota_request)) p = choose(j, alt);
     if (!p) {
       for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
         Job& vj = *it->job;
@@ -566,13 +574,8 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
       jobs_.erase(t);
     }
     do_admit(j, a, *p, now, false);
-    Action act;
-    act.kind = ActionKind::kAdmit;
-    act.job = key;
-    act.alternative = a;
-    act.placement = std::move(*p);
-    act.borrowing = fit.borrows;
-    out.actions.push_back(std::move(act));
+    out.actions.push_back(admit_action(j, std::move(*p), false));
+    out.actions.back().borrowing = fit.borrows;
     return TryResult::kAdmitted;
   }
   return TryResult::kFailed;
@@ -582,22 +585,16 @@ PassResult Scheduler::schedule(Time now) {
   PassResult out;
   flush_queues(now);
 
-  // Admitted gangs that lost their nodes go first: they already hold their quota.
+  // Admitted gangs without pods (they lost a node, failed over, or wait on the cluster they were
+  // dispatched to) go first: they already hold their quota.
   if (!unplaced_.empty()) {
     const std::vector<Key> waiting(unplaced_.begin(), unplaced_.end());
     for (const Key& k : waiting) {
       Job& j = jobs_.at(std::get<2>(k));
-      const Alternative& alt = j.spec.shape->alternatives[j.alternative];
-      std::optional<Placement> p = index_.find(alt.pods, &j.spec.allowed_clusters);
+      std::optional<Placement> p = choose(j, j.spec.shape->alternatives[j.alternative]);
       if (!p) continue;
       do_admit(j, j.alternative, *p, now, true);
-      Action act;
-      act.kind = ActionKind::kAdmit;
-      act.job = j.spec.key;
-      act.alternative = j.alternative;
-      act.placement = std::move(*p);
-      act.replaced = true;
-      out.actions.push_back(std::move(act));
+      out.actions.push_back(admit_action(j, std::move(*p), true));
     }
   }
 
@@ -637,7 +634,7 @@ PassResult Scheduler::schedule(Time now) {
     for (const Failure& f : failed[slot]) {
       if (f.priority >= j.spec.priority && f.request.fits_within(req)) return true;
     }
-    return j.spec.allowed_clusters.empty() && no_room.contains(&shape);
+    return unrestricted(j) && no_room.contains(&shape);
   };
   auto push_head = [&](uint32_t slot) {
     Queue& q = queues_[slot];
@@ -702,7 +699,7 @@ PassResult Scheduler::schedule(Time now) {
             }
           }
           if (exhausted) blocked[h.slot] = true;
-        } else if (j.last_kind == WaitKind::kPlacement && j.spec.allowed_clusters.empty()) {
+        } else if (j.last_kind == WaitKind::kPlacement && unrestricted(j)) {
           no_room.insert(&shape);
         }
       }

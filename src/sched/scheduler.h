@@ -32,6 +32,11 @@ struct SchedulerOptions {
   Duration requeue_base = seconds(10);   // first backoff after a preemption; doubles each time
   Duration requeue_max = minutes(10);    // backoff cap
   Duration min_run_time = Duration::zero();  // protects a job from reclaim this long after start
+  // true: a gang is admitted only with real per-node room on one cluster (SPEC §4.3 reservation).
+  // false ("estimate mode", ACK One Fleet without resource reservation): the cluster is chosen by
+  // its summed free capacity (PlacementIndex::estimate); if no node arrangement there fits, the
+  // job is still admitted and dispatched to it with its pods pending until room appears there.
+  bool reservation = true;
 };
 
 // One way a job can run: what it charges to quota and what its pods need. Kueue flavors give a
@@ -60,10 +65,14 @@ struct JobSpec {
   std::vector<ClusterIdx> allowed_clusters;  // empty = any
   std::optional<int32_t> max_preemptions;    // preemptionRetriesBeforeTermination
   int32_t preemptions = 0;                   // so far (restored on replay)
+  // Bound to the cluster it was placed on: after an interruption it is placed again only there,
+  // until failover() moves it. Without it a gang that lost a node may go to any allowed cluster.
+  bool sticky = false;
 };
 
 enum class ActionKind : uint8_t {
-  kAdmit,      // job admitted (or re-placed, when `replaced`) with `placement`
+  kAdmit,      // job admitted (or re-placed, when `replaced`) with `placement`; empty
+               // `placement.pods` = dispatched to `placement.cluster`, pods pending (estimate mode)
   kPreempt,    // job evicted by `other`; back to pending until `until`, or terminated
   kInterrupt,  // a node of job's placement left; pods unbound, quota kept, to be re-placed
 };
@@ -98,7 +107,8 @@ enum class WaitKind : uint8_t {
   kNoQueue,        // its quota queue does not exist
   kHeldForReclaim, // another queue is reclaiming its nominal capacity in this cohort
   kCeiling,        // the service environment's capacity limit
-  kUnplaced,       // admitted, waiting to be placed again after an interruption
+  kUnplaced,       // admitted, waiting to be placed again after an interruption or a failover
+  kPodsPending,    // admitted and bound to a cluster whose nodes cannot hold the gang yet
 };
 std::string_view wait_kind_name(WaitKind kind);
 
@@ -160,7 +170,14 @@ class Scheduler {
 
   bool contains(JobKey job) const { return jobs_.contains(job); }
   bool admitted(JobKey job) const;
+  // The job's placement when its pods are placed (null while dispatched with pods pending).
   const Placement* placement_of(JobKey job) const;
+  // The cluster an admitted job is bound to: where its pods are placed, where it was dispatched
+  // with pods pending, or (sticky) where it waits to be placed again. nullopt = none: pending,
+  // or free to go to any allowed cluster (not sticky and interrupted, or failed over).
+  std::optional<ClusterIdx> bound_cluster(JobKey job) const;
+  // Admitted with every pod of its gang placed.
+  bool pods_placed(JobKey job) const;
   const JobSpec* spec(JobKey job) const;
   size_t job_count() const { return jobs_.size(); }
 
@@ -169,9 +186,20 @@ class Scheduler {
   PassResult schedule(Time now);
   // Restores a submitted job's admission from a snapshot: admitted with `placement` (or
   // admitted and waiting to be placed again when it is null), or pending in backoff until
-  // `backoff_until`. The job must be pending.
+  // `backoff_until`. A placement with no pods restores a job dispatched to its cluster with its
+  // pods pending. The job must be pending.
   Status restore(JobKey job, uint16_t alternative, const Placement* placement, Time admitted_at);
   Status restore_backoff(JobKey job, Time backoff_until);
+  // After restore() of an admitted job that has no pods placed: the cluster it is bound to
+  // (nullopt = none) and the clusters it failed over from. Errors: unknown job, not admitted or
+  // placed (conflict), unknown cluster (validation).
+  Status restore_binding(JobKey job, std::optional<ClusterIdx> bound, std::vector<ClusterIdx> excluded);
+  // The caller saw the admitted job's pods unable to run on its bound cluster (SPEC §4.4, after
+  // tolerationSeconds): its pods are unbound, the cluster is excluded for it until its pods are
+  // placed again, and it stays admitted (quota, admission time and alternative kept), waiting
+  // for the next pass to place it on another allowed cluster. The caller records the failover
+  // and calls this again on replay. Errors: unknown job, not admitted or bound (conflict).
+  Status failover(JobKey job, Time now);
   // Replay of recorded actions; each is a no-op when this scheduler already reflects it.
   Status apply(const Action& action, Time now);
 
@@ -195,10 +223,13 @@ class Scheduler {
     JobSpec spec;
     Wait wait = Wait::kActive;
     uint16_t alternative = 0;
-    std::optional<Placement> placement;  // admitted and bound
+    std::optional<Placement> placement;  // admitted with its pods placed (never without pods)
+    std::optional<ClusterIdx> bound;     // see bound_cluster(); only while admitted
+    std::vector<ClusterIdx> excluded;    // failed over from, sorted; only while admitted without pods
     Time admitted_at{};
     Time backoff_until{};
     WaitKind last_kind = WaitKind::kNotWaiting;  // why the last attempt failed
+    bool dispatched = false;  // bound by a dispatch whose pods never fit there yet
     uint64_t failed_root_gen = 0;  // generations when the last attempt failed (0 = none since)
     uint64_t failed_node_gen = 0;
   };
@@ -233,6 +264,19 @@ class Scheduler {
   void do_admit(Job& j, uint16_t alt, const Placement& p, Time now, bool replaced);
   void do_unbind(Job& j);
   void do_evict(Job& j, Time now, Time until, bool terminated);
+  void do_interrupt(Job& j);
+  // Where the gang of `alt` goes now: a complete placement, a dispatch with no pods (estimate
+  // mode), or nullopt. Honours the job's binding, allowed clusters and exclusions.
+  std::optional<Placement> choose(const Job& j, const Alternative& alt) const;
+  // Any cluster may take it: the per-pass shortcuts that share results between jobs of one
+  // shape hold only for such jobs.
+  static bool unrestricted(const Job& j) {
+    return j.spec.allowed_clusters.empty() && !j.bound && j.excluded.empty();
+  }
+  // The kAdmit action for a job do_admit() just admitted or placed with `p`.
+  Action admit_action(const Job& j, Placement p, bool replaced) const;
+  std::string pods_fit_message(const Job& j, ClusterIdx c) const;
+  std::string cluster_list(const std::vector<ClusterIdx>& clusters) const;
   void bump_root(const Job& j);
   Time backoff_for(int32_t preemptions, Time now) const;
   int64_t fair_key(const Job& j) const;

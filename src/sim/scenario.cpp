@@ -19,7 +19,7 @@ constexpr std::pair<std::string_view, StepKind> kStepKinds[] = {
     {"fault", StepKind::kFault},       {"clear", StepKind::kClear},
     {"approve", StepKind::kApprove},   {"reject", StepKind::kReject},
     {"cancel", StepKind::kCancel},     {"request", StepKind::kRequest},
-    {"priority", StepKind::kPriority},
+    {"priority", StepKind::kPriority}, {"delete", StepKind::kDelete},
 };
 
 constexpr std::string_view kFileKey = "$file";
@@ -260,6 +260,12 @@ Status check_action(StepKind kind, const Json& v, const std::string& path) {
       r.required_int("value");
       known = {"serviceJob", "value"};
       break;
+    case StepKind::kDelete:
+      r.required_string("kind");
+      r.required_string("name");
+      r.optional_string("namespace");
+      known = {"kind", "name", "namespace"};
+      break;
     default:
       break;
   }
@@ -339,10 +345,13 @@ Result<ScenarioConfig> parse_config(const Json& v) {
                                 describe_json_value(it.value()));
       }
       (key == "region" ? c.region : c.account) = it.value().get<std::string>();
+    } else if (key == "reservation") {
+      if (!it.value().is_boolean()) return validation_error(path + ": expected true or false, got " + describe_json_value(it.value()));
+      c.reservation = it.value().get<bool>();
     } else {
       return validation_error(path +
                               ": unknown option; supported: minCountTimeout, retryBase, "
-                              "retryMax, region, account");
+                              "retryMax, region, account, reservation");
     }
   }
   const Duration base = c.retry_base.value_or(ProvisionOptions{}.retry_base);
@@ -392,6 +401,10 @@ std::string ScenarioStep::label() const {
     return out;
   }
   return std::string(step_kind_name(kind));
+}
+
+void ScenarioConfig::apply_to(sched::SchedulerOptions& options) const {
+  if (reservation) options.reservation = *reservation;
 }
 
 void ScenarioConfig::apply_to(ProvisionOptions& options) const {

@@ -15,6 +15,7 @@
 #include "core/result.h"
 #include "core/time.h"
 #include "provision/provisioner.h"
+#include "sched/scheduler.h"
 
 namespace gf {
 
@@ -27,7 +28,8 @@ enum class StepKind {
   kReject,
   kCancel,
   kRequest,
-  kPriority
+  kPriority,
+  kDelete
 };
 
 // The step's key in the file: "call", "apply", "fault", …
@@ -58,8 +60,10 @@ struct ScenarioConfig {
   std::optional<Duration> retry_max;          // retryMax
   std::optional<std::string> region;          // region (ARNs)
   std::optional<std::string> account;         // account (ARNs)
+  std::optional<bool> reservation;            // reservation (serve --reservation)
 
   void apply_to(ProvisionOptions& options) const;
+  void apply_to(sched::SchedulerOptions& options) const;
 };
 
 struct Scenario {

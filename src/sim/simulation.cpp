@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/virtual_runner.h"
+#include "model/catalog.h"
 #include "runtime/runtime.h"
 #include "state/cluster_events.h"
 
@@ -21,9 +23,6 @@ namespace fs = std::filesystem;
 Status not_built(StepKind kind) {
   std::string why;
   switch (kind) {
-    case StepKind::kApply:
-      why = "apply steps need the job API (POST /v1/apply, SPEC §4), not built yet";
-      break;
     case StepKind::kFault:
     case StepKind::kClear:
       why = std::string(step_kind_name(kind)) +
@@ -36,11 +35,11 @@ Status not_built(StepKind kind) {
       why = std::string(step_kind_name(kind)) +
             " steps need remediations (SPEC §5.2, /v1/remediations), not built yet";
       break;
-    case StepKind::kPriority:
-      why = "priority steps need service jobs (SPEC §4), not built yet";
-      break;
     case StepKind::kCall:
-      break;
+    case StepKind::kApply:
+    case StepKind::kDelete:
+    case StepKind::kPriority:
+      break;  // executed by the simulation
   }
   return Status(ErrorCode::kNotImplemented, why);
 }
@@ -87,6 +86,18 @@ class MetricsReplay {
     }));
     integrate(state.view(), last, std::max(last, end));
     return ok_status();
+  }
+
+  // GPU-hours the running instances offered (utilization's denominator).
+  double gpu_hours() const {
+    double total = 0;
+    for (const auto& [name, c] : clusters_) {
+      for (const auto& [gname, g] : c.groups) {
+        const InstanceTypeInfo* info = Catalog::builtin().find(g.instance_type);
+        if (info != nullptr) total += static_cast<double>(g.running_us) * info->gpus / 3.6e9;
+      }
+    }
+    return total;
   }
 
   Json to_json(const Json& clusters_now) const {
@@ -254,6 +265,7 @@ class Simulation {
     RuntimeOptions ropts;
     ropts.seed = report_.seed;
     scenario_.config.apply_to(ropts.provision);
+    scenario_.config.apply_to(ropts.scheduler);
     ropts.cloud = scenario_.cloud;
     ropts.cloud.epoch = kSimEpoch;
     ropts.api.drive_loop_inline = true;
@@ -356,6 +368,25 @@ class Simulation {
     HttpResponse r;
     if (step.kind == StepKind::kCall) {
       r = call(step.method, step.path, step.query, step.body ? step.body->dump() : "", step.as);
+    } else if (step.kind == StepKind::kApply) {
+      // One document, or several as a YAML multi-document stream.
+      std::string body;
+      if (step.value.is_array()) {
+        for (const Json& doc : step.value) body += "---\n" + to_yaml(doc) + "\n";
+      } else {
+        body = step.value.dump();
+      }
+      r = call("POST", "/v1/apply", {}, std::move(body), step.as);
+    } else if (step.kind == StepKind::kDelete) {
+      std::string plural = step.value.value("kind", "");
+      for (char& c : plural) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      plural += plural.ends_with("y") ? "" : "s";
+      if (plural.ends_with("y")) plural = plural.substr(0, plural.size() - 1) + "ies";
+      r = call("DELETE", "/v1/objects/" + plural + "/" + step.value.value("namespace", std::string("default")) + "/" +
+                             step.value.value("name", ""), {}, "", step.as);
+    } else if (step.kind == StepKind::kPriority) {
+      r = call("PATCH", "/v1/service-jobs/" + step.value.value("serviceJob", ""), {},
+               Json{{"schedulingPriority", step.value.value("value", 0)}}.dump(), step.as);
     } else {
       r = error_response(not_built(step.kind));
     }
@@ -390,11 +421,20 @@ class Simulation {
       GF_ASSIGN_OR_RETURN(Json listed, get("/v1/clusters/" + name + "/nodes"));
       nodes[name] = std::move(listed["ClusterNodeSummaries"]);
     }
+    GF_ASSIGN_OR_RETURN(Json jobs, get("/v1/objects/pytorchjobs"));
+    GF_ASSIGN_OR_RETURN(Json pods, get("/v1/objects/pods"));
+    GF_ASSIGN_OR_RETURN(Json service_jobs, get("/v1/service-jobs"));
+    Json described = Json::array();
+    for (const Json& sj : service_jobs["jobSummaryList"]) {
+      if (sj.value("jobId", "").empty()) continue;
+      GF_ASSIGN_OR_RETURN(Json d, get("/v1/service-jobs/" + sj.value("jobId", "")));
+      described.push_back(std::move(d));
+    }
     return stamp(Json{{"clusters", std::move(clusters)},
                       {"nodes", std::move(nodes)},
-                      {"jobs", Json::array()},
-                      {"pods", Json::array()},
-                      {"serviceJobs", Json::array()},
+                      {"jobs", std::move(jobs["items"])},
+                      {"pods", std::move(pods["items"])},
+                      {"serviceJobs", std::move(described)},
                       {"alerts", Json::array()},
                       {"remediations", Json::array()}});
   }
@@ -431,17 +471,7 @@ class Simulation {
     GF_ASSIGN_OR_RETURN(Json by_group, get("/v1/billing", {{"groupBy", "group"}}));
     m["billing"] = Json{{"byCluster", std::move(by_cluster)}, {"byGroup", std::move(by_group)}};
     // Sections the later components fill (jobs and quotas: SPEC §3–4; health: SPEC §5).
-    m["utilization"] = {{"measured", false},
-                        {"note", "not measured yet: jobs (SPEC §4) are not built"},
-                        {"busyInstanceHours", 0},
-                        {"busyFraction", nullptr}};
-    m["queueingDelay"] = {{"measured", false},
-                          {"note", "not measured yet: jobs and quotas (SPEC §3-4) are not built"},
-                          {"jobs", 0},
-                          {"meanSeconds", nullptr},
-                          {"p50Seconds", nullptr},
-                          {"p95Seconds", nullptr},
-                          {"maxSeconds", nullptr}};
+    job_metrics(replay.gpu_hours(), m);
     m["remediations"] = {
         {"measured", false},
         {"note", "not counted yet: health and remediation (SPEC §5) are not built"},
@@ -459,6 +489,56 @@ class Simulation {
                   {"notImplemented", report_.steps_not_implemented},
                   {"skippedAfterUntil", report_.steps_skipped}};
     return stamp(std::move(m));
+  }
+
+  // Utilization (GPU-hours jobs held over GPU-hours running instances offered) and queueing
+  // delay (submission to first start), from the job records.
+  void job_metrics(double offered_gpu_hours, Json& m) {
+    auto view = runtime_->loop().view();
+    const Time end = clock_.now();
+    double busy = 0;
+    std::vector<double> delays;
+    int64_t never_started = 0;
+    for (const auto& [id, j] : view->jobs) {
+      int64_t gpus = 0;
+      for (const JobPodSet& ps : j->pod_sets) {
+        int64_t per_pod = 0;
+        if (ps.whole_node) {
+          const InstanceTypeInfo* info = Catalog::builtin().find(ps.instance_type);
+          per_pod = info != nullptr ? info->gpus : 0;
+        } else if (ps.requests.contains("nvidia.com/gpu")) {
+          const Json& g = ps.requests.at("nvidia.com/gpu");
+          per_pod = g.is_number_integer() ? g.get<int64_t>() : std::atoll(g.get<std::string>().c_str());
+        }
+        gpus += per_pod * ps.count;
+      }
+      for (const JobRun& r : j->runs) {
+        busy += static_cast<double>((r.end.value_or(end) - r.start).count()) * static_cast<double>(gpus) / 3.6e9;
+      }
+      if (!j->runs.empty()) {
+        delays.push_back(static_cast<double>((j->runs.front().start - j->created_at).count()) / 1e6);
+      } else {
+        never_started += 1;
+      }
+    }
+    m["utilization"] = {{"measured", true},
+                        {"busyGpuHours", round4(busy)},
+                        {"offeredGpuHours", round4(offered_gpu_hours)},
+                        {"busyFraction", offered_gpu_hours > 0 ? Json(round4(busy / offered_gpu_hours)) : Json(nullptr)}};
+    std::sort(delays.begin(), delays.end());
+    auto pct = [&](double q) -> Json {
+      if (delays.empty()) return nullptr;
+      return round4(delays[std::min(delays.size() - 1, static_cast<size_t>(q * static_cast<double>(delays.size())))]);
+    };
+    double sum = 0;
+    for (double d : delays) sum += d;
+    m["queueingDelay"] = {{"measured", true},
+                          {"jobs", delays.size()},
+                          {"neverStarted", never_started},
+                          {"meanSeconds", delays.empty() ? Json(nullptr) : Json(round4(sum / static_cast<double>(delays.size())))},
+                          {"p50Seconds", pct(0.5)},
+                          {"p95Seconds", pct(0.95)},
+                          {"maxSeconds", delays.empty() ? Json(nullptr) : Json(round4(delays.back()))}};
   }
 
   const Scenario& scenario_;

@@ -98,6 +98,7 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
   }
   if (type.rfind("quota.", 0) == 0) return apply_quota_event(record, payload);
   if (type.rfind("job.", 0) == 0) return apply_job_event(record, payload);
+  if (type.rfind("policy.", 0) == 0) return apply_policy_event(record, payload);
   return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
 }
 
@@ -123,11 +124,18 @@ Json FleetState::to_json() const {
   }
   Json jobs = Json::array();
   for (const auto& [id, job] : view_.jobs) jobs.push_back(job->to_json());
+  Json policies = Json::array();
+  if (view_.policies) {
+    for (const auto& [key, pol] : *view_.policies) {
+      policies.push_back({{"namespace", key.first}, {"name", key.second}, {"doc", pol.doc}});
+    }
+  }
   Json resources = Json::array();
   for (size_t i = 0; i < registry().size(); ++i) resources.push_back(std::string(registry().name(static_cast<ResourceId>(i))));
   return Json{{"format", 1},
               {"quota_objects", std::move(quota_objects)},
               {"jobs", std::move(jobs)},
+              {"policies", std::move(policies)},
               {"job_counter", view_.job_counter},
               {"resources", std::move(resources)},
               {"clusters", std::move(clusters)},
@@ -225,6 +233,15 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       std::string id = job->id;
       s.view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job).value()));
     }
+  }
+  if (const Json* policies = r.optional_array("policies")) {
+    auto map = std::make_shared<PolicyMap>();
+    for (const Json& o : *policies) {
+      auto pol = workload::parse_propagation_policy(o.value("doc", Json::object()));
+      if (!pol.ok()) return pol.status().with_prefix("snapshot.policies");
+      (*map)[{o.value("namespace", ""), o.value("name", "")}] = std::move(pol).value();
+    }
+    if (!map->empty()) s.view_.policies = std::move(map);
   }
   if (!r.ok()) return r.status();
   GF_RETURN_IF_ERROR(s.restore_scheduler().with_prefix("snapshot"));

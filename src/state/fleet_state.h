@@ -18,6 +18,7 @@
 #include "sched/scheduler.h"
 #include "state/event_log.h"
 #include "state/events.h"
+#include "workload/propagation_policy.h"
 
 namespace gf {
 
@@ -31,6 +32,8 @@ struct ControlPlaneInfo {
 
 using ClusterPtr = std::shared_ptr<const Cluster>;
 using JobPtr = std::shared_ptr<const Job>;
+// PropagationPolicies by (namespace, name).
+using PolicyMap = std::map<std::pair<std::string, std::string>, workload::PropagationPolicy>;
 
 // Everything API reads may see. Copying it is cheap: EventLog shares its history and clusters
 // are shared immutable objects, copied only when an event changes that cluster.
@@ -48,6 +51,10 @@ struct FleetView {
   std::shared_ptr<const frontend::CompiledQuota> quota;
   std::map<std::string, JobPtr, std::less<>> jobs;  // by job id, finished ones included
   int64_t job_counter = 0;                          // jobs ever submitted (ids and keys)
+  std::shared_ptr<const PolicyMap> policies;        // PropagationPolicies (null until the first)
+
+  // The live workload (PyTorchJob) of that namespace and name, or null.
+  const Job* find_workload(std::string_view kind, std::string_view ns, std::string_view name) const;
 
   const Cluster* find_cluster(std::string_view name) const;
   // By job id, else by name (the newest job of that name).
@@ -98,6 +105,9 @@ class FleetState {
   const std::set<std::pair<Time, uint64_t>>& completions() const;
   // Keys of SCHEDULED jobs (admitted, not yet RUNNING).
   const std::set<uint64_t>& scheduled() const;
+  // Keys of workloads (PyTorchJobs) the workload controller watches: not finished, or finished
+  // with a ttlSecondsAfterFinished still to run.
+  const std::set<uint64_t>& workloads() const;
   // Bumped by every change the scheduler cares about; the controller skips idle passes.
   uint64_t sched_generation() const;
   // The scheduler's view of a job record (queue, alternatives, allowed clusters).
@@ -110,6 +120,13 @@ class FleetState {
   Status apply_cluster_event(const EventRecord& record, const Json& payload);
   Status apply_quota_event(const EventRecord& record, const Json& payload);
   Status apply_job_event(const EventRecord& record, const Json& payload);
+  Status apply_policy_event(const EventRecord& record, const Json& payload);
+  // The scheduling cache forgets a job's pending completion, start and interrupts.
+  void sched_drop(uint64_t key);
+  // Removes a deleted workload's record.
+  void forget_job(uint64_t key, const std::string& id);
+  // Workload-only job events (failover, copy purged, suspend, delete): workload_apply.cpp.
+  Status apply_workload_event(const EventRecord& record, const Json& payload, Job& job);
   Status recompile_quota(std::shared_ptr<const frontend::ObjectMap> objects);
   Status restore_scheduler();
   void sync_clusters() const;

@@ -7,6 +7,7 @@
 #include "state/cluster_events.h"
 #include "state/fleet_state.h"
 #include "state/job_events.h"
+#include "state/workload_state.h"
 
 namespace gf {
 
@@ -30,6 +31,7 @@ struct SchedCache {
     completion_of.erase(it);
   }
   std::set<uint64_t> scheduled;
+  std::set<uint64_t> workloads;  // see FleetState::workloads()
   std::map<std::string, sched::ShapePtr> shapes;  // interned job shapes
   uint64_t generation = 1;
 };
@@ -47,6 +49,7 @@ void FleetState::set_scheduler_options(const sched::SchedulerOptions& options) {
 }
 const std::set<std::pair<Time, uint64_t>>& FleetState::completions() const { return sched_->completions; }
 const std::set<uint64_t>& FleetState::scheduled() const { return sched_->scheduled; }
+const std::set<uint64_t>& FleetState::workloads() const { return sched_->workloads; }
 uint64_t FleetState::sched_generation() const { return sched_->generation; }
 
 std::vector<sched::Action> FleetState::take_interrupts() const {
@@ -70,6 +73,19 @@ const Job* FleetView::find_job(std::string_view id_or_name) const {
     if (j->name == id_or_name && (best == nullptr || j->key > best->key)) best = j.get();
   }
   return best;
+}
+
+void FleetState::sched_drop(uint64_t key) {
+  sched_->drop_completion(key);
+  sched_->scheduled.erase(key);
+  auto& pend = sched_->interrupts;
+  pend.erase(std::remove_if(pend.begin(), pend.end(), [&](const sched::Action& x) { return x.job == key; }), pend.end());
+}
+
+void FleetState::forget_job(uint64_t key, const std::string& id) {
+  sched_->workloads.erase(key);
+  sched_->key_to_id.erase(key);
+  view_.jobs.erase(id);
 }
 
 Job* FleetState::mutable_job(std::string_view id) {
@@ -194,7 +210,11 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
   total.set(kPods, 0);
 
   auto shape = std::make_shared<sched::JobShape>();
-  spec.quota_managed = !job.job_queue.empty() || !job.local_queue.empty() || !job.ns.empty();
+  // A workload queues for its namespace's quota only when its PropagationPolicy suspends
+  // scheduling (SPEC §4.2 step 2); without it, it goes straight to placement.
+  const bool ns_queued = !job.ns.empty() && (!job.dispatch || job.dispatch->queued);
+  spec.quota_managed = !job.job_queue.empty() || !job.local_queue.empty() || ns_queued;
+  spec.sticky = job.dispatch.has_value();
   spec.queue = quota::kNoNode;
   if (!job.job_queue.empty()) {
     if (q != nullptr) {
@@ -285,7 +305,7 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
     if (shape->alternatives.empty()) shape->alternatives.push_back(sched::Alternative{total, pods, ""});
   } else {
     ResourceVector charged = total;
-    if (!job.ns.empty() && q != nullptr) {
+    if (ns_queued && q != nullptr) {
       auto it = q->namespace_leaf.find(job.ns);
       if (it != q->namespace_leaf.end()) {
         spec.queue = it->second;
@@ -375,6 +395,7 @@ sched::Placement to_placement(const sched::Scheduler& s, const std::string& clus
     return p;
   }
   p.cluster = *c;
+  if (nodes.empty()) return p;  // dispatched to the cluster, pods pending there
   size_t i = 0;
   const auto& pod_sets = shape.alternatives.at(static_cast<size_t>(alternative)).pods;
   for (uint16_t ps = 0; ps < pod_sets.size(); ++ps) {
@@ -405,10 +426,20 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     if (view_.jobs.contains(job.id)) return internal_error("job " + job.id + " already exists");
     job.created_at = t;
     job.submit_seq = rec.seq;
-    job.add_history(t, "Submitted", "submitted to " + (job.job_queue.empty() ? (job.local_queue.empty() ? "namespace " + job.ns : "local queue " + job.local_queue) : "job queue " + job.job_queue + ", share " + job.quota_share));
+    if (job.dispatch) {
+      job.add_history(t, "Created", "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
+                                        job.dispatch->policy + (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota" : " sends it straight to placement"));
+      sched_->workloads.insert(job.key);
+    } else {
+      job.add_history(t, "Submitted", "submitted to " + (job.job_queue.empty() ? (job.local_queue.empty() ? "namespace " + job.ns : "local queue " + job.local_queue) : "job queue " + job.job_queue + ", share " + job.quota_share));
+    }
     view_.job_counter = std::max<int64_t>(view_.job_counter, static_cast<int64_t>(job.key));
-    GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(job));
-    GF_RETURN_IF_ERROR(s.submit(std::move(spec)));
+    if (!job.dispatch || !job.dispatch->suspended) {
+      GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(job));
+      GF_RETURN_IF_ERROR(s.submit(std::move(spec)));
+    } else {
+      job.add_history(t, "Suspended", "runPolicy.suspend is true: not queued until resumed");
+    }
     sched_->key_to_id[job.key] = job.id;
     std::string id = job.id;
     view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job)));
@@ -439,9 +470,20 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     if (!replaced) job->admitted_at = t;
     job->cluster = cluster;
     job->pod_nodes = nodes;
-    job->status = JobStatus::kScheduled;
-    job->status_reason = replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
-    sched_->scheduled.insert(job->key);
+    if (nodes.empty()) {
+      // Dispatched on an estimate of the cluster's room (--reservation=false): its pods wait
+      // there until the cluster's nodes fit them or failover moves the job.
+      job->status = JobStatus::kStarting;
+      job->status_reason = "dispatched to cluster " + cluster + "; pods Pending: no node arrangement there fits the gang yet";
+    } else {
+      job->status = JobStatus::kScheduled;
+      job->status_reason = replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
+      sched_->scheduled.insert(job->key);
+    }
+    if (job->dispatch) {
+      note_binding(*job, t, cluster, nodes.empty(), p.value("borrowing", false));
+      return ok_status();
+    }
     std::string msg = (replaced ? "placed again on cluster " : "admitted; gang placed on cluster ") + cluster + " (" + std::to_string(nodes.size()) + " pods)";
     if (p.value("borrowing", false)) msg += ", borrowing idle capacity of its cohort";
     job->add_history(t, replaced ? "Placed" : "Admitted", msg);
@@ -483,6 +525,14 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job->started_at = t;  // the latest start: a gang placed again starts over
     sched_->scheduled.erase(job->key);
     if (job->duration) sched_->add_completion(t + *job->duration, job->key);
+    if (job->dispatch) {
+      Dispatch& d = *job->dispatch;
+      if (d.restarting) d.restarts += 1;
+      d.restarting = false;
+      d.not_running_since.reset();
+      d.excluded.clear();
+      if (!d.first_started_at) d.first_started_at = t;
+    }
     job->add_history(t, "Running", "all " + std::to_string(job->pod_nodes.size()) + " pods started on cluster " + job->cluster);
     return ok_status();
   }
@@ -531,6 +581,13 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job->pod_nodes.clear();
     job->status = JobStatus::kRunnable;
     job->status_reason = "interrupted: " + p.value("message", std::string("a node left"));
+    if (job->dispatch) {
+      Dispatch& d = *job->dispatch;
+      d.restarting = true;
+      if (!d.not_running_since) d.not_running_since = t;
+      job->add_history(t, "Restarting", p.value("message", std::string("a node of its gang left")));
+      return ok_status();
+    }
     job->add_history(t, "Interrupted", p.value("message", std::string("a node of its gang left")));
     return ok_status();
   }
@@ -543,6 +600,13 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job->status_reason = p.value("reason", "");
     job->stopped_at = t;
     job->admitted = false;
+    if (job->dispatch) {
+      job->dispatch->restarting = false;
+      job->dispatch->not_running_since.reset();
+      if (!job->dispatch->ttl_seconds_after_finished) sched_->workloads.erase(job->key);
+      job->add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed", job->status_reason);
+      return ok_status();
+    }
     job->add_history(t, std::string(to_string(*st)), job->status_reason);
     return ok_status();
   }
@@ -553,7 +617,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     if (s.contains(job->key)) GF_RETURN_IF_ERROR(s.set_priority(job->key, prio));
     return ok_status();
   }
-  return internal_error("unknown job event " + rec.type);
+  return apply_workload_event(rec, p, *job);
 }
 
 // After a snapshot load: quota, nodes, then every live job in submission order, placed where
@@ -566,7 +630,8 @@ Status FleetState::restore_scheduler() {
   std::vector<const Job*> live;
   for (const auto& [id, j] : view_.jobs) {
     sched_->key_to_id[j->key] = id;
-    if (!is_terminal(j->status)) live.push_back(j.get());
+    if (j->dispatch && (!is_terminal(j->status) || j->dispatch->ttl_seconds_after_finished)) sched_->workloads.insert(j->key);
+    if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended)) live.push_back(j.get());
   }
   std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
   sched::Scheduler& s = sched_->scheduler;
@@ -580,8 +645,20 @@ Status FleetState::restore_scheduler() {
         const sched::Placement placement = to_placement(s, j->cluster, j->pod_nodes, *spec.shape, j->alternative, &err);
         GF_RETURN_IF_ERROR(err);
         GF_RETURN_IF_ERROR(s.restore(j->key, static_cast<uint16_t>(j->alternative), &placement, at));
+        if (j->dispatch && j->pod_nodes.empty()) {
+          std::vector<sched::ClusterIdx> excluded;
+          for (const std::string& c : j->dispatch->excluded) excluded.push_back(s.cluster_index(c));
+          GF_RETURN_IF_ERROR(s.restore_binding(j->key, placement.cluster, std::move(excluded)));
+        }
       } else {
         GF_RETURN_IF_ERROR(s.restore(j->key, static_cast<uint16_t>(j->alternative), nullptr, at));
+        if (j->dispatch) {
+          std::optional<sched::ClusterIdx> bound;
+          if (!j->dispatch->cluster.empty()) bound = s.cluster_index(j->dispatch->cluster);
+          std::vector<sched::ClusterIdx> excluded;
+          for (const std::string& c : j->dispatch->excluded) excluded.push_back(s.cluster_index(c));
+          GF_RETURN_IF_ERROR(s.restore_binding(j->key, bound, std::move(excluded)));
+        }
       }
       if (j->status == JobStatus::kScheduled) sched_->scheduled.insert(j->key);
       if (j->status == JobStatus::kRunning && j->duration && j->started_at) {

@@ -25,4 +25,19 @@ inline constexpr std::string_view kJobFinished = "job.finished";
 // {id, priority}
 inline constexpr std::string_view kJobPriority = "job.priority_changed";
 
+// Workloads (SPEC §4): PropagationPolicies and the fleet's dispatch decisions for PyTorchJobs.
+// {objects: [{namespace, name, doc}]}: created or replaced.
+inline constexpr std::string_view kPolicyApplied = "policy.applied";
+// {namespace, name}
+inline constexpr std::string_view kPolicyDeleted = "policy.deleted";
+// {id, from, purge_mode, message}: pods could not run on `from` for tolerationSeconds; the job
+// leaves it (its copy kept per purge_mode) and is placed elsewhere, quota kept.
+inline constexpr std::string_view kJobFailover = "job.failover";
+// {id, cluster, reason}: a copy left by failover is removed (Gracefully).
+inline constexpr std::string_view kJobCopyPurged = "job.copy_purged";
+// {id, suspend}: runPolicy.suspend changed: suspending deletes its pods and releases its quota.
+inline constexpr std::string_view kJobSuspend = "job.suspend";
+// {id, reason}: the workload is deleted (user, ttlSecondsAfterFinished) with every copy.
+inline constexpr std::string_view kJobDeleted = "job.deleted";
+
 }  // namespace gf::event_type

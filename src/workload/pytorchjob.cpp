@@ -228,6 +228,7 @@ Result<ReplicaSpec> parse_replica(const Json& value, std::string_view type,
 Status read_run_policy(ObjectReader& spec, PyTorchJob& job) {
   struct Fields {
     std::optional<int64_t> backoff, deadline, ttl;
+    std::optional<std::string> clean;
   };
   auto read = [](ObjectReader& r, Fields& f) {
     f.backoff = r.optional_int("backoffLimit");
@@ -245,6 +246,10 @@ Status read_run_policy(ObjectReader& spec, PyTorchJob& job) {
     if (r.ok() && f.ttl && *f.ttl < 0) {
       r.fail("ttlSecondsAfterFinished", "must be >= 0, got " + std::to_string(*f.ttl));
     }
+    f.clean = r.optional_string("cleanPodPolicy");
+    if (r.ok() && f.clean && *f.clean != "None" && *f.clean != "Running" && *f.clean != "All") {
+      r.fail("cleanPodPolicy", in_quotes(*f.clean) + " is not one of None, Running, All");
+    }
     return r.status();
   };
   Fields legacy, run;
@@ -258,6 +263,7 @@ Status read_run_policy(ObjectReader& spec, PyTorchJob& job) {
     if (!r.ok()) return r.status();
     note_unknown(r, job.warnings);
   }
+  if (auto c = run.clean ? run.clean : legacy.clean) job.clean_pod_policy = *c;
   if (auto b = run.backoff ? run.backoff : legacy.backoff) {
     job.backoff_limit = static_cast<int32_t>(*b);
   }

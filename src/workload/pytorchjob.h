@@ -60,6 +60,9 @@ struct PyTorchJob {
   std::optional<int64_t> active_deadline_seconds;
   std::optional<int64_t> ttl_seconds_after_finished;
   bool suspend = false;
+  // What happens to the pods once the job finishes: None keeps them, Running deletes those still
+  // running, All deletes every pod (Kubeflow's default for PyTorchJob is None).
+  std::string clean_pod_policy = "None";
   std::optional<Duration> duration;  // annotation gpufleet.io/duration (parse_duration)
   std::string local_queue;           // label kueue.x-k8s.io/queue-name
   std::string priority_class;        // label kueue.x-k8s.io/priority-class

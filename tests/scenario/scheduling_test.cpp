@@ -266,8 +266,8 @@ TEST(ElasticQuotaTreeExample, MaxJobsOne_SecondJobWaitsUntilTheFirstFinishes) {
   ASSERT_EQ(listed["items"].size(), 2u) << listed.dump(2);
   EXPECT_EQ(listed["items"][1]["metadata"]["name"].get<std::string>().rfind("root-child-2-", 0), 0u);
 
-  // Two gang jobs in namespace default (the PyTorchJob front end arrives with fleet dispatch;
-  // here jobs are journaled directly, as the apply handler will).
+  // Two gang jobs in namespace default, journaled directly: the quota path on its own (the
+  // PyTorchJob front end on top of it is tests/scenario/fleet_dispatch_test.cpp).
   auto submit_ns_job = [&](const std::string& id, int64_t key) {
     Job j;
     j.id = id;

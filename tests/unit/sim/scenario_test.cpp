@@ -178,16 +178,16 @@ TEST(Scenario, ErrorsNameTheFieldPath) {
       "steps[3].at: invalid duration \"5x\": unknown unit 'x' (use ms, s, m, h or d)");
   EXPECT_EQ(parse_error("steps:\n  - { at: 0s, call: GET /x }\n  - { at: 1h }\n"),
             "steps[1]: expected exactly one of call, apply, fault, clear, approve, reject, cancel, "
-            "request, priority, got none");
+            "request, priority, delete, got none");
   EXPECT_EQ(parse_error("steps:\n  - { at: 1h, call: GET /x, fault: { node: a/1, signal: x } }\n"),
             "steps[0]: expected exactly one of call, apply, fault, clear, approve, reject, cancel, "
-            "request, priority, got call and fault");
+            "request, priority, delete, got call and fault");
   EXPECT_EQ(parse_error("steps:\n  - { call: GET /x }\n"), "steps[0].at: is required");
   EXPECT_EQ(parse_error("steps:\n  - { at: -5, call: GET /x }\n"),
             "steps[0].at: must not be negative");
   EXPECT_EQ(parse_error("config: { minCountTimeout: 3h, maxNodes: 4 }\n"),
             "config.maxNodes: unknown option; supported: minCountTimeout, retryBase, retryMax, "
-            "region, account");
+            "region, account, reservation");
   EXPECT_EQ(
       parse_error("config: { retryBase: soon }\n").rfind("config.retryBase: invalid duration", 0),
       0u);

@@ -183,7 +183,8 @@ TEST(Simulation, SeedScenarioWritesEveryOutputAndFillsTheGpuGroupWithoutRollback
   EXPECT_GT(p["retries"].get<int64_t>(), 3);
   EXPECT_EQ(p["rollbacks"], 0);
   EXPECT_GT((*m)["billing"]["byCluster"]["TotalMicros"].get<int64_t>(), 0);
-  EXPECT_EQ((*m)["queueingDelay"]["measured"], false);
+  EXPECT_EQ((*m)["queueingDelay"]["measured"], true);
+  EXPECT_EQ((*m)["queueingDelay"]["jobs"], 0);  // the seed scenario submits no jobs
   EXPECT_EQ((*m)["remediations"]["measured"], false);
   EXPECT_TRUE(std::filesystem::exists(dir.file("journal.db")));
 }
@@ -228,6 +229,37 @@ TEST(Simulation, EveryShippedExampleRunsCleanly) {
   EXPECT_EQ(r.metrics["provisioning"]["launchFailuresByReason"]["UnhealthyInstance"], 1);
 }
 
+// SPEC §4.3: the same fragmented fleet with and without reservation. Apply and delete steps run
+// through POST /v1/apply and DELETE /v1/objects; jobs, pods and the job metrics are measured.
+TEST(Simulation, FragmentedFleet_EstimateModeWaitsForFailover_ReservationDoesNot) {
+  Result<Scenario> s = load_scenario(example("fragmented-fleet.yaml"));
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  TempDir with_reservation;
+  SimulationOptions o;
+  o.out_dir = with_reservation.path();
+  Result<SimulationReport> reserved = run_simulation(*s, o);
+  ASSERT_TRUE(reserved.ok()) << reserved.status().to_string();
+  s->config.reservation = false;
+  TempDir estimate;
+  o.out_dir = estimate.path();
+  Result<SimulationReport> estimated = run_simulation(*s, o);
+  ASSERT_TRUE(estimated.ok()) << estimated.status().to_string();
+  for (const SimulationReport* r : {&*reserved, &*estimated}) {
+    EXPECT_EQ(r->steps_failed, 0u);
+    EXPECT_EQ(r->state["jobs"].size(), 5u);  // 3 trainings + 2 fillers left (filler-0 deleted)
+    EXPECT_EQ(r->metrics["queueingDelay"]["jobs"], 5);  // a deleted job leaves no record
+  }
+  const double reserved_wait = reserved->metrics["queueingDelay"]["maxSeconds"].get<double>();
+  const double estimated_wait = estimated->metrics["queueingDelay"]["maxSeconds"].get<double>();
+  EXPECT_LT(reserved_wait, 1.0);
+  EXPECT_GE(estimated_wait, 30.0);  // pods Pending on "frag" for tolerationSeconds
+  for (const Json& j : estimated->state["jobs"]) {
+    if (j["metadata"]["name"].get<std::string>().rfind("train-", 0) != 0) continue;
+    EXPECT_EQ(j["status"]["state"], "Succeeded");
+    EXPECT_EQ(j["status"]["failovers"], 1);
+  }
+}
+
 TEST(Simulation, StepsOfComponentsNotBuiltAreAnswered501AndRecorded) {
   TempDir dir;
   const std::string file = dir.file("s.yaml");
@@ -240,7 +272,7 @@ steps:
   SimulationReport r = run(file, dir.path(), std::nullopt, std::nullopt, hours(1));
   EXPECT_EQ(r.until, hours(1));
   EXPECT_EQ(r.steps_run, 3u);
-  EXPECT_EQ(r.steps_not_implemented, 2u);
+  EXPECT_EQ(r.steps_not_implemented, 1u);
   EXPECT_EQ(r.steps_failed, 3u);
   std::vector<Json> calls = read_jsonl(dir.file("calls.jsonl"));
   ASSERT_EQ(calls.size(), 3u);
@@ -251,7 +283,7 @@ steps:
   EXPECT_EQ(calls[0]["body"]["__type"], "NotImplementedException");
   EXPECT_NE(calls[0]["body"]["message"].get<std::string>().find("health detectors"),
             std::string::npos);
-  EXPECT_NE(calls[1]["body"]["message"].get<std::string>().find("service jobs"), std::string::npos);
+  EXPECT_EQ(calls[1]["status"], 404);  // the priority step runs: no service job "s"
   EXPECT_EQ(calls[2]["status"], 404);
 }
 

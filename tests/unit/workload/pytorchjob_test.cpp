@@ -84,11 +84,28 @@ TEST(PyTorchJob, PublishedExamplePodSetsAreMasterThenWorkers) {
   EXPECT_EQ(sets[1].requests, (Json{{"cpu", "2"}, {"memory", "2Gi"}}));
 }
 
-TEST(PyTorchJob, UnknownFieldsWarnButNothingUnderTemplate) {
+TEST(PyTorchJob, SeedExampleParsesWithoutWarnings_CleanPodPolicyIncluded) {
   Result<PyTorchJob> job = parse(read_example("pytorchjob.yaml"));
   ASSERT_TRUE(job.ok()) << job.status().to_string();
-  EXPECT_NE(std::find(job->warnings.begin(), job->warnings.end(),
-                      "spec.cleanPodPolicy: unknown field, ignored"),
+  EXPECT_TRUE(job->warnings.empty()) << job->warnings.front();
+  EXPECT_EQ(job->clean_pod_policy, "None");
+}
+
+TEST(PyTorchJob, CleanPodPolicyMustBeNoneRunningOrAll) {
+  std::string y = read_example("pytorchjob.yaml");
+  y.replace(y.find("cleanPodPolicy: None"), 20, "cleanPodPolicy: Some");
+  Result<PyTorchJob> job = parse(y);
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find("spec.cleanPodPolicy: \"Some\" is not one of None, Running, All"), std::string::npos)
+      << job.status().message();
+}
+
+TEST(PyTorchJob, UnknownFieldsWarnButNothingUnderTemplate) {
+  std::string y = read_example("pytorchjob.yaml");
+  y.replace(y.find("  cleanPodPolicy: None"), 21, "  cleanupPolicy: None");
+  Result<PyTorchJob> job = parse(y);
+  ASSERT_TRUE(job.ok()) << job.status().to_string();
+  EXPECT_NE(std::find(job->warnings.begin(), job->warnings.end(), "spec.cleanupPolicy: unknown field, ignored"),
             job->warnings.end());
   for (const std::string& w : job->warnings) {
     EXPECT_EQ(w.find("template"), std::string::npos) << w;

@@ -1,0 +1,201 @@
+// Workloads (SPEC §4.1–§4.5): PyTorchJobs and PropagationPolicies through `POST /v1/apply`, and
+// the objects `/v1/objects/{pytorchjobs,propagationpolicies,pods}` return, shaped like
+// Kubernetes' (metadata with uid and creationTimestamp, a status with conditions) so the CLI can
+// show the seed's views: `get pytorchjob [-M]`, `get pod -M`, `describe pytorchjob`, `get
+// pytorchjob NAME -m CLUSTER -o yaml`.
+#include <algorithm>
+#include <set>
+
+#include "api/workload_wire.h"
+#include "frontend/quota_objects.h"
+#include "state/job_events.h"
+
+namespace gf {
+namespace {
+
+using workload::PropagationPolicy;
+using workload::PyTorchJob;
+
+std::string qualified(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+// A document without the fields the server adds or Kubernetes owns, to tell an update from a
+// repeat.
+Json comparable(Json doc) {
+  if (doc.contains("metadata") && doc.at("metadata").is_object()) {
+    Json& m = doc["metadata"];
+    for (const char* k : {"uid", "creationTimestamp", "resourceVersion", "generation", "managedFields"}) m.erase(k);
+    if (!m.contains("namespace")) m["namespace"] = "default";
+  }
+  doc.erase("status");
+  return doc;
+}
+
+Json with_identity(Json doc, const Json* previous, const std::string& uid, Time now) {
+  Json& meta = doc["metadata"];
+  if (!meta.contains("namespace")) meta["namespace"] = "default";
+  if (previous != nullptr && previous->contains("metadata")) {
+    meta["uid"] = previous->at("metadata").value("uid", uid);
+    meta["creationTimestamp"] = previous->at("metadata").value("creationTimestamp", format_iso8601(now));
+  } else {
+    meta["uid"] = uid;
+    meta["creationTimestamp"] = format_iso8601(now);
+  }
+  return doc;
+}
+
+const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind, const std::string& name,
+                                         const std::string& ns) {
+  if (!v.quota_objects) return nullptr;
+  auto it = v.quota_objects->find(frontend::ObjectKey{kind, ns, name});
+  return it == v.quota_objects->end() ? nullptr : &it->second;
+}
+
+// The job record a new PyTorchJob becomes, dispatched per `policy`.
+Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const PropagationPolicy& policy, Json doc) {
+  Job job;
+  job.kind = std::string(workload::kPyTorchJobKind);
+  job.name = pj.name;
+  job.ns = pj.ns;
+  job.pod_sets = pj.pod_sets();
+  job.duration = pj.duration;
+  job.clusters = policy.cluster_names;
+  job.request = std::move(doc);
+  if (!pj.local_queue.empty()) {
+    if (find_object(s.view(), frontend::Kind::kLocalQueue, pj.local_queue, pj.ns) == nullptr) {
+      return validation_error("metadata.labels." + std::string(workload::kQueueNameLabel) + ": LocalQueue " +
+                              qualified(pj.ns, pj.local_queue) + " does not exist");
+    }
+    job.local_queue = pj.local_queue;
+  }
+  if (!pj.priority_class.empty()) {
+    const frontend::QuotaObject* cls = find_object(s.view(), frontend::Kind::kWorkloadPriorityClass, pj.priority_class, "");
+    if (cls == nullptr) {
+      return validation_error("metadata.labels." + std::string(workload::kPriorityClassLabel) +
+                              ": WorkloadPriorityClass \"" + pj.priority_class + "\" does not exist");
+    }
+    job.priority = static_cast<int32_t>(cls->doc.value("value", int64_t{0}));
+  }
+  Dispatch d;
+  d.policy = policy.name;
+  d.queued = policy.suspend_scheduling;
+  d.toleration_seconds = policy.toleration_seconds;
+  d.purge_mode = std::string(workload::to_string(policy.purge_mode));
+  d.grace_period_seconds = policy.grace_period_seconds;
+  d.restart_policy["master"] = std::string(workload::to_string(pj.master.restart));
+  if (pj.worker) d.restart_policy["worker"] = std::string(workload::to_string(pj.worker->restart));
+  d.backoff_limit = pj.backoff_limit;
+  d.active_deadline_seconds = pj.active_deadline_seconds;
+  d.ttl_seconds_after_finished = pj.ttl_seconds_after_finished;
+  d.suspended = pj.suspend;
+  job.dispatch = std::move(d);
+  job.status = pj.suspend ? JobStatus::kSubmitted : JobStatus::kRunnable;
+  job.status_reason = pj.suspend ? "suspended (runPolicy.suspend)" : "waiting to be dispatched";
+  return job;
+}
+
+Json result_item(std::string_view kind, const std::string& ns, const std::string& name, std::string_view result,
+                 const std::vector<std::string>& warnings) {
+  Json item{{"kind", std::string(kind)}, {"namespace", ns}, {"name", name}, {"result", std::string(result)}};
+  if (!warnings.empty()) item["warnings"] = warnings;
+  return item;
+}
+
+}  // namespace
+
+bool is_workload_kind(std::string_view api_version, std::string_view kind) {
+  return workload::is_pytorchjob(api_version, kind) || workload::is_propagation_policy(api_version, kind);
+}
+
+Status parse_workload_doc(const Json& doc, WorkloadDocs& docs) {
+  const std::string api_version = doc.value("apiVersion", "");
+  const std::string kind = doc.value("kind", "");
+  if (workload::is_pytorchjob(api_version, kind)) {
+    GF_ASSIGN_OR_RETURN(PyTorchJob pj, workload::parse_pytorchjob(doc));
+    docs.jobs.push_back(std::move(pj));
+    return ok_status();
+  }
+  GF_ASSIGN_OR_RETURN(PropagationPolicy p, workload::parse_propagation_policy(doc));
+  docs.policies.push_back(std::move(p));
+  return ok_status();
+}
+
+Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& docs, std::vector<Event>& events,
+                             Json& items) {
+  // Policies first: a job in the same request may be selected by one of them.
+  PolicyMap policies = s.view().policies ? *s.view().policies : PolicyMap{};
+  Json policy_objects = Json::array();
+  for (size_t i = 0; i < docs.policies.size(); ++i) {
+    const PropagationPolicy& p = docs.policies[i];
+    auto it = policies.find({p.ns, p.name});
+    const Json* previous = it == policies.end() ? nullptr : &it->second.doc;
+    if (previous != nullptr && comparable(*previous) == comparable(p.doc)) {
+      items.push_back(result_item(workload::kPropagationPolicyKind, p.ns, p.name, "unchanged", p.warnings));
+      continue;
+    }
+    const std::string uid = "uid-" + std::to_string(s.applied_seq() + 1) + "-p" + std::to_string(i);
+    PropagationPolicy stored = p;
+    stored.doc = with_identity(p.doc, previous, uid, now);
+    policy_objects.push_back(Json{{"namespace", p.ns}, {"name", p.name}, {"doc", stored.doc}});
+    items.push_back(result_item(workload::kPropagationPolicyKind, p.ns, p.name, previous ? "configured" : "created", p.warnings));
+    policies[{p.ns, p.name}] = std::move(stored);
+  }
+  if (!policy_objects.empty()) {
+    events.push_back(Event{std::string(event_type::kPolicyApplied), Json{{"objects", std::move(policy_objects)}}, ""});
+  }
+
+  std::vector<const PropagationPolicy*> candidates;
+  candidates.reserve(policies.size());
+  for (const auto& [key, p] : policies) candidates.push_back(&p);
+  int64_t counter = s.view().job_counter;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < docs.jobs.size(); ++i) {
+    const PyTorchJob& pj = docs.jobs[i];
+    const std::string what = "PyTorchJob " + qualified(pj.ns, pj.name);
+    if (!seen.insert(qualified(pj.ns, pj.name)).second) {
+      return validation_error("metadata.name: " + what + " appears twice in one request");
+    }
+    if (const Job* existing = s.view().find_workload(workload::kPyTorchJobKind, pj.ns, pj.name)) {
+      Json before = comparable(existing->request);
+      Json after = comparable(pj.doc);
+      if (before == after) {
+        items.push_back(result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "unchanged", pj.warnings));
+        continue;
+      }
+      // Only runPolicy.suspend may change once a job exists (Kubeflow's rule for a running job).
+      auto strip = [](Json d) {
+        if (d.contains("spec") && d["spec"].contains("runPolicy")) d["spec"]["runPolicy"].erase("suspend");
+        if (d.contains("spec") && d["spec"].contains("runPolicy") && d["spec"]["runPolicy"].empty()) d["spec"].erase("runPolicy");
+        return d;
+      };
+      if (strip(before) != strip(after)) {
+        return validation_error("spec: " + what + " exists and only spec.runPolicy.suspend may change; delete it and apply again to change anything else");
+      }
+      if (is_terminal(existing->status)) {
+        return validation_error("spec.runPolicy.suspend: " + what + " has already " +
+                                std::string(workload_state(*existing) == "Succeeded" ? "succeeded" : "failed"));
+      }
+      events.push_back(Event{std::string(event_type::kJobSuspend), Json{{"id", existing->id}, {"suspend", pj.suspend}}, ""});
+      items.push_back(result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "configured", pj.warnings));
+      continue;
+    }
+    const PropagationPolicy* policy = workload::match_policy(candidates, workload::kPyTorchJobApiVersion,
+                                                             workload::kPyTorchJobKind, pj.name, pj.ns, pj.labels);
+    if (policy == nullptr) {
+      return validation_error("metadata: no PropagationPolicy in namespace " + pj.ns + " selects " + what +
+                              " (apply one whose spec.resourceSelectors match apiVersion " +
+                              std::string(workload::kPyTorchJobApiVersion) + ", kind PyTorchJob first)");
+    }
+    counter += 1;
+    const std::string uid = "uid-" + std::to_string(s.applied_seq() + 1) + "-j" + std::to_string(i);
+    GF_ASSIGN_OR_RETURN(Job job, workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
+    job.key = static_cast<uint64_t>(counter);
+    job.id = job_id_for(counter, job.name);
+    events.push_back(Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
+    Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", pj.warnings);
+    item["policy"] = policy->name;
+    items.push_back(std::move(item));
+  }
+  return ok_status();
+}
+
+}  // namespace gf

@@ -1,0 +1,149 @@
+// Applies the workload events (SPEC §4): PropagationPolicies, and the fleet's dispatch decisions
+// for PyTorchJobs that have no service-job counterpart — failover, copies purged, suspend and
+// resume, delete. The job events both kinds share (admitted, running, interrupted, finished)
+// live in job_apply.cpp and call note_binding() here for workloads.
+#include <algorithm>
+
+#include "state/fleet_state.h"
+#include "state/job_events.h"
+#include "state/workload_state.h"
+
+namespace gf {
+
+const Job* FleetView::find_workload(std::string_view kind, std::string_view ns, std::string_view name) const {
+  const Job* best = nullptr;
+  for (const auto& [id, j] : jobs) {
+    if (!j->dispatch || j->kind != kind || j->ns != ns || j->name != name) continue;
+    if (best == nullptr || j->key > best->key) best = j.get();
+  }
+  return best;
+}
+
+std::string binding_result(const Job& job, const std::string& cluster) {
+  std::string out = "{" + cluster + ":0,[";
+  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+    if (i > 0) out += " ";
+    out += "{" + job.pod_sets[i].role + " " + std::to_string(job.pod_sets[i].count) + "}";
+  }
+  return out + "]}";
+}
+
+void note_binding(Job& job, Time t, const std::string& cluster, bool pods_pending, bool borrowing) {
+  Dispatch& d = *job.dispatch;
+  const bool new_binding = d.cluster != cluster || !d.bound_at;
+  if (new_binding) {
+    d.cluster = cluster;
+    d.bound_at = t;
+    d.not_running_since = t;  // each cluster gets its own tolerationSeconds
+    job.add_history(t, "ScheduleBindingSucceed", "Binding has been scheduled successfully. Result: " + binding_result(job, cluster));
+    if (borrowing) job.add_history(t, "Borrowing", "admitted on idle quota its cohort lends (above its quota node's min)");
+  }
+  if (pods_pending) {
+    if (!d.not_running_since) d.not_running_since = t;
+    job.add_history(t, "PodsPending",
+                    "cluster " + cluster + " was chosen on an estimate of its summed free resources, but no node "
+                    "arrangement there fits the gang: its pods stay Pending");
+  } else {
+    job.add_history(t, "PodsBound", "all " + std::to_string(job.pod_nodes.size()) + " pods bound to nodes of cluster " + cluster);
+  }
+}
+
+Status FleetState::apply_policy_event(const EventRecord& rec, const Json& p) {
+  auto map = std::make_shared<PolicyMap>(view_.policies ? *view_.policies : PolicyMap{});
+  if (rec.type == event_type::kPolicyApplied) {
+    if (!p.contains("objects") || !p.at("objects").is_array()) return internal_error("policy.applied without objects");
+    for (const Json& o : p.at("objects")) {
+      auto pol = workload::parse_propagation_policy(o.value("doc", Json::object()));
+      if (!pol.ok()) return internal_error("policy.applied: " + pol.status().message());
+      (*map)[{o.value("namespace", ""), o.value("name", "")}] = std::move(pol).value();
+    }
+  } else if (rec.type == event_type::kPolicyDeleted) {
+    map->erase({p.value("namespace", ""), p.value("name", "")});
+  } else {
+    return internal_error("unknown policy event " + rec.type);
+  }
+  view_.policies = map->empty() ? nullptr : std::shared_ptr<const PolicyMap>(std::move(map));
+  return ok_status();
+}
+
+Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, Job& job) {
+  const Time t = rec.time;
+  if (!job.dispatch) return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  Dispatch& d = *job.dispatch;
+  sched::Scheduler& s = scheduler();
+
+  if (rec.type == event_type::kJobFailover) {
+    const std::string from = p.value("from", "");
+    if (s.contains(job.key)) GF_RETURN_IF_ERROR(s.failover(job.key, t));
+    sched_drop(job.key);  // placed in this batch but not started: it starts over elsewhere
+    if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
+    const std::string mode = p.value("purge_mode", d.purge_mode);
+    MemberCopy copy{from, std::string(workload_state(job)), t, std::nullopt, d.restarts};
+    if (mode == "Gracefully") {
+      copy.purge_at = t + seconds(d.grace_period_seconds);
+      d.left.push_back(copy);
+    } else if (mode == "Never") {
+      d.left.push_back(copy);
+    }
+    d.failovers += 1;
+    d.excluded.push_back(from);
+    d.cluster.clear();
+    d.bound_at.reset();
+    d.not_running_since = t;  // the clock starts over for the next cluster
+    job.cluster.clear();
+    job.pod_nodes.clear();
+    job.status = JobStatus::kRunnable;
+    job.status_reason = "failing over from cluster " + from;
+    std::string what = mode == "Gracefully" ? "its copy there is removed once the new placement runs (at most " +
+                                                  std::to_string(d.grace_period_seconds) + "s)"
+                       : mode == "Never"    ? "its copy there is left in place (purgeMode Never)"
+                                            : "its copy there is purged at once (purgeMode " + mode + ")";
+    job.add_history(t, "Failover", p.value("message", std::string("pods could not run")) + "; " + what);
+    return ok_status();
+  }
+  if (rec.type == event_type::kJobCopyPurged) {
+    const std::string cluster = p.value("cluster", "");
+    const auto before = d.left.size();
+    std::erase_if(d.left, [&](const MemberCopy& c) { return c.cluster == cluster; });
+    if (d.left.size() == before) return internal_error("job " + job.id + " has no copy on cluster " + cluster);
+    job.add_history(t, "CopyPurged", "copy on cluster " + cluster + " removed: " + p.value("reason", std::string("")));
+    return ok_status();
+  }
+  if (rec.type == event_type::kJobSuspend) {
+    const bool suspend = p.value("suspend", true);
+    if (suspend == d.suspended) return ok_status();
+    d.suspended = suspend;
+    if (suspend) {
+      if (s.contains(job.key)) GF_RETURN_IF_ERROR(s.finish(job.key));
+      if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
+      sched_drop(job.key);
+      job.admitted = false;
+      job.cluster.clear();
+      job.pod_nodes.clear();
+      d.cluster.clear();
+      d.bound_at.reset();
+      d.not_running_since.reset();
+      d.restarting = false;
+      job.status = JobStatus::kSubmitted;
+      job.status_reason = "suspended (runPolicy.suspend)";
+      job.add_history(t, "Suspended", "runPolicy.suspend set: pods deleted, quota released");
+    } else {
+      GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(job));
+      GF_RETURN_IF_ERROR(s.submit(std::move(spec)));
+      job.status = JobStatus::kRunnable;
+      job.status_reason = "waiting in the queue";
+      job.add_history(t, "Resumed", "runPolicy.suspend cleared: queued again");
+    }
+    return ok_status();
+  }
+  if (rec.type == event_type::kJobDeleted) {
+    if (s.contains(job.key)) GF_RETURN_IF_ERROR(s.finish(job.key));
+    sched_drop(job.key);
+    const std::string id = job.id;  // `job` dies with its record
+    forget_job(job.key, id);
+    return ok_status();
+  }
+  return internal_error("unknown job event " + rec.type);
+}
+
+}  // namespace gf
