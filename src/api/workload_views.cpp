@@ -110,6 +110,7 @@ Json event_rows(const Job& j) {
     std::string from = "pytorchjob-controller";
     if (e.reason == "ScheduleBindingSucceed" || e.reason == "PodsBound" || e.reason == "PodsPending") from = "default-scheduler";
     if (e.reason == "Failover" || e.reason == "CopyPurged") from = "failover-controller";
+    if (e.reason == "Borrowing") from = "kube-queue";
     out.push_back(Json{{"type", warning ? "Warning" : "Normal"},
                        {"reason", e.reason},
                        {"from", from},

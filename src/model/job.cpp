@@ -52,6 +52,7 @@ int64_t JobRun::cost_micros(Time from, Time to) const {
 void Job::add_history(Time t, std::string reason, std::string message) {
   if (history.size() >= kMaxHistory) history.erase(history.begin());
   history.push_back(JobEvent{t, std::move(reason), std::move(message)});
+  history_count += 1;
 }
 
 namespace {
@@ -196,6 +197,7 @@ Json Job::to_json() const {
               {"cluster", cluster},
               {"pod_nodes", pod_nodes},
               {"history", std::move(hist)},
+              {"history_count", history_count},
               {"dispatch", dispatch ? dispatch->to_json() : Json(nullptr)}};
 }
 
@@ -247,6 +249,7 @@ Result<Job> Job::from_json(const Json& j) {
                                   r.at("pods").get<int32_t>()});
       }
     }
+    job.history_count = j.value("history_count", uint64_t{0});
     for (const Json& e : j.at("history")) {
       job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()), e.at("reason").get<std::string>(),
                                      e.at("message").get<std::string>()});

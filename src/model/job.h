@@ -144,6 +144,7 @@ struct Job {
   std::string cluster;
   std::vector<std::string> pod_nodes;
   std::vector<JobEvent> history;  // at most kMaxHistory, oldest dropped
+  uint64_t history_count = 0;     // lines ever added (the newest ones become user events)
   std::vector<JobRun> runs;       // every stretch it ran, for billing by share
   std::optional<Dispatch> dispatch;  // workloads (PyTorchJob) only
 

@@ -1,6 +1,8 @@
 #include "state/fleet_state.h"
 
 #include "core/ids.h"
+
+#include <set>
 #include "state/cluster_codec.h"
 #include "state/job_events.h"
 
@@ -31,6 +33,23 @@ void FleetState::add_user_event(const EventRecord& record, UserEvent event) {
   event.time = record.time;
   event.event_id = event_id(record.seq, user_events_in_record_++);
   view_.events.append(std::move(event));
+}
+
+void FleetState::add_job_user_event(const EventRecord& record, const Job& job, const JobEvent& line) {
+  static const std::set<std::string, std::less<>> kWarnings = {"Failover", "PodsPending", "Restarting", "Preempted",
+                                                               "Interrupted", "FAILED", "Failed"};
+  UserEvent e;
+  e.resource_type = "Job";
+  e.level = kWarnings.contains(line.reason) ? EventLevel::kWarn : EventLevel::kInfo;
+  e.description = job.kind + " " + (job.dispatch ? job.ns + "/" : "") + job.name + ": " + line.reason + ": " + line.message;
+  e.details = Json{{"JobId", job.id}, {"JobName", job.name}, {"Kind", job.kind}, {"Reason", line.reason}};
+  if (!job.ns.empty()) e.details["Namespace"] = job.ns;
+  const std::string cluster = job.dispatch && !job.dispatch->cluster.empty() ? job.dispatch->cluster : job.cluster;
+  if (const Cluster* c = view_.find_cluster(cluster)) {
+    e.cluster_name = c->name;
+    e.cluster_arn = c->arn;
+  }
+  add_user_event(record, std::move(e));
 }
 
 Status FleetState::apply(const EventRecord& record) {
@@ -97,7 +116,20 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
     return ok_status();
   }
   if (type.rfind("quota.", 0) == 0) return apply_quota_event(record, payload);
-  if (type.rfind("job.", 0) == 0) return apply_job_event(record, payload);
+  if (type.rfind("job.", 0) == 0) {
+    // Every new line of the job's history is also a user event (ResourceType Job, SPEC §8).
+    std::string id = payload.value("id", std::string());
+    if (id.empty() && payload.contains("job") && payload.at("job").is_object()) id = payload.at("job").value("id", "");
+    auto it = view_.jobs.find(id);
+    const uint64_t count_before = it == view_.jobs.end() ? 0 : it->second->history_count;
+    GF_RETURN_IF_ERROR(apply_job_event(record, payload));
+    it = view_.jobs.find(id);
+    if (it == view_.jobs.end()) return ok_status();
+    const Job* after = it->second.get();
+    const uint64_t added = std::min<uint64_t>(after->history_count - count_before, after->history.size());
+    for (size_t i = after->history.size() - added; i < after->history.size(); ++i) add_job_user_event(record, *after, after->history[i]);
+    return ok_status();
+  }
   if (type.rfind("policy.", 0) == 0) return apply_policy_event(record, payload);
   return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
 }

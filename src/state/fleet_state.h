@@ -133,6 +133,7 @@ class FleetState {
   void mark_cluster_dirty(const std::string& name);
   Job* mutable_job(std::string_view id);
   void add_user_event(const EventRecord& record, UserEvent event);
+  void add_job_user_event(const EventRecord& record, const Job& job, const JobEvent& line);
   // Copy-on-write access for apply code: clones the cluster if a published view shares it.
   Cluster* mutable_cluster(std::string_view name);
 

@@ -139,6 +139,7 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
   if (rec.type == event_type::kJobDeleted) {
     if (s.contains(job.key)) GF_RETURN_IF_ERROR(s.finish(job.key));
     sched_drop(job.key);
+    add_job_user_event(rec, job, JobEvent{t, "Deleted", p.value("reason", std::string("deleted"))});
     const std::string id = job.id;  // `job` dies with its record
     forget_job(job.key, id);
     return ok_status();

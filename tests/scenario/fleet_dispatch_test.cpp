@@ -123,6 +123,11 @@ TEST(FleetDispatch, SeedWalkthrough_QueuedGangRunsWholeOnOneMemberCluster) {
     }
   }
   EXPECT_TRUE(binding) << job["events"].dump(2);
+  // The job's history is in the fleet's event stream too (GET /v1/events, events.jsonl).
+  const auto bound = f.events_containing("ScheduleBindingSucceed");
+  ASSERT_EQ(bound.size(), 1u);
+  EXPECT_EQ(bound[0].resource_type, "Job");
+  EXPECT_EQ(bound[0].cluster_name, member);
 
   const Json p = pods(f);
   ASSERT_EQ(p.size(), 3u);
