@@ -166,11 +166,12 @@ Result<Json> render_member(const FleetState& s, const Job& j, const std::string&
   return not_found_error("PyTorchJob " + j.ns + "/" + j.name + " has no copy on member cluster " + cluster);
 }
 
-std::string pod_phase(const FleetView& v, const Job& j) {
+// The phase of the pods of the copy the fleet manages, on `cluster`.
+std::string pod_phase(const FleetView& v, const Job& j, const std::string& cluster) {
   if (j.status == JobStatus::kSucceeded) return "Succeeded";
   if (j.status == JobStatus::kFailed) return "Failed";
   if (j.status == JobStatus::kRunning) return "Running";
-  const Cluster* c = v.find_cluster(j.dispatch->cluster);
+  const Cluster* c = v.find_cluster(cluster);
   if (c == nullptr || c->status == ClusterStatus::kFailed) return "Unknown";
   return "Pending";
 }
@@ -209,9 +210,7 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
   const std::string current = !d.cluster.empty() ? d.cluster : (is_terminal(j.status) ? j.cluster : "");
   const bool cleaned = is_terminal(j.status) && parsed->clean_pod_policy == "All";
   if (!current.empty() && !cleaned) {
-    Job view = j;
-    view.dispatch->cluster = current;
-    add(current, pod_phase(v, view), d.restarts, d.bound_at.value_or(j.created_at), true);
+    add(current, pod_phase(v, j, current), d.restarts, d.bound_at.value_or(j.created_at), true);
   }
   for (const MemberCopy& c : d.left) {
     const Cluster* cl = v.find_cluster(c.cluster);

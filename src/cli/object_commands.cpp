@@ -396,6 +396,37 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("name", pj->first, "the job's name")->required();
   cmd->add_option("-n,--namespace", pj->second, "its namespace (default: default)");
   run_with_client(cmd, ctx, [pj](CommandEnv& env) { return describe_pytorchjob(env, pj->first, pj->second); });
+  // Other kinds: the object with its status, as YAML (or -o json).
+  for (const char* kind : {"elasticquotatree", "propagationpolicy", "clusterqueue", "localqueue", "resourceflavor",
+                           "cohort", "workloadpriorityclass", "queue"}) {
+    auto args = std::make_shared<GetArgs>();
+    args->kind = kind;
+    cmd = describe->add_subcommand(kind, std::string("a ") + kind + ": the object with its status");
+    cmd->add_option("name", args->name, "its name")->required();
+    cmd->add_option("-n,--namespace", args->ns, "its namespace (namespaced kinds)");
+    run_with_client(cmd, ctx, [args](CommandEnv& env) {
+      auto k = kind_info(args->kind);
+      std::string ns = args->ns;
+      if (ns.empty() && k->plural == "propagationpolicies") ns = "default";
+      if (ns.empty() && k->plural == "elasticquotatrees") ns = "kube-system";
+      if (k->plural == "queues") {  // queues are listed, not addressed one by one
+        auto list = env.client.get(k->list_path);
+        if (!list.ok()) return print_error(list.status());
+        for (const Json& q : array_field(*list, "items")) {
+          if (text_field(meta(q), "name") != args->name) continue;
+          if (print_if_structured(env, q)) return 0;
+          std::cout << to_yaml(q);
+          return 0;
+        }
+        return print_error(not_found_error("queue " + args->name + " not found"));
+      }
+      auto one = env.client.get(object_path(*k, args->name, ns));
+      if (!one.ok()) return print_error(one.status());
+      if (print_if_structured(env, *one)) return 0;
+      std::cout << to_yaml(*one);
+      return 0;
+    });
+  }
 
   auto job = app.add_subcommand("job", "submit and steer service jobs (AWS Batch SubmitServiceJob shape)");
   job->require_subcommand(1);

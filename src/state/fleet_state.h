@@ -52,6 +52,7 @@ struct FleetView {
   std::map<std::string, JobPtr, std::less<>> jobs;  // by job id, finished ones included
   int64_t job_counter = 0;                          // jobs ever submitted (ids and keys)
   std::shared_ptr<const PolicyMap> policies;        // PropagationPolicies (null until the first)
+  std::map<std::string, std::string, std::less<>> workload_ids;  // "<kind>/<ns>/<name>" -> live job id
 
   // The live workload (PyTorchJob) of that namespace and name, or null.
   const Job* find_workload(std::string_view kind, std::string_view ns, std::string_view name) const;

@@ -430,6 +430,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       job.add_history(t, "Created", "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
                                         job.dispatch->policy + (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota" : " sends it straight to placement"));
       sched_->workloads.insert(job.key);
+      view_.workload_ids[workload_key(job.kind, job.ns, job.name)] = job.id;
     } else {
       job.add_history(t, "Submitted", "submitted to " + (job.job_queue.empty() ? (job.local_queue.empty() ? "namespace " + job.ns : "local queue " + job.local_queue) : "job queue " + job.job_queue + ", share " + job.quota_share));
     }
@@ -631,6 +632,7 @@ Status FleetState::restore_scheduler() {
   for (const auto& [id, j] : view_.jobs) {
     sched_->key_to_id[j->key] = id;
     if (j->dispatch && (!is_terminal(j->status) || j->dispatch->ttl_seconds_after_finished)) sched_->workloads.insert(j->key);
+    if (j->dispatch) view_.workload_ids[workload_key(j->kind, j->ns, j->name)] = id;
     if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended)) live.push_back(j.get());
   }
   std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });

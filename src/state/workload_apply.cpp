@@ -10,13 +10,15 @@
 
 namespace gf {
 
+std::string workload_key(std::string_view kind, std::string_view ns, std::string_view name) {
+  return std::string(kind) + "/" + std::string(ns) + "/" + std::string(name);
+}
+
 const Job* FleetView::find_workload(std::string_view kind, std::string_view ns, std::string_view name) const {
-  const Job* best = nullptr;
-  for (const auto& [id, j] : jobs) {
-    if (!j->dispatch || j->kind != kind || j->ns != ns || j->name != name) continue;
-    if (best == nullptr || j->key > best->key) best = j.get();
-  }
-  return best;
+  auto it = workload_ids.find(workload_key(kind, ns, name));
+  if (it == workload_ids.end()) return nullptr;
+  auto j = jobs.find(it->second);
+  return j == jobs.end() ? nullptr : j->second.get();
 }
 
 std::string binding_result(const Job& job, const std::string& cluster) {
@@ -141,6 +143,7 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
     sched_drop(job.key);
     add_job_user_event(rec, job, JobEvent{t, "Deleted", p.value("reason", std::string("deleted"))});
     const std::string id = job.id;  // `job` dies with its record
+    view_.workload_ids.erase(workload_key(job.kind, job.ns, job.name));
     forget_job(job.key, id);
     return ok_status();
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "model/job.h"
 
@@ -12,6 +13,9 @@ namespace gf {
 // pods either bound to nodes or, with `pods_pending`, waiting there. A new binding records
 // Karmada's ScheduleBindingSucceed event with the gang's replica counts.
 void note_binding(Job& job, Time t, const std::string& cluster, bool pods_pending, bool borrowing);
+
+// The key of FleetView::workload_ids.
+std::string workload_key(std::string_view kind, std::string_view ns, std::string_view name);
 
 // "{<cluster>:0,[{master 1} {worker 2}]}": the binding result as ACK One's scheduler writes it.
 std::string binding_result(const Job& job, const std::string& cluster);

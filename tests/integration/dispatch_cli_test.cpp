@@ -74,6 +74,10 @@ TEST_F(DispatchCli, SeedWalkthrough_QueueGangBindingAndMemberViews) {
   EXPECT_TRUE(std::regex_match(queues[1][0], std::regex("root-[a-z0-9]{5}"))) << r.out;
   EXPECT_TRUE(std::regex_match(queues[2][0], std::regex("root-child-2-[a-z0-9]{5}"))) << r.out;
 
+  r = cli({"describe", "elasticquotatree", "elasticquotatree"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("kube-queue/max-jobs: 1"), std::string::npos) << r.out;
+
   // Step 2: the queueing gang policy, then the job.
   r = cli({"apply", "-f", kExamples + "propagationpolicy-gang-queue.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -134,6 +138,10 @@ TEST_F(DispatchCli, SeedWalkthrough_QueueGangBindingAndMemberViews) {
   EXPECT_NE(r.out.find("kind: PyTorchJob"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gpufleet.io/member-cluster: " + member), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("state: Running"), std::string::npos) << r.out;
+
+  r = cli({"describe", "propagationpolicy", "example-policy"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("- pytorch-test"), std::string::npos) << r.out;  // status.selected
 
   r = cli({"delete", "pytorchjob", "pytorch-test"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
