@@ -62,10 +62,13 @@ std::string DecisionLog::to_string(const Decision& d, const QuotaGraph& graph) c
   const std::string node = d.node < graph.size() ? graph.spec(d.node).name : "-";
   switch (d.kind) {
     case DecisionKind::kAdmit:
-      return out + " queue=" + node + (d.code ? " (borrowing)" : "");
+      return out + " queue=" + node + ((d.code & 1) ? " (borrowing)" : "") + ((d.code & 2) ? " (placed again)" : "") +
+             ((d.code & 4) ? " (dispatched, pods pending)" : "");
     case DecisionKind::kRelease:
-    case DecisionKind::kEvict:
       return out + " queue=" + node;
+    case DecisionKind::kEvict:
+      return out + " queue=" + node + (d.code == 2 ? " (interrupted)" : "") +
+             (d.code == 3 ? " (failover from cluster " + std::to_string(d.amount) + ")" : "");
     case DecisionKind::kWait:
     case DecisionKind::kNoPreemption:
       return out + " node=" + node +

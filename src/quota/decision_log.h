@@ -13,9 +13,11 @@
 namespace gf::quota {
 
 enum class DecisionKind : uint8_t {
-  kAdmit,           // workload admitted at node; code = 1 when borrowing
+  kAdmit,           // workload admitted at node; code bits: 1 borrowing, 2 placed again,
+                    // 4 dispatched with its pods pending (scheduler estimate mode)
   kRelease,         // workload finished; its usage returned
-  kEvict,           // workload evicted back to pending
+  kEvict,           // workload evicted back to pending; code 2: its gang was interrupted,
+                    // 3: failed over away from cluster `amount`
   kWait,            // workload does not fit: node/resource/amount = binding limit and shortfall
   kBlocked,         // StrictFIFO: workload waits behind older head `other`
   kVictim,          // plan for `workload` evicts `other`; code = PreemptionReason
