@@ -14,10 +14,6 @@ Event event(std::string_view type, Json payload) {
   return e;
 }
 
-void wake_at(std::optional<Time>& wake, Time t) {
-  if (!wake || t < *wake) wake = t;
-}
-
 }  // namespace
 
 std::optional<std::string> restart_refusal(const Job& job, const std::vector<std::string>& failed_roles) {
@@ -39,27 +35,21 @@ std::optional<std::string> restart_refusal(const Job& job, const std::vector<std
 
 ControllerDecision WorkloadController::decide(const FleetState& state, Time now) {
   ControllerDecision out;
-  const bool due = wake_ && *wake_ <= now;
-  if (state.sched_generation() == seen_generation_ && !due) {
-    out.wake_at = wake_;
-    return out;
-  }
-  std::optional<Time> wake;
   const sched::Scheduler& s = state.scheduler();
-  for (uint64_t key : state.workloads()) {
+  for (const auto& [at, key] : state.workload_deadlines()) {
+    if (at > now) {
+      out.wake_at = at;
+      break;
+    }
     const Job* job = state.job_by_key(key);
     if (job == nullptr || !job->dispatch) continue;
     const Dispatch& d = *job->dispatch;
     if (is_terminal(job->status)) {
-      if (d.ttl_seconds_after_finished && job->stopped_at) {
-        const Time at = *job->stopped_at + seconds(*d.ttl_seconds_after_finished);
-        if (at <= now) {
-          out.events.push_back(event(event_type::kJobDeleted,
-                                     {{"id", job->id},
-                                      {"reason", "ttlSecondsAfterFinished (" + std::to_string(*d.ttl_seconds_after_finished) + "s) passed"}}));
-        } else {
-          wake_at(wake, at);
-        }
+      if (d.ttl_seconds_after_finished && job->stopped_at &&
+          *job->stopped_at + seconds(*d.ttl_seconds_after_finished) <= now) {
+        out.events.push_back(event(event_type::kJobDeleted,
+                                   {{"id", job->id},
+                                    {"reason", "ttlSecondsAfterFinished (" + std::to_string(*d.ttl_seconds_after_finished) + "s) passed"}}));
       }
       continue;
     }
@@ -75,45 +65,32 @@ ControllerDecision WorkloadController::decide(const FleetState& state, Time now)
         out.events.push_back(event(event_type::kJobCopyPurged,
                                    {{"id", job->id}, {"cluster", c.cluster},
                                     {"reason", "gracePeriodSeconds (" + std::to_string(d.grace_period_seconds) + "s) passed"}}));
-      } else {
-        wake_at(wake, *c.purge_at);
       }
     }
-    if (d.active_deadline_seconds && d.first_started_at) {
-      const Time at = *d.first_started_at + seconds(*d.active_deadline_seconds);
-      if (at <= now) {
-        out.events.push_back(event(event_type::kJobFinished,
-                                   {{"id", job->id},
-                                    {"status", "FAILED"},
-                                    {"reason", "DeadlineExceeded: running longer than activeDeadlineSeconds (" +
-                                                   std::to_string(*d.active_deadline_seconds) + "s)"}}));
-        continue;
-      }
-      wake_at(wake, at);
+    if (d.active_deadline_seconds && d.first_started_at &&
+        *d.first_started_at + seconds(*d.active_deadline_seconds) <= now) {
+      out.events.push_back(event(event_type::kJobFinished,
+                                 {{"id", job->id},
+                                  {"status", "FAILED"},
+                                  {"reason", "DeadlineExceeded: running longer than activeDeadlineSeconds (" +
+                                                 std::to_string(*d.active_deadline_seconds) + "s)"}}));
+      continue;
     }
     // Failover: bound to a cluster where its pods have not all run for tolerationSeconds.
     if (d.toleration_seconds && d.not_running_since && !d.cluster.empty() && job->admitted &&
-        job->status != JobStatus::kRunning && s.contains(job->key)) {
-      const Time at = *d.not_running_since + seconds(*d.toleration_seconds);
-      if (at <= now) {
-        const std::string why = job->status == JobStatus::kStarting ? "its pods stayed Pending"
-                                : d.restarting                      ? "its pods could not be recreated after an interrupt"
-                                                                    : "its pods could not run";
-        out.events.push_back(event(event_type::kJobFailover,
-                                   {{"id", job->id},
-                                    {"from", d.cluster},
-                                    {"purge_mode", d.purge_mode},
-                                    {"message", why + " on cluster " + d.cluster + " for " +
-                                                    std::to_string(*d.toleration_seconds) + "s (tolerationSeconds)"}}));
-      } else {
-        wake_at(wake, at);
-      }
+        job->status != JobStatus::kRunning && s.contains(job->key) &&
+        *d.not_running_since + seconds(*d.toleration_seconds) <= now) {
+      const std::string why = job->status == JobStatus::kStarting ? "its pods stayed Pending"
+                              : d.restarting                      ? "its pods could not be recreated after an interrupt"
+                                                                  : "its pods could not run";
+      out.events.push_back(event(event_type::kJobFailover,
+                                 {{"id", job->id},
+                                  {"from", d.cluster},
+                                  {"purge_mode", d.purge_mode},
+                                  {"message", why + " on cluster " + d.cluster + " for " +
+                                                  std::to_string(*d.toleration_seconds) + "s (tolerationSeconds)"}}));
     }
   }
-  // After our own events the state must be looked at again (a failover starts a new clock).
-  seen_generation_ = out.events.empty() ? state.sched_generation() : 0;
-  wake_ = wake;
-  out.wake_at = wake;
   return out;
 }
 

@@ -13,14 +13,12 @@
 
 namespace gf {
 
+// Looks only at workloads whose deadline (FleetState::workload_deadlines) has come: no scan of
+// every job per batch.
 class WorkloadController : public Controller {
  public:
   std::string_view name() const override { return "workloads"; }
   ControllerDecision decide(const FleetState& state, Time now) override;
-
- private:
-  uint64_t seen_generation_ = 0;
-  std::optional<Time> wake_;
 };
 
 // Whether a workload may restart after an interrupt failed the pods of `failed_roles` (SPEC

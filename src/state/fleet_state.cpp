@@ -128,6 +128,7 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
     const Job* after = it->second.get();
     const uint64_t added = std::min<uint64_t>(after->history_count - count_before, after->history.size());
     for (size_t i = after->history.size() - added; i < after->history.size(); ++i) add_job_user_event(record, *after, after->history[i]);
+    if (after->dispatch) refresh_workload_deadline(*after);
     return ok_status();
   }
   if (type.rfind("policy.", 0) == 0) return apply_policy_event(record, payload);

@@ -106,9 +106,9 @@ class FleetState {
   const std::set<std::pair<Time, uint64_t>>& completions() const;
   // Keys of SCHEDULED jobs (admitted, not yet RUNNING).
   const std::set<uint64_t>& scheduled() const;
-  // Keys of workloads (PyTorchJobs) the workload controller watches: not finished, or finished
-  // with a ttlSecondsAfterFinished still to run.
-  const std::set<uint64_t>& workloads() const;
+  // (time, key) of workloads (PyTorchJobs) by the next time the workload controller must look
+  // at them (failover, copy purge, deadlines, ttl: workload_deadline()).
+  const std::set<std::pair<Time, uint64_t>>& workload_deadlines() const;
   // Bumped by every change the scheduler cares about; the controller skips idle passes.
   uint64_t sched_generation() const;
   // The scheduler's view of a job record (queue, alternatives, allowed clusters).
@@ -135,6 +135,7 @@ class FleetState {
   Job* mutable_job(std::string_view id);
   void add_user_event(const EventRecord& record, UserEvent event);
   void add_job_user_event(const EventRecord& record, const Job& job, const JobEvent& line);
+  void refresh_workload_deadline(const Job& job);
   // Copy-on-write access for apply code: clones the cluster if a published view shares it.
   Cluster* mutable_cluster(std::string_view name);
 

@@ -31,7 +31,20 @@ struct SchedCache {
     completion_of.erase(it);
   }
   std::set<uint64_t> scheduled;
-  std::set<uint64_t> workloads;  // see FleetState::workloads()
+  // Workloads by the next time the workload controller must look at them.
+  std::set<std::pair<Time, uint64_t>> deadlines;
+  std::map<uint64_t, Time> deadline_of;
+  void set_deadline(uint64_t key, std::optional<Time> t) {
+    auto it = deadline_of.find(key);
+    if (it != deadline_of.end()) {
+      if (t && *t == it->second) return;
+      deadlines.erase({it->second, key});
+      deadline_of.erase(it);
+    }
+    if (!t) return;
+    deadlines.insert({*t, key});
+    deadline_of[key] = *t;
+  }
   std::map<std::string, sched::ShapePtr> shapes;  // interned job shapes
   uint64_t generation = 1;
 };
@@ -49,7 +62,10 @@ void FleetState::set_scheduler_options(const sched::SchedulerOptions& options) {
 }
 const std::set<std::pair<Time, uint64_t>>& FleetState::completions() const { return sched_->completions; }
 const std::set<uint64_t>& FleetState::scheduled() const { return sched_->scheduled; }
-const std::set<uint64_t>& FleetState::workloads() const { return sched_->workloads; }
+const std::set<std::pair<Time, uint64_t>>& FleetState::workload_deadlines() const { return sched_->deadlines; }
+void FleetState::refresh_workload_deadline(const Job& job) {
+  sched_->set_deadline(job.key, job.dispatch ? workload_deadline(job) : std::nullopt);
+}
 uint64_t FleetState::sched_generation() const { return sched_->generation; }
 
 std::vector<sched::Action> FleetState::take_interrupts() const {
@@ -83,7 +99,7 @@ void FleetState::sched_drop(uint64_t key) {
 }
 
 void FleetState::forget_job(uint64_t key, const std::string& id) {
-  sched_->workloads.erase(key);
+  sched_->set_deadline(key, std::nullopt);
   sched_->key_to_id.erase(key);
   view_.jobs.erase(id);
 }
@@ -429,7 +445,6 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     if (job.dispatch) {
       job.add_history(t, "Created", "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
                                         job.dispatch->policy + (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota" : " sends it straight to placement"));
-      sched_->workloads.insert(job.key);
       view_.workload_ids[workload_key(job.kind, job.ns, job.name)] = job.id;
     } else {
       job.add_history(t, "Submitted", "submitted to " + (job.job_queue.empty() ? (job.local_queue.empty() ? "namespace " + job.ns : "local queue " + job.local_queue) : "job queue " + job.job_queue + ", share " + job.quota_share));
@@ -604,7 +619,6 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     if (job->dispatch) {
       job->dispatch->restarting = false;
       job->dispatch->not_running_since.reset();
-      if (!job->dispatch->ttl_seconds_after_finished) sched_->workloads.erase(job->key);
       job->add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed", job->status_reason);
       return ok_status();
     }
@@ -631,7 +645,7 @@ Status FleetState::restore_scheduler() {
   std::vector<const Job*> live;
   for (const auto& [id, j] : view_.jobs) {
     sched_->key_to_id[j->key] = id;
-    if (j->dispatch && (!is_terminal(j->status) || j->dispatch->ttl_seconds_after_finished)) sched_->workloads.insert(j->key);
+    if (j->dispatch) refresh_workload_deadline(*j);
     if (j->dispatch) view_.workload_ids[workload_key(j->kind, j->ns, j->name)] = id;
     if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended)) live.push_back(j.get());
   }

@@ -21,6 +21,30 @@ const Job* FleetView::find_workload(std::string_view kind, std::string_view ns, 
   return j == jobs.end() ? nullptr : j->second.get();
 }
 
+std::optional<Time> workload_deadline(const Job& job) {
+  if (!job.dispatch) return std::nullopt;
+  const Dispatch& d = *job.dispatch;
+  std::optional<Time> at;
+  auto consider = [&](Time t) {
+    if (!at || t < *at) at = t;
+  };
+  if (is_terminal(job.status)) {
+    if (d.ttl_seconds_after_finished && job.stopped_at) consider(*job.stopped_at + seconds(*d.ttl_seconds_after_finished));
+    return at;
+  }
+  if (d.suspended) return std::nullopt;
+  for (const MemberCopy& c : d.left) {
+    if (!c.purge_at) continue;
+    consider(job.status == JobStatus::kRunning && job.started_at ? *job.started_at : *c.purge_at);
+  }
+  if (d.active_deadline_seconds && d.first_started_at) consider(*d.first_started_at + seconds(*d.active_deadline_seconds));
+  if (d.toleration_seconds && d.not_running_since && !d.cluster.empty() && job.admitted &&
+      job.status != JobStatus::kRunning) {
+    consider(*d.not_running_since + seconds(*d.toleration_seconds));
+  }
+  return at;
+}
+
 std::string binding_result(const Job& job, const std::string& cluster) {
   std::string out = "{" + cluster + ":0,[";
   for (size_t i = 0; i < job.pod_sets.size(); ++i) {

@@ -2,6 +2,7 @@
 // (workload_apply.cpp): how a workload's record changes when the fleet binds it to a cluster.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,12 @@ namespace gf {
 // pods either bound to nodes or, with `pods_pending`, waiting there. A new binding records
 // Karmada's ScheduleBindingSucceed event with the gang's replica counts.
 void note_binding(Job& job, Time t, const std::string& cluster, bool pods_pending, bool borrowing);
+
+// The next time the workload controller must act on the job, if nothing else changes it first:
+// failover (not running for tolerationSeconds on its cluster), removing a copy left by a
+// Gracefully failover (once the job runs, or at its purge time), activeDeadlineSeconds, and
+// ttlSecondsAfterFinished. nullopt: nothing is due by time alone.
+std::optional<Time> workload_deadline(const Job& job);
 
 // The key of FleetView::workload_ids.
 std::string workload_key(std::string_view kind, std::string_view ns, std::string_view name);
