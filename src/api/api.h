@@ -2,6 +2,8 @@
 // published view; writes go through the loop as Requests and answer after the journal commit.
 #pragma once
 
+#include <functional>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -63,6 +65,10 @@ void register_cluster_routes(Api& api);
 void register_billing_routes(Api& api);
 void register_quota_routes(Api& api);
 void register_job_routes(Api& api);
+
+// A read that needs the writer's derived state (the scheduler's counters and explanations) runs
+// as a read-only loop request: `fn` answers from the state and changes nothing (quota_api.cpp).
+HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn);
 
 // The idempotency key of a write: the Idempotency-Key header, else the body's ClientToken.
 std::string idempotency_key(const HttpRequest& request, const Json* body);

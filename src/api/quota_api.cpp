@@ -191,19 +191,6 @@ std::optional<ObjectKey> key_from_path(const HttpRequest& req, Kind kind) {
   return ObjectKey{kind, ns, name};
 }
 
-// Reads that need the writer's scheduler (usage, counts) run as read-only loop requests; they
-// read the quota engine's counters, never scan the jobs.
-HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn) {
-  Request r;
-  r.name = std::move(name);
-  r.handle = [fn = std::move(fn)](const FleetState& s, Time now) -> Result<Decision> {
-    GF_ASSIGN_OR_RETURN(Json body, fn(s, now));
-    Decision d;
-    d.response = std::move(body);
-    return d;
-  };
-  return Api::respond(api.write(std::move(r)));
-}
 
 HttpResponse list_objects(Api& api, Kind kind, std::string ns, std::string list_field) {
   return read_through_loop(api, "ListObjects", [kind, ns, list_field](const FleetState& s, Time) -> Result<Json> {
@@ -385,6 +372,18 @@ HttpResponse unknown_kind(const HttpRequest& req) {
 }
 
 }  // namespace
+
+HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn) {
+  Request r;
+  r.name = std::move(name);
+  r.handle = [fn = std::move(fn)](const FleetState& s, Time now) -> Result<Decision> {
+    GF_ASSIGN_OR_RETURN(Json body, fn(s, now));
+    Decision d;
+    d.response = std::move(body);
+    return d;
+  };
+  return Api::respond(api.write(std::move(r)));
+}
 
 void register_quota_routes(Api& api) {
   Router& r = api.router();

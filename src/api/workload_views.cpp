@@ -12,18 +12,6 @@ namespace {
 
 using workload::PropagationPolicy;
 
-HttpResponse through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn) {
-  Request r;
-  r.name = std::move(name);
-  r.handle = [fn = std::move(fn)](const FleetState& s, Time now) -> Result<Decision> {
-    GF_ASSIGN_OR_RETURN(Json body, fn(s, now));
-    Decision d;
-    d.response = std::move(body);
-    return d;
-  };
-  return Api::respond(api.write(std::move(r)));
-}
-
 std::string param(const HttpRequest& req, const char* key) {
   auto it = req.path_params.find(key);
   return it == req.path_params.end() ? "" : it->second;
@@ -238,7 +226,7 @@ bool is_workload_plural(std::string_view plural) {
 
 HttpResponse workload_list(Api& api, const std::string& plural, const HttpRequest& req) {
   const std::string ns = req.query_or("namespace", "");
-  return through_loop(api, "ListObjects", [plural, ns](const FleetState& s, Time now) -> Result<Json> {
+  return read_through_loop(api, "ListObjects", [plural, ns](const FleetState& s, Time now) -> Result<Json> {
     Json items = Json::array();
     const FleetView& v = s.view();
     if (plural.starts_with("pytorchjob")) {
@@ -260,7 +248,7 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
   const std::string name = param(req, "name");
   const std::string cluster = req.query_or("cluster", "");
   const bool describe = req.query_or("describe", "") == "true";
-  return through_loop(api, "GetObject", [=](const FleetState& s, Time now) -> Result<Json> {
+  return read_through_loop(api, "GetObject", [=](const FleetState& s, Time now) -> Result<Json> {
     const FleetView& v = s.view();
     if (plural.starts_with("pytorchjob")) {
       const Job* j = v.find_workload(workload::kPyTorchJobKind, ns, name);

@@ -5,6 +5,7 @@
 
 #include "core/random.h"
 #include "sched/scheduler.h"
+#include "unit/sched/sched_fixtures.h"
 
 namespace gf::sched {
 namespace {
@@ -13,28 +14,9 @@ using quota::NodeId;
 using quota::NodeSpec;
 using quota::QuotaGraph;
 
-ResourceVector gpu_pod(int64_t gpus) {
-  ResourceVector v;
-  v.set(kGpu, gpus);
-  v.set(kCpu, 1000);
-  v.set(kPods, 1);
-  return v;
-}
-
-ResourceVector node_capacity(int64_t gpus) {
-  ResourceVector v;
-  v.set(kGpu, gpus);
-  v.set(kCpu, 192000);
-  v.set(kMemory, int64_t{2048} << 30);
-  v.set(kPods, 110);
-  return v;
-}
-
-ResourceVector gpus(int64_t n) {
-  ResourceVector v;
-  v.set(kGpu, n);
-  return v;
-}
+using testing::gpu_pod;
+using testing::gpus;
+using testing::node_capacity;
 
 QuotaGraph one_queue(int64_t nominal_gpus, bool preempt_lower = false) {
   QuotaGraph g;

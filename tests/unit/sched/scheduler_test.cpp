@@ -2,6 +2,7 @@
 // 4, 5, 6 and the rules of SPEC §3.3 that need real nodes). Tests build quota graphs directly;
 // the front ends have their own tests.
 #include "sched/scheduler.h"
+#include "unit/sched/sched_fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -15,28 +16,9 @@ using quota::NodeKind;
 using quota::NodeSpec;
 using quota::QuotaGraph;
 
-ResourceVector gpu_pod(int64_t gpus, int64_t cpu_milli = 1000) {
-  ResourceVector v;
-  v.set(kGpu, gpus);
-  v.set(kCpu, cpu_milli);
-  v.set(kPods, 1);
-  return v;
-}
-
-ResourceVector node_capacity(int64_t gpus) {
-  ResourceVector v;
-  v.set(kGpu, gpus);
-  v.set(kCpu, 192000);
-  v.set(kMemory, int64_t{2048} << 30);
-  v.set(kPods, 110);
-  return v;
-}
-
-ResourceVector gpus(int64_t n) {
-  ResourceVector v;
-  v.set(kGpu, n);
-  return v;
-}
+using testing::gpu_pod;
+using testing::gpus;
+using testing::node_capacity;
 
 NodeSpec cohort(std::string name) {
   NodeSpec s;
