@@ -14,6 +14,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_billing_routes(*this);
     register_quota_routes(*this);
     register_job_routes(*this);
+    register_health_routes(*this);
   }
 }
 

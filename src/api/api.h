@@ -11,6 +11,7 @@
 #include "api/http.h"
 #include "api/router.h"
 #include "core/metrics.h"
+#include "healing/engine.h"
 #include "loop/control_loop.h"
 
 namespace gf {
@@ -43,6 +44,9 @@ class Api {
   Provisioner* provisioner() { return provisioner_; }
   Metrics& metrics() { return metrics_; }
   const ApiOptions& options() const { return options_; }
+  // The cloud driver's spare-capacity check for remediation requests (runs on the loop thread).
+  void set_capacity_check(healing::CapacityCheck check) { capacity_check_ = std::move(check); }
+  const healing::CapacityCheck& capacity_check() const { return capacity_check_; }
 
   // Runs a write through the loop and waits for the commit (or the timeout).
   Outcome write(Request request);
@@ -56,6 +60,7 @@ class Api {
   const Clock& clock_;
   Provisioner* provisioner_;
   Router router_;
+  healing::CapacityCheck capacity_check_;
 };
 
 // Route registration, one function per resource family (api/<family>_api.cpp).
@@ -65,6 +70,7 @@ void register_cluster_routes(Api& api);
 void register_billing_routes(Api& api);
 void register_quota_routes(Api& api);
 void register_job_routes(Api& api);
+void register_health_routes(Api& api);
 
 // A read that needs the writer's derived state (the scheduler's counters and explanations) runs
 // as a read-only loop request: `fn` answers from the state and changes nothing (quota_api.cpp).

@@ -43,6 +43,8 @@ struct ServeArgs {
   std::string requeue_base = "10s";
   std::string requeue_max = "10m";
   bool reservation = true;
+  std::string webhook;
+  std::string support_webhook;
   std::string region = "local";
   std::string account = "000000000000";
 };
@@ -142,6 +144,8 @@ int serve(const ServeArgs& args) {
     ropts.scheduler.min_run_time = *d;
   }
   ropts.scheduler.reservation = args.reservation;
+  ropts.healing.webhook_url = args.webhook;
+  ropts.healing.support_webhook_url = args.support_webhook;
   ropts.loop.snapshot_every_events = args.snapshot_every;
   ropts.api.max_body_bytes = args.max_body_bytes;
   if (!args.cloud_file.empty()) {
@@ -242,6 +246,10 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
                   "reserve real per-node capacity before dispatching a gang (false: estimate a cluster's room "
                   "by summing its free resources, as a fleet without resource reservation does)")
       ->capture_default_str();
+  cmd->add_option("--webhook", args->webhook,
+                  "URL that receives every alert (firing and resolved) unchanged, as JSON; retried with backoff");
+  cmd->add_option("--support-webhook", args->support_webhook,
+                  "URL that receives alerts with no remediation mapped (support)");
   cmd->add_option("--region", args->region, "region part of ARNs")->capture_default_str();
   cmd->add_option("--account", args->account, "account part of ARNs")->capture_default_str();
   cmd->add_flag("--no-fsync", args->no_fsync,

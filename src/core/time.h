@@ -17,6 +17,7 @@ using Time = std::chrono::sys_time<Duration>;
 constexpr Duration seconds(int64_t s) { return std::chrono::seconds(s); }
 constexpr Duration minutes(int64_t m) { return std::chrono::minutes(m); }
 constexpr Duration hours(int64_t h) { return std::chrono::hours(h); }
+constexpr Duration days(int64_t d) { return std::chrono::hours(24 * d); }
 
 // The virtual calendar of simulations starts here (SPEC §8).
 constexpr Time kSimEpoch = Time(std::chrono::sys_days(std::chrono::year(2026) / 1 / 1));

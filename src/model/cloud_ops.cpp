@@ -60,6 +60,8 @@ std::string_view to_string(CloudReport::Kind k) {
     case CloudReport::Kind::kLifecycleFailed: return "LifecycleFailed";
     case CloudReport::Kind::kUnhealthy: return "Unhealthy";
     case CloudReport::Kind::kTerminated: return "Terminated";
+    case CloudReport::Kind::kRemediated: return "Remediated";
+    case CloudReport::Kind::kBurnIn: return "BurnIn";
   }
   return "Launched";
 }

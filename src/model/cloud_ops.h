@@ -39,12 +39,15 @@ std::string_view to_string(LaunchOutcome o);
 std::optional<LaunchOutcome> parse_launch_outcome(std::string_view s);
 
 struct CloudReport {
-  enum class Kind { kLaunched, kRunning, kLaunchFailed, kLifecycleFailed, kUnhealthy, kTerminated };
+  enum class Kind { kLaunched, kRunning, kLaunchFailed, kLifecycleFailed, kUnhealthy, kTerminated,
+                    kRemediated,  // a reboot/reprovision/migrate/delete finished (detail: RemediationId, Ok, NewHost?)
+                    kBurnIn };    // a freed host's burn-in finished (detail: HostId, Outcome, Checks)
   Kind kind = Kind::kLaunched;
   std::string cluster;
   std::string instance_id;
   LaunchOutcome reason = LaunchOutcome::kOk;
   std::string message;
+  Json detail = Json::object();
 };
 std::string_view to_string(CloudReport::Kind k);
 

@@ -83,6 +83,15 @@ struct Node {
   bool healthy = true;
   std::string termination_reason;
   int64_t price_micros_per_hour = 0;  // from the catalog when the launch was requested
+  // Remediation (SPEC §5): cordoned = no new pods; maintenance = drained and being acted on
+  // (its pods are evicted). host_id: the physical machine ("" = host_of() default).
+  bool cordoned = false;
+  bool maintenance = false;
+  std::string host_id;
+  std::map<std::string, std::string> labels;
+
+  // The physical host under this node: host_id, or "host-<instance id without i->".
+  std::string host() const { return host_id.empty() ? "host-" + (instance_id.rfind("i-", 0) == 0 ? instance_id.substr(2) : instance_id) : host_id; }
 
   bool launched() const { return launch_time.has_value(); }
   // Counts toward the group's CurrentCount.

@@ -334,6 +334,9 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now, c
     case Kind::kLaunchFailed:
     case Kind::kLifecycleFailed:
       break;
+    case Kind::kRemediated:
+    case Kind::kBurnIn:
+      return d;  // the health controller's (routed there by the runtime)
   }
   if (!pending) return d;
   const bool capacity = rep.kind == Kind::kLaunchFailed;

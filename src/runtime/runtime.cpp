@@ -19,12 +19,15 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
       provisioner_(with_seed(options_.provision, options_.seed),
                    options_.catalog ? *options_.catalog : Catalog::builtin(), random_),
       scheduling_(options_.scheduler),
+      remediation_(options_.healing,
+                   [this](const std::string& type) { return cloud_.spare(type); }),
       cloud_(options_.cloud, clock,
              [this](Time at, CloudReport report) {
                Request r;
                r.name = "CloudReport";
-               r.handle = [this, report](const FleetState& s, Time now) {
-                 return provisioner_.handle_report(s, now, report);
+               const bool healing = report.kind == CloudReport::Kind::kRemediated || report.kind == CloudReport::Kind::kBurnIn;
+               r.handle = [this, report, healing](const FleetState& s, Time now) {
+                 return healing ? remediation_.handle_report(s, now, report) : provisioner_.handle_report(s, now, report);
                };
                loop_.submit_at(at, std::move(r));
              }),
@@ -32,7 +35,25 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
   loop_.add_controller(&provisioner_);
   loop_.add_controller(&scheduling_);
   loop_.add_controller(&workloads_);
+  loop_.add_controller(&remediation_);
+  api_.set_capacity_check([this](const std::string& type) { return cloud_.spare(type); });
   loop_.add_driver(kCloudDriver, &cloud_);
+  if (!options_.healing.webhook_url.empty() || !options_.healing.support_webhook_url.empty()) {
+    webhook_ = std::make_unique<WebhookDriver>(
+        [this](std::string alert, std::string target, std::string state, bool ok, std::string error) {
+          Request r;
+          r.name = "WebhookDelivery";
+          r.handle = [this, alert, target, state, ok, error](const FleetState& s, Time now) {
+            return remediation_.handle_delivery(s, now, alert, target, state, ok, error);
+          };
+          loop_.submit(std::move(r));
+        });
+    loop_.add_driver(healing::kWebhookDriver, webhook_.get());
+  }
+}
+
+void Runtime::stop_drivers() {
+  if (webhook_) webhook_->stop();
 }
 
 Status Runtime::recover() {

@@ -11,8 +11,10 @@
 #include "core/random.h"
 #include "dispatch/scheduling_controller.h"
 #include "dispatch/workload_controller.h"
+#include "healing/remediation_controller.h"
 #include "journal/journal.h"
 #include "loop/control_loop.h"
+#include "notify/webhook_driver.h"
 #include "provision/provisioner.h"
 
 namespace gf {
@@ -23,6 +25,7 @@ struct RuntimeOptions {
   ProvisionOptions provision;
   sched::SchedulerOptions scheduler;
   SimCloudConfig cloud;
+  healing::HealingOptions healing;
   ApiOptions api;
   const Catalog* catalog = nullptr;  // null = the built-in catalog
 };
@@ -39,6 +42,9 @@ class Runtime {
   Provisioner& provisioner() { return provisioner_; }
   SchedulingController& scheduling() { return scheduling_; }
   SimCloud& cloud() { return cloud_; }
+  healing::RemediationController& remediation() { return remediation_; }
+  // Stops the webhook worker (before the loop goes away).
+  void stop_drivers();
   Metrics& metrics() { return metrics_; }
   Random& random() { return random_; }
 
@@ -51,7 +57,9 @@ class Runtime {
   Provisioner provisioner_;
   SchedulingController scheduling_;
   WorkloadController workloads_;
+  healing::RemediationController remediation_;
   SimCloud cloud_;
+  std::unique_ptr<WebhookDriver> webhook_;
   Api api_;
 };
 

@@ -186,7 +186,7 @@ std::vector<Action> Scheduler::sync_cluster(
     present.insert(n);
     if (!before) grew = true;
     if (d.schedulable && !was_schedulable) node_gen_ = ++gen_counter_;
-    if (was_schedulable && !d.schedulable) down.push_back(n);
+    if (was_schedulable && !d.schedulable && !d.cordoned) down.push_back(n);
   }
   std::vector<NodeIdx> gone;
   for (NodeIdx n : index_.nodes_of(c)) {
@@ -716,6 +716,21 @@ PassResult Scheduler::schedule(Time now) {
   if (!backoff_.empty()) wake = backoff_.begin()->first;
   if (!hold_expiry_.empty() && (!wake || hold_expiry_.begin()->first < *wake)) wake = hold_expiry_.begin()->first;
   out.next_wake = wake;
+  return out;
+}
+
+}  // namespace gf::sched
+
+namespace gf::sched {
+
+std::vector<JobKey> Scheduler::jobs_on_node(std::string_view cluster, std::string_view instance_id) const {
+  std::vector<JobKey> out;
+  const std::optional<ClusterIdx> c = index_.find_cluster(cluster);
+  if (!c) return out;
+  const std::optional<NodeIdx> n = index_.find_node(*c, instance_id);
+  if (!n) return out;
+  auto it = on_node_.find(*n);
+  if (it != on_node_.end()) out.assign(it->second.begin(), it->second.end());
   return out;
 }
 

@@ -150,6 +150,7 @@ class Scheduler {
     std::string instance_type;
     ResourceVector capacity;
     bool schedulable = false;
+    bool cordoned = false;  // unschedulable but its gangs keep running (remediation's cordon)
   };
   // Makes the cluster's nodes in the index equal `nodes` (all of them, any state). A node that
   // left or became unschedulable interrupts the gangs on it: their pods are unbound, their quota
@@ -163,6 +164,8 @@ class Scheduler {
 
   // A new job, pending. Errors: duplicate key, no alternatives.
   Status submit(JobSpec spec);
+  // Keys of the jobs with pods bound to that node (wait-for-idle: "no GPU pods on the node").
+  std::vector<JobKey> jobs_on_node(std::string_view cluster, std::string_view instance_id) const;
   // The job finished or was deleted: quota and nodes are returned, and it is forgotten.
   Status finish(JobKey job);
   // Changes priority (pending or running) and re-evaluates what may be preempted.

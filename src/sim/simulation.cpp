@@ -364,6 +364,70 @@ class Simulation {
     return runtime_->api().handle(std::move(req));
   }
 
+  // `node: GROUP/INDEX` (the INDEX-th live node of that group in launch order, at this moment)
+  // or `node: i-…` → (cluster, instance id).
+  Result<std::pair<std::string, std::string>> resolve_node(const std::string& ref) const {
+    auto view = runtime_->loop().view();
+    if (ref.rfind("i-", 0) == 0) {
+      for (const auto& [name, c] : view->clusters) {
+        if (c->nodes.contains(ref)) return std::make_pair(name, ref);
+      }
+      return not_found_error("node: no cluster has node " + ref);
+    }
+    const size_t slash = ref.rfind('/');
+    const std::string group = ref.substr(0, slash);
+    const size_t index = std::stoul(ref.substr(slash + 1));
+    for (const auto& [name, c] : view->clusters) {
+      if (!c->find_group(group)) continue;
+      std::vector<const Node*> live;
+      for (const auto& [id, n] : c->nodes) {
+        if (n.group == group && n.is_live()) live.push_back(&n);
+      }
+      std::sort(live.begin(), live.end(), [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
+      if (index < live.size()) return std::make_pair(name, live[index]->instance_id);
+      return not_found_error("node: group " + group + " of cluster " + name + " has " + std::to_string(live.size()) +
+                             " live node(s); there is no index " + std::to_string(index));
+    }
+    return not_found_error("node: no cluster has an instance group named " + group);
+  }
+
+  // fault / clear / approve / reject / cancel / request (SPEC §8) as the API calls they stand for.
+  HttpResponse health_step(const ScenarioStep& step) {
+    Result<std::pair<std::string, std::string>> node = resolve_node(step.value.value("node", ""));
+    if (!node.ok()) return error_response(node.status());
+    const auto& [cluster, id] = *node;
+    const std::string base = "/v1/clusters/" + cluster + "/nodes/" + id;
+    switch (step.kind) {
+      case StepKind::kFault: {
+        Json body = {{"Signal", step.value.at("signal")}};
+        if (step.value.contains("clearedBy")) body["ClearedBy"] = step.value.at("clearedBy");
+        if (step.value.contains("recurs")) body["Recurs"] = step.value.at("recurs");
+        return call("POST", base + "/signals", {}, body.dump(), step.as);
+      }
+      case StepKind::kClear:
+        return call("POST", base + "/signals/clear", {}, "{}", step.as);
+      case StepKind::kRequest: {
+        Json body = {{"ClusterName", cluster}, {"NodeId", id}, {"Action", step.value.value("action", "")},
+                     {"Detector", step.value.value("detector", "scenario")}};
+        if (step.value.contains("requestId")) body["RequestId"] = step.value.at("requestId");
+        return call("POST", "/v1/remediations", {}, body.dump(), step.as);
+      }
+      case StepKind::kApprove:
+      case StepKind::kReject:
+      case StepKind::kCancel: {
+        auto view = runtime_->loop().view();
+        const remediate::Remediation* open = view->health_state().open_remediation(id);
+        if (!open) return error_response(not_found_error("node " + id + " has no open remediation"));
+        const std::string verb = step.kind == StepKind::kApprove ? "approve" : step.kind == StepKind::kReject ? "reject" : "cancel";
+        Json body = Json::object();
+        if (step.value.contains("reason")) body["Reason"] = step.value.at("reason");
+        return call("POST", "/v1/remediations/" + open->id + "/" + verb, {}, body.dump(), step.as);
+      }
+      default:
+        return error_response(not_built(step.kind));
+    }
+  }
+
   Json execute(const ScenarioStep& step) {
     HttpResponse r;
     if (step.kind == StepKind::kCall) {
@@ -388,7 +452,7 @@ class Simulation {
       r = call("PATCH", "/v1/service-jobs/" + step.value.value("serviceJob", ""), {},
                Json{{"schedulingPriority", step.value.value("value", 0)}}.dump(), step.as);
     } else {
-      r = error_response(not_built(step.kind));
+      r = health_step(step);
     }
     ++report_.steps_run;
     report_.steps_failed += r.status >= 400;
@@ -424,6 +488,10 @@ class Simulation {
     GF_ASSIGN_OR_RETURN(Json jobs, get("/v1/objects/pytorchjobs"));
     GF_ASSIGN_OR_RETURN(Json pods, get("/v1/objects/pods"));
     GF_ASSIGN_OR_RETURN(Json service_jobs, get("/v1/service-jobs"));
+    GF_ASSIGN_OR_RETURN(Json alerts, get("/v1/alerts"));
+    GF_ASSIGN_OR_RETURN(Json remediations, get("/v1/remediations"));
+    GF_ASSIGN_OR_RETURN(Json hosts, get("/v1/hosts"));
+    GF_ASSIGN_OR_RETURN(Json tickets, get("/v1/tickets"));
     Json described = Json::array();
     for (const Json& sj : service_jobs["jobSummaryList"]) {
       if (sj.value("jobId", "").empty()) continue;
@@ -435,8 +503,10 @@ class Simulation {
                       {"jobs", std::move(jobs["items"])},
                       {"pods", std::move(pods["items"])},
                       {"serviceJobs", std::move(described)},
-                      {"alerts", Json::array()},
-                      {"remediations", Json::array()}});
+                      {"alerts", std::move(alerts["Alerts"])},
+                      {"remediations", std::move(remediations["Remediations"])},
+                      {"hosts", std::move(hosts["Hosts"])},
+                      {"tickets", std::move(tickets["Tickets"])}});
   }
 
   Status write_outputs() {
@@ -472,15 +542,7 @@ class Simulation {
     m["billing"] = Json{{"byCluster", std::move(by_cluster)}, {"byGroup", std::move(by_group)}};
     // Sections the later components fill (jobs and quotas: SPEC §3–4; health: SPEC §5).
     job_metrics(replay.gpu_hours(), m);
-    m["remediations"] = {
-        {"measured", false},
-        {"note", "not counted yet: health and remediation (SPEC §5) are not built"},
-        {"alerts", 0},
-        {"proposed", 0},
-        {"approved", 0},
-        {"executed", 0},
-        {"failed", 0},
-        {"escalated", 0}};
+    m["remediations"] = remediation_metrics();
     m["scenario"] = report_.scenario;
     m["seed"] = report_.seed;
     m["until"] = format_duration(report_.until);
@@ -489,6 +551,32 @@ class Simulation {
                   {"notImplemented", report_.steps_not_implemented},
                   {"skippedAfterUntil", report_.steps_skipped}};
     return stamp(std::move(m));
+  }
+
+  // Alerts and remediations by outcome (SPEC §8 metrics.json "remediation counts").
+  Json remediation_metrics() const {
+    auto view = runtime_->loop().view();
+    const remediate::HealthState& h = view->health_state();
+    int64_t fired = 0, discarded = 0, approved = 0, executed = 0, succeeded = 0, failed = 0, escalated = 0,
+            cancelled = 0, rejected = 0, auto_approved = 0;
+    for (const auto& [id, a] : h.alerts) {
+      fired += a.fired_at.has_value();
+      discarded += a.state == "discarded";
+    }
+    for (const auto& [id, r] : h.remediations) {
+      approved += r.approved_at.has_value();
+      auto_approved += r.auto_approved;
+      executed += r.acted_at.has_value();
+      succeeded += r.status == remediate::Status::kSucceeded;
+      failed += r.status == remediate::Status::kFailed;
+      cancelled += r.status == remediate::Status::kCancelled;
+      rejected += r.status == remediate::Status::kRejected;
+      escalated += r.effective != r.action;
+    }
+    return {{"alerts", h.alerts.size()}, {"fired", fired}, {"discarded", discarded},
+            {"proposed", h.remediations.size()}, {"approved", approved}, {"autoApproved", auto_approved},
+            {"executed", executed}, {"succeeded", succeeded}, {"failed", failed}, {"cancelled", cancelled},
+            {"rejected", rejected}, {"escalated", escalated}, {"tickets", h.tickets.size()}};
   }
 
   // Utilization (GPU-hours jobs held over GPU-hours running instances offered) and queueing

@@ -26,7 +26,11 @@ Json node_to_json(const Node& n) {
               {"ShuttingDownAt", opt_time(n.shutting_down_at)},
               {"Healthy", n.healthy},
               {"TerminationReason", n.termination_reason},
-              {"PriceMicrosPerHour", n.price_micros_per_hour}};
+              {"PriceMicrosPerHour", n.price_micros_per_hour},
+              {"Cordoned", n.cordoned},
+              {"Maintenance", n.maintenance},
+              {"HostId", n.host_id},
+              {"Labels", n.labels}};
 }
 
 Result<Node> node_from_json(const Json& j) {
@@ -46,6 +50,14 @@ Result<Node> node_from_json(const Json& j) {
   n.healthy = r.optional_bool("Healthy").value_or(true);
   n.termination_reason = r.optional_string("TerminationReason").value_or("");
   n.price_micros_per_hour = r.optional_int("PriceMicrosPerHour").value_or(0);
+  n.cordoned = r.optional_bool("Cordoned").value_or(false);
+  n.maintenance = r.optional_bool("Maintenance").value_or(false);
+  n.host_id = r.optional_string("HostId").value_or("");
+  if (const Json* l = r.optional_object("Labels")) {
+    for (auto it = l->begin(); it != l->end(); ++it) {
+      if (it.value().is_string()) n.labels[it.key()] = it.value().get<std::string>();
+    }
+  }
   if (!r.ok()) return r.status();
   if (!st) return validation_error("node.Status: unknown");
   n.status = *st;

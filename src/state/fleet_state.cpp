@@ -132,6 +132,10 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
     return ok_status();
   }
   if (type.rfind("policy.", 0) == 0) return apply_policy_event(record, payload);
+  if (type.rfind("alert.", 0) == 0 || type.rfind("remediation.", 0) == 0 || type.rfind("host.", 0) == 0 ||
+      type.rfind("breaker.", 0) == 0 || type.rfind("health.", 0) == 0) {
+    return apply_health_event(record, payload);
+  }
   return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
 }
 
@@ -169,6 +173,7 @@ Json FleetState::to_json() const {
               {"quota_objects", std::move(quota_objects)},
               {"jobs", std::move(jobs)},
               {"policies", std::move(policies)},
+              {"health", view_.health ? view_.health->to_json() : Json(nullptr)},
               {"job_counter", view_.job_counter},
               {"resources", std::move(resources)},
               {"clusters", std::move(clusters)},
@@ -266,6 +271,11 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       std::string id = job->id;
       s.view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job).value()));
     }
+  }
+  if (const Json* health = r.optional_value("health"); health && !health->is_null()) {
+    auto h = remediate::HealthState::from_json(*health);
+    if (!h.ok()) return h.status();
+    s.view_.health = std::make_shared<const remediate::HealthState>(std::move(h).value());
   }
   if (const Json* policies = r.optional_array("policies")) {
     auto map = std::make_shared<PolicyMap>();

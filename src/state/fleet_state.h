@@ -15,6 +15,7 @@
 #include "frontend/quota_objects.h"
 #include "model/cluster.h"
 #include "model/job.h"
+#include "remediate/records.h"
 #include "sched/scheduler.h"
 #include "state/event_log.h"
 #include "state/events.h"
@@ -53,6 +54,10 @@ struct FleetView {
   int64_t job_counter = 0;                          // jobs ever submitted (ids and keys)
   std::shared_ptr<const PolicyMap> policies;        // PropagationPolicies (null until the first)
   std::map<std::string, std::string, std::less<>> workload_ids;  // "<kind>/<ns>/<name>" -> live job id
+  std::shared_ptr<const remediate::HealthState> health;  // alerts, remediations, hosts (null until the first)
+
+  // Never null-dangerous: an empty HealthState when nothing happened yet.
+  const remediate::HealthState& health_state() const;
 
   // The live workload (PyTorchJob) of that namespace and name, or null.
   const Job* find_workload(std::string_view kind, std::string_view ns, std::string_view name) const;
@@ -122,6 +127,11 @@ class FleetState {
   Status apply_quota_event(const EventRecord& record, const Json& payload);
   Status apply_job_event(const EventRecord& record, const Json& payload);
   Status apply_policy_event(const EventRecord& record, const Json& payload);
+  // Alerts, remediations, hosts, breakers, remediation policies: health_apply.cpp.
+  Status apply_health_event(const EventRecord& record, const Json& payload);
+  remediate::HealthState& mutable_health();
+  void set_node_flags(const std::string& cluster, const std::string& node, std::optional<bool> cordoned,
+                      std::optional<bool> maintenance);
   // The scheduling cache forgets a job's pending completion, start and interrupts.
   void sched_drop(uint64_t key);
   // Removes a deleted workload's record.

@@ -154,12 +154,14 @@ void FleetState::sync_clusters() const {
         }
       }
       for (const auto& [id, n] : c->nodes) {
-        if (!compute_groups.contains(n.group) || !n.is_live()) continue;
+        if (!compute_groups.contains(n.group) || !n.is_live() || n.maintenance) continue;
         sched::Scheduler::NodeDesc d;
         d.instance_id = id;
         d.instance_type = n.instance_type;
         d.capacity = node_capacity(n.instance_type);
-        d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !d.capacity.is_zero();
+        d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
+                       !d.capacity.is_zero();
+        d.cordoned = n.cordoned && n.status == NodeStatus::kRunning && n.healthy;
         nodes.push_back(std::move(d));
       }
     }

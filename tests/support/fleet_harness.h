@@ -40,6 +40,16 @@ class Fleet {
     open();
   }
 
+  // The same as a person named `caller` (X-Gpufleet-User).
+  HttpResponse call_as(const std::string& caller, const std::string& method, const std::string& path,
+                       const std::string& body = "") {
+    HttpRequest req;
+    req.method = method;
+    req.path = path;
+    req.body = body;
+    req.caller = caller;
+    return runtime_->api().handle(req);
+  }
   HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "",
                     std::map<std::string, std::string> query = {}) {
     HttpRequest req;

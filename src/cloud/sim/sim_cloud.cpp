@@ -41,7 +41,12 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
   for (DurField f : {DurField{"launchLatency", &c.launch_latency},
                      DurField{"lifecycleDuration", &c.lifecycle_duration},
                      DurField{"failureLatency", &c.failure_latency},
-                     DurField{"terminateLatency", &c.terminate_latency}}) {
+                     DurField{"terminateLatency", &c.terminate_latency},
+                     DurField{"rebootDuration", &c.reboot_duration},
+                     DurField{"reprovisionDuration", &c.reprovision_duration},
+                     DurField{"migrateDuration", &c.migrate_duration},
+                     DurField{"deleteDuration", &c.delete_duration},
+                     DurField{"burnInDuration", &c.burn_in_duration}}) {
     if (const Json* v = r.optional_value(f.key)) {
       auto d = read_duration(*v, r.field_path(f.key));
       if (!d.ok()) return d.status();
@@ -83,6 +88,23 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
       if (f.attempt < 1) return validation_error(p + ".attempt: must be >= 1 (attempts count from 1)");
       f.outcome = *o;
       c.faults.push_back(std::move(f));
+    }
+  }
+  if (const Json* burn = r.optional_array("burnIn")) {
+    for (size_t i = 0; i < burn->size(); ++i) {
+      const std::string p = path_index(r.field_path("burnIn"), i);
+      ObjectReader br((*burn)[i], p);
+      BurnIn b;
+      b.outcome = br.required_string("outcome");
+      b.check = br.optional_string("check").value_or("nccl");
+      if (!br.ok()) return br.status();
+      if (b.outcome != "pass" && b.outcome != "fail" && b.outcome != "interrupted") {
+        return validation_error(p + ".outcome: expected pass, fail or interrupted, got \"" + b.outcome + "\"");
+      }
+      if (b.check != "gpu" && b.check != "nccl" && b.check != "infiniband" && b.check != "storage") {
+        return validation_error(p + ".check: expected gpu, nccl, infiniband or storage, got \"" + b.check + "\"");
+      }
+      c.burn_ins.push_back(std::move(b));
     }
   }
   if (!r.ok()) return r.status();
@@ -128,7 +150,84 @@ void SimCloud::execute(const Intent& intent) {
     auto op = TerminateOp::from_json(intent.payload);
     if (op.ok()) terminate(*op);
     else spdlog::error("sim cloud: bad terminate intent: {}", op.status().to_string());
+  } else if (intent.kind == "remediate") {
+    remediate(intent);
+  } else if (intent.kind == "burnin") {
+    burn_in(intent);
   }
+}
+
+std::optional<std::string> SimCloud::spare(const std::string& type) const {
+  const int64_t cap = capacity_at(type, clock_.now());
+  if (cap < 0 || in_use(type) < cap) return std::nullopt;
+  return "no spare " + type + " in the simulated cloud (" + std::to_string(in_use(type)) + " of " + std::to_string(cap) +
+         " in use)";
+}
+
+void SimCloud::remediate(const Intent& intent) {
+  const Json& p = intent.payload;
+  const std::string action = p.value("Action", "");
+  const std::string type = p.value("InstanceType", "");
+  Duration took = config_.reboot_duration;
+  std::string message;
+  if (action == "reboot") {
+    message = "instance rebooted (local scratch and temporary data kept)";
+  } else if (action == "reprovision") {
+    took = config_.reprovision_duration;
+    message = "instance reprovisioned from a clean image (local data lost)";
+  } else if (action == "migrate") {
+    took = config_.migrate_duration;
+    message = "instance rebuilt on other hardware; old host " + p.value("Host", "") + " sent to inspection";
+  } else if (action == "delete") {
+    took = config_.delete_duration;
+    message = "host " + p.value("Host", "") + " sent to repair";
+  } else {
+    spdlog::error("sim cloud: unknown remediation action '{}'", action);
+    return;
+  }
+  CloudReport r{CloudReport::Kind::kRemediated, p.value("Cluster", ""), p.value("InstanceId", ""), LaunchOutcome::kOk, message};
+  r.detail = {{"RemediationId", p.value("RemediationId", "")}, {"Ok", true}};
+  if (action == "migrate" || action == "reprovision") {
+    if (std::optional<std::string> why = spare(type)) {
+      r.detail["Ok"] = false;
+      r.message = *why;
+      took = config_.failure_latency;
+    }
+  }
+  report_(clock_.now() + took, std::move(r));
+}
+
+void SimCloud::burn_in(const Intent& intent) {
+  SimCloudConfig::BurnIn b;
+  if (burn_ins_done_ < config_.burn_ins.size()) b = config_.burn_ins[burn_ins_done_];
+  ++burn_ins_done_;
+  const std::string host = intent.payload.value("HostId", "");
+  Json checks = Json::array();
+  bool stopped = false;
+  for (const char* check : {"gpu", "nccl", "infiniband", "storage"}) {
+    std::string result = "pass", log;
+    if (stopped) {
+      result = "not-run";
+    } else if (b.outcome != "pass" && b.check == check) {
+      result = b.outcome == "fail" ? "fail" : "interrupted";
+      stopped = true;
+    }
+    if (result == "pass") log = std::string(check) + ": all tests passed on " + host;
+    if (result == "fail") {
+      log = std::string(check) == "nccl" ? "nccl-tests all_reduce_perf: busbw 12.4 GB/s below the 350 GB/s floor on " + host
+            : std::string(check) == "gpu" ? "dcgmi diag -r 3: Memory test FAILED on GPU 5 of " + host
+            : std::string(check) == "infiniband" ? "ib_write_bw: mlx5_3 port 1 link down on " + host
+                                                 : "fio randread: 0 IOPS, I/O errors on /dev/nvme1n1 of " + host;
+    }
+    if (result == "interrupted") log = std::string(check) + ": check interrupted (host lost power) on " + host;
+    checks.push_back({{"Name", check}, {"Result", result}, {"Log", log}});
+  }
+  std::string message = b.outcome == "pass" ? "GPU, NCCL, InfiniBand and storage checks passed"
+                        : b.outcome == "fail" ? b.check + " check failed"
+                                              : b.check + " check interrupted";
+  CloudReport r{CloudReport::Kind::kBurnIn, "", "", LaunchOutcome::kOk, std::move(message)};
+  r.detail = {{"HostId", host}, {"Outcome", b.outcome}, {"Checks", std::move(checks)}};
+  report_(clock_.now() + config_.burn_in_duration, std::move(r));
 }
 
 void SimCloud::launch(const LaunchOp& op) {

@@ -25,6 +25,17 @@ struct SimCloudConfig {
   Duration lifecycle_duration = minutes(6);  // lifecycle script run time
   Duration failure_latency = seconds(30);    // launch request -> capacity error
   Duration terminate_latency = minutes(1);   // terminate request -> instance gone
+  // Remediation actions (SPEC §5.2) and burn-in of freed hosts (§5.5).
+  Duration reboot_duration = minutes(5);
+  Duration reprovision_duration = minutes(15);
+  Duration migrate_duration = minutes(20);
+  Duration delete_duration = minutes(2);
+  Duration burn_in_duration = minutes(30);
+  struct BurnIn {
+    std::string outcome = "pass";  // pass | fail | interrupted
+    std::string check = "nccl";    // the check that fails (gpu, nccl, infiniband, storage)
+  };
+  std::vector<BurnIn> burn_ins;  // outcomes of successive burn-ins; afterwards every one passes
   // Instances of a type the cloud can give at once (in use + free). Unlisted types: unlimited.
   std::map<std::string, int64_t> capacity;
   struct Change {
@@ -59,10 +70,14 @@ class SimCloud final : public Driver {
   // Capacity `changes` count from here (serve: the moment it started serving).
   void set_epoch(Time epoch) { config_.epoch = epoch; }
   int64_t in_use(const std::string& type) const;
+  // nullopt when a spare instance of `type` is free now (reprovision and migrate need one).
+  std::optional<std::string> spare(const std::string& type) const;
 
  private:
   void launch(const LaunchOp& op);
   void terminate(const TerminateOp& op);
+  void remediate(const Intent& intent);
+  void burn_in(const Intent& intent);
   std::optional<LaunchOutcome> injected(const LaunchOp& op) const;
   void settle(Time now);  // applies releases that are due
 
@@ -72,6 +87,7 @@ class SimCloud final : public Driver {
   std::map<std::string, int64_t> in_use_;
   std::map<std::string, std::string> holding_;  // instance id -> type, for capacity held
   std::multimap<Time, std::string> pending_release_;  // termination time -> type
+  size_t burn_ins_done_ = 0;
 };
 
 }  // namespace gf
