@@ -32,6 +32,7 @@ int run_cli(int argc, char** argv) {
   register_billing_command(app, ctx);
   register_simulate_command(app, ctx);
   register_object_commands(app, ctx);
+  register_health_commands(app, ctx);
 
   try {
     app.parse(argc, argv);

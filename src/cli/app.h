@@ -31,6 +31,9 @@ void register_node_commands(CLI::App& app, CommandContext& ctx);
 void register_billing_command(CLI::App& app, CommandContext& ctx);
 void register_simulate_command(CLI::App& app, CommandContext& ctx);
 void register_object_commands(CLI::App& app, CommandContext& ctx);
+// alert, remediation, policy, circuit-breaker, host, ticket; node signal|clear|label (after
+// register_node_commands, whose `node` group it extends).
+void register_health_commands(CLI::App& app, CommandContext& ctx);
 
 int run_cli(int argc, char** argv);
 

@@ -115,7 +115,7 @@ std::vector<remediate::Attempt> history_of(const HealthState& h, const std::stri
 }  // namespace
 
 Result<std::vector<Event>> propose(const FleetState& state, Time now, const ProposalRequest& req,
-                                   const CapacityCheck& capacity, int64_t auto_now) {
+                                   const CapacityCheck& capacity, int64_t auto_now, int64_t taken) {
   GF_ASSIGN_OR_RETURN(const Node* node, live_node(state, req.cluster, req.node));
   const Cluster& cluster = *state.view().find_cluster(req.cluster);
   const HealthState& h = state.view().health_state();
@@ -133,12 +133,13 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   } else {
     for (const auto& [key, id] : h.open_alerts) {
       const AlertRecord& a = h.alerts.at(id);
-      if (a.node == req.node && a.state == "firing" && a.action != "none") evidence.push_back(&a);
+      // A detector proposes only for alerts with an action; a person may act on any failing check.
+      if (a.node == req.node && a.state == "firing" && (!req.from_detector || a.action != "none")) evidence.push_back(&a);
     }
   }
   if (evidence.empty()) {
-    return validation_error("NodeId: node " + req.node + " has no firing alert with a remediation mapped; a remediation needs a failing "
-                            "health check as evidence (see GET /v1/alerts?node=" + req.node + ")");
+    return validation_error("NodeId: node " + req.node + " has no firing alert; a remediation needs a failing health check as "
+                            "evidence (see GET /v1/alerts?node=" + req.node + ")");
   }
   std::stable_sort(evidence.begin(), evidence.end(), [](const AlertRecord* a, const AlertRecord* b) {
     return severity_rank(a->severity) > severity_rank(b->severity);
@@ -156,7 +157,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   if (asked == Action::kDelete && req.from_detector) return validation_error("Action: delete is done only by a person");
 
   Remediation r;
-  r.id = "rem-" + std::to_string(h.remediation_counter + 1);
+  r.id = remediate::numbered_id("rem", h.remediation_counter + 1 + taken);
   r.cluster = req.cluster;
   r.node = req.node;
   r.group = node->group;

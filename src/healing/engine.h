@@ -58,8 +58,9 @@ using CapacityCheck = std::function<std::optional<std::string>(const std::string
 // `auto_now` counts auto-approvals already decided in this pass, not yet in the state. Errors:
 // no such live node, no firing alert as evidence, an open remediation of that node, a policy
 // that maps the evidence to no action, no spare capacity.
+// `taken` counts remediation ids already handed out in this pass.
 Result<std::vector<Event>> propose(const FleetState& state, Time now, const ProposalRequest& req,
-                                   const CapacityCheck& capacity, int64_t auto_now = 0);
+                                   const CapacityCheck& capacity, int64_t auto_now = 0, int64_t taken = 0);
 
 // A remediation.updated event.
 Event update_event(const remediate::Remediation& r, remediate::Status status, std::string reason,

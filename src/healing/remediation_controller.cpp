@@ -151,7 +151,7 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
     req.from_detector = true;
     req.reason = a.summary;
     req.key = "remediation:" + a.id + ":" + std::to_string(earlier);
-    Result<std::vector<Event>> ev = propose(state, now, req, capacity_, auto_in_pass_);
+    Result<std::vector<Event>> ev = propose(state, now, req, capacity_, auto_in_pass_, static_cast<int64_t>(nodes_done.size()));
     if (!ev.ok()) continue;
     nodes_done.insert(a.node);
     for (Event& e : *ev) {

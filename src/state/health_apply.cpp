@@ -95,7 +95,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           return ok_status();
         }
         AlertRecord a;
-        a.id = "alert-" + std::to_string(++h.alert_counter);
+        a.id = remediate::numbered_id("alert", ++h.alert_counter);
         a.cluster = p.at("Cluster").get<std::string>();
         a.group = p.value("Group", "");
         a.node = node;
@@ -302,7 +302,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
         host.node.clear();
       } else if (status == "Repair") {
         remediate::Ticket tk;
-        tk.id = "ticket-" + std::to_string(++h.ticket_counter);
+        tk.id = remediate::numbered_id("ticket", ++h.ticket_counter);
         tk.host = id;
         tk.cluster = host.cluster;
         tk.node = host.node;
