@@ -196,7 +196,10 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   }
   // Approval: the rule's, a person's always for migrate and delete unless a rule auto-approves
   // exactly that; NodeRecovery None and an open circuit breaker leave everything to a person.
-  bool auto_ok = m.approval == Approval::kAuto;
+  bool auto_ok = m.approval == Approval::kAuto && !m.support && m.action != Action::kNone;
+  // A person's request runs on its own only when the policy auto-approves exactly that action for
+  // the evidence; anything else (a record-only alert, another action) waits for a second person.
+  if (!req.from_detector && m.action != r.effective) auto_ok = false;
   if ((r.effective == Action::kMigrate || r.effective == Action::kDelete) && m.action != r.effective) auto_ok = false;
   if (r.effective == Action::kDelete) auto_ok = false;
   std::vector<Event> out;

@@ -369,10 +369,13 @@ Status check_cloud_keys(const Json& cloud) {
   if (!cloud.is_object()) return ok_status();
   GF_RETURN_IF_ERROR(check_known_keys(cloud, "cloud",
                                       {"launchLatency", "lifecycleDuration", "failureLatency",
-                                       "terminateLatency", "capacity", "changes", "launchFaults"}));
+                                       "terminateLatency", "capacity", "changes", "launchFaults",
+                                       "rebootDuration", "reprovisionDuration", "migrateDuration",
+                                       "deleteDuration", "burnInDuration", "burnIn"}));
   for (const auto& [key, fields] :
        {std::pair<std::string, std::vector<std::string>>{"changes", {"at", "capacity"}},
-        {"launchFaults", {"group", "attempt", "outcome"}}}) {
+        {"launchFaults", {"group", "attempt", "outcome"}},
+        {"burnIn", {"outcome", "check"}}}) {
     if (!cloud.contains(key) || !cloud[key].is_array()) continue;
     for (size_t i = 0; i < cloud[key].size(); ++i) {
       GF_RETURN_IF_ERROR(check_known_keys(cloud[key][i], path_index("cloud." + key, i), fields));

@@ -573,7 +573,7 @@ class Simulation {
       rejected += r.status == remediate::Status::kRejected;
       escalated += r.effective != r.action;
     }
-    return {{"alerts", h.alerts.size()}, {"fired", fired}, {"discarded", discarded},
+    return {{"measured", true}, {"alerts", h.alerts.size()}, {"fired", fired}, {"discarded", discarded},
             {"proposed", h.remediations.size()}, {"approved", approved}, {"autoApproved", auto_approved},
             {"executed", executed}, {"succeeded", succeeded}, {"failed", failed}, {"cancelled", cancelled},
             {"rejected", rejected}, {"escalated", escalated}, {"tickets", h.tickets.size()}};

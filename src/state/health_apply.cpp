@@ -209,7 +209,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       } else {
         text += std::string(to_string(*st)) + (r.reason.empty() ? "" : ": " + r.reason);
       }
-      switch (*st) {
+      switch (before == *st ? RStatus::kProposed : *st) {  // a new reason only: no side effects
         case RStatus::kApproved:
           r.approver = by;
           r.approved_at = t;

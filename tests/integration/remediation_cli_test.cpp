@@ -141,7 +141,8 @@ class RemediationCli : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.out;
     r = cli({"-o", "json", "node", "list", "hc"});
     ASSERT_EQ(r.exit_code, 0) << r.out;
-    for (const Json& n : parse_out(r)["ClusterNodeSummaries"]) nodes_.push_back(n["InstanceId"].get<std::string>());
+    const Json nodes_json = parse_out(r);
+    for (const Json& n : nodes_json["ClusterNodeSummaries"]) nodes_.push_back(n["InstanceId"].get<std::string>());
     ASSERT_EQ(nodes_.size(), static_cast<size_t>(nodes)) << r.out;
   }
   void set_policy(const std::string& yaml) {
@@ -189,10 +190,10 @@ class RemediationCli : public ::testing::Test {
 
 TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSupport_DiskPressureOnlyRecorded) {
   Receiver receiver(/*fail_first=*/true);
-  start({"--webhook", receiver.url("/hook"), "--support-webhook", receiver.url("/support")});
-  create_cluster(3);
+  ASSERT_NO_FATAL_FAILURE(start({"--webhook", receiver.url("/hook"), "--support-webhook", receiver.url("/support")}));
+  ASSERT_NO_FATAL_FAILURE(create_cluster(3));
   // Alerts fire at once; Xid 79 waits for a person, so the node stays as it is.
-  set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:79\"\n    Action: reboot\n    Approval: manual\n");
+  ASSERT_NO_FATAL_FAILURE(set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:79\"\n    Action: reboot\n    Approval: manual\n"));
   CommandResult r = cli({"-o", "json", "policy", "get", "hc"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(parse_out(r)["Rules"][0]["Approval"], "manual") << r.out;
@@ -283,9 +284,9 @@ TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSu
 }
 
 TEST_F(RemediationCli, Remediation_SameRequestTwiceAndTwoServeProcessesOnOneJournal_CreateOneRemediation) {
-  start();
-  create_cluster(2);
-  set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:*\"\n    Action: reboot\n    Approval: manual\n");
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_NO_FATAL_FAILURE(create_cluster(2));
+  ASSERT_NO_FATAL_FAILURE(set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:*\"\n    Action: reboot\n    Approval: manual\n"));
   const std::string node = nodes_[0];
   CommandResult r = cli({"node", "signal", "hc", node, "--line", kXid79});
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -312,7 +313,7 @@ TEST_F(RemediationCli, Remediation_SameRequestTwiceAndTwoServeProcessesOnOneJour
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("error: NodeId: " + refusal), std::string::npos) << r.out;
   }
-  kill_and_restart();
+  ASSERT_NO_FATAL_FAILURE(kill_and_restart());
   r = cli(request);
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find(refusal), std::string::npos) << r.out;
@@ -360,7 +361,7 @@ TEST_F(RemediationCli, Remediation_SameRequestTwiceAndTwoServeProcessesOnOneJour
   EXPECT_EQ(parse_out(r)["Approver"], "bob") << r.out;
 
   // A third serve on the same journal: the request is still that one remediation.
-  kill_and_restart();
+  ASSERT_NO_FATAL_FAILURE(kill_and_restart());
   r = cli(migrate);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(parse_out(r)["RemediationId"], mig_id) << r.out;

@@ -595,6 +595,9 @@ TEST(Remediation, NodeLabelRequestsARemediation) {
   ASSERT_EQ(rems.size(), 1u);
   EXPECT_EQ(rems[0]["Detector"], "node-label");
   EXPECT_NE(rems[0]["Requester"].get<std::string>().find("label:gpufleet.io/remediate"), std::string::npos);
+  // The policy maps this fault to no action, so the label's reboot waits for a person.
+  EXPECT_EQ(rems[0]["Status"], "Proposed");
+  ASSERT_EQ(f.call_as("alice", "POST", "/v1/remediations/" + rems[0]["RemediationId"].get<std::string>() + "/approve").status, 200);
   f.run_for(hours(1));
   EXPECT_EQ(status_of(f, rems[0]["RemediationId"]), "Succeeded");
 }

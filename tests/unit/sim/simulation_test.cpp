@@ -185,7 +185,8 @@ TEST(Simulation, SeedScenarioWritesEveryOutputAndFillsTheGpuGroupWithoutRollback
   EXPECT_GT((*m)["billing"]["byCluster"]["TotalMicros"].get<int64_t>(), 0);
   EXPECT_EQ((*m)["queueingDelay"]["measured"], true);
   EXPECT_EQ((*m)["queueingDelay"]["jobs"], 0);  // the seed scenario submits no jobs
-  EXPECT_EQ((*m)["remediations"]["measured"], false);
+  EXPECT_EQ((*m)["remediations"]["measured"], true);
+  EXPECT_EQ((*m)["remediations"]["proposed"], 0);  // no faults in the seed scenario
   EXPECT_TRUE(std::filesystem::exists(dir.file("journal.db")));
 }
 
@@ -260,29 +261,81 @@ TEST(Simulation, FragmentedFleet_EstimateModeWaitsForFailover_ReservationDoesNot
   }
 }
 
-TEST(Simulation, StepsOfComponentsNotBuiltAreAnswered501AndRecorded) {
+// Issue 6 (SPEC §5, §8): fault/clear/approve steps drive the real detectors, the policy and the
+// simulated cloud's reboot/reprovision/migrate with the scenario's clearedBy and recurs.
+TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) {
+  TempDir dir;
+  SimulationReport r = run(example("node-faults.yaml"), dir.path(), std::nullopt, std::nullopt, hours(14));
+  EXPECT_EQ(r.steps_failed, 0u);
+  EXPECT_EQ(r.steps_not_implemented, 0u);
+  std::vector<Json> calls = read_jsonl(dir.file("calls.jsonl"));
+  for (const Json& c : calls) EXPECT_LT(c["status"].get<int>(), 300) << c.dump();
+  const Json& state = r.state;
+  // Remediations by node, in order.
+  std::map<std::string, std::vector<Json>> by_node;
+  for (const Json& rem : state["remediations"]) by_node[rem["NodeId"]].push_back(rem);
+  std::map<std::string, std::string> node_of_call;  // the node each fault step named
+  for (const Json& c : calls) {
+    if (c["call"] == "fault") node_of_call[std::to_string(c["step"].get<int>())] = "";
+  }
+  std::vector<std::string> ladder_79, hung;
+  std::string migrated;
+  for (const auto& [node, rems] : by_node) {
+    if (rems.front()["Fault"] == "xid:79") {
+      for (const Json& x : rems) ladder_79.push_back(x["EffectiveAction"]);
+    } else if (rems.front()["Fault"].get<std::string>().rfind("npd-", 0) == 0) {
+      for (const Json& x : rems) hung.push_back(x["EffectiveAction"].get<std::string>() + ":" + x["Status"].get<std::string>());
+    } else if (rems.front()["EffectiveAction"] == "migrate") {
+      migrated = node;
+      EXPECT_EQ(rems.front()["Approver"], "bob");
+      EXPECT_EQ(rems.front()["Status"], "Succeeded");
+    }
+  }
+  EXPECT_EQ(ladder_79, (std::vector<std::string>{"reboot", "reboot", "reprovision"}));
+  EXPECT_EQ(hung, (std::vector<std::string>{"reboot:Failed", "reboot:Failed", "reprovision:Succeeded"}));
+  EXPECT_FALSE(migrated.empty());
+  int discarded = 0, disk = 0;
+  for (const Json& a : state["alerts"]) {
+    discarded += a["State"] == "discarded";
+    disk += a["Detector"] == "disk-pressure";
+  }
+  EXPECT_EQ(discarded, 1);
+  EXPECT_EQ(disk, 1);
+  ASSERT_EQ(state["tickets"].size(), 1u);
+  EXPECT_EQ(state["tickets"][0]["Checks"][1]["Result"], "fail");
+  auto m = parse_json(read(dir.file("metrics.json")));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)["remediations"]["proposed"], 7);
+  EXPECT_EQ((*m)["remediations"]["escalated"], 2);
+  EXPECT_EQ((*m)["remediations"]["tickets"], 1);
+  // The same seed gives the same run.
+  TempDir again;
+  SimulationReport r2 = run(example("node-faults.yaml"), again.path(), std::nullopt, std::nullopt, hours(14));
+  EXPECT_EQ(r2.state, r.state);
+}
+
+TEST(Simulation, HealthStepOnANodeThatDoesNotExistIsAnsweredAndRecorded) {
   TempDir dir;
   const std::string file = dir.file("s.yaml");
   std::ofstream(file) << R"(
 steps:
-  - { at: 10m, fault: { node: workers/0, signal: "NVRM: Xid 79" }, as: ops }
+  - { at: 10m, fault: { node: workers/0, signal: "NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus." }, as: ops }
   - { at: 20m, priority: { serviceJob: s, value: 3 } }
   - { at: 30m, call: GET /v1/clusters/nope }
 )";
   SimulationReport r = run(file, dir.path(), std::nullopt, std::nullopt, hours(1));
   EXPECT_EQ(r.until, hours(1));
   EXPECT_EQ(r.steps_run, 3u);
-  EXPECT_EQ(r.steps_not_implemented, 1u);
+  EXPECT_EQ(r.steps_not_implemented, 0u);
   EXPECT_EQ(r.steps_failed, 3u);
   std::vector<Json> calls = read_jsonl(dir.file("calls.jsonl"));
   ASSERT_EQ(calls.size(), 3u);
   EXPECT_EQ(calls[0]["call"], "fault");
-  EXPECT_EQ(calls[0]["status"], 501);
+  EXPECT_EQ(calls[0]["status"], 404);
   EXPECT_EQ(calls[0]["as"], "ops");
   EXPECT_EQ(calls[0]["t"], 600);
-  EXPECT_EQ(calls[0]["body"]["__type"], "NotImplementedException");
-  EXPECT_NE(calls[0]["body"]["message"].get<std::string>().find("health detectors"),
-            std::string::npos);
+  EXPECT_NE(calls[0]["body"]["message"].get<std::string>().find("no cluster has an instance group named workers"),
+            std::string::npos) << calls[0].dump();
   EXPECT_EQ(calls[1]["status"], 404);  // the priority step runs: no service job "s"
   EXPECT_EQ(calls[2]["status"], 404);
 }
