@@ -33,6 +33,7 @@ int run_cli(int argc, char** argv) {
   register_simulate_command(app, ctx);
   register_object_commands(app, ctx);
   register_health_commands(app, ctx);
+  register_agent_command(app, ctx);
 
   try {
     app.parse(argc, argv);

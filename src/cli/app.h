@@ -34,6 +34,8 @@ void register_object_commands(CLI::App& app, CommandContext& ctx);
 // alert, remediation, policy, circuit-breaker, host, ticket; node signal|clear|label (after
 // register_node_commands, whose `node` group it extends).
 void register_health_commands(CLI::App& app, CommandContext& ctx);
+// agent: the node agent's detectors (src/agent/).
+void register_agent_command(CLI::App& app, CommandContext& ctx);
 
 int run_cli(int argc, char** argv);
 

@@ -1,21 +1,16 @@
 // Alerts (SPEC §5.1; seed 003): the detector table as data (severity, persistence window,
 // default remediation action per detector, with per-fault overrides where the SPEC's default
-// mapping names a fault), and AlertTracker, the pending → firing → resolved state machine that
-// turns detector signals into alerts. Pure: no I/O, no clock (time is a parameter). Table and
-// state machine: docs/health.md "Alerts".
+// mapping names a fault), and the evidence entry an alert keeps. Pure: no I/O, no clock. The
+// pending → firing → resolved state machine lives in the journaled state (remediate::AlertRecord,
+// applied by state/health_apply.cpp; the health controller emits `alert.fired` at the end of the
+// window). Table and state machine: docs/health.md "Alerts".
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <functional>
-#include <map>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <vector>
 
 #include "core/time.h"
 
@@ -63,93 +58,13 @@ struct AlertClass {
 };
 AlertClass classify(std::string_view detector, std::string_view fault);
 
-// One observation by a detector. present=false: the detector saw the condition cleared.
-struct Signal {
-  std::string detector;
-  std::string node;
-  std::string subject;   // gpu pci, mount point, port... ("" for node-wide)
-  std::string fault;     // e.g. "xid:79"
-  std::string evidence;  // verbatim (raw log line, counters)
-  Time at{};
-  bool present = true;
-};
-
-enum class AlertState : uint8_t { kPending, kFiring, kResolved };
-std::string_view to_string(AlertState s);  // "pending", "firing", "resolved"
-
+// One observation kept on an alert (remediate::AlertRecord::evidence). present=false: the
+// detector saw the condition cleared.
 struct Evidence {
   Time at{};
   bool present = true;
   std::string text;  // verbatim
   bool operator==(const Evidence&) const = default;
-};
-
-struct Alert {
-  std::string id;  // "alert-<n>", n counting from 1 per tracker; a re-fire gets a new id
-  std::string node, detector, subject, fault;
-  Severity severity = Severity::kWarning;
-  std::string action;
-  bool approval_required = false;
-  AlertState state = AlertState::kPending;
-  Time first_seen{}, last_seen{};
-  std::optional<Time> fired_at, resolved_at;
-  // evidence[0] is the first observation; the rest are the last kMaxRecentEvidence ones.
-  std::vector<Evidence> evidence;
-  uint64_t observations = 0;      // every observation, including those whose evidence was dropped
-  uint64_t evidence_dropped = 0;  // observations between the first and the recent ones
-};
-
-enum class ChangeKind : uint8_t { kPending, kFiring, kResolved, kDiscarded };
-std::string_view to_string(ChangeKind k);  // "Pending", "Firing", "Resolved", "Discarded"
-
-struct AlertChange {
-  ChangeKind kind = ChangeKind::kPending;
-  Time at{};    // when it happened (a firing: first_seen + window, even if noticed later)
-  Alert alert;  // the alert after the change
-};
-
-class AlertTracker {
- public:
-  static constexpr size_t kMaxRecentEvidence = 16;
-  static constexpr size_t kDefaultMaxResolved = 256;
-  explicit AlertTracker(size_t max_resolved = kDefaultMaxResolved) : max_resolved_(max_resolved) {}
-
-  // A policy's window for one detector (SPEC: "configurable per detector"); applies to alerts
-  // first seen afterwards. Zero: an alert fires as soon as it is seen. Negative counts as zero.
-  void set_persistence(std::string detector, Duration window);
-
-  // Present: a new key becomes Pending (and Firing at once when its window is zero); a known one
-  // records the evidence and fires when its window has passed by `s.at`. Cleared: a Firing alert
-  // is Resolved, a Pending one whose window has not passed is Discarded (never fires); a clear
-  // of an unknown key changes nothing. Changes come in time order.
-  std::vector<AlertChange> observe(const Signal& s);
-  // Fires every Pending alert whose window has passed by `now`, ordered by (fire time, node,
-  // detector, subject, fault).
-  std::vector<AlertChange> tick(Time now);
-  // The earliest time a Pending alert will fire; nullopt when none is pending.
-  std::optional<Time> next_deadline() const;
-
-  // Pending and firing alerts, ordered by (node, detector, subject, fault).
-  std::vector<Alert> active() const;
-  const Alert* find(std::string_view node, std::string_view detector, std::string_view subject,
-                    std::string_view fault) const;
-  // The last max_resolved resolved alerts, oldest first.
-  const std::deque<Alert>& resolved() const { return resolved_; }
-
- private:
-  using Key = std::tuple<std::string, std::string, std::string, std::string>;
-  struct Entry {
-    Alert alert;
-    Duration persistence{};
-  };
-  static void add_evidence(Alert& a, const Signal& s);
-  static std::optional<AlertChange> fire_if_due(Entry& e, Time now);
-
-  size_t max_resolved_;
-  std::map<std::string, Duration, std::less<>> persistence_;
-  uint64_t next_id_ = 1;
-  std::map<Key, Entry> active_;
-  std::deque<Alert> resolved_;
 };
 
 }  // namespace gf::health

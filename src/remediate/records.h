@@ -3,6 +3,7 @@
 // shapes (the API's) and a canonical form for snapshots. Changed only by state/health_apply.cpp.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,6 +33,10 @@ bool is_open(Status s);
 // Started and not ended: the node is cordoned (WaitingForIdle … Rejoining).
 bool in_flight(Status s);
 
+// An alert keeps its first observation and the last kMaxRecentEvidence ones (SPEC §5.1:
+// evidence verbatim, bounded).
+inline constexpr size_t kMaxRecentEvidence = 16;
+
 // An alert as the state keeps it. `state` "discarded" = it cleared before its window passed.
 struct AlertRecord {
   std::string id;  // "alert-<n>"
@@ -45,7 +50,7 @@ struct AlertRecord {
   Duration persistence{};
   std::string resolved_by;  // "signal cleared", "reboot" (the action that fixed it), …
   uint64_t observations = 0;
-  std::vector<health::Evidence> evidence;  // the first, then the last 16 (verbatim)
+  std::vector<health::Evidence> evidence;  // the first, then the last kMaxRecentEvidence (verbatim)
   // The policy's verdict when it was raised.
   std::string action;   // none | reboot | reprovision | migrate
   bool support = false; // nothing mapped: forwarded to the support webhook

@@ -91,7 +91,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           a.last_seen = std::max(a.last_seen, t);
           ++a.observations;
           a.evidence.push_back(health::Evidence{t, true, evidence});
-          if (a.evidence.size() > 1 + health::AlertTracker::kMaxRecentEvidence) a.evidence.erase(a.evidence.begin() + 1);
+          if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence) a.evidence.erase(a.evidence.begin() + 1);
           return ok_status();
         }
         AlertRecord a;
@@ -134,7 +134,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       a.last_seen = std::max(a.last_seen, t);
       ++a.observations;
       a.evidence.push_back(health::Evidence{t, false, evidence});
-      if (a.evidence.size() > 1 + health::AlertTracker::kMaxRecentEvidence) a.evidence.erase(a.evidence.begin() + 1);
+      if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence) a.evidence.erase(a.evidence.begin() + 1);
       a.resolved_at = t;
       a.resolved_by = p.value("ResolvedBy", "signal cleared");
       if (a.state == "pending") {
