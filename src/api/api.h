@@ -47,6 +47,11 @@ class Api {
   // The cloud driver's spare-capacity check for remediation requests (runs on the loop thread).
   void set_capacity_check(healing::CapacityCheck check) { capacity_check_ = std::move(check); }
   const healing::CapacityCheck& capacity_check() const { return capacity_check_; }
+  // Where node agents' heartbeats go (the health controller; runs on the loop thread).
+  using HeartbeatHandler = std::function<Result<Decision>(const FleetState&, Time, const std::string& cluster,
+                                                          const std::string& node)>;
+  void set_heartbeat_handler(HeartbeatHandler h) { heartbeat_ = std::move(h); }
+  const HeartbeatHandler& heartbeat_handler() const { return heartbeat_; }
 
   // Runs a write through the loop and waits for the commit (or the timeout).
   Outcome write(Request request);
@@ -61,6 +66,7 @@ class Api {
   Provisioner* provisioner_;
   Router router_;
   healing::CapacityCheck capacity_check_;
+  HeartbeatHandler heartbeat_;
 };
 
 // Route registration, one function per resource family (api/<family>_api.cpp).

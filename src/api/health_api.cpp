@@ -211,6 +211,16 @@ void register_health_routes(Api& api) {
     };
     return Api::respond(api.write(std::move(w)));
   });
+  // A node agent's heartbeat: three missed ones raise a host-reachability alert.
+  r.add("POST", "/v1/clusters/{name}/nodes/{id}/heartbeat", [&api](const HttpRequest& req) {
+    if (!api.heartbeat_handler()) return error_response(unavailable_error("heartbeats are not tracked by this server"));
+    Request w;
+    w.name = "NodeHeartbeat";
+    const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id");
+    Api::HeartbeatHandler h = api.heartbeat_handler();
+    w.handle = [h, cluster, node](const FleetState& s, Time now) { return h(s, now, cluster, node); };
+    return Api::respond(api.write(std::move(w)));
+  });
   r.add("POST", "/v1/clusters/{name}/nodes/{id}/signals/clear", [&api](const HttpRequest& req) {
     Result<Json> body = body_json(req, false);
     if (!body.ok()) return error_response(body.status());

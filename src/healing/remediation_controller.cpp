@@ -30,14 +30,58 @@ RemediationController::RemediationController(HealingOptions options, CapacityChe
 
 ControllerDecision RemediationController::decide(const FleetState& state, Time now) {
   ControllerDecision d;
-  if (!state.view().health) return d;
+  if (!state.view().health && beats_.empty()) return d;
   auto_in_pass_ = 0;
+  reachability(state, now, d);
   alerts(state, now, d);
   deliveries(state, now, d);
   proposals(state, now, d);
   progress(state, now, d);
   burn_in(state, d);
   return d;
+}
+
+Result<Decision> RemediationController::handle_heartbeat(const FleetState& state, Time now, const std::string& cluster,
+                                                         const std::string& node) {
+  GF_RETURN_IF_ERROR(live_node(state, cluster, node).status());
+  Decision dec;
+  auto [it, added] = beats_.try_emplace(node, Beat{cluster, health::HeartbeatTracker(options_.heartbeat_interval), false});
+  it->second.tracker.beat(now);
+  if (it->second.reported) {
+    it->second.reported = false;
+    dec.events = clear_events(state, node, "host-reachability", "heartbeat resumed", false);
+  }
+  dec.response = {{"NodeId", node}, {"Interval", format_duration(options_.heartbeat_interval)}};
+  return dec;
+}
+
+void RemediationController::reachability(const FleetState& state, Time now, ControllerDecision& d) {
+  for (auto it = beats_.begin(); it != beats_.end();) {
+    Beat& b = it->second;
+    Result<const Node*> node = live_node(state, b.cluster, it->first);
+    if (!node.ok()) {
+      it = beats_.erase(it);  // the node is gone
+      continue;
+    }
+    const Time due = *b.tracker.last_beat() + options_.heartbeat_interval * health::HeartbeatTracker::kMissedBeats +
+                     Duration(1);
+    // A node drained for a remediation is expected to go quiet while it reboots.
+    if (!b.reported && !(*node)->maintenance) {
+      if (b.tracker.missed(now)) {
+        b.reported = true;
+        remediate::Detection det{"host-reachability", "", "host-reachability:unreachable",
+                                 "host missed " + std::to_string(health::HeartbeatTracker::kMissedBeats) +
+                                     " heartbeats in a row (last at " + format_iso8601(*b.tracker.last_beat()) + ")",
+                                 "last_heartbeat=" + format_iso8601(*b.tracker.last_beat()), std::nullopt};
+        for (Event& e : signal_events(state, b.cluster, **node, {det}, Json{{"unreachable", true}}, FaultModel{})) {
+          d.events.push_back(std::move(e));
+        }
+      } else {
+        wake(d, due);
+      }
+    }
+    ++it;
+  }
 }
 
 void RemediationController::alerts(const FleetState& state, Time now, ControllerDecision& d) {

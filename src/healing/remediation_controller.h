@@ -13,6 +13,7 @@
 #include <string>
 
 #include "healing/engine.h"
+#include "health/node_signals.h"
 #include "loop/controller.h"
 #include "model/cloud_ops.h"
 
@@ -24,6 +25,7 @@ struct HealingOptions {
   Duration rejoin_check = minutes(2);  // health checks after the action, before uncordon
   Duration delivery_retry_base = seconds(5);
   Duration delivery_retry_max = minutes(10);
+  Duration heartbeat_interval = seconds(10);  // agents beat this often; 3 missed = unreachable
 };
 
 class RemediationController : public Controller {
@@ -39,6 +41,11 @@ class RemediationController : public Controller {
   Result<Decision> handle_delivery(const FleetState& state, Time now, const std::string& alert_id,
                                    const std::string& target, const std::string& alert_state, bool ok,
                                    const std::string& error);
+  // A node agent's heartbeat (loop thread). Kept in memory, not journaled: after a restart a
+  // node is judged again only once it has beaten. Three missed beats raise host-reachability;
+  // the next beat clears it.
+  Result<Decision> handle_heartbeat(const FleetState& state, Time now, const std::string& cluster,
+                                    const std::string& node);
   const HealingOptions& options() const { return options_; }
   const CapacityCheck& capacity() const { return capacity_; }
 
@@ -48,6 +55,7 @@ class RemediationController : public Controller {
   void proposals(const FleetState& state, Time now, ControllerDecision& d);
   void progress(const FleetState& state, Time now, ControllerDecision& d);
   void burn_in(const FleetState& state, ControllerDecision& d);
+  void reachability(const FleetState& state, Time now, ControllerDecision& d);
 
   HealingOptions options_;
   CapacityCheck capacity_;
@@ -59,6 +67,12 @@ class RemediationController : public Controller {
   };
   std::map<std::string, Retry> delivering_;  // "<alert>|<target>|<state>" in flight or backing off
   int64_t auto_in_pass_ = 0;
+  struct Beat {
+    std::string cluster;
+    health::HeartbeatTracker tracker;
+    bool reported = false;  // the unreachable alert was raised
+  };
+  std::map<std::string, Beat> beats_;  // by node
 };
 
 }  // namespace gf::healing

@@ -37,6 +37,9 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
   loop_.add_controller(&workloads_);
   loop_.add_controller(&remediation_);
   api_.set_capacity_check([this](const std::string& type) { return cloud_.spare(type); });
+  api_.set_heartbeat_handler([this](const FleetState& s, Time now, const std::string& cluster, const std::string& node) {
+    return remediation_.handle_heartbeat(s, now, cluster, node);
+  });
   loop_.add_driver(kCloudDriver, &cloud_);
   if (!options_.healing.webhook_url.empty() || !options_.healing.support_webhook_url.empty()) {
     webhook_ = std::make_unique<WebhookDriver>(

@@ -602,5 +602,29 @@ TEST(Remediation, NodeLabelRequestsARemediation) {
   EXPECT_EQ(status_of(f, rems[0]["RemediationId"]), "Succeeded");
 }
 
+
+// host-reachability (SPEC §5.1): an agent's heartbeats every 10 s; three missed in a row raise a
+// critical alert (reboot); the next heartbeat clears it.
+TEST(Remediation, HostReachability_ThreeMissedHeartbeatsRaiseAnAlert_TheNextBeatClearsIt) {
+  Fleet f;
+  heal_cluster(f, "heal", {{"workers", 2}});
+  const std::string node = group_nodes(f, "heal", "workers")[0];
+  const std::string beat = "/v1/clusters/heal/nodes/" + node + "/heartbeat";
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_EQ(f.call("POST", beat).status, 200);
+    f.run_for(seconds(10));
+  }
+  EXPECT_TRUE(alerts(f, node).empty());
+  f.run_for(seconds(25));  // 35 s since the last beat: three missed
+  Json a = alerts(f, node);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0]["Detector"], "host-reachability");
+  EXPECT_EQ(a[0]["Severity"], "critical");
+  EXPECT_EQ(a[0]["State"], "pending");
+  ASSERT_EQ(f.call("POST", beat).status, 200);
+  a = alerts(f, node);
+  EXPECT_EQ(a[0]["State"], "discarded") << "back within the persistence window: it never fired";
+  EXPECT_EQ(f.call("POST", "/v1/clusters/heal/nodes/i-nope/heartbeat").status, 404);
+}
 }  // namespace
 }  // namespace gf
