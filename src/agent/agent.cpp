@@ -93,15 +93,14 @@ bool source_disabled(const std::string& path) { return path.empty() || path == "
 HttpReporter::HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds)
     : server_(std::move(server)), cluster_(std::move(cluster)), node_(std::move(node)), timeout_seconds_(timeout_seconds) {}
 
-Status HttpReporter::report(const Json& body, bool clear) {
+Status HttpReporter::post(const std::string& suffix, const std::string& body, Json* answer) {
   httplib::Client cli(server_);
   if (!cli.is_valid()) return validation_error("--server: \"" + server_ + "\" is not a URL like http://127.0.0.1:8470");
   cli.set_connection_timeout(5);
   cli.set_read_timeout(timeout_seconds_);
-  const std::string path = "/v1/clusters/" + url_encode(cluster_) + "/nodes/" + url_encode(node_) + "/signals" +
-                           (clear ? "/clear" : "");
+  const std::string path = "/v1/clusters/" + url_encode(cluster_) + "/nodes/" + url_encode(node_) + suffix;
   const httplib::Headers headers = {{"X-Gpufleet-User", "agent:" + node_}};
-  auto res = cli.Post(path, headers, body.dump(), "application/json");
+  auto res = cli.Post(path, headers, body, "application/json");
   if (!res) {
     return unavailable_error("cannot reach gpufleet at " + server_ + " (" + httplib::to_string(res.error()) + ")");
   }
@@ -117,13 +116,24 @@ Status HttpReporter::report(const Json& body, bool clear) {
     if (res->status == 404) code = ErrorCode::kNotFound;
     return Status(code, "server answered " + std::to_string(res->status) + ": " + message);
   }
-  if (Result<Json> j = parse_json(res->body); j.ok() && j->is_object()) {
-    for (const Json& d : j->value("Detections", Json::array())) {
+  if (answer) {
+    if (Result<Json> j = parse_json(res->body); j.ok()) *answer = std::move(*j);
+  }
+  return ok_status();
+}
+
+Status HttpReporter::report(const Json& body, bool clear) {
+  Json answer;
+  GF_RETURN_IF_ERROR(post(clear ? "/signals/clear" : "/signals", body.dump(), &answer));
+  if (answer.is_object()) {
+    for (const Json& d : answer.value("Detections", Json::array())) {
       spdlog::info("reported {} {} ({})", d.value("Detector", ""), d.value("Fault", ""), d.value("Severity", ""));
     }
   }
   return ok_status();
 }
+
+Status HttpReporter::heartbeat() { return post("/heartbeat", "{}", nullptr); }
 
 // ---- disk, commands, scontrol ------------------------------------------------------------------
 

@@ -62,8 +62,11 @@ class HttpReporter final : public Reporter {
  public:
   HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds = 10);
   Status report(const Json& body, bool clear) override;
+  // POST …/nodes/{id}/heartbeat: the server raises host-reachability after three missed ones.
+  Status heartbeat();
 
  private:
+  Status post(const std::string& suffix, const std::string& body, Json* answer);
   std::string server_, cluster_, node_;
   int timeout_seconds_;
 };

@@ -41,7 +41,23 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
   RealClock clock;
   spdlog::info("agent for node {} of cluster {} reporting to {} every {}", o.node, o.cluster, o.server,
                format_duration(o.interval));
+  // Heartbeats every 10 s at most (the server raises host-reachability after three missed ones);
+  // the sources are polled every --interval.
+  const Duration beat = std::min<Duration>(o.interval, seconds(10));
+  Time next_poll = clock.now();
+  bool beat_failed = false;
   for (;;) {
+    if (Status hb = reporter.heartbeat(); !hb.ok() && !beat_failed) {
+      spdlog::warn("heartbeat not delivered: {}", hb.message());
+      beat_failed = true;
+    } else if (hb.ok()) {
+      beat_failed = false;
+    }
+    if (clock.now() < next_poll) {
+      wall_sleep(beat);
+      continue;
+    }
+    next_poll = clock.now() + o.interval;
     const Status s = node_agent.poll(clock.now());
     if (args.once) {
       std::cout << "agent: " << node_agent.sent() << " signal(s) sent, " << node_agent.queued() << " unsent, "
@@ -52,7 +68,7 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
       }
       return 0;
     }
-    wall_sleep(o.interval);
+    wall_sleep(beat);
   }
 }
 
