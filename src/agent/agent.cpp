@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/url.h"
+
 namespace gf::agent {
 
 namespace {
@@ -27,20 +29,6 @@ constexpr size_t kMaxPatternEntries = 1024;
 constexpr uint64_t kMaxLogBytesPerPoll = 16u << 20;  // the rest is read on the next poll
 constexpr Duration kDedupWindow = minutes(3);        // SPEC §5.1
 
-std::string url_encode(const std::string& value) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 // The whole (small) file, or an error naming it.
 Result<std::string> read_small_file(const std::string& path) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/url.h"
 #include "core/json.h"
 #include "core/result.h"
 
@@ -39,7 +40,5 @@ class Client {
   ClientOptions options_;
 };
 
-// Percent-encodes a query value.
-std::string url_encode(const std::string& value);
 
 }  // namespace gf
