@@ -19,10 +19,6 @@ void wake(ControllerDecision& d, Time t) {
   if (!d.wake_at || t < *d.wake_at) d.wake_at = t;
 }
 
-bool mentions(const Remediation& r, const std::string& alert_id) {
-  return std::find(r.evidence.begin(), r.evidence.end(), alert_id) != r.evidence.end();
-}
-
 }  // namespace
 
 RemediationController::RemediationController(HealingOptions options, CapacityCheck capacity)
@@ -174,17 +170,24 @@ Result<Decision> RemediationController::handle_delivery(const FleetState&, Time 
 void RemediationController::proposals(const FleetState& state, Time now, ControllerDecision& d) {
   const HealthState& h = state.view().health_state();
   std::set<std::string> nodes_done;
+  // Per alert: remediations proposed for it so far, and whether a person refused one.
+  std::map<std::string, std::pair<int64_t, bool>, std::less<>> history;
+  bool scanned = false;
   for (const auto& [key, id] : h.open_alerts) {
     const AlertRecord& a = h.alerts.at(id);
     if (a.state != "firing" || a.support || a.action == "none" || a.action.empty()) continue;
     if (nodes_done.contains(a.node) || h.open_remediation(a.node)) continue;
-    int64_t earlier = 0;
-    bool refused = false;
-    for (const auto& [rid, r] : h.remediations) {
-      if (!mentions(r, a.id)) continue;
-      ++earlier;
-      if (r.status == RStatus::kRejected || r.status == RStatus::kCancelled) refused = true;
+    if (!scanned) {  // once per pass, and only when some firing alert has no remediation open
+      scanned = true;
+      for (const auto& [rid, r] : h.remediations) {
+        for (const std::string& aid : r.evidence) {
+          auto& [count, no] = history[aid];
+          ++count;
+          no = no || r.status == RStatus::kRejected || r.status == RStatus::kCancelled;
+        }
+      }
     }
+    const auto [earlier, refused] = history.contains(a.id) ? history.at(a.id) : std::pair<int64_t, bool>{0, false};
     if (refused) continue;  // a person said no (or it was cancelled): not proposed again for this alert
     ProposalRequest req;
     req.cluster = a.cluster;

@@ -251,10 +251,8 @@ const Remediation* HealthState::find_remediation(std::string_view id) const {
 }
 
 const Remediation* HealthState::open_remediation(std::string_view node) const {
-  for (auto it = remediations.rbegin(); it != remediations.rend(); ++it) {
-    if (it->second.node == node && is_open(it->second.status)) return &it->second;
-  }
-  return nullptr;
+  auto it = open_by_node.find(node);
+  return it == open_by_node.end() ? nullptr : find_remediation(it->second);
 }
 
 const Policy& HealthState::policy(std::string_view cluster) const {
@@ -295,6 +293,7 @@ Result<HealthState> HealthState::from_json(const Json& j) {
     for (const Json& x : j.at("Remediations")) {
       GF_ASSIGN_OR_RETURN(Remediation r, Remediation::from_canonical(x));
       if (!r.request_id.empty()) s.requests[r.detector + "|" + r.request_id] = r.id;
+      if (is_open(r.status)) s.open_by_node[r.node] = r.id;
       s.remediations[r.id] = std::move(r);
     }
     for (const Json& x : j.at("Hosts")) {

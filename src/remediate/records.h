@@ -126,6 +126,7 @@ struct HealthState {
   std::map<std::string, std::string, std::less<>> open_alerts;  // "<node>|<detector>|<subject>|<fault>" -> id
   std::map<std::string, Remediation, std::less<>> remediations;  // by id
   std::map<std::string, std::string, std::less<>> requests;      // "<detector>|<request id>" -> id
+  std::map<std::string, std::string, std::less<>> open_by_node;  // node -> its open remediation
   std::map<std::string, Host, std::less<>> hosts;                // hosts out of service, and spares
   std::vector<Ticket> tickets;
   std::map<std::string, Policy, std::less<>> policies;  // by cluster (absent = the default policy)

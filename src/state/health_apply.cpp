@@ -186,6 +186,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       if (r.effective != r.action) text += "; asked " + std::string(to_string(r.action)) + ": " + r.effective_reason;
       if (r.status == RStatus::kApproved) text += "; approved by " + r.approver;
       if (r.status == RStatus::kProposed && !r.reason.empty()) text += "; " + r.reason;
+      if (remediate::is_open(r.status)) h.open_by_node[r.node] = r.id;
       const std::string cluster = r.cluster, node = r.node;
       Json details{{"RemediationId", r.id}, {"Status", to_string(r.status)}, {"EffectiveAction", to_string(r.effective)}};
       h.remediations[r.id] = std::move(r);
@@ -201,6 +202,9 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       if (!st) return internal_error("remediation.updated: unknown status");
       const RStatus before = r.status;
       r.status = *st;
+      if (!remediate::is_open(*st)) {
+        if (auto o = h.open_by_node.find(r.node); o != h.open_by_node.end() && o->second == r.id) h.open_by_node.erase(o);
+      }
       r.reason = p.value("Reason", r.reason);
       const std::string by = p.value("By", "");
       std::string text = "Remediation " + r.id + " (" + std::string(to_string(r.effective)) + " " + r.node + "): ";
