@@ -549,8 +549,7 @@ TEST(Remediation, DiskPressureIsRecordedAndNeverRemediated_UnmappedAlertIsMarked
     }
   }
   EXPECT_TRUE(remediations(f).empty());
-  // Even a person's request for disk pressure alone needs a remediable check? No: any failing
-  // check is evidence for a person; but the detector never proposes.
+  // No detector proposal, so the node is never cordoned.
   EXPECT_FALSE(node_of(f, "heal", node).cordoned);
 }
 
