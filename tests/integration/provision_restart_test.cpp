@@ -22,24 +22,9 @@ struct Serve {
       : server(dir.file("data"), {"--sim-speed", "600", "--sim-cloud", cloud_file, "--snapshot-every", "50"}),
         proc(&server.process()),
         up(!server.url().empty()) {}
-  Json get(const std::string& path) {
-    httplib::Client c(server.url());
-    auto r = c.Get(path);
-    return r ? Json::parse(r->body) : Json();
-  }
-  // Polls a read until `pred` holds; each poll is a blocking HTTP round trip (no sleeping). The
-  // server runs 600x faster than real time, so conditions minutes apart arrive in well under a
-  // second; the bound keeps a broken server from hanging the suite.
+  Json get(const std::string& path) const { return server.get(path); }
   template <typename Pred>
-  Json poll(const std::string& path, Pred pred, int max_polls = 400000) {
-    Json j;
-    for (int i = 0; i < max_polls; ++i) {
-      j = get(path);
-      if (pred(j)) return j;
-    }
-    ADD_FAILURE() << "condition never held for " << path << ": " << j.dump();
-    return j;
-  }
+  Json poll(const std::string& path, Pred pred) const { return server.poll(path, pred); }
   testing::GpufleetServer server;
   Process* proc;
   bool up;

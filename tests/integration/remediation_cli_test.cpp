@@ -152,22 +152,9 @@ class RemediationCli : public ::testing::Test {
   }
   CommandResult cli(std::vector<std::string> args) const { return server_->cli(std::move(args)); }
 
-  Json get(const std::string& path) const {
-    httplib::Client c(server_->url());
-    auto r = c.Get(path);
-    return r ? Json::parse(r->body, nullptr, false) : Json();
-  }
-  // Polls a read until `pred` holds; each poll is a blocking HTTP round trip (no sleeping).
+  Json get(const std::string& path) const { return server_->get(path); }
   template <typename Pred>
-  Json poll(const std::string& path, Pred pred, int max_polls = 200000) const {
-    Json j;
-    for (int i = 0; i < max_polls; ++i) {
-      j = get(path);
-      if (pred(j)) return j;
-    }
-    ADD_FAILURE() << "condition never held for " << path << ": " << j.dump();
-    return j;
-  }
+  Json poll(const std::string& path, Pred pred) const { return server_->poll(path, pred); }
   // The node's firing alert from `detector` (its JSON as `alert list -o json` shows it).
   Json firing_alert(const std::string& node, const std::string& detector) const {
     const Json list = poll("/v1/alerts?node=" + node + "&state=firing", [&](const Json& j) {

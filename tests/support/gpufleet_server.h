@@ -2,11 +2,15 @@
 // once the server has printed its address (its start is then acknowledged), so no test sleeps.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <httplib.h>
+
 #include <memory>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "support/process.h"
 
 namespace gf::testing {
@@ -30,6 +34,26 @@ class GpufleetServer {
     std::vector<std::string> full = {GPUFLEET_BINARY, "--server", url_};
     full.insert(full.end(), args.begin(), args.end());
     return run_command(full);
+  }
+
+  // GET path → parsed JSON body (null when unreachable or not JSON).
+  Json get(const std::string& path) const {
+    httplib::Client c(url_);
+    auto r = c.Get(path);
+    return r ? Json::parse(r->body, nullptr, false) : Json();
+  }
+  // Polls a read until `pred` holds; each poll is a blocking HTTP round trip (no sleeping). Tests
+  // run the server sped up (--sim-speed), so conditions minutes apart arrive in well under a
+  // second; the bound keeps a broken server from hanging the suite.
+  template <typename Pred>
+  Json poll(const std::string& path, Pred pred, int max_polls = 400000) const {
+    Json j;
+    for (int i = 0; i < max_polls; ++i) {
+      j = get(path);
+      if (pred(j)) return j;
+    }
+    ADD_FAILURE() << "condition never held for " << path << ": " << j.dump();
+    return j;
   }
 
   // "" when the server did not come up (its output says why).

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "support/temp_dir.h"
+#include "unit/agent/fixture_lines.h"
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
@@ -18,12 +19,10 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-const std::string kFixtures = std::string(GPUFLEET_SOURCE_DIR) + "/tests/unit/agent/fixtures";
-const std::string kXid79 = "Nov 30 05:00:01 gpu-7 kernel: [  101.000002] NVRM: Xid (PCI:0000:b3:00.0): 79, pid=1234, name=nv-hostengine";
-const std::string kXid48 =
-    "Nov 30 05:00:04 gpu-7 kernel: [  104.000005] NVRM: Xid (PCI:0000:03:00): 48, pid=91237, name=nv-hostengine, Ch 00000076, "
-    "errorString CTX SWITCH TIMEOUT, Info 0x3c046";
-const std::string kHungTask = "Nov 30 05:00:07 gpu-7 kernel: [  107.000007] INFO: task python3:4711 blocked for more than 120 seconds.";
+const std::string& kFixtures = testing::kAgentFixtures;
+const std::string& kXid79 = testing::kFixtureXid79;
+const std::string& kXid48 = testing::kFixtureXid48;
+const std::string& kHungTask = testing::kFixtureHungTask;
 constexpr Time kT0 = kSimEpoch;
 
 struct Sent {
