@@ -5,7 +5,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?=
 
-.PHONY: all setup build build-asan demo test test-unit test-asan bench clean format
+.PHONY: all setup build build-asan demo test test-unit test-asan bench clean format fuzz fuzz-short
 
 all: build
 
@@ -28,9 +28,12 @@ build-asan: setup $(ASAN_BUILD)/build.ninja
 demo: build
 	@scripts/demo $(BUILD)/gpufleet
 
-# The whole suite, then the whole suite again under ASan+UBSan. Ends with CTest's summary.
+# The whole suite, then the whole suite again under ASan+UBSan, then every fuzz target for a few
+# seconds on its corpus (regressions of the parsers outside input reaches). Ends with CTest's
+# summary of the ASan run.
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@JOBS=$(JOBS) FUZZ_SECONDS=3 scripts/fuzz
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-unit: build
@@ -47,3 +50,10 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
+
+# libFuzzer targets (docs/fuzzing.md): build-fuzz/ with clang++, FUZZ_SECONDS per target.
+fuzz: setup
+	@JOBS=$(JOBS) scripts/fuzz
+
+fuzz-short: setup
+	@JOBS=$(JOBS) FUZZ_SECONDS=3 scripts/fuzz

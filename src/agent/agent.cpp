@@ -78,8 +78,14 @@ bool source_disabled(const std::string& path) { return path.empty() || path == "
 
 // ---- reporter ----------------------------------------------------------------------------------
 
-HttpReporter::HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds)
-    : server_(std::move(server)), cluster_(std::move(cluster)), node_(std::move(node)), timeout_seconds_(timeout_seconds) {}
+HttpReporter::HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds,
+                           std::string token, std::string ca_cert)
+    : server_(std::move(server)),
+      cluster_(std::move(cluster)),
+      node_(std::move(node)),
+      timeout_seconds_(timeout_seconds),
+      token_(std::move(token)),
+      ca_cert_(std::move(ca_cert)) {}
 
 Status HttpReporter::post(const std::string& suffix, const std::string& body, Json* answer) {
   httplib::Client cli(server_);
@@ -87,7 +93,9 @@ Status HttpReporter::post(const std::string& suffix, const std::string& body, Js
   cli.set_connection_timeout(5);
   cli.set_read_timeout(timeout_seconds_);
   const std::string path = "/v1/clusters/" + url_encode(cluster_) + "/nodes/" + url_encode(node_) + suffix;
-  const httplib::Headers headers = {{"X-Gpufleet-User", "agent:" + node_}};
+  if (!ca_cert_.empty()) cli.set_ca_cert_path(ca_cert_.c_str());
+  const httplib::Headers headers = token_.empty() ? httplib::Headers{{"X-Gpufleet-User", "agent:" + node_}}
+                                                  : httplib::Headers{{"Authorization", "Bearer " + token_}};
   auto res = cli.Post(path, headers, body, "application/json");
   if (!res) {
     return unavailable_error("cannot reach gpufleet at " + server_ + " (" + httplib::to_string(res.error()) + ")");
@@ -102,6 +110,8 @@ Status HttpReporter::post(const std::string& suffix, const std::string& body, Js
     if (res->status == 503 || type == error_type_name(ErrorCode::kUnavailable)) code = ErrorCode::kUnavailable;
     if (res->status == 429 || type == error_type_name(ErrorCode::kThrottling)) code = ErrorCode::kThrottling;
     if (res->status == 404) code = ErrorCode::kNotFound;
+    if (res->status == 401) code = ErrorCode::kUnauthenticated;
+    if (res->status == 403) code = ErrorCode::kForbidden;
     return Status(code, "server answered " + std::to_string(res->status) + ": " + message);
   }
   if (answer) {

@@ -57,10 +57,12 @@ class Reporter {
   virtual Status report(const Json& body, bool clear) = 0;
 };
 
-// The real reporter: cpp-httplib, header X-Gpufleet-User: agent:<node>.
+// The real reporter: cpp-httplib, with a bearer token when given (a token with the agent role),
+// else the header X-Gpufleet-User: agent:<node>.
 class HttpReporter final : public Reporter {
  public:
-  HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds = 10);
+  HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds = 10,
+               std::string token = "", std::string ca_cert = "");
   Status report(const Json& body, bool clear) override;
   // POST …/nodes/{id}/heartbeat: the server raises host-reachability after three missed ones.
   Status heartbeat();
@@ -69,6 +71,7 @@ class HttpReporter final : public Reporter {
   Status post(const std::string& suffix, const std::string& body, Json* answer);
   std::string server_, cluster_, node_;
   int timeout_seconds_;
+  std::string token_, ca_cert_;
 };
 
 // Filesystem usage of the --disk path: bytes used (total - available to users) and total.

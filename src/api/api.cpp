@@ -1,12 +1,146 @@
 #include "api/api.h"
 
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
 #include <exception>
+#include <mutex>
+#include <unordered_map>
 
 namespace gf {
 
+namespace {
+
+// The API call a handler is running for, so that Api::write can attach its audit record and
+// fingerprint its idempotency key without every handler passing them along. Set by
+// Api::handle for the duration of one dispatch, on the thread that runs it.
+struct CallScope {
+  const HttpRequest* request = nullptr;
+  bool mutating = false;
+  bool audited_route = true;   // heartbeats are not audited (docs/security.md)
+  bool audit_attached = false; // a loop write carries the record
+};
+thread_local CallScope* t_scope = nullptr;
+
+class ScopeGuard {
+ public:
+  explicit ScopeGuard(CallScope* s) : previous_(t_scope) { t_scope = s; }
+  ~ScopeGuard() { t_scope = previous_; }
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+ private:
+  CallScope* previous_;
+};
+
+bool is_mutating(const std::string& method) {
+  return method != "GET" && method != "HEAD" && method != "OPTIONS";
+}
+
+Json audit_payload(const HttpRequest& req, const std::string& idempotency_key) {
+  AuditRecord a;
+  a.identity = req.caller;
+  a.roles = req.roles;
+  a.method = req.method;
+  a.path = req.path;
+  a.resource = audit_resource(req.path);
+  a.request_id = req.request_id;
+  a.idempotency_key = req.header_or("idempotency-key", "");
+  if (a.idempotency_key.empty()) a.idempotency_key = idempotency_key;
+  if (a.idempotency_key.size() > 256) a.idempotency_key = a.idempotency_key.substr(0, 256);
+  return a.payload();
+}
+
+std::string error_type_of(const HttpResponse& r) {
+  if (r.status < 400) return "";
+  auto body = parse_json(r.body);
+  if (body.ok() && body->is_object() && body->contains("__type") && (*body)["__type"].is_string()) {
+    return (*body)["__type"].get<std::string>();
+  }
+  return "HTTP" + std::to_string(r.status);
+}
+
+// The first header, query or path value that is not well-formed UTF-8, as a field name.
+std::string first_invalid_utf8(const HttpRequest& req) {
+  if (find_invalid_utf8(req.path) != std::string_view::npos) return "path";
+  for (const auto& [k, v] : req.query) {
+    if (find_invalid_utf8(k) != std::string_view::npos || find_invalid_utf8(v) != std::string_view::npos) {
+      return "query parameter";
+    }
+  }
+  if (find_invalid_utf8(req.header_or("x-gpufleet-user", "")) != std::string_view::npos) return "X-Gpufleet-User";
+  if (find_invalid_utf8(req.header_or("idempotency-key", "")) != std::string_view::npos) return "Idempotency-Key";
+  if (size_t at = find_invalid_utf8(req.body); at != std::string_view::npos) {
+    return "body (at byte " + std::to_string(at) + ")";
+  }
+  return "";
+}
+
+// Calls that take no body accept an empty one or `{}`; anything else is refused rather than
+// ignored, so a client that sent something it thought mattered learns that it did not.
+Status check_no_body(const std::string& route, const HttpRequest& req) {
+  const bool bodiless = route.rfind("DELETE ", 0) == 0 || route.ends_with("/heartbeat") ||
+                        route.ends_with("/circuit-breaker/reset");
+  if (!bodiless) return ok_status();
+  const size_t first = req.body.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return ok_status();
+  auto body = parse_json(req.body);
+  if (body.ok() && body->is_object() && body->empty()) return ok_status();
+  return validation_error("body: " + route + " takes no body (or {}), got " +
+                          (body.ok() ? describe_json_value(*body) : std::string("text that is not JSON")));
+}
+
+}  // namespace
+
+// Token buckets per identity. Wall time is an edge concern here (monotonic_nanos), never a
+// controller's.
+struct Api::Limiter {
+  struct Bucket {
+    double tokens = 0;
+    int64_t last_ns = 0;
+  };
+  static constexpr size_t kMaxBuckets = 100'000;
+  std::mutex mu;
+  std::unordered_map<std::string, Bucket> buckets;
+
+  // 0 when allowed, else the seconds until a token is available.
+  double take(const std::string& who, double rate, double burst) {
+    const int64_t now = monotonic_nanos();
+    std::lock_guard lock(mu);
+    if (buckets.size() >= kMaxBuckets && !buckets.contains(who)) {
+      // Forget buckets that refilled: they hold no information.
+      for (auto it = buckets.begin(); it != buckets.end();) {
+        const double refill = (now - it->second.last_ns) / 1e9 * rate;
+        it = it->second.tokens + refill >= burst ? buckets.erase(it) : std::next(it);
+      }
+    }
+    auto [it, fresh] = buckets.try_emplace(who, Bucket{burst, now});
+    Bucket& b = it->second;
+    if (!fresh) {
+      b.tokens = std::min(burst, b.tokens + (now - b.last_ns) / 1e9 * rate);
+      b.last_ns = now;
+    }
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return (1 - b.tokens) / rate;
+  }
+};
+
 Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& clock,
          Provisioner* provisioner)
-    : options_(options), loop_(loop), metrics_(metrics), clock_(clock), provisioner_(provisioner) {
+    : options_(options),
+      loop_(loop),
+      metrics_(metrics),
+      clock_(clock),
+      provisioner_(provisioner),
+      limiter_(std::make_unique<Limiter>()) {
+  char nonce[24];
+  std::snprintf(nonce, sizeof(nonce), "%08llx",
+                static_cast<unsigned long long>(monotonic_nanos()) & 0xffffffffULL);
+  boot_nonce_ = nonce;
   register_system_routes(*this);
   register_event_routes(*this);
   if (provisioner_) {
@@ -15,8 +149,17 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_quota_routes(*this);
     register_job_routes(*this);
     register_health_routes(*this);
+    register_audit_routes(*this);
   }
+  router_.set_authorizer([](const std::string& route, const HttpRequest& req) {
+    if (t_scope && route == "POST /v1/clusters/{name}/nodes/{id}/heartbeat") t_scope->audited_route = false;
+    const std::string method = route.substr(0, route.find(' '));
+    GF_RETURN_IF_ERROR(authorize(req, required_permission(method, route)));
+    return check_no_body(route, req);
+  });
 }
+
+Api::~Api() = default;
 
 std::string idempotency_key(const HttpRequest& request, const Json* body) {
   std::string key = request.header_or("idempotency-key", "");
@@ -27,39 +170,157 @@ std::string idempotency_key(const HttpRequest& request, const Json* body) {
   return key.empty() ? "" : request.method + " " + request.path + " " + key;
 }
 
-HttpResponse Api::handle(HttpRequest request) {
-  HttpResponse r;
-  if (request.body.size() > options_.max_body_bytes) {
-    r = error_response(Status(ErrorCode::kPayloadTooLarge,
-                              "request body of " + std::to_string(request.body.size()) +
-                                  " bytes is over the limit of " +
-                                  std::to_string(options_.max_body_bytes) + " bytes"));
-    r.route = "unmatched";
-  } else {
-    try {
-      r = router_.dispatch(std::move(request));
-    } catch (const std::exception& e) {
-      r = error_response(internal_error(std::string("unexpected error: ") + e.what()));
-      r.route = "unmatched";
-    }
+Status Api::authenticate(HttpRequest& request) const {
+  if (!tokens_) {
+    // No auth file (loopback only): the caller names itself and holds every role.
+    std::string name = request.header_or("x-gpufleet-user", "");
+    request.caller = normalize_identity(name).empty() ? "anonymous" : name;
+    request.roles = {"admin"};
+    return ok_status();
   }
+  request.caller = "anonymous";
+  request.roles.clear();
+  const std::string auth = request.header_or("authorization", "");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (auth.size() <= kBearer.size() || auth.compare(0, kBearer.size(), kBearer) != 0) {
+    return Status(ErrorCode::kUnauthenticated,
+                  "Authorization: a bearer token is required (Authorization: Bearer <token>; the "
+                  "CLI reads --token or GPUFLEET_TOKEN)");
+  }
+  const TokenEntry* entry = tokens_->find(std::string_view(auth).substr(kBearer.size()));
+  if (!entry) return Status(ErrorCode::kUnauthenticated, "Authorization: the token is not valid");
+  request.caller = entry->subject;
+  request.roles = entry->roles;
+  return ok_status();
+}
+
+void Api::audit_refused(const HttpRequest& request, int code, const std::string& error) {
+  Request w;
+  w.name = "AuditRefused";
+  Json payload = audit_payload(request, "");
+  if (!error.empty()) payload["Error"] = error;
+  w.audit = std::move(payload);
+  w.success_code = code;
+  w.handle = [](const FleetState&, Time) -> Result<Decision> { return Decision{}; };
+  auto future = loop_.submit(std::move(w));
+  if (options_.drive_loop_inline) loop_.drain();
+  if (future.wait_for(options_.write_timeout) != std::future_status::ready) {
+    spdlog::warn("audit record of {} {} ({}) not yet durable", request.method, printable(request.path),
+                 request.request_id);
+  }
+}
+
+HttpResponse Api::handle(HttpRequest request) {
+  request.request_id = "req-" + boot_nonce_ + "-" + std::to_string(++request_counter_);
+  HttpResponse r;
+  try {
+    r = handle_checked(request);
+  } catch (const std::exception& e) {
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method, printable(request.path),
+                  e.what());
+    r = error_response(internal_error("the server failed to handle request " + request.request_id +
+                                      "; the error is in the server's log"));
+    r.route = "unmatched";
+  } catch (...) {
+    spdlog::error("request {} {} {} failed with a non-standard exception", request.request_id, request.method,
+                  printable(request.path));
+    r = error_response(internal_error("the server failed to handle request " + request.request_id +
+                                      "; the error is in the server's log"));
+    r.route = "unmatched";
+  }
+  r.headers["X-Request-Id"] = request.request_id;
   metrics_
       .counter("gpufleet_http_requests_total", "HTTP requests by route and status code.",
-               prometheus_label("route", r.route) + "," +
-                   prometheus_label("code", std::to_string(r.status)))
+               prometheus_label("route", r.route) + "," + prometheus_label("code", std::to_string(r.status)))
       .inc();
   return r;
 }
 
-Outcome Api::write(Request request) {
+HttpResponse Api::handle_checked(HttpRequest& request) {
+  const bool mutating = is_mutating(request.method);
+  auto refuse = [&](const Status& st, bool audit) {
+    HttpResponse r = error_response(st);
+    r.route = "unmatched";
+    if (audit && mutating) audit_refused(request, r.status, std::string(error_type_name(st.code())));
+    return r;
+  };
+  if (request.body.size() > options_.max_body_bytes) {
+    (void)authenticate(request).ok();  // the audit record names whoever it was, if anyone
+    request.caller = printable(request.caller, 256);
+    return refuse(Status(ErrorCode::kPayloadTooLarge, "request body of " + std::to_string(request.body.size()) +
+                                                          " bytes is over the limit of " +
+                                                          std::to_string(options_.max_body_bytes) + " bytes"),
+                  true);
+  }
+  const Status who = authenticate(request);
+  if (std::string where = first_invalid_utf8(request); !where.empty()) {
+    request.caller = printable(request.caller, 256);
+    return refuse(validation_error(where + ": not valid UTF-8"), true);
+  }
+  const bool exempt = request.path == "/healthz" || request.path == "/metrics";
+  if (!exempt && options_.rate_limit_per_second > 0) {
+    const std::string bucket = who.ok() ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
+    const double burst = std::max(1.0, options_.rate_limit_burst);
+    if (double wait = limiter_->take(bucket, options_.rate_limit_per_second, burst); wait > 0) {
+      HttpResponse r = error_response(Status(ErrorCode::kThrottling, "rate limit of " +
+                                                                         std::to_string(static_cast<int>(options_.rate_limit_per_second)) +
+                                                                         " requests per second exceeded for " +
+                                                                         printable(request.caller, 80) + "; retry later"));
+      r.route = "unmatched";
+      r.headers["Retry-After"] = std::to_string(static_cast<int64_t>(std::ceil(wait)));
+      return r;
+    }
+  }
+  if (!who.ok() && !exempt) return refuse(who, true);
+
+  CallScope scope;
+  scope.request = &request;
+  scope.mutating = mutating;
+  HttpResponse r;
+  {
+    ScopeGuard guard(&scope);
+    r = router_.dispatch(request);
+  }
+  if (mutating && scope.audited_route && !scope.audit_attached) audit_refused(request, r.status, error_type_of(r));
+  return r;
+}
+
+Outcome Api::write(Request request, int success_code) {
+  request.success_code = success_code;
+  if (t_scope) {
+    const HttpRequest& call = *t_scope->request;
+    // Keys the client chose (Idempotency-Key, ClientToken) remember what they were first used with.
+    const std::string client_prefix = call.method + " " + call.path + " ";
+    if (request.fingerprint.empty() && request.idempotency_key.rfind(client_prefix, 0) == 0) {
+      request.fingerprint = sha256_hex(call.body).substr(0, 32);
+    }
+    if (t_scope->mutating && t_scope->audited_route && !t_scope->audit_attached) {
+      request.audit = audit_payload(call, request.idempotency_key);
+      t_scope->audit_attached = true;
+    }
+  }
+  auto ticket = std::make_shared<std::atomic<TicketState>>(TicketState::kQueued);
+  request.ticket = ticket;
   auto future = loop_.submit(std::move(request));
   if (options_.drive_loop_inline) loop_.drain();
   if (future.wait_for(options_.write_timeout) != std::future_status::ready) {
-    Outcome o;
-    o.status = unavailable_error(
-        "the control loop did not answer in time; the request may still be applied — retry "
-        "with the same idempotency key");
-    return o;
+    TicketState expected = TicketState::kQueued;
+    if (ticket->compare_exchange_strong(expected, TicketState::kAbandoned)) {
+      if (t_scope) t_scope->audit_attached = false;  // Api::handle records the refusal instead
+      Outcome o;
+      o.status = unavailable_error(
+          "the control loop did not take the request in time; it was not applied and will not be "
+          "— retry");
+      return o;
+    }
+    // The loop took it: its batch is running, so the answer is close.
+    if (future.wait_for(options_.write_timeout) != std::future_status::ready) {
+      Outcome o;
+      o.status = unavailable_error(
+          "the control loop did not answer in time; the request may still be applied — retry "
+          "with the same idempotency key");
+      return o;
+    }
   }
   return future.get();
 }

@@ -2,12 +2,14 @@
 // published view; writes go through the loop as Requests and answer after the journal commit.
 #pragma once
 
+#include <atomic>
 #include <functional>
 
 #include <chrono>
 #include <memory>
 #include <string>
 
+#include "api/auth.h"
 #include "api/http.h"
 #include "api/router.h"
 #include "core/metrics.h"
@@ -23,6 +25,10 @@ namespace gf {
 struct ApiOptions {
   size_t max_body_bytes = 4 << 20;
   std::chrono::milliseconds write_timeout{30000};
+  // Requests per second per identity (token bucket; 0 = no limit) and the burst it allows.
+  // /healthz and /metrics are exempt.
+  double rate_limit_per_second = 0;
+  double rate_limit_burst = 0;
   // Manual mode (simulate, scenario tests): the caller's thread drives the loop, so a write
   // drains it right after submitting instead of waiting for a loop thread.
   bool drive_loop_inline = false;
@@ -35,8 +41,14 @@ class Api {
   Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& clock,
       Provisioner* provisioner = nullptr);
 
-  // Routes, counts gpufleet_http_requests_total{route,code}, never throws.
+  // Validates (size, UTF-8), authenticates, rate-limits, routes and audits one request; counts
+  // gpufleet_http_requests_total{route,code}. Never throws: anything unexpected is a 500
+  // InternalFailure naming the request id, and the server keeps serving.
   HttpResponse handle(HttpRequest request);
+
+  // With tokens, every request must carry one of them (X-Gpufleet-User is then ignored).
+  void set_tokens(std::shared_ptr<const TokenStore> tokens) { tokens_ = std::move(tokens); }
+  bool authenticating() const { return tokens_ != nullptr; }
 
   Router& router() { return router_; }
   ControlLoop& loop() { return loop_; }
@@ -53,8 +65,11 @@ class Api {
   void set_heartbeat_handler(HeartbeatHandler h) { heartbeat_ = std::move(h); }
   const HeartbeatHandler& heartbeat_handler() const { return heartbeat_; }
 
-  // Runs a write through the loop and waits for the commit (or the timeout).
-  Outcome write(Request request);
+  // Runs a write through the loop and waits for the commit (or the timeout). Called from a
+  // handler that Api::handle runs, it carries that call's audit record and fingerprints its
+  // idempotency key. A write still queued at the timeout is abandoned: its 503 means "not
+  // applied, safe to retry".
+  Outcome write(Request request, int success_code = 200);
   // Outcome → HTTP answer: errors in SPEC §1 shape, success as `status` with the response body.
   static HttpResponse respond(const Outcome& outcome, int success_status = 200);
 
@@ -67,6 +82,20 @@ class Api {
   Router router_;
   healing::CapacityCheck capacity_check_;
   HeartbeatHandler heartbeat_;
+  std::shared_ptr<const TokenStore> tokens_;
+  struct Limiter;
+  std::unique_ptr<Limiter> limiter_;
+  std::string boot_nonce_;
+  std::atomic<uint64_t> request_counter_{0};
+
+  HttpResponse handle_checked(HttpRequest& request);
+  // 401 when tokens are configured and the request carries none of them; fills caller and roles.
+  Status authenticate(HttpRequest& request) const;
+  // Journals the audit record of a call that never reached the loop (refused before).
+  void audit_refused(const HttpRequest& request, int code, const std::string& error);
+
+ public:
+  ~Api();
 };
 
 // Route registration, one function per resource family (api/<family>_api.cpp).
@@ -77,6 +106,7 @@ void register_billing_routes(Api& api);
 void register_quota_routes(Api& api);
 void register_job_routes(Api& api);
 void register_health_routes(Api& api);
+void register_audit_routes(Api& api);
 
 // A read that needs the writer's derived state (the scheduler's counters and explanations) runs
 // as a read-only loop request: `fn` answers from the state and changes nothing (quota_api.cpp).

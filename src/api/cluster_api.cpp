@@ -58,7 +58,9 @@ HttpResponse create_cluster(Api& api, const HttpRequest& req) {
     if (!cr.warnings.empty()) d.response["Warnings"] = warnings_json(cr.warnings);
     return d;
   };
-  std::string name = body->is_object() ? body->value("ClusterName", std::string()) : "";
+  std::string name = body->is_object() && body->contains("ClusterName") && (*body)["ClusterName"].is_string()
+                         ? (*body)["ClusterName"].get<std::string>()
+                         : "";
   r.on_duplicate = [name](const FleetState& s, Seq) {
     const Cluster* c = s.view().find_cluster(name);
     return c ? Json{{"ClusterArn", c->arn}} : Json::object();

@@ -2,8 +2,10 @@
 // scenario's fault/clear steps send), remediation policies, requests and decisions, circuit
 // breakers, node labels, hosts and tickets.
 #include <algorithm>
+#include <map>
 
 #include "api/api.h"
+#include "core/k8s_names.h"
 #include "healing/engine.h"
 #include "state/health_events.h"
 
@@ -22,6 +24,19 @@ Result<Json> body_json(const HttpRequest& req, bool required = true) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
   if (docs.size() != 1) return validation_error("expected one document, got " + std::to_string(docs.size()));
   return docs.front();
+}
+
+// The optional string field `key` of a body that is either empty or an object with no other
+// field: anything else (an array, a number, garbage, a non-string value) is a 400 that changes
+// nothing.
+Result<std::string> optional_body_field(const HttpRequest& req, const std::string& key) {
+  GF_ASSIGN_OR_RETURN(Json body, body_json(req, false));
+  ObjectReader r(body, "");
+  std::string value = r.optional_string(key).value_or("");
+  if (r.ok() && value.size() > 1024) r.fail(key, "at most 1024 characters, got " + std::to_string(value.size()));
+  for (const std::string& f : r.unknown_fields()) r.fail_status(validation_error(f + ": unknown field (expected only " + key + ")"));
+  if (!r.ok()) return r.status();
+  return value;
 }
 
 Result<healing::FaultModel> fault_model(ObjectReader& r) {
@@ -78,11 +93,11 @@ Status check_filter(const HttpRequest& req, const std::string& key, std::initial
 
 // approve / reject / cancel.
 HttpResponse decide(Api& api, const HttpRequest& req, RStatus to) {
-  Result<Json> body = body_json(req, false);
-  if (!body.ok()) return error_response(body.status());
+  Result<std::string> reason_field = optional_body_field(req, "Reason");
+  if (!reason_field.ok()) return error_response(reason_field.status());
   const std::string id = req.path_params.at("id");
   const std::string by = req.caller;
-  const std::string reason = body->is_object() ? body->value("Reason", "") : "";
+  const std::string reason = *reason_field;
   Request w;
   w.name = to == RStatus::kApproved ? "ApproveRemediation" : to == RStatus::kRejected ? "RejectRemediation" : "CancelRemediation";
   w.handle = [id, by, reason, to](const FleetState& s, Time) -> Result<Decision> {
@@ -91,7 +106,8 @@ HttpResponse decide(Api& api, const HttpRequest& req, RStatus to) {
     const std::string now_status(to_string(r->status));
     if (to == RStatus::kApproved) {
       if (r->status != RStatus::kProposed) return conflict_error("remediation " + id + " is " + now_status + "; only a Proposed one can be approved");
-      if ((r->effective == remediate::Action::kMigrate || r->effective == remediate::Action::kDelete) && by == r->requester) {
+      if ((r->effective == remediate::Action::kMigrate || r->effective == remediate::Action::kDelete) &&
+          normalize_identity(by) == normalize_identity(r->requester)) {
         return validation_error("Approver: " + by + " requested remediation " + id + " (" + std::string(to_string(r->effective)) +
                                 ") and cannot approve it; a second person must");
       }
@@ -161,7 +177,7 @@ HttpResponse request_remediation(Api& api, const Json& body, const std::string& 
     auto it = h.requests.find(dedup);
     return it == h.requests.end() ? Json::object() : h.remediations.at(it->second).to_json();
   };
-  return Api::respond(api.write(std::move(w)), 201);
+  return Api::respond(api.write(std::move(w), 201), 201);
 }
 
 }  // namespace
@@ -193,10 +209,36 @@ void register_health_routes(Api& api) {
     if (!model.ok()) return error_response(model.status());
     Result<std::vector<remediate::Detection>> det = remediate::detect(*raw);
     if (!det.ok()) return error_response(det.status());
+    // An alert keeps its first observation and the last kMaxRecentEvidence: of a burst of the
+    // same fault in one request (an Xid storm), only those are recorded.
+    const size_t detected = det->size();
+    {
+      std::map<std::string, std::vector<size_t>> by_fault;
+      for (size_t i = 0; i < det->size(); ++i) {
+        const remediate::Detection& x = (*det)[i];
+        by_fault[x.detector + "|" + x.subject + "|" + x.fault].push_back(i);
+      }
+      if (by_fault.size() > remediate::kMaxDetectionsPerSignal) {
+        return error_response(validation_error("Signal: " + std::to_string(by_fault.size()) + " different faults in one request is over the limit of " +
+                                               std::to_string(remediate::kMaxDetectionsPerSignal) +
+                                               "; send the kernel log in smaller batches (nothing was recorded)"));
+      }
+      std::vector<bool> keep(det->size(), false);
+      for (const auto& [key, idx] : by_fault) {
+        for (size_t k = 0; k < idx.size(); ++k) {
+          if (k == 0 || k + remediate::kMaxRecentEvidence >= idx.size()) keep[idx[k]] = true;
+        }
+      }
+      std::vector<remediate::Detection> kept;
+      for (size_t i = 0; i < det->size(); ++i) {
+        if (keep[i]) kept.push_back(std::move((*det)[i]));
+      }
+      *det = std::move(kept);
+    }
     Request w;
     w.name = "NodeSignal";
     const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id");
-    w.handle = [cluster, node, raw = *raw, det = *det, model = *model](const FleetState& s, Time) -> Result<Decision> {
+    w.handle = [cluster, node, raw = *raw, det = *det, model = *model, detected](const FleetState& s, Time) -> Result<Decision> {
       GF_ASSIGN_OR_RETURN(const Node* n, healing::live_node(s, cluster, node));
       Decision d;
       d.events = healing::signal_events(s, cluster, *n, det, raw, model);
@@ -207,6 +249,11 @@ void register_health_routes(Api& api) {
       }
       d.response = {{"Detections", std::move(found)}};
       if (d.events.empty()) d.response["Message"] = "no detector recognised the signal; nothing recorded";
+      if (detected > d.events.size()) {
+        d.response["Message"] = std::to_string(detected) + " detections of " + std::to_string(d.events.size()) +
+                                " recorded: of each fault repeated in one request, the first and the last " +
+                                std::to_string(remediate::kMaxRecentEvidence) + " are kept";
+      }
       return d;
     };
     return Api::respond(api.write(std::move(w)));
@@ -222,9 +269,9 @@ void register_health_routes(Api& api) {
     return Api::respond(api.write(std::move(w)));
   });
   r.add("POST", "/v1/clusters/{name}/nodes/{id}/signals/clear", [&api](const HttpRequest& req) {
-    Result<Json> body = body_json(req, false);
-    if (!body.ok()) return error_response(body.status());
-    const std::string detector = body->is_object() ? body->value("Detector", "") : "";
+    Result<std::string> detector_field = optional_body_field(req, "Detector");
+    if (!detector_field.ok()) return error_response(detector_field.status());
+    const std::string detector = *detector_field;
     Request w;
     w.name = "NodeSignalClear";
     const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id");
@@ -354,7 +401,14 @@ void register_health_routes(Api& api) {
     if (!labels.is_object()) return error_response(validation_error("Labels: expected a map of label to string value"));
     std::map<std::string, std::string> map;
     for (auto it = labels.begin(); it != labels.end(); ++it) {
-      if (!it.value().is_string()) return error_response(validation_error("Labels." + it.key() + ": expected a string value"));
+      const std::string field = "Labels." + printable(it.key(), 80);
+      if (std::string why = label_key_error(it.key()); !why.empty()) {
+        return error_response(validation_error(field + ": invalid label key: " + why));
+      }
+      if (!it.value().is_string()) return error_response(validation_error(field + ": expected a string value"));
+      if (std::string why = label_value_error(it.value().get_ref<const std::string&>()); !why.empty()) {
+        return error_response(validation_error(field + ": invalid label value: " + why));
+      }
       map[it.key()] = it.value().get<std::string>();
     }
     std::optional<remediate::Action> wanted;

@@ -15,7 +15,7 @@ std::string HttpRequest::header_or(const std::string& key, const std::string& fa
 HttpResponse json_response(int status, const Json& body) {
   HttpResponse r;
   r.status = status;
-  r.body = body.dump(2) + "\n";
+  r.body = safe_dump(body, 2) + "\n";
   return r;
 }
 

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/json.h"
 #include "core/result.h"
@@ -18,6 +19,9 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;      // lower-case names
   std::string body;
   std::string caller = "anonymous";  // X-Gpufleet-User or the token's subject
+  std::vector<std::string> roles;    // the token's roles; every role without an auth file
+  std::string peer;                  // the client's address, for logs and unauthenticated limits
+  std::string request_id;            // minted by Api::handle, answered as X-Request-Id
 
   std::string query_or(const std::string& key, const std::string& fallback) const;
   std::string header_or(const std::string& key, const std::string& fallback) const;
@@ -28,6 +32,7 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::string route;  // the matched route pattern, for metrics ("unmatched" otherwise)
+  std::map<std::string, std::string> headers;  // extra response headers (Retry-After, X-Request-Id)
 };
 
 HttpResponse json_response(int status, const Json& body);

@@ -1,30 +1,62 @@
 #include "api/http_server.h"
 
-#include <httplib.h>
+#define BOOST_BEAST_USE_STD_STRING_VIEW 1
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
+#include <vector>
 
 namespace gf {
 
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
 namespace {
 
-HttpRequest to_request(const httplib::Request& req) {
-  HttpRequest r;
-  r.method = req.method;
-  r.path = req.path;
-  for (const auto& [k, v] : req.params) r.query[k] = v;
-  for (const auto& [k, v] : req.headers) {
-    std::string lower = k;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    r.headers[lower] = v;
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX → byte; `plus_is_space` for query strings. A malformed escape stays as written.
+std::string percent_decode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = hex_value(s[i + 1]);
+      const int lo = hex_value(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += plus_is_space && s[i] == '+' ? ' ' : s[i];
   }
-  r.body = req.body;
-  r.caller = r.header_or("x-gpufleet-user", "anonymous");
-  if (r.caller.empty()) r.caller = "anonymous";
+  return out;
+}
+
+HttpResponse plain_error(const Status& st) {
+  HttpResponse r = error_response(st);
+  r.route = "unmatched";
   return r;
 }
 
@@ -33,77 +65,342 @@ HttpRequest to_request(const httplib::Request& req) {
 Result<std::pair<std::string, int>> parse_listen_address(const std::string& text) {
   auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    return validation_error("--listen: expected HOST:PORT such as 127.0.0.1:8470, got \"" + text +
-                            "\"");
+    return validation_error("--listen: expected HOST:PORT such as 127.0.0.1:8470, got \"" + text + "\"");
   }
   int port = -1;
   const char* b = text.data() + colon + 1;
   const char* e = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(b, e, port);
   if (ec != std::errc() || ptr != e || port < 0 || port > 65535) {
-    return validation_error("--listen: port must be 0-65535, got \"" + text.substr(colon + 1) +
-                            "\"");
+    return validation_error("--listen: port must be 0-65535, got \"" + text.substr(colon + 1) + "\"");
   }
-  return std::make_pair(text.substr(0, colon), port);
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return std::make_pair(host, port);
 }
 
-HttpServer::HttpServer(Api& api) : api_(api), server_(std::make_unique<httplib::Server>()) {
-  // The body limit is enforced by Api::handle so the 413 keeps our JSON shape; httplib's own
-  // limit sits just above it to stop reading absurd bodies early.
-  server_->set_payload_max_length(api_.options().max_body_bytes + 1);
-  auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-    HttpResponse r = api_.handle(to_request(req));
-    res.status = r.status;
-    res.set_content(r.body, r.content_type.c_str());
-  };
-  const std::string any = R"(/.*)";
-  server_->Get(any, handler);
-  server_->Post(any, handler);
-  server_->Put(any, handler);
-  server_->Patch(any, handler);
-  server_->Delete(any, handler);
-  server_->Options(any, handler);
-  // Failures httplib answers itself (413 over its limit, 400 bad request line): same JSON shape.
-  server_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    Status st;
-    if (res.status == 413) {
-      st = Status(ErrorCode::kPayloadTooLarge, "request body is over the server's size limit");
-    } else if (res.status == 404) {
-      st = not_found_error("no such resource");
-    } else if (res.status >= 500) {
-      st = internal_error("the server failed to handle the request");
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  const asio::ip::address a = asio::ip::make_address(host, ec);
+  return !ec && a.is_loopback();
+}
+
+struct HttpServer::Impl {
+  Api& api;
+  HttpServerOptions options;
+  // Before the io_context: sessions it still owns at destruction decrement these.
+  std::atomic<size_t> connections{0};
+  std::atomic<size_t> queued{0};
+  std::atomic<bool> stopping{false};
+  asio::io_context ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  tcp::acceptor acceptor{ioc};
+  std::unique_ptr<ssl::context> tls;
+  asio::thread_pool workers;
+  std::vector<std::thread> io_threads;
+
+  Impl(Api& a, HttpServerOptions o)
+      : api(a), options(std::move(o)), workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
+
+  void accept();
+  template <class Stream>
+  void start_session(Stream stream, std::string peer);
+};
+
+namespace {
+
+// One connection. Reads a request under a deadline (headers, then body), hands it to a worker,
+// writes the answer on the connection's strand, and repeats while the client keeps it alive.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(HttpServer::Impl& server, Stream stream, std::string peer)
+      : server_(server), stream_(std::move(stream)), peer_(std::move(peer)) {}
+  ~Session() { server_.connections.fetch_sub(1); }
+
+  void run() {
+    if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
+      beast::get_lowest_layer(stream_).expires_after(server_.options.header_timeout);
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return;  // not TLS, or too slow: drop it
+                                self->read_header(self->server_.options.header_timeout);
+                              });
     } else {
-      st = validation_error("malformed HTTP request (status " + std::to_string(res.status) + ")");
+      read_header(server_.options.header_timeout);
     }
-    HttpResponse r = error_response(st);
-    res.set_content(r.body, r.content_type.c_str());
+  }
+
+ private:
+  using Parser = http::request_parser<http::string_body>;
+
+  void read_header(std::chrono::milliseconds deadline) {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(server_.options.max_header_bytes));
+    parser_->body_limit(server_.options.max_body_bytes);
+    beast::get_lowest_layer(stream_).expires_after(deadline);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                              self->on_header(ec);
+                            });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec) return fail_read(ec);
+    const auto& req = parser_->get();
+    if (beast::iequals(req[http::field::expect], "100-continue")) {
+      // curl waits a second for this before sending a body over 1 KiB.
+      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, req.version());
+      beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
+      http::async_write(stream_, *cont, [self = this->shared_from_this(), cont](beast::error_code wec, size_t) {
+        if (wec) return;
+        self->read_body();
+      });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    if (parser_->is_done()) return dispatch();
+    beast::get_lowest_layer(stream_).expires_after(server_.options.body_timeout);
+    http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->fail_read(ec);
+      self->dispatch();
+    });
+  }
+
+  // A request that could not be read: answer what the client can act on, then close.
+  void fail_read(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted ||
+        ec == beast::error::timeout || ec == asio::error::connection_reset) {
+      return close();
+    }
+    Status st;
+    if (ec == http::error::body_limit) {
+      st = Status(ErrorCode::kPayloadTooLarge, "request body is over the server's limit of " +
+                                                   std::to_string(server_.options.max_body_bytes - 1) + " bytes");
+    } else if (ec == http::error::header_limit) {
+      st = validation_error("request headers are over the server's limit of " +
+                            std::to_string(server_.options.max_header_bytes) + " bytes");
+    } else {
+      st = validation_error("malformed HTTP request: " + ec.message());
+    }
+    HttpResponse r = plain_error(st);
+    if (ec == http::error::header_limit) r.status = 431;
+    keep_alive_ = false;
+    drain_after_write_ = true;
+    write(std::move(r), 11);
+  }
+
+  // After refusing a request whose body is still arriving, read and drop what the client sends
+  // (bounded in bytes and time) before closing: closing with unread data makes the kernel reset
+  // the connection, and the client would see a reset instead of the answer.
+  void drain_then_close() {
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ignored_);
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+    drain_buffer_.resize(64 << 10);
+    drain_some();
+  }
+  void drain_some() {
+    stream_.async_read_some(asio::buffer(drain_buffer_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > (64u << 20)) return;
+      self->drain_some();
+    });
+  }
+
+  HttpRequest to_request() {
+    auto& req = parser_->get();
+    HttpRequest r;
+    r.method = std::string(req.method_string());
+    const std::string_view target = req.target();
+    const size_t q = target.find('?');
+    r.path = percent_decode(target.substr(0, q), false);
+    if (q != std::string_view::npos) {
+      std::string_view query = target.substr(q + 1);
+      while (!query.empty()) {
+        const size_t amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        const size_t eq = pair.find('=');
+        if (!pair.empty()) {
+          r.query[percent_decode(pair.substr(0, eq), true)] =
+              eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+        }
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+      }
+    }
+    for (const auto& field : req) {
+      std::string name(field.name_string());
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      r.headers[name] = std::string(field.value());
+    }
+    r.body = std::move(req.body());
+    r.peer = peer_;
+    return r;
+  }
+
+  void dispatch() {
+    keep_alive_ = parser_->get().keep_alive();
+    const unsigned version = parser_->get().version();
+    HttpRequest request = to_request();
+    parser_.reset();
+    // Liveness never waits for a worker: it answers even when every worker waits on the loop.
+    if (request.method == "GET" && request.path == "/healthz") {
+      return write(server_.api.handle(std::move(request)), version);
+    }
+    if (server_.queued.fetch_add(1) >= server_.options.max_queued_requests) {
+      server_.queued.fetch_sub(1);
+      return write(plain_error(unavailable_error("the server is at its limit of queued requests; retry")), version);
+    }
+    asio::post(server_.workers, [self = this->shared_from_this(), request = std::move(request), version]() mutable {
+      HttpResponse r = self->server_.api.handle(std::move(request));
+      self->server_.queued.fetch_sub(1);
+      asio::post(self->stream_.get_executor(), [self, r = std::move(r), version]() mutable {
+        self->write(std::move(r), version);
+      });
+    });
+  }
+
+  void write(HttpResponse r, unsigned version) {
+    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), version);
+    res->set(http::field::server, "gpufleet");
+    res->set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res->set(k, v);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive_ && !server_.stopping.load());
+    res->prepare_payload();
+    beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
+    http::async_write(stream_, *res, [self = this->shared_from_this(), res](beast::error_code ec, size_t) {
+      if (ec) return;
+      if (self->drain_after_write_) return self->drain_then_close();
+      if (!res->keep_alive()) return self->close();
+      self->read_header(self->server_.options.idle_timeout);
+    });
+  }
+
+  void close() {
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+
+  HttpServer::Impl& server_;
+  Stream stream_;
+  std::string peer_;
+  beast::flat_buffer buffer_;
+  std::optional<Parser> parser_;
+  bool keep_alive_ = true;
+  bool drain_after_write_ = false;
+  std::vector<char> drain_buffer_;
+  size_t drained_ = 0;
+  beast::error_code ignored_;
+};
+
+}  // namespace
+
+template <class Stream>
+void HttpServer::Impl::start_session(Stream stream, std::string peer) {
+  std::make_shared<Session<Stream>>(*this, std::move(stream), std::move(peer))->run();
+}
+
+void HttpServer::Impl::accept() {
+  acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || stopping.load()) return;
+      // EMFILE and friends: retry after a pause (not in a busy loop); the kernel's queue holds
+      // the waiting connections meanwhile.
+      spdlog::warn("http: accept failed: {}; retrying in 100 ms", ec.message());
+      auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::milliseconds(100));
+      timer->async_wait([this, timer](beast::error_code) {
+        if (!stopping.load()) accept();
+      });
+      return;
+    }
+    if (connections.fetch_add(1) >= options.max_connections) {
+      connections.fetch_sub(1);
+      beast::error_code ignored;
+      socket.close(ignored);
+      return accept();
+    }
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    std::string peer;
+    auto ep = socket.remote_endpoint(ignored);
+    if (!ignored) peer = ep.address().to_string();
+    if (tls) {
+      start_session(beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), std::move(peer));
+    } else {
+      start_session(beast::tcp_stream(std::move(socket)), std::move(peer));
+    }
+    accept();
   });
+}
+
+HttpServer::HttpServer(Api& api, HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(api, std::move(options))) {
+  impl_->options.max_body_bytes = std::max(impl_->options.max_body_bytes, api.options().max_body_bytes + 1);
 }
 
 HttpServer::~HttpServer() { stop(); }
 
+bool HttpServer::tls() const { return impl_ && impl_->tls != nullptr; }
+
 Status HttpServer::start(const std::string& host, int port) {
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host.c_str());
-    if (port_ <= 0) return unavailable_error("cannot listen on " + host + ": bind failed");
-  } else {
-    if (!server_->bind_to_port(host.c_str(), port)) {
-      return unavailable_error("cannot listen on " + host + ":" + std::to_string(port) +
-                               " (address in use, or not a local address?)");
+  Impl& s = *impl_;
+  if (!s.options.tls_cert_file.empty() || !s.options.tls_key_file.empty()) {
+    if (s.options.tls_cert_file.empty() || s.options.tls_key_file.empty()) {
+      return validation_error("--tls-cert and --tls-key: give both, or neither");
     }
-    port_ = port;
+    auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
+    ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                     ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    boost::system::error_code ec;
+    ctx->use_certificate_chain_file(s.options.tls_cert_file, ec);
+    if (ec) return validation_error("--tls-cert: cannot load " + s.options.tls_cert_file + ": " + ec.message());
+    ctx->use_private_key_file(s.options.tls_key_file, ssl::context::pem, ec);
+    if (ec) return validation_error("--tls-key: cannot load " + s.options.tls_key_file + ": " + ec.message());
+    s.tls = std::move(ctx);
   }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  // stop() only reaches a server that is already accepting; wait for that so a signal that
-  // arrives right after start() cannot leave the listener running and stop() joining forever.
-  while (!server_->is_running()) std::this_thread::yield();
+  boost::system::error_code ec;
+  const std::string resolved = host == "localhost" ? "127.0.0.1" : host;
+  const asio::ip::address addr = asio::ip::make_address(resolved, ec);
+  if (ec) return validation_error("--listen: \"" + host + "\" is not an IP address");
+  const tcp::endpoint endpoint(addr, static_cast<unsigned short>(port));
+  s.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(endpoint, ec);
+  if (ec) {
+    return unavailable_error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message() +
+                             (ec == asio::error::address_in_use ? " (is another gpufleet serve running there?)" : ""));
+  }
+  s.acceptor.listen(s.options.backlog, ec);
+  if (ec) return unavailable_error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  port_ = s.acceptor.local_endpoint().port();
+  s.work.emplace(asio::make_work_guard(s.ioc));
+  s.accept();
+  for (int i = 0; i < std::max(1, s.options.io_threads); ++i) {
+    s.io_threads.emplace_back([&s] { s.ioc.run(); });
+  }
   return ok_status();
 }
 
 void HttpServer::stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (!impl_) return;
+  Impl& s = *impl_;
+  if (s.stopping.exchange(true)) return;
+  asio::post(s.ioc, [&s] {
+    beast::error_code ignored;
+    s.acceptor.close(ignored);
+  });
+  s.work.reset();
+  // Handlers still running finish (their writes are answered or time out); nothing new starts.
+  s.workers.join();
+  s.ioc.stop();
+  for (std::thread& t : s.io_threads) {
+    if (t.joinable()) t.join();
+  }
 }
 
 }  // namespace gf

@@ -223,12 +223,13 @@ Json describe_job(const FleetState& s, const Job& j, Time now) {
   return out;
 }
 
-HttpResponse read_job(Api& api, std::string id, bool service_shape) {
+HttpResponse read_job(Api& api, const HttpRequest& req, std::string id, bool service_shape) {
   Request r;
   r.name = "DescribeJob";
-  r.handle = [id, service_shape](const FleetState& s, Time now) -> Result<Decision> {
+  r.handle = [id, service_shape, req](const FleetState& s, Time now) -> Result<Decision> {
     const Job* j = s.view().find_job(id);
-    if (j == nullptr) return not_found_error("job \"" + id + "\" not found");
+    // Another team's job is not found, not forbidden: its name does not leak.
+    if (j == nullptr || !may_see_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
     Decision d;
     d.response = describe_job(s, *j, now);
     if (service_shape) d.response.erase("events");
@@ -243,9 +244,19 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
   Request r;
   r.name = "SubmitServiceJob";
   r.idempotency_key = idempotency_key(req, &*body);
-  if (r.idempotency_key.empty() && body->is_object()) r.idempotency_key = body->value("clientToken", "");
-  r.handle = [body = *body](const FleetState& s, Time) -> Result<Decision> {
+  if (r.idempotency_key.empty() && body->is_object() && body->contains("clientToken")) {
+    const Json& token = (*body)["clientToken"];
+    if (!token.is_string()) return error_response(validation_error("clientToken: expected string, got " + describe_json_value(token)));
+    if (!token.get_ref<const std::string&>().empty()) r.idempotency_key = req.method + " " + req.path + " " + token.get<std::string>();
+  }
+  r.handle = [body = *body, req](const FleetState& s, Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(Job job, parse_service_job(body, s));
+    if (!may_change_job(req, s.view(), job)) {
+      const std::vector<std::string> keys = job_team_keys(s.view(), job);
+      return Status(ErrorCode::kForbidden, "submitting to " + (keys.empty() ? std::string("this queue") : keys.front()) +
+                                               " needs the role team:" + (keys.empty() ? std::string("<name>") : keys.front()) +
+                                               " (or admin); " + req.caller + " does not have it");
+    }
     const int64_t counter = s.view().job_counter + 1;
     job.key = static_cast<uint64_t>(counter);
     job.id = job_id_for(counter, job.name);
@@ -297,7 +308,9 @@ void register_job_routes(Api& api) {
       return error_response(validation_error("jobStatus: unknown status \"" + status + "\""));
     }
     std::vector<const Job*> jobs;  // in submission order
-    for (const auto& [id, j] : view->jobs) jobs.push_back(j.get());
+    for (const auto& [id, j] : view->jobs) {
+      if (may_see_job(req, *view, *j)) jobs.push_back(j.get());
+    }
     std::sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
     Json list = Json::array();
     for (const Job* j : jobs) {
@@ -309,17 +322,17 @@ void register_job_routes(Api& api) {
     }
     return json_response(200, Json{{"jobSummaryList", std::move(list)}});
   });
-  r.add("GET", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) { return read_job(api, req.path_params.at("id"), true); });
-  r.add("GET", "/v1/jobs/{id}", [&api](const HttpRequest& req) { return read_job(api, req.path_params.at("id"), false); });
+  r.add("GET", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) { return read_job(api, req, req.path_params.at("id"), true); });
+  r.add("GET", "/v1/jobs/{id}", [&api](const HttpRequest& req) { return read_job(api, req, req.path_params.at("id"), false); });
   r.add("PATCH", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) {
     auto body = parse_one(req);
     if (!body.ok()) return error_response(body.status());
     Request w;
     w.name = "UpdateServiceJob";
     const std::string id = req.path_params.at("id");
-    w.handle = [id, body = *body](const FleetState& s, Time) -> Result<Decision> {
+    w.handle = [id, body = *body, req](const FleetState& s, Time) -> Result<Decision> {
       const Job* j = s.view().find_job(id);
-      if (j == nullptr) return not_found_error("job \"" + id + "\" not found");
+      if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
       ObjectReader rd(body, "");
       const int64_t prio = rd.required_int("schedulingPriority");
       if (rd.ok() && (prio < 0 || prio > 9999)) rd.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(prio));
@@ -333,20 +346,25 @@ void register_job_routes(Api& api) {
     return Api::respond(api.write(std::move(w)));
   });
   r.add("POST", "/v1/service-jobs/{id}/terminate", [&api](const HttpRequest& req) {
-    Json body = Json::object();
+    // AWS Batch's TerminateServiceJob body: {"reason": "..."} (jobId comes from the path).
+    std::string reason = "terminated by user";
     if (!req.body.empty()) {
       auto b = parse_one(req);
       if (!b.ok()) return error_response(b.status());
-      body = *b;
+      ObjectReader rd(*b, "");
+      if (auto given = rd.optional_string("reason")) reason = *given;
+      (void)rd.optional_string("jobId");
+      for (const std::string& f : rd.unknown_fields()) rd.fail_status(validation_error(f + ": unknown field (expected reason)"));
+      if (!rd.ok()) return error_response(rd.status());
+      if (reason.size() > 1024) return error_response(validation_error("reason: at most 1024 characters, got " + std::to_string(reason.size())));
     }
     Request w;
     w.name = "TerminateServiceJob";
     const std::string id = req.path_params.at("id");
-    w.handle = [id, body](const FleetState& s, Time) -> Result<Decision> {
+    w.handle = [id, reason, req](const FleetState& s, Time) -> Result<Decision> {
       const Job* j = s.view().find_job(id);
-      if (j == nullptr) return not_found_error("job \"" + id + "\" not found");
+      if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
       if (is_terminal(j->status)) return conflict_error("job " + j->id + " is already " + std::string(to_string(j->status)));
-      const std::string reason = body.is_object() ? body.value("reason", "terminated by user") : "terminated by user";
       Decision d;
       d.events.push_back(Event{std::string(event_type::kJobFinished),
                                Json{{"id", j->id}, {"status", "FAILED"}, {"reason", "Terminated: " + reason}}, ""});

@@ -254,6 +254,11 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
       for (auto& o : *parsed) objects.push_back(std::move(o));
       continue;
     }
+    for (const char* key : {"apiVersion", "kind"}) {
+      if (doc.contains(key) && !doc.at(key).is_string()) {
+        return error_response(validation_error(where + key + ": expected string, got " + describe_json_value(doc.at(key))));
+      }
+    }
     const std::string api_version = doc.value("apiVersion", "");
     const std::string kind = doc.value("kind", "");
     if (kind.empty()) return error_response(validation_error(where + "kind: required (or a quota-share bundle with serviceEnvironment, schedulingPolicy, jobQueue, quotaShares)"));
@@ -273,10 +278,33 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
     if (!parsed.ok()) return error_response(parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
     objects.push_back(std::move(parsed).value());
   }
+  if (!objects.empty() && !has_role(req, "admin")) {
+    return error_response(Status(ErrorCode::kForbidden, "applying quota objects (" +
+                                                            std::string(frontend::kind_name(objects.front().key.kind)) +
+                                                            " " + objects.front().key.name + ") needs the admin role; " +
+                                                            req.caller + " does not have it"));
+  }
   Request r;
   r.name = "Apply";
-  r.idempotency_key = req.header_or("idempotency-key", "");
-  r.handle = [objects, workloads](const FleetState& s, Time now) -> Result<Decision> {
+  r.idempotency_key = idempotency_key(req, nullptr);
+  r.handle = [objects, workloads, req](const FleetState& s, Time now) -> Result<Decision> {
+    if (!has_role(req, "admin")) {
+      // A team applies only into its own namespace or queues.
+      for (const workload::PyTorchJob& pj : workloads.jobs) {
+        Job probe;
+        probe.ns = pj.ns;
+        probe.local_queue = pj.local_queue;
+        if (!may_change_job(req, s.view(), probe)) {
+          return Status(ErrorCode::kForbidden, "PyTorchJob " + pj.ns + "/" + pj.name + ": applying it needs the role team:" +
+                                                   (pj.local_queue.empty() ? pj.ns : pj.local_queue) + " (its namespace or queue)");
+        }
+      }
+      for (const workload::PropagationPolicy& p : workloads.policies) {
+        if (!team_covers_namespace(req, p.ns)) {
+          return Status(ErrorCode::kForbidden, "PropagationPolicy " + p.ns + "/" + p.name + ": applying it needs the role team:" + p.ns);
+        }
+      }
+    }
     Decision d;
     Json items = Json::array();
     if (!objects.empty()) {
@@ -412,6 +440,9 @@ void register_quota_routes(Api& api) {
     if (is_workload_plural(req.path_params.at("kind"))) return workload_delete(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
+    if (!has_role(req, "admin")) {
+      return error_response(Status(ErrorCode::kForbidden, "deleting quota objects needs the admin role; " + req.caller + " does not have it"));
+    }
     Request w;
     w.name = "DeleteObject";
     const ObjectKey key = *key_from_path(req, *kind);

@@ -36,10 +36,22 @@ bool Router::match(const Route& route, const std::vector<std::string>& segments,
   return true;
 }
 
+namespace {
+
+// "/" alone or segments separated by single slashes, no trailing one.
+bool well_formed_path(const std::string& path) {
+  if (path.empty() || path.front() != '/') return false;
+  if (path == "/") return true;
+  return path.back() != '/' && path.find("//") == std::string::npos;
+}
+
+}  // namespace
+
 HttpResponse Router::dispatch(HttpRequest request) const {
   const auto segments = split(request.path);
   std::set<std::string> allowed;
   for (const Route& route : routes_) {
+    if (!well_formed_path(request.path)) break;
     std::map<std::string, std::string> params;
     if (!match(route, segments, params)) continue;
     if (route.method != request.method) {
@@ -47,6 +59,14 @@ HttpResponse Router::dispatch(HttpRequest request) const {
       continue;
     }
     request.path_params = std::move(params);
+    const std::string name = route.method + " " + route.pattern;
+    if (authorizer_) {
+      if (Status st = authorizer_(name, request); !st.ok()) {
+        HttpResponse r = error_response(st);
+        r.route = name;
+        return r;
+      }
+    }
     HttpResponse r = route.handler(request);
     r.route = route.method + " " + route.pattern;
     return r;
@@ -56,10 +76,10 @@ HttpResponse Router::dispatch(HttpRequest request) const {
     std::string list;
     for (const auto& m : allowed) list += (list.empty() ? "" : ", ") + m;
     r = error_response(Status(ErrorCode::kMethodNotAllowed,
-                              "method " + request.method + " is not allowed on " + request.path +
+                              "method " + request.method + " is not allowed on " + printable(request.path) +
                                   "; allowed: " + list));
   } else {
-    r = error_response(not_found_error("no such resource: " + request.method + " " + request.path));
+    r = error_response(not_found_error("no such resource: " + request.method + " " + printable(request.path)));
   }
   r.route = "unmatched";
   return r;

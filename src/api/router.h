@@ -11,11 +11,16 @@
 namespace gf {
 
 using Handler = std::function<HttpResponse(const HttpRequest&)>;
+// Called with "METHOD /pattern" once a route matched, before its handler; an error is answered
+// instead of running the handler.
+using Authorizer = std::function<Status(const std::string& route, const HttpRequest&)>;
 
 class Router {
  public:
   void add(const std::string& method, const std::string& pattern, Handler handler);
+  // A path with an empty segment (`//x`, a trailing `/`) matches nothing: 404.
   HttpResponse dispatch(HttpRequest request) const;
+  void set_authorizer(Authorizer a) { authorizer_ = std::move(a); }
 
  private:
   struct Route {
@@ -29,6 +34,7 @@ class Router {
                     std::map<std::string, std::string>& params);
 
   std::vector<Route> routes_;
+  Authorizer authorizer_;
 };
 
 }  // namespace gf

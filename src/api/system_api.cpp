@@ -1,4 +1,6 @@
 // /healthz, /metrics and /v1/version.
+#include <cstdio>
+
 #include "api/api.h"
 
 namespace gf {
@@ -25,6 +27,15 @@ void register_system_routes(Api& api) {
     r.content_type = "text/plain; version=0.0.4";
     r.body = api.metrics().render();
     return r;
+  });
+  // The hash of the fleet model (without journal position, keys and audit): equal before and
+  // after a refused request. For tests and operators checking that nothing changed (admin).
+  api.router().add("GET", "/v1/debug/state-hash", [&api](const HttpRequest&) {
+    return read_through_loop(api, "StateHash", [](const FleetState& s, Time) -> Result<Json> {
+      char buf[24];
+      std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(s.model_hash()));
+      return Json{{"ModelHash", buf}, {"AppliedSeq", s.applied_seq()}};
+    });
   });
   api.router().add("GET", "/v1/version", [&api](const HttpRequest&) {
     auto view = api.loop().view();

@@ -252,7 +252,7 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
     const FleetView& v = s.view();
     if (plural.starts_with("pytorchjob")) {
       const Job* j = v.find_workload(workload::kPyTorchJobKind, ns, name);
-      if (j == nullptr) return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
+      if (j == nullptr || !may_see_job(req, v, *j)) return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
       if (!cluster.empty()) return render_member(s, *j, cluster, now);
       return render_job(s, *j, now, describe);
     }
@@ -286,12 +286,13 @@ HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequ
     Decision d;
     if (plural.starts_with("pytorchjob")) {
       const Job* j = s.view().find_workload(workload::kPyTorchJobKind, ns, name);
-      if (j == nullptr) return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
+      if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
       d.events.push_back(Event{std::string(event_type::kJobDeleted), Json{{"id", j->id}, {"reason", "deleted by user"}}, ""});
       d.response = Json{{"deleted", {{"kind", "PyTorchJob"}, {"namespace", ns}, {"name", name}}}};
       return d;
     }
     if (plural.starts_with("propagationpolic")) {
+      if (!has_role(req, "admin") && !team_covers_namespace(req, ns)) return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
       if (!s.view().policies || !s.view().policies->contains({ns, name})) {
         return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
       }

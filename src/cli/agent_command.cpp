@@ -36,7 +36,7 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
     std::cerr << "error: --queue: must be at least 1\n";
     return 2;
   }
-  agent::HttpReporter reporter(o.server, o.cluster, o.node);
+  agent::HttpReporter reporter(o.server, o.cluster, o.node, 10, ctx.global.token, ctx.global.ca_cert);
   agent::NodeAgent node_agent(o, reporter);
   RealClock clock;
   spdlog::info("agent for node {} of cluster {} reporting to {} every {}", o.node, o.cluster, o.server,
@@ -77,7 +77,7 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
 
 void register_agent_command(CLI::App& app, CommandContext& ctx) {
   auto args = std::make_shared<AgentArgs>();
-  auto* cmd = app.add_subcommand("agent", "run the node agent's detectors and report to the server (SPEC 6.1)");
+  auto* cmd = app.add_subcommand("agent", "run the node agent's detectors and report to the server (see docs/agent.md)");
   cmd->fallthrough();  // --server, --user are the global flags
   agent::AgentOptions& o = args->options;
   cmd->add_option("--cluster", o.cluster, "the node's cluster")->required();

@@ -15,7 +15,13 @@ struct GlobalOptions {
   std::string server;
   std::string output = "table";
   std::string user;
+  std::string token;    // --token, $GPUFLEET_TOKEN, or the config file's token
+  std::string ca_cert;  // --ca-cert, $GPUFLEET_CA_CERT, or the config file's ca-cert
 };
+
+// The client options the global flags give (the request timeout is the caller's).
+struct ClientOptions;
+ClientOptions client_options(const GlobalOptions& global, int timeout_seconds);
 
 // Each subcommand registers itself and sets `run` when chosen; it returns the exit code.
 struct CommandContext {
@@ -24,6 +30,8 @@ struct CommandContext {
 };
 
 void register_serve_command(CLI::App& app, CommandContext& ctx);
+// `token create` and `audit` (security_commands.cpp).
+void register_security_commands(CLI::App& app, CommandContext& ctx);
 void register_version_command(CLI::App& app, CommandContext& ctx);
 void register_events_command(CLI::App& app, CommandContext& ctx);
 void register_cluster_commands(CLI::App& app, CommandContext& ctx);

@@ -33,7 +33,13 @@ Result<std::pair<int, std::string>> Client::send(const std::string& method,
   }
   cli.set_connection_timeout(5);
   cli.set_read_timeout(options_.timeout_seconds);
-  httplib::Headers headers = {{"X-Gpufleet-User", options_.user}};
+  if (!options_.ca_cert.empty()) cli.set_ca_cert_path(options_.ca_cert.c_str());
+  httplib::Headers headers;
+  if (!options_.token.empty()) {
+    headers.emplace("Authorization", "Bearer " + options_.token);
+  } else {
+    headers.emplace("X-Gpufleet-User", options_.user);
+  }
   httplib::Result res{nullptr, httplib::Error::Unknown};
   if (method == "GET") res = cli.Get(path, headers);
   else if (method == "POST") res = cli.Post(path, headers, body, content_type);

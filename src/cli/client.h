@@ -14,6 +14,8 @@ struct ClientOptions {
   std::string server = "http://127.0.0.1:8470";
   std::string user = "anonymous";
   int timeout_seconds = 60;
+  std::string token;    // sent as Authorization: Bearer (then no X-Gpufleet-User)
+  std::string ca_cert;  // PEM file that signs an https server's certificate
 };
 
 class Client {

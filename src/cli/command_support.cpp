@@ -29,7 +29,7 @@ void run_with_client(CLI::App* cmd, CommandContext& ctx, std::function<int(Comma
     ctx.run = [&ctx, body] {
       auto format = parse_output_format(ctx.global.output);
       if (!format.ok()) return usage_error(format.status().message());
-      CommandEnv env{*format, Client({ctx.global.server, ctx.global.user, kRequestTimeoutSeconds})};
+      CommandEnv env{*format, Client(client_options(ctx.global, kRequestTimeoutSeconds))};
       return body(env);
     };
   });

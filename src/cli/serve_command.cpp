@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -47,6 +49,17 @@ struct ServeArgs {
   std::string support_webhook;
   std::string region = "local";
   std::string account = "000000000000";
+  std::string auth_file;
+  bool insecure = false;
+  std::string tls_cert;
+  std::string tls_key;
+  double rate_limit = -1;  // -1: 1000 with --auth-file, none without (a loopback dev server)
+  double rate_burst = 2000;
+  std::string header_timeout = "10s";
+  std::string idle_timeout = "60s";
+  std::string body_timeout = "30s";
+  size_t max_connections = 20000;
+  int workers = 16;
 };
 
 // The simulated cloud's settings from a file: either a scenario's `cloud:` block on its own, or
@@ -74,15 +87,68 @@ int serve(const ServeArgs& args) {
               << args.store << "\"\n";
     return 2;
   }
+  std::shared_ptr<const TokenStore> tokens;
+  if (!args.auth_file.empty()) {
+    auto store = TokenStore::load_file(args.auth_file);
+    if (!store.ok()) {
+      std::cerr << "error: " << store.status().message() << "\n";
+      return 2;
+    }
+    tokens = std::make_shared<const TokenStore>(std::move(store).value());
+  } else if (!is_loopback_host(listen->first) && !args.insecure) {
+    std::cerr << "error: --listen: " << listen->first
+              << " is not a loopback address and no --auth-file is given: anyone who can reach it could act as "
+                 "anyone. Give --auth-file FILE (see gpufleet token create), or --insecure to accept that.\n";
+    return 2;
+  }
+  HttpServerOptions http_options;
+  http_options.tls_cert_file = args.tls_cert;
+  http_options.tls_key_file = args.tls_key;
+  http_options.max_connections = args.max_connections;
+  http_options.worker_threads = args.workers;
+  struct TimeoutFlag {
+    const char* flag;
+    const std::string* text;
+    std::chrono::milliseconds* out;
+  };
+  for (const TimeoutFlag& f : {TimeoutFlag{"--header-timeout", &args.header_timeout, &http_options.header_timeout},
+                               TimeoutFlag{"--idle-timeout", &args.idle_timeout, &http_options.idle_timeout},
+                               TimeoutFlag{"--body-timeout", &args.body_timeout, &http_options.body_timeout}}) {
+    auto d = parse_duration(*f.text);
+    if (!d.ok() || d->count() <= 0) {
+      std::cerr << "error: " << f.flag << ": expected a positive duration like 10s, got \"" << *f.text << "\"\n";
+      return 2;
+    }
+    *f.out = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+  }
+  if (args.workers < 1 || args.workers > 1024) {
+    std::cerr << "error: --workers: must be 1 to 1024, got " << args.workers << "\n";
+    return 2;
+  }
+  if (args.rate_limit < -1 || args.rate_burst < 0) {
+    std::cerr << "error: --rate-limit and --rate-burst: must be >= 0\n";
+    return 2;
+  }
+  const double rate_limit = args.rate_limit >= 0 ? args.rate_limit : (tokens ? 1000 : 0);
   std::error_code ec;
   std::filesystem::create_directories(args.data_dir, ec);
   if (ec) {
     std::cerr << "error: --data-dir: cannot create " << args.data_dir << ": " << ec.message() << "\n";
     return 1;
   }
+  // The journal holds every request's effects: readable by the serving user only.
+  std::filesystem::permissions(args.data_dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, ec);
+  if (ec) {
+    std::cerr << "error: --data-dir: cannot restrict " << args.data_dir << " to its owner: " << ec.message() << "\n";
+    return 1;
+  }
+  ::umask(077);
+  // Each handler thread would otherwise keep a malloc arena of its own at its peak size: a burst of
+  // large requests then holds memory long after it is answered.
+  ::mallopt(M_ARENA_MAX, 2);
   // One serve per data directory: a second writer would fork the journal.
   const std::string lock_path = args.data_dir + "/LOCK";
-  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     std::cerr << "error: --data-dir: " << args.data_dir
               << " is in use by another gpufleet serve (lock " << lock_path << ")\n";
@@ -95,6 +161,14 @@ int serve(const ServeArgs& args) {
   if (!journal.ok()) {
     std::cerr << "error: cannot open the journal: " << journal.status().message() << "\n";
     return 1;
+  }
+
+  // Files an older release created 0644 are restricted too.
+  for (const auto& entry : std::filesystem::directory_iterator(args.data_dir, ec)) {
+    if (entry.is_regular_file()) {
+      std::filesystem::permissions(entry.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                   std::filesystem::perm_options::replace, ec);
+    }
   }
 
   // Signals are taken synchronously by this thread; every thread started below inherits the mask.
@@ -148,6 +222,8 @@ int serve(const ServeArgs& args) {
   ropts.healing.support_webhook_url = args.support_webhook;
   ropts.loop.snapshot_every_events = args.snapshot_every;
   ropts.api.max_body_bytes = args.max_body_bytes;
+  ropts.api.rate_limit_per_second = rate_limit;
+  ropts.api.rate_limit_burst = args.rate_burst;
   if (!args.cloud_file.empty()) {
     auto cloud = load_cloud_config(args.cloud_file);
     if (!cloud.ok()) {
@@ -179,16 +255,24 @@ int serve(const ServeArgs& args) {
     return 1;
   }
 
-  HttpServer http(runtime->api());
+  runtime->api().set_tokens(tokens);
+  HttpServer http(runtime->api(), http_options);
   if (Status st = http.start(listen->first, listen->second); !st.ok()) {
     std::cerr << "error: --listen: " << st.message() << "\n";
     loop.stop("listen failed");
     return 1;
   }
   auto view = loop.view();
-  std::cout << "gpufleet " << GPUFLEET_VERSION << " serving on http://" << listen->first << ":"
-            << http.port() << "  (data: " << args.data_dir << ", journal seq "
+  std::cout << "gpufleet " << GPUFLEET_VERSION << " serving on " << (http.tls() ? "https" : "http") << "://"
+            << listen->first << ":" << http.port() << "  (data: " << args.data_dir << ", journal seq "
             << view->applied_seq << ")" << std::endl;
+  if (tokens) {
+    std::cout << "authentication: " << tokens->size() << " token(s) from " << args.auth_file
+              << "; X-Gpufleet-User is ignored" << std::endl;
+  } else {
+    std::cout << "authentication: none (no --auth-file): every caller on " << listen->first
+              << " may act as anyone; use only on a trusted machine" << std::endl;
+  }
 
   int exit_code = 0;
   while (true) {
@@ -252,6 +336,26 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
                   "URL that receives alerts with no remediation mapped (support)");
   cmd->add_option("--region", args->region, "region part of ARNs")->capture_default_str();
   cmd->add_option("--account", args->account, "account part of ARNs")->capture_default_str();
+  cmd->add_option("--auth-file", args->auth_file,
+                  "YAML file of tokens (SHA-256 hashes, subjects, roles); requests then need "
+                  "Authorization: Bearer <token> (see gpufleet token create)");
+  cmd->add_flag("--insecure", args->insecure, "allow a non-loopback --listen without --auth-file");
+  cmd->add_option("--tls-cert", args->tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key)");
+  cmd->add_option("--tls-key", args->tls_key, "PEM private key for --tls-cert");
+  cmd->add_option("--rate-limit", args->rate_limit,
+                  "requests per second per identity, answered 429 beyond (0 = no limit; default 1000 with "
+                  "--auth-file, none without)");
+  cmd->add_option("--rate-burst", args->rate_burst, "requests an identity may send at once above the rate")
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", args->header_timeout,
+                  "close a connection whose request headers take longer than this")
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", args->idle_timeout, "close a keep-alive connection idle this long")
+      ->capture_default_str();
+  cmd->add_option("--body-timeout", args->body_timeout, "close a connection whose body takes longer than this")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", args->max_connections, "open connections at most")->capture_default_str();
+  cmd->add_option("--workers", args->workers, "threads that run request handlers")->capture_default_str();
   cmd->add_flag("--no-fsync", args->no_fsync,
                 "do not fsync each batch (faster, loses the last batches on power loss; tests only)");
   cmd->callback([&ctx, args] { ctx.run = [args] { return serve(*args); }; });

@@ -17,7 +17,7 @@ void register_version_command(CLI::App& app, CommandContext& ctx) {
         std::cerr << "error: " << format.status().message() << "\n";
         return 2;
       }
-      Client client({ctx.global.server, ctx.global.user, 5});
+      Client client(client_options(ctx.global, 5));
       auto server = client.get("/v1/version");
       Json out = {{"Client", GPUFLEET_VERSION}};
       if (server.ok()) out["Server"] = *server;

@@ -1,7 +1,11 @@
 #include "core/json.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <regex>
@@ -35,38 +39,111 @@ Json scalar_to_json(const YAML::Node& node) {
   if (is_yaml_float(s) && s != "." ) {
     // Keep numbers with exponents or decimals as text when they are integral quantities
     // such as 1e3 would lose nothing either way; JSON number is what a YAML reader expects.
-    return std::strtod(s.c_str(), nullptr);
+    const double d = std::strtod(s.c_str(), nullptr);
+    if (!std::isfinite(d)) return s;  // 1e400: keep the text; the field's reader refuses it
+    return d;
   }
   return s;
 }
 
-Json yaml_to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      return scalar_to_json(node);
-    case YAML::NodeType::Sequence: {
-      Json arr = Json::array();
-      for (const auto& item : node) arr.push_back(yaml_to_json(item));
-      return arr;
-    }
-    case YAML::NodeType::Map: {
-      Json obj = Json::object();
-      for (const auto& kv : node) obj[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return obj;
-    }
+// Converts with a budget: aliases share one node in yaml-cpp's tree, so the tree stays small while
+// its expansion can be exponential; counting what we build bounds the expansion itself.
+class YamlConverter {
+ public:
+  explicit YamlConverter(const ParseLimits& limits) : limits_(limits) {}
+
+  Result<Json> convert(const YAML::Node& node) {
+    Json out = walk(node, 1);
+    if (!error_.ok()) return error_;
+    return out;
   }
-  return nullptr;
-}
+
+ private:
+  bool charge(const YAML::Node& node, int depth, size_t bytes) {
+    if (!error_.ok()) return false;
+    if (depth > limits_.max_depth) {
+      error_ = validation_error(where(node) + "nesting is deeper than the limit of " +
+                                std::to_string(limits_.max_depth) + " levels");
+      return false;
+    }
+    if (++nodes_ > limits_.max_nodes) {
+      error_ = validation_error(where(node) + "the document expands to more than " +
+                                std::to_string(limits_.max_nodes) +
+                                " values (YAML aliases that repeat a large node?)");
+      return false;
+    }
+    scalar_bytes_ += bytes;
+    if (scalar_bytes_ > limits_.max_scalar_bytes) {
+      error_ = validation_error(where(node) + "the document expands to more than " +
+                                std::to_string(limits_.max_scalar_bytes >> 20) +
+                                " MiB of text (YAML aliases that repeat a large node?)");
+      return false;
+    }
+    return true;
+  }
+
+  static std::string where(const YAML::Node& node) {
+    const YAML::Mark m = node.Mark();
+    if (m.is_null()) return "";
+    return "at line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1) + ": ";
+  }
+
+  Json walk(const YAML::Node& node, int depth) {
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        if (!charge(node, depth, 0)) return nullptr;
+        return nullptr;
+      case YAML::NodeType::Scalar:
+        if (!charge(node, depth, node.Scalar().size())) return nullptr;
+        return scalar_to_json(node);
+      case YAML::NodeType::Sequence: {
+        if (!charge(node, depth, 0)) return nullptr;
+        Json arr = Json::array();
+        for (const auto& item : node) {
+          arr.push_back(walk(item, depth + 1));
+          if (!error_.ok()) return nullptr;
+        }
+        return arr;
+      }
+      case YAML::NodeType::Map: {
+        if (!charge(node, depth, 0)) return nullptr;
+        Json obj = Json::object();
+        for (const auto& kv : node) {
+          if (!kv.first.IsScalar()) {
+            error_ = validation_error(where(kv.first) + "a mapping key must be a plain value");
+            return nullptr;
+          }
+          if (!charge(kv.first, depth + 1, kv.first.Scalar().size())) return nullptr;
+          Json value = walk(kv.second, depth + 1);
+          if (!error_.ok()) return nullptr;
+          obj[kv.first.Scalar()] = std::move(value);
+        }
+        return obj;
+      }
+    }
+    return nullptr;
+  }
+
+  const ParseLimits& limits_;
+  size_t nodes_ = 0;
+  size_t scalar_bytes_ = 0;
+  Status error_;
+};
 
 void json_to_yaml(YAML::Emitter& out, const Json& v) {
   switch (v.type()) {
     case Json::value_t::object:
       out << YAML::BeginMap;
       for (auto it = v.begin(); it != v.end(); ++it) {
-        out << YAML::Key << it.key() << YAML::Value;
+        const std::string& key = it.key();
+        // A YAML reader refuses an implicit key longer than 1024 characters, and escaping can
+        // make a key several times longer than its bytes: long keys use the explicit `? key`
+        // form. A CR in a plain key would read back as a line break.
+        if (key.size() > 128) out << YAML::LongKey;
+        out << YAML::Key;
+        if (key.find('\r') != std::string::npos) out << YAML::DoubleQuoted;
+        out << key << YAML::Value;
         json_to_yaml(out, it.value());
       }
       out << YAML::EndMap;
@@ -78,9 +155,12 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
       break;
     case Json::value_t::string: {
       const std::string& s = v.get_ref<const std::string&>();
-      // Quote strings a YAML reader would otherwise take for another type.
+      // Quote strings a YAML reader would otherwise take for another type, and strings with a
+      // CR, which yaml-cpp writes plain and which would then read back as a line break ("a\r"
+      // became "a", "\r" null).
       bool needs_quotes = s.empty() || is_yaml_int(s) || is_yaml_float(s) || s == "true" ||
-                          s == "false" || s == "null" || s == "~" || s == "yes" || s == "no";
+                          s == "false" || s == "null" || s == "~" || s == "yes" || s == "no" ||
+                          s.find('\r') != std::string::npos;
       if (needs_quotes) out << YAML::DoubleQuoted;
       out << s;
       break;
@@ -104,43 +184,151 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
 
 }  // namespace
 
-Result<Json> parse_json(std::string_view text) {
+int json_nesting_depth(std::string_view text, int stop_above) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > stop_above) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+size_t find_invalid_utf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2, cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3, cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are ill-formed.
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+std::string printable(std::string_view text, size_t max_bytes) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size() && out.size() < max_bytes) {
+    const size_t bad = find_invalid_utf8(text.substr(i, std::min<size_t>(4, text.size() - i)));
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (bad == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else if (c < 0x20 && c != '\t' && c != '\n') {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02X", c);
+      out += buf;
+      ++i;
+    } else {
+      // One whole (valid) character.
+      size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      out.append(text.substr(i, len));
+      i += len;
+    }
+  }
+  if (i < text.size()) out += "...";
+  return out;
+}
+
+std::string safe_dump(const Json& value, int indent) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
+  if (json_nesting_depth(text, limits.max_depth) > limits.max_depth) {
+    return validation_error("malformed JSON: nesting is deeper than the limit of " +
+                            std::to_string(limits.max_depth) + " levels");
+  }
   try {
     return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return validation_error(std::string("malformed JSON: ") + e.what());
+  } catch (const Json::out_of_range& e) {
+    // nlohmann's message names the number ("number overflow parsing '1e400'").
+    return validation_error(std::string("malformed JSON: a number is out of range (") +
+                            printable(e.what(), 120) + ")");
+  } catch (const Json::exception& e) {
+    return validation_error(std::string("malformed JSON: ") + printable(e.what(), 300));
   }
 }
 
-Result<std::vector<Json>> parse_yaml_documents(std::string_view text) {
+Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const ParseLimits& limits) {
   try {
     std::vector<Json> docs;
+    YamlConverter converter(limits);
     for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
       if (node.IsNull()) continue;
-      docs.push_back(yaml_to_json(node));
+      GF_ASSIGN_OR_RETURN(Json doc, converter.convert(node));
+      docs.push_back(std::move(doc));
     }
     return docs;
+  } catch (const YAML::DeepRecursion& e) {
+    return validation_error("malformed YAML at line " + std::to_string(e.mark.line + 1) +
+                            ": nesting is deeper than the limit of " +
+                            std::to_string(limits.max_depth) + " levels");
   } catch (const YAML::Exception& e) {
     return validation_error("malformed YAML at line " + std::to_string(e.mark.line + 1) +
-                            ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+                            ", column " + std::to_string(e.mark.column + 1) + ": " +
+                            printable(e.msg, 200));
+  } catch (const std::exception& e) {
+    return validation_error(std::string("malformed YAML: ") + printable(e.what(), 200));
   }
 }
 
-Result<Json> parse_yaml(std::string_view text) {
-  GF_ASSIGN_OR_RETURN(auto docs, parse_yaml_documents(text));
+Result<Json> parse_yaml(std::string_view text, const ParseLimits& limits) {
+  GF_ASSIGN_OR_RETURN(auto docs, parse_yaml_documents(text, limits));
   if (docs.empty()) return validation_error("empty YAML document");
   if (docs.size() > 1) return validation_error("expected one YAML document, got " + std::to_string(docs.size()));
   return docs.front();
 }
 
-Result<std::vector<Json>> parse_documents(std::string_view text) {
+Result<std::vector<Json>> parse_documents(std::string_view text, const ParseLimits& limits) {
   size_t i = text.find_first_not_of(" \t\r\n");
   if (i == std::string_view::npos) return validation_error("empty request body");
   if (text[i] == '{' || text[i] == '[') {
-    GF_ASSIGN_OR_RETURN(Json j, parse_json(text));
+    GF_ASSIGN_OR_RETURN(Json j, parse_json(text, limits));
     return std::vector<Json>{std::move(j)};
   }
-  return parse_yaml_documents(text);
+  return parse_yaml_documents(text, limits);
 }
 
 std::string to_yaml(const Json& value) {
@@ -166,8 +354,8 @@ std::string json_type_name(const Json& v) {
 std::string describe_json_value(const Json& v) {
   if (v.is_object()) return "an object";
   if (v.is_array()) return "an array";
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  std::string s = safe_dump(v);
+  if (s.size() > 60) s = printable(s, 57);
   return s;
 }
 
@@ -242,8 +430,13 @@ std::optional<int64_t> ObjectReader::optional_int(std::string_view key) {
     return v->get<int64_t>();
   }
   if (v->is_number_float()) {
-    double d = v->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    // Casting a double outside int64's range is undefined, so the range is checked first:
+    // -2^63 is exact as a double and 2^63 is the first double above the range.
+    const double d = v->get<double>();
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+        d == static_cast<double>(static_cast<int64_t>(d))) {
+      return static_cast<int64_t>(d);
+    }
   }
   fail(key, "expected integer, got " + describe_json_value(*v));
   return std::nullopt;

@@ -18,14 +18,38 @@ namespace gf {
 
 using Json = nlohmann::json;
 
-Result<Json> parse_json(std::string_view text);
+// Bounds on what one input may decode to, so that no request can exhaust the stack or memory:
+// nesting deeper than `max_depth` is refused before parsing (JSON) or while converting (YAML),
+// and a YAML document whose aliases expand past `max_nodes` values or `max_scalar_bytes` of text
+// is refused (a 557-byte "billion laughs" would otherwise decode to gigabytes). The defaults fit
+// every real input by orders of magnitude (see docs/security.md).
+struct ParseLimits {
+  int max_depth = 256;
+  size_t max_nodes = 250'000;
+  size_t max_scalar_bytes = 16u << 20;
+};
+
+// Errors are ValidationExceptions naming what is wrong (line/column, the limit hit); no
+// exception escapes. Numbers outside double's range (`1e400`) are an error, not infinity.
+Result<Json> parse_json(std::string_view text, const ParseLimits& limits = {});
 // One YAML document. Plain scalars become numbers/booleans/null where YAML 1.2 core schema says
 // so; quoted scalars stay strings.
-Result<Json> parse_yaml(std::string_view text);
+Result<Json> parse_yaml(std::string_view text, const ParseLimits& limits = {});
 // Every `---`-separated document (empty documents skipped).
-Result<std::vector<Json>> parse_yaml_documents(std::string_view text);
+Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const ParseLimits& limits = {});
 // JSON when the text starts with '{' or '[', YAML otherwise; all documents.
-Result<std::vector<Json>> parse_documents(std::string_view text);
+Result<std::vector<Json>> parse_documents(std::string_view text, const ParseLimits& limits = {});
+
+// The depth of the deepest `[`/`{` nesting in a JSON text (strings skipped), stopping early once
+// it passes `stop_above`.
+int json_nesting_depth(std::string_view text, int stop_above);
+// The offset of the first byte that is not part of well-formed UTF-8, or npos.
+size_t find_invalid_utf8(std::string_view text);
+// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD and control characters other
+// than tab/newline shown as `\xNN`, cut to `max_bytes`: safe to put in an error message.
+std::string printable(std::string_view text, size_t max_bytes = 200);
+// Json::dump that never throws: ill-formed UTF-8 in strings becomes U+FFFD.
+std::string safe_dump(const Json& value, int indent = -1);
 
 std::string to_yaml(const Json& value);
 

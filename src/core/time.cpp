@@ -148,6 +148,11 @@ Result<Time> parse_iso8601(std::string_view text) {
   }
   Time t = Time(std::chrono::sys_days(ymd)) + std::chrono::hours(h) + std::chrono::minutes(mi) +
            std::chrono::seconds(s) + Duration(frac_us);
+  // A leap second at the very end of 9999 lands in year 10000, which format_iso8601 cannot
+  // write in this layout (so the time would not read back).
+  if (t >= Time(std::chrono::sys_days(std::chrono::year(10000) / 1 / 1))) {
+    return validation_error("invalid time " + quoted + ": after 9999-12-31T23:59:59Z");
+  }
   return t;
 }
 

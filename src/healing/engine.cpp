@@ -28,7 +28,13 @@ std::vector<Event> signal_events(const FleetState& state, const std::string& clu
                                  const FaultModel& model) {
   std::vector<Event> out;
   const remediate::Policy& policy = state.view().health_state().policy(cluster);
+  // A structured reading is small and kept whole (a recurrence re-detects it); a kernel-log text
+  // may hold thousands of lines, so each event keeps only its own line.
+  const bool keep_raw = !raw.is_string() && safe_dump(raw).size() <= remediate::kMaxEvidenceBytes;
   for (const remediate::Detection& d : detections) {
+    std::string evidence = d.evidence.size() > remediate::kMaxEvidenceBytes
+                               ? d.evidence.substr(0, remediate::kMaxEvidenceBytes)
+                               : d.evidence;
     const health::AlertClass cls = health::classify(d.detector, d.fault);
     const remediate::RuleMatch m = remediate::match(policy, d.detector, d.fault, node.group, d.default_action);
     Event e;
@@ -42,14 +48,14 @@ std::vector<Event> signal_events(const FleetState& state, const std::string& clu
                  {"Fault", d.fault},
                  {"Severity", health::to_string(cls.severity)},
                  {"Summary", d.summary},
-                 {"Evidence", d.evidence},
+                 {"Evidence", evidence},
                  {"Present", true},
                  {"PersistenceUs", policy.persistence_for(d.detector).count()},
                  {"Action", m.support ? "none" : std::string(to_string(m.action))},
                  {"Support", m.support},
                  {"ClearedBy", model.cleared_by},
                  {"Recurs", model.recurs},
-                 {"Signal", raw}};
+                 {"Signal", keep_raw ? raw : Json(evidence)}};
     out.push_back(std::move(e));
   }
   return out;

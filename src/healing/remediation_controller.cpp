@@ -253,7 +253,8 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
       }
     }
     const remediate::Policy& policy = h.policy(r.cluster);
-    auto waiting = [&](const std::string& why, std::optional<Time> until) {
+    // `r` through an init-capture: clang before 16 cannot capture a structured binding.
+    auto waiting = [&, &r = r](const std::string& why, std::optional<Time> until) {
       if (r.reason != why) d.events.push_back(update_event(r, r.status, why));
       if (until) wake(d, *until);
     };

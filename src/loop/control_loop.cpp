@@ -123,7 +123,7 @@ size_t ControlLoop::drain() {
 bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
                         std::vector<NewEvent>& batch) {
   if (!key.empty() && state_.find_key(key)) return false;
-  NewEvent ne{event.type, event.payload.dump(), key, now};
+  NewEvent ne{event.type, safe_dump(event.payload), key, now};
   EventRecord rec{state_.applied_seq() + 1, ne.type, {}, ne.idempotency_key, ne.time};
   Status st = state_.apply(rec, event.payload);
   if (!st.ok()) {
@@ -152,6 +152,82 @@ void ControlLoop::run_controllers(Time now, std::vector<NewEvent>& batch,
                options_.max_controller_rounds);
 }
 
+namespace {
+
+// The stored form of a request's idempotency key: the key and the fingerprint of the call.
+constexpr std::string_view kFingerprintSeparator = " #";
+
+std::string stored_key(const Request& req) {
+  if (req.idempotency_key.empty() || req.fingerprint.empty()) return req.idempotency_key;
+  return req.idempotency_key + std::string(kFingerprintSeparator) + req.fingerprint;
+}
+
+}  // namespace
+
+void ControlLoop::run_request(const Request& req, Time now, Outcome& outcome,
+                              std::vector<NewEvent>& batch, std::vector<Intent>& intents) {
+  const std::string key = stored_key(req);
+  Result<Decision> decided = internal_error("not decided");
+  try {
+    if (!req.idempotency_key.empty()) {
+      // A key journaled before fingerprints existed matches any call.
+      std::optional<Seq> original = state_.find_key(key);
+      if (!original && key != req.idempotency_key) original = state_.find_key(req.idempotency_key);
+      if (original) {
+        outcome.duplicate = true;
+        outcome.seq = *original;
+        if (req.on_duplicate) outcome.response = req.on_duplicate(state_, *original);
+        return;
+      }
+      if (key != req.idempotency_key) {
+        const std::string prefix = req.idempotency_key + std::string(kFingerprintSeparator);
+        if (auto other = state_.find_key_prefix(prefix)) {
+          outcome.status = conflict_error(
+              "Idempotency-Key: the key was reused with a different request (first used at seq " +
+              std::to_string(*other) + "); use a new key for a new request");
+          return;
+        }
+      }
+    }
+    decided = req.handle ? req.handle(state_, now)
+                         : Result<Decision>(internal_error("request without handler"));
+  } catch (const std::exception& e) {
+    // A handler decides before anything is applied, so nothing of the request changed state.
+    spdlog::error("control loop: request {} failed: {}", req.name, e.what());
+    decided = internal_error("the server failed to handle " + req.name + "; nothing was changed");
+  } catch (...) {
+    spdlog::error("control loop: request {} failed with a non-standard exception", req.name);
+    decided = internal_error("the server failed to handle " + req.name + "; nothing was changed");
+  }
+  if (!decided.ok()) {
+    outcome = Outcome{};
+    outcome.status = decided.status();
+    return;
+  }
+  // Applying is outside the guard: an event we decided that does not apply is a bug, and
+  // stage() stops the process rather than serve a half-applied state.
+  Decision& d = decided.value();
+  for (size_t i = 0; i < d.events.size(); ++i) {
+    const Event& e = d.events[i];
+    stage(e, i == 0 && !key.empty() ? key : e.idempotency_key, now, batch);
+  }
+  for (Intent& in : d.intents) intents.push_back(std::move(in));
+  outcome.response = std::move(d.response);
+  outcome.seq = state_.applied_seq();
+}
+
+void ControlLoop::stage_audit(const Request& req, const Outcome& outcome, Time now,
+                              std::vector<NewEvent>& batch) {
+  Json payload = *req.audit;
+  if (outcome.status.ok()) {
+    payload["Code"] = req.success_code;
+  } else {
+    payload["Code"] = http_status(outcome.status.code());
+    payload["Error"] = std::string(error_type_name(outcome.status.code()));
+  }
+  stage(Event{std::string(event_type::kAuditRecorded), std::move(payload), ""}, "", now, batch);
+}
+
 bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
                             const std::vector<Event>& extra) {
   std::vector<NewEvent> batch;
@@ -162,31 +238,17 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
   for (Pending& p : requests) {
     Ack ack{std::move(p.promise), {}};
     const Request& req = p.request;
-    if (!req.idempotency_key.empty()) {
-      if (auto original = state_.find_key(req.idempotency_key)) {
-        ack.outcome.duplicate = true;
-        ack.outcome.seq = *original;
-        if (req.on_duplicate) ack.outcome.response = req.on_duplicate(state_, *original);
+    if (req.ticket) {
+      TicketState expected = TicketState::kQueued;
+      if (!req.ticket->compare_exchange_strong(expected, TicketState::kTaken)) {
+        // Its caller already answered "not applied": it must never run.
+        ack.outcome.status = unavailable_error("the request was abandoned by its caller before it ran");
         acks.push_back(std::move(ack));
         continue;
       }
     }
-    Result<Decision> decided = req.handle ? req.handle(state_, now)
-                                          : Result<Decision>(internal_error("request without handler"));
-    if (!decided.ok()) {
-      ack.outcome.status = decided.status();
-      acks.push_back(std::move(ack));
-      continue;
-    }
-    Decision& d = decided.value();
-    for (size_t i = 0; i < d.events.size(); ++i) {
-      const Event& e = d.events[i];
-      stage(e, i == 0 && !req.idempotency_key.empty() ? req.idempotency_key : e.idempotency_key,
-            now, batch);
-    }
-    for (Intent& in : d.intents) intents.push_back(std::move(in));
-    ack.outcome.response = std::move(d.response);
-    ack.outcome.seq = state_.applied_seq();
+    run_request(req, now, ack.outcome, batch, intents);
+    if (req.audit) stage_audit(req, ack.outcome, now, batch);
     acks.push_back(std::move(ack));
   }
   for (const Event& e : extra) stage(e, e.idempotency_key, now, batch);

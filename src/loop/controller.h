@@ -1,7 +1,9 @@
 // The contracts between the control loop and what it drives. Controllers decide; drivers act.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,9 +56,22 @@ struct Decision {
   Json response = Json::object();
 };
 
+// Shared by a request's submitter and the loop: whoever moves it from kQueued first decides
+// whether the request runs (kTaken) or never will (kAbandoned, after its caller gave up).
+enum class TicketState : int { kQueued = 0, kTaken = 1, kAbandoned = 2 };
+using Ticket = std::shared_ptr<std::atomic<TicketState>>;
+
 struct Request {
   std::string name;             // for logs and metrics, e.g. "CreateCluster"
   std::string idempotency_key;  // a repeat returns the original seq and changes nothing
+  // What the key was first used with (a hash of the call). The same key with another
+  // fingerprint is refused with a ConflictException instead of answering the first call's result.
+  std::string fingerprint;
+  // The audit record of the API call behind this request, without its outcome: the loop journals
+  // it with the outcome (Code, Error) in the same batch as the request's events.
+  std::optional<Json> audit;
+  int success_code = 200;  // the HTTP status of success, for the audit record
+  Ticket ticket;           // optional: lets the submitter abandon a request still queued
   // Validates against the state as of the previous request in the same batch and decides.
   // An error changes nothing.
   std::function<Result<Decision>(const FleetState& state, Time now)> handle;

@@ -208,6 +208,7 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
     req.orchestrator = any_slurm ? Orchestrator::kSlurm : Orchestrator::kNative;
   }
   GF_RETURN_IF_ERROR(check_orchestrator_rules(req.groups, req.orchestrator, req.continuous));
+  (void)r.optional_string("ClientToken");  // the idempotency token, read by the API layer
   for (const auto& u : r.unknown_fields()) req.warnings.push_back(u + ": unknown field, ignored");
   return req;
 }
@@ -312,6 +313,7 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
                             "InstanceGroupsToDelete or NodeRecovery)");
   }
   GF_RETURN_IF_ERROR(check_orchestrator_rules(resulting, c->orchestrator, c->continuous));
+  (void)r.optional_string("ClientToken");  // the idempotency token, read by the API layer
   for (const auto& u : r.unknown_fields()) req.warnings.push_back(u + ": unknown field, ignored");
   return req;
 }

@@ -415,7 +415,10 @@ std::string render_block(BlockKind kind, const std::vector<std::string>& body, s
 
 std::string_view detect_eol(std::string_view text) {
   const size_t nl = text.find('\n');
-  return (nl != std::string_view::npos && nl > 0 && text[nl - 1] == '\r') ? "\r\n" : "\n";
+  // A file of one line that ends in CR gets its line ending completed to CRLF when the blocks
+  // are appended; deciding "\n" here would make the next merge see CRLF and rewrite them.
+  if (nl == std::string_view::npos) return text.ends_with('\r') ? "\r\n" : "\n";
+  return (nl > 0 && text[nl - 1] == '\r') ? "\r\n" : "\n";
 }
 
 }  // namespace
@@ -515,7 +518,10 @@ SlurmMergeResult merge_slurm_conf(std::string_view existing, const SlurmLayout& 
 
   for (BlockKind kind : {BlockKind::kNodes, BlockKind::kPartitions}) {
     if (scan.blocks[static_cast<int>(kind)]) continue;
-    if (!text.empty() && text.back() != '\n') text += eol;
+    if (!text.empty() && text.back() != '\n') {
+      // After a trailing CR only the LF is missing from a CRLF ending.
+      text += text.back() == '\r' && eol == "\r\n" ? "\n" : eol;
+    }
     text += render_block(kind, body(kind), eol, eol);
   }
   return SlurmMergeResult{std::move(text), std::move(rendered.warnings)};

@@ -36,6 +36,11 @@ bool in_flight(Status s);
 // An alert keeps its first observation and the last kMaxRecentEvidence ones (SPEC §5.1:
 // evidence verbatim, bounded).
 inline constexpr size_t kMaxRecentEvidence = 16;
+// One observation's evidence is one log line or one reading: longer ones are cut to this.
+inline constexpr size_t kMaxEvidenceBytes = 4096;
+// One signal request may hold many kernel-log lines, but at most this many detections: each
+// becomes a journal event, so the bound keeps one request's cost bounded (docs/security.md).
+inline constexpr size_t kMaxDetectionsPerSignal = 256;
 
 // An alert as the state keeps it. `state` "discarded" = it cleared before its window passed.
 struct AlertRecord {

@@ -182,7 +182,8 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
 Status Scheduler::check_invariants() const {
   std::vector<ResourceVector> used(index_.node_slots());
   for (const auto& [key, j] : jobs_) {
-    const auto broken = [&](std::string_view what) {
+    // `key` by value: clang before 16 cannot capture a structured binding.
+    const auto broken = [&, key = key](std::string_view what) {
       return internal_error("job " + std::to_string(key) + " " + std::string(what));
     };
     if (j.wait != Wait::kAdmitted && (j.bound || !j.excluded.empty() || j.dispatched)) {

@@ -358,7 +358,6 @@ class Simulation {
     req.path = path;
     req.query = std::move(query);
     req.body = std::move(body);
-    req.caller = as;
     req.headers["x-gpufleet-user"] = as;
     if (!req.body.empty()) req.headers["content-type"] = "application/json";
     return runtime_->api().handle(std::move(req));

@@ -28,6 +28,12 @@ std::optional<Seq> FleetState::find_key(const std::string& key) const {
   return it->second;
 }
 
+std::optional<Seq> FleetState::find_key_prefix(std::string_view prefix) const {
+  auto it = keys_.lower_bound(prefix);
+  if (it == keys_.end() || it->first.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  return it->second;
+}
+
 void FleetState::add_user_event(const EventRecord& record, UserEvent event) {
   event.seq = record.seq;
   event.time = record.time;
@@ -102,6 +108,13 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
     add_user_event(record, std::move(e));
     return ok_status();
   }
+  if (type == event_type::kAuditRecorded) {
+    GF_ASSIGN_OR_RETURN(AuditRecord a, AuditRecord::from_payload(payload, record.seq, record.time));
+    view_.audit.append(std::move(a));
+    while (view_.audit.size() > kAuditKept + EventLog::kChunkSize && view_.audit.drop_oldest_chunk()) {
+    }
+    return ok_status();
+  }
   if (type == event_type::kEventRecorded) {
     GF_ASSIGN_OR_RETURN(UserEvent e, UserEvent::from_envelope(payload, ""));
     add_user_event(record, std::move(e));
@@ -144,6 +157,8 @@ Json FleetState::to_json() const {
   for (size_t i = 0; i < view_.events.size(); ++i) events.push_back(view_.events.at(i).to_json());
   Json keys = Json::object();
   for (const auto& [k, seq] : keys_) keys[k] = seq;
+  Json audit = Json::array();
+  for (size_t i = 0; i < view_.audit.size(); ++i) audit.push_back(view_.audit.at(i).to_json());
   Json clusters = Json::array();
   for (const auto& [name, c] : view_.clusters) clusters.push_back(cluster_to_snapshot(*c));
   Json retired = Json::array();
@@ -188,6 +203,7 @@ Json FleetState::to_json() const {
                 {"starts", view_.control_plane.starts},
                 {"last_started_us", to_micros(view_.control_plane.last_started)}}},
               {"events", std::move(events)},
+              {"audit", std::move(audit)},
               {"idempotency_keys", std::move(keys)}};
 }
 
@@ -210,6 +226,13 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       auto e = UserEvent::from_json(ej);
       if (!e.ok()) return e.status().with_prefix("snapshot.events");
       s.view_.events.append(std::move(e).value());
+    }
+  }
+  if (const Json* audit = r.optional_array("audit")) {
+    for (const Json& aj : *audit) {
+      auto a = AuditRecord::from_json(aj);
+      if (!a.ok()) return a.status().with_prefix("snapshot.audit");
+      s.view_.audit.append(std::move(a).value());
     }
   }
   s.view_.cluster_counter = r.optional_int("cluster_counter").value_or(0);
@@ -294,6 +317,18 @@ Result<FleetState> FleetState::from_json(const Json& j) {
 uint64_t FleetState::hash() const {
   const std::string text = to_json().dump();
   uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+uint64_t FleetState::model_hash() const {
+  Json j = to_json();
+  for (const char* key : {"applied_seq", "applied_time_us", "idempotency_keys", "audit"}) j.erase(key);
+  const std::string text = j.dump();
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a 64 offset basis
   for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ULL;

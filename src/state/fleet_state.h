@@ -17,6 +17,7 @@
 #include "model/job.h"
 #include "remediate/records.h"
 #include "sched/scheduler.h"
+#include "state/audit.h"
 #include "state/event_log.h"
 #include "state/events.h"
 #include "workload/propagation_policy.h"
@@ -55,6 +56,8 @@ struct FleetView {
   std::shared_ptr<const PolicyMap> policies;        // PropagationPolicies (null until the first)
   std::map<std::string, std::string, std::less<>> workload_ids;  // "<kind>/<ns>/<name>" -> live job id
   std::shared_ptr<const remediate::HealthState> health;  // alerts, remediations, hosts (null until the first)
+  // The newest audit records (at most kAuditKept; the journal keeps every one).
+  AppendLog<AuditRecord> audit;
 
   // Never null-dangerous: an empty HealthState when nothing happened yet.
   const remediate::HealthState& health_state() const;
@@ -91,12 +94,19 @@ class FleetState {
   // Writer-only: the seq of the event that carried this idempotency key.
   std::optional<Seq> find_key(const std::string& key) const;
   size_t key_count() const { return keys_.size(); }
+  // The seq of some idempotency key that starts with `prefix`, if any.
+  std::optional<Seq> find_key_prefix(std::string_view prefix) const;
 
   // Canonical serialization (sorted keys): snapshots and the state hash use it.
   Json to_json() const;
   static Result<FleetState> from_json(const Json& j);
   // FNV-1a 64 over the canonical serialization: equal states have equal hashes.
   uint64_t hash() const;
+  // The same over the fleet model only: without the journal position (seq, time), idempotency
+  // keys and the audit log. A refused request (audited, changing nothing) leaves it unchanged.
+  uint64_t model_hash() const;
+  // How many audit records the state keeps for GET /v1/audit.
+  static constexpr size_t kAuditKept = 100'000;
 
   // Writer-only scheduling cache. scheduler() first brings the node index in step with the
   // clusters changed since the last call.

@@ -21,9 +21,18 @@ struct Case {
 
 Json seed() { return Json::parse(shared_example("create_cluster.json")); }
 
+// Every journal event after `seq` is an audit record (docs/security.md): a refused call is
+// audited and changes nothing else.
+void expect_only_audit_since(Fleet& f, Seq seq) {
+  ASSERT_TRUE(f.journal().replay(seq, [](const EventRecord& e) {
+    EXPECT_EQ(e.type, event_type::kAuditRecorded);
+    return ok_status();
+  }).ok());
+}
+
 void expect_rejected(Fleet& f, const std::string& method, const std::string& path, const Json& body,
                      const Case& c, int status = 400, const char* type = "ValidationException") {
-  const uint64_t before = f.runtime().loop().state().hash();
+  const uint64_t before = f.runtime().loop().state().model_hash();
   const Seq seq_before = f.runtime().loop().state().applied_seq();
   HttpResponse r = f.call(method, path, body.dump());
   ASSERT_EQ(r.status, status) << c.rule << ": " << r.body;
@@ -32,8 +41,10 @@ void expect_rejected(Fleet& f, const std::string& method, const std::string& pat
   const std::string msg = b["message"];
   EXPECT_EQ(msg.rfind(c.field, 0), 0u) << c.rule << ": message should start with " << c.field << ": " << msg;
   EXPECT_NE(msg.find(c.phrase), std::string::npos) << c.rule << ": " << msg;
-  EXPECT_EQ(f.runtime().loop().state().hash(), before) << c.rule << " changed the state";
-  EXPECT_EQ(f.runtime().loop().state().applied_seq(), seq_before) << c.rule;
+  EXPECT_EQ(f.runtime().loop().state().model_hash(), before) << c.rule << " changed the state";
+  // The only thing journaled is the refusal's audit record.
+  EXPECT_EQ(f.runtime().loop().state().applied_seq(), seq_before + 1) << c.rule;
+  expect_only_audit_since(f, seq_before);
 }
 
 TEST(Validation, EveryCreateClusterRuleNamesTheFieldAndChangesNothing) {
@@ -94,7 +105,8 @@ TEST(Validation, EveryCreateClusterRuleNamesTheFieldAndChangesNothing) {
 
 TEST(Validation, MalformedBodiesAreRejectedWithoutChangingState) {
   Fleet f;
-  const uint64_t before = f.runtime().loop().state().hash();
+  const uint64_t before = f.runtime().loop().state().model_hash();
+  const Seq seq = f.runtime().loop().state().applied_seq();
   for (const std::string body : {"{not json", "[1, 2", "", "just: [yaml"}) {
     HttpResponse r = f.call("POST", "/v1/clusters", body);
     EXPECT_EQ(r.status, 400) << body;
@@ -103,7 +115,9 @@ TEST(Validation, MalformedBodiesAreRejectedWithoutChangingState) {
   HttpResponse arr = f.call("POST", "/v1/clusters", "[]");
   EXPECT_EQ(arr.status, 400);
   EXPECT_NE(Json::parse(arr.body)["message"].get<std::string>().find("expected object"), std::string::npos);
-  EXPECT_EQ(f.runtime().loop().state().hash(), before);
+  EXPECT_EQ(f.runtime().loop().state().model_hash(), before);
+  EXPECT_EQ(f.runtime().loop().state().applied_seq(), seq + 5) << "one audit record per refused call";
+  expect_only_audit_since(f, seq);
 }
 
 TEST(Validation, UpdateRulesNameTheFieldAndChangeNothing) {

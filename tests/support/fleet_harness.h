@@ -47,7 +47,7 @@ class Fleet {
     req.method = method;
     req.path = path;
     req.body = body;
-    req.caller = caller;
+    req.headers["x-gpufleet-user"] = caller;
     return runtime_->api().handle(req);
   }
   HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "",

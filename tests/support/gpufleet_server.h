@@ -22,16 +22,31 @@ class GpufleetServer {
                                      data_dir,        "--listen", "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<Process>(args);
-    const std::string line = proc_->wait_for_line("serving on http://");
+    const std::string line = proc_->wait_for_line("serving on http");
     std::smatch m;
-    if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
-      url_ = "http://127.0.0.1:" + m[1].str();
+    if (std::regex_search(line, m, std::regex(R"((https?)://127\.0\.0\.1:(\d+))"))) {
+      url_ = m[1].str() + "://127.0.0.1:" + m[2].str();
+      port_ = std::stoi(m[2].str());
     }
   }
+
+  // The CLI and get() send this bearer token (and trust this CA for https).
+  void set_token(std::string token) { token_ = std::move(token); }
+  void set_ca_cert(std::string path) { ca_cert_ = std::move(path); }
+  int port() const { return port_; }
 
   // Runs `gpufleet --server URL ARGS…` to completion (stdout and stderr together).
   CommandResult cli(std::vector<std::string> args) const {
     std::vector<std::string> full = {GPUFLEET_BINARY, "--server", url_};
+    if (!token_.empty()) full.insert(full.end(), {"--token", token_});
+    if (!ca_cert_.empty()) full.insert(full.end(), {"--ca-cert", ca_cert_});
+    full.insert(full.end(), args.begin(), args.end());
+    return run_command(full);
+  }
+  // The same with another token.
+  CommandResult cli_as(const std::string& token, std::vector<std::string> args) const {
+    std::vector<std::string> full = {GPUFLEET_BINARY, "--server", url_, "--token", token};
+    if (!ca_cert_.empty()) full.insert(full.end(), {"--ca-cert", ca_cert_});
     full.insert(full.end(), args.begin(), args.end());
     return run_command(full);
   }
@@ -39,7 +54,10 @@ class GpufleetServer {
   // GET path → parsed JSON body (null when unreachable or not JSON).
   Json get(const std::string& path) const {
     httplib::Client c(url_);
-    auto r = c.Get(path);
+    if (!ca_cert_.empty()) c.set_ca_cert_path(ca_cert_.c_str());
+    httplib::Headers h;
+    if (!token_.empty()) h.emplace("Authorization", "Bearer " + token_);
+    auto r = c.Get(path, h);
     return r ? Json::parse(r->body, nullptr, false) : Json();
   }
   // Polls a read until `pred` holds; each poll is a blocking HTTP round trip (no sleeping). Tests
@@ -63,6 +81,9 @@ class GpufleetServer {
  private:
   std::unique_ptr<Process> proc_;
   std::string url_;
+  int port_ = 0;
+  std::string token_;
+  std::string ca_cert_;
 };
 
 }  // namespace gf::testing

@@ -1,0 +1,47 @@
+// The audit log: one record per mutating API call, refused ones included (401, 403, 400 …),
+// journaled as `audit.recorded` in the same batch as the call's own events, so it is exactly as
+// durable as the change it describes and replicates with the journal. Bodies are never recorded.
+// See docs/security.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/result.h"
+#include "core/time.h"
+#include "journal/journal.h"
+
+namespace gf {
+
+namespace event_type {
+// {Identity, Roles, Method, Path, Resource, Code, IdempotencyKey, RequestId, Error}
+inline constexpr std::string_view kAuditRecorded = "audit.recorded";
+}  // namespace event_type
+
+struct AuditRecord {
+  Seq seq = 0;
+  Time time{};
+  std::string identity;            // the token's subject, or the X-Gpufleet-User name without auth
+  std::vector<std::string> roles;  // as granted when the call was made
+  std::string method;
+  std::string path;
+  std::string resource;  // e.g. "remediations/rem-0001", "clusters/training"
+  int code = 0;          // the HTTP status answered
+  std::string error;     // the error type ("ValidationException"), "" on success
+  std::string idempotency_key;
+  std::string request_id;
+
+  // The journal payload (seq and time come from the record).
+  Json payload() const;
+  static Result<AuditRecord> from_payload(const Json& payload, Seq seq, Time time);
+  // The API and snapshot shape: the payload plus Seq and Time.
+  Json to_json() const;
+  static Result<AuditRecord> from_json(const Json& j);
+};
+
+// "POST", "/v1/remediations/rem-1/approve" → "remediations/rem-1": the path below /v1 without
+// the verb segment of an action.
+std::string audit_resource(const std::string& path);
+
+}  // namespace gf
