@@ -38,17 +38,24 @@ bool is_mutating(const std::string& method) {
   return method != "GET" && method != "HEAD" && method != "OPTIONS";
 }
 
+// What a refused request sent may be ill-formed UTF-8 or huge: the record keeps a bounded,
+// printable form.
+std::string audit_text(const std::string& s, size_t max_bytes) {
+  if (s.size() <= max_bytes && find_invalid_utf8(s) == std::string_view::npos) return s;
+  return printable(s, max_bytes);
+}
+
 Json audit_payload(const HttpRequest& req, const std::string& idempotency_key) {
   AuditRecord a;
-  a.identity = req.caller;
-  a.roles = req.roles;
-  a.method = req.method;
-  a.path = req.path;
-  a.resource = audit_resource(req.path);
+  a.identity = audit_text(req.caller, 256);
+  for (const std::string& r : req.roles) a.roles.push_back(audit_text(r, 256));
+  a.method = audit_text(req.method, 16);
+  a.path = audit_text(req.path, 1024);
+  a.resource = audit_text(audit_resource(req.path), 1024);
   a.request_id = req.request_id;
   a.idempotency_key = req.header_or("idempotency-key", "");
   if (a.idempotency_key.empty()) a.idempotency_key = idempotency_key;
-  if (a.idempotency_key.size() > 256) a.idempotency_key = a.idempotency_key.substr(0, 256);
+  a.idempotency_key = audit_text(a.idempotency_key, 256);
   return a.payload();
 }
 

@@ -1,5 +1,6 @@
 #include "core/json.h"
 
+#include <yaml.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
@@ -155,12 +156,14 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
       break;
     case Json::value_t::string: {
       const std::string& s = v.get_ref<const std::string&>();
-      // Quote strings a YAML reader would otherwise take for another type, and strings with a
-      // CR, which yaml-cpp writes plain and which would then read back as a line break ("a\r"
-      // became "a", "\r" null).
+      // Quote strings a YAML reader would otherwise take for another type; strings with a CR,
+      // which yaml-cpp writes plain and which would then read back as a line break ("a\r"
+      // became "a", "\r" null); and strings that start like a document marker, which end the
+      // document when written plain at its top ("..." read back as no document at all).
       bool needs_quotes = s.empty() || is_yaml_int(s) || is_yaml_float(s) || s == "true" ||
                           s == "false" || s == "null" || s == "~" || s == "yes" || s == "no" ||
-                          s.find('\r') != std::string::npos;
+                          s.find('\r') != std::string::npos || s.starts_with("---") ||
+                          s.starts_with("...");
       if (needs_quotes) out << YAML::DoubleQuoted;
       out << s;
       break;
@@ -291,7 +294,45 @@ Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
   }
 }
 
+namespace {
+
+// yaml-cpp 0.7 loops for ever, allocating, on some malformed texts (a document that starts with
+// `,` such as ",a"), so every text is first checked by libyaml's parser, which is iterative and
+// well fuzzed: it refuses malformed YAML with a line and column, and nesting deeper than the limit
+// is refused here before yaml-cpp's recursive parser sees it.
+Status check_yaml_syntax(std::string_view text, int max_depth) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return internal_error("YAML parser: out of memory");
+  yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  Status result;
+  int depth = 0;
+  for (bool done = false; !done;) {
+    yaml_event_t event;
+    if (!yaml_parser_parse(&parser, &event)) {
+      result = validation_error("malformed YAML at line " + std::to_string(parser.problem_mark.line + 1) +
+                                ", column " + std::to_string(parser.problem_mark.column + 1) + ": " +
+                                printable(parser.problem ? parser.problem : "syntax error", 200));
+      break;
+    }
+    if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT) {
+      if (++depth > max_depth) {
+        result = validation_error("malformed YAML at line " + std::to_string(event.start_mark.line + 1) +
+                                  ": nesting is deeper than the limit of " + std::to_string(max_depth) + " levels");
+      }
+    } else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT) {
+      --depth;
+    }
+    done = event.type == YAML_STREAM_END_EVENT || !result.ok();
+    yaml_event_delete(&event);
+  }
+  yaml_parser_delete(&parser);
+  return result;
+}
+
+}  // namespace
+
 Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const ParseLimits& limits) {
+  GF_RETURN_IF_ERROR(check_yaml_syntax(text, limits.max_depth));
   try {
     std::vector<Json> docs;
     YamlConverter converter(limits);

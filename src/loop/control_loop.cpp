@@ -123,9 +123,21 @@ size_t ControlLoop::drain() {
 bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
                         std::vector<NewEvent>& batch) {
   if (!key.empty() && state_.find_key(key)) return false;
-  NewEvent ne{event.type, safe_dump(event.payload), key, now};
+  NewEvent ne{event.type, {}, key, now};
   EventRecord rec{state_.applied_seq() + 1, ne.type, {}, ne.idempotency_key, ne.time};
-  Status st = state_.apply(rec, event.payload);
+  // Memory must hold exactly what replay will rebuild: a payload with ill-formed UTF-8 (a bug
+  // upstream; API input is checked) is journaled with U+FFFD and applied as journaled.
+  Json cleaned;
+  const Json* applied = &event.payload;
+  try {
+    ne.payload = event.payload.dump();
+  } catch (const Json::type_error&) {
+    spdlog::error("control loop: {} event with ill-formed UTF-8; journaled with U+FFFD", event.type);
+    ne.payload = safe_dump(event.payload);
+    cleaned = Json::parse(ne.payload);
+    applied = &cleaned;
+  }
+  Status st = state_.apply(rec, *applied);
   if (!st.ok()) {
     // An event we decided ourselves does not apply: a bug. Crash loudly rather than diverge.
     spdlog::critical("control loop: {}", st.to_string());
@@ -346,7 +358,7 @@ void ControlLoop::maybe_snapshot(bool force) {
                  seq - last_snapshot_seq_ < options_.snapshot_every_events)) {
     return;
   }
-  Status st = journal_.save_snapshot(Snapshot{seq, state_.to_json().dump()});
+  Status st = journal_.save_snapshot(Snapshot{seq, safe_dump(state_.to_json())});
   if (!st.ok()) {
     // Not fatal: the journal still holds everything; recovery replays more.
     spdlog::error("snapshot at seq {} failed: {}", seq, st.to_string());

@@ -315,7 +315,7 @@ Result<FleetState> FleetState::from_json(const Json& j) {
 }
 
 uint64_t FleetState::hash() const {
-  const std::string text = to_json().dump();
+  const std::string text = safe_dump(to_json());
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : text) {
     h ^= c;
@@ -327,7 +327,7 @@ uint64_t FleetState::hash() const {
 uint64_t FleetState::model_hash() const {
   Json j = to_json();
   for (const char* key : {"applied_seq", "applied_time_us", "idempotency_keys", "audit"}) j.erase(key);
-  const std::string text = j.dump();
+  const std::string text = safe_dump(j);
   uint64_t h = 14695981039346656037ULL;  // FNV-1a 64 offset basis
   for (unsigned char c : text) {
     h ^= c;

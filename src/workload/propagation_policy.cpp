@@ -12,6 +12,10 @@
 namespace gf::workload {
 namespace {
 
+// Failover adds these to the time a job stopped running (+ tolerationSeconds, + the grace
+// period) in int64 microseconds; a century keeps every sum representable.
+constexpr int64_t kMaxSeconds = 3'153'600'000;
+
 constexpr std::array<std::pair<PurgeMode, std::string_view>, 4> kPurgeModes{{
     {PurgeMode::kImmediately, "Immediately"},
     {PurgeMode::kDirectly, "Directly"},
@@ -146,8 +150,11 @@ Status read_failover(ObjectReader& spec, PropagationPolicy& p) {
     if (const Json* dc = a.optional_object("decisionConditions")) {
       ObjectReader d(*dc, a.field_path("decisionConditions"));
       p.toleration_seconds = d.optional_int("tolerationSeconds");
-      if (d.ok() && p.toleration_seconds && *p.toleration_seconds < 0) {
-        d.fail("tolerationSeconds", "must be >= 0, got " + std::to_string(*p.toleration_seconds));
+      if (d.ok() && p.toleration_seconds &&
+          (*p.toleration_seconds < 0 || *p.toleration_seconds > kMaxSeconds)) {
+        d.fail("tolerationSeconds", "must be between 0 and " + std::to_string(kMaxSeconds) +
+                                        " (100 years), got " +
+                                        std::to_string(*p.toleration_seconds));
       }
       if (!d.ok()) return d.status();
       note_unknown(d, p.warnings);
@@ -162,8 +169,9 @@ Status read_failover(ObjectReader& spec, PropagationPolicy& p) {
       }
     }
     if (auto grace = a.optional_int("gracePeriodSeconds")) {
-      if (*grace <= 0) {
-        a.fail("gracePeriodSeconds", "must be > 0, got " + std::to_string(*grace));
+      if (*grace <= 0 || *grace > kMaxSeconds) {
+        a.fail("gracePeriodSeconds", "must be > 0 and at most " + std::to_string(kMaxSeconds) +
+                                         " (100 years), got " + std::to_string(*grace));
       }
       p.grace_period_seconds = *grace;
     }

@@ -16,6 +16,12 @@
 namespace gf::workload {
 namespace {
 
+// The workload controller adds these to the job's times (start + activeDeadlineSeconds, stop +
+// ttlSecondsAfterFinished, start + the duration annotation) in int64 microseconds; a century
+// keeps every sum representable and is beyond any real deadline.
+constexpr int64_t kMaxSeconds = 3'153'600'000;
+constexpr Duration kMaxDuration = std::chrono::seconds(kMaxSeconds);
+
 constexpr std::string_view kMaster = "Master";
 constexpr std::string_view kWorker = "Worker";
 constexpr std::string_view kReplicaSpecs = "spec.pytorchReplicaSpecs";
@@ -90,6 +96,10 @@ Status read_metadata(ObjectReader& top, PyTorchJob& job) {
       it != job.annotations.end()) {
     Result<Duration> d = parse_duration(it->second);
     if (!d.ok()) return d.status().with_prefix(path_join("metadata.annotations", it->first));
+    if (*d > kMaxDuration) {
+      return validation_error(path_join("metadata.annotations", it->first) +
+                              ": must be at most 36500d (100 years), got " + it->second);
+    }
     job.duration = *d;
   }
   return ok_status();
@@ -239,12 +249,14 @@ Status read_run_policy(ObjectReader& spec, PyTorchJob& job) {
                                  std::to_string(*f.backoff));
     }
     f.deadline = r.optional_int("activeDeadlineSeconds");
-    if (r.ok() && f.deadline && *f.deadline <= 0) {
-      r.fail("activeDeadlineSeconds", "must be > 0, got " + std::to_string(*f.deadline));
+    if (r.ok() && f.deadline && (*f.deadline <= 0 || *f.deadline > kMaxSeconds)) {
+      r.fail("activeDeadlineSeconds", "must be > 0 and at most " + std::to_string(kMaxSeconds) +
+                                          " (100 years), got " + std::to_string(*f.deadline));
     }
     f.ttl = r.optional_int("ttlSecondsAfterFinished");
-    if (r.ok() && f.ttl && *f.ttl < 0) {
-      r.fail("ttlSecondsAfterFinished", "must be >= 0, got " + std::to_string(*f.ttl));
+    if (r.ok() && f.ttl && (*f.ttl < 0 || *f.ttl > kMaxSeconds)) {
+      r.fail("ttlSecondsAfterFinished", "must be between 0 and " + std::to_string(kMaxSeconds) +
+                                            " (100 years), got " + std::to_string(*f.ttl));
     }
     f.clean = r.optional_string("cleanPodPolicy");
     if (r.ok() && f.clean && *f.clean != "None" && *f.clean != "Running" && *f.clean != "All") {

@@ -155,15 +155,17 @@ void check_response(const HttpRequest& req, const HttpResponse& r) {
 }
 
 // The scratch directory of this process; each input's journal is created in it and removed.
+// The path lives on the heap, never freed: the exit handler that removes the directory runs
+// after static destructors would already have destroyed a static string.
 const std::string& scratch_dir() {
-  static const std::string dir = [] {
+  static const std::string* dir = [] {
     std::string tmpl =
         (std::filesystem::temp_directory_path() / "gpufleet-api-fuzz-XXXXXX").string();
     FUZZ_CHECK(::mkdtemp(tmpl.data()) != nullptr, tmpl);
     std::atexit([] { std::filesystem::remove_all(scratch_dir()); });
-    return tmpl;
+    return new std::string(std::move(tmpl));
   }();
-  return dir;
+  return *dir;
 }
 
 void remove_journal(const std::string& path) {

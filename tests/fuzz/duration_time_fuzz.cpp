@@ -34,7 +34,8 @@ void check_duration(std::string_view text) {
   const Result<Duration> again = parse_duration(formatted);
   FUZZ_CHECK(again.ok() && *again == *d,
              std::string(text) + " -> " + std::to_string(d->count()) + "us -> \"" + formatted +
-                 "\" -> " + (again.ok() ? std::to_string(again->count()) : again.status().to_string()));
+                 "\" -> " +
+                 (again.ok() ? std::to_string(again->count()) : again.status().to_string()));
   FUZZ_CHECK(format_duration(*again) == formatted, formatted);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/json.h"
 #include "core/result.h"
@@ -32,8 +33,8 @@ inline std::string_view as_text(const uint8_t* data, size_t size) {
 }
 
 // FUZZ_CHECK(cond, detail): `detail` (a std::string expression) is only built on failure.
-#define FUZZ_CHECK(cond, detail)                                   \
-  do {                                                             \
+#define FUZZ_CHECK(cond, detail)                                        \
+  do {                                                                  \
     if (!(cond)) ::gf::fuzz::fail(__FILE__, __LINE__, #cond, (detail)); \
   } while (0)
 

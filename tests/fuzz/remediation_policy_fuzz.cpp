@@ -6,8 +6,9 @@
 //  - Policy::from_json never throws, and a refusal says why;
 //  - an accepted policy's wire form (to_json, what GET answers) is accepted again and is a fixed
 //    point: reading it back and writing it again gives the same document;
-//  - its windows and limits are usable: no negative duration, MaxConcurrent at least 1 for any
-//    cluster size, escalation and migration-evidence checks answer for an attempt at any age;
+//  - its windows and limits are usable: no negative duration, each can be added to a time a
+//    century from now, MaxConcurrent is at least 1 for any cluster size, escalation and
+//    migration-evidence checks answer for an attempt of any age;
 //  - every rule is reachable: a fault equal to the rule's own pattern matches that rule or a
 //    more specific one.
 #include <cstdint>
@@ -34,9 +35,15 @@ void check_policy(const Policy& p) {
     FUZZ_CHECK(p.max_concurrent(nodes) >= 1, std::to_string(nodes));
   }
 
-  // The windows are compared with the age of past events; an attempt from the simulation's
-  // start, seen years later, must be judged without overflow.
-  const Time now = kSimEpoch + days(3650);
+  // The windows are compared with the age of past events and added to times (completion +
+  // Cooldown, now + MaxWait): an attempt from the simulation's start, seen a century later,
+  // must be judged without overflow (UBSan reports one).
+  const Time now = kSimEpoch + days(36500);
+  for (Duration d : {p.cooldown, p.breaker_window, p.escalation_window,
+                     p.migration_evidence_window, p.max_wait.value_or(Duration::zero())}) {
+    FUZZ_CHECK(now + d > now || d == Duration::zero(), format_duration(d));
+  }
+  for (const auto& [detector, d] : p.persistence) FUZZ_CHECK(now + d >= now, detector);
   const std::vector<Attempt> history = {{Action::kReboot, "xid:79", kSimEpoch, true},
                                         {Action::kReboot, "xid:79", now, true}};
   const Effective e = escalate(Action::kReboot, "xid:79", history, now, p.escalation_window);

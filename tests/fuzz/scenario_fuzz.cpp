@@ -10,7 +10,8 @@
 //  - a call step has a known method, a path starting with '/', and a label that starts with
 //    both; an apply step carries one manifest object or a list of them (a $file of several
 //    documents), every other step an object;
-//  - last_scheduled() is at or after every step and capacity change;
+//  - last_scheduled() is at or after every step and capacity change, and step times and cloud
+//    latencies can be added to the simulated clock without overflow;
 //  - the config keeps retryBase <= retryMax and its durations positive, and applies cleanly to
 //    the provisioner's and scheduler's options.
 #include <unistd.h>
@@ -29,9 +30,11 @@
 namespace gf {
 namespace {
 
-// The $file targets, written once per process into a fresh directory under $TMPDIR.
+// The $file targets, written once per process into a fresh directory under $TMPDIR. The path
+// lives on the heap, never freed: the exit handler that removes the directory runs after
+// static destructors would already have destroyed a static string.
 const std::string& base_dir() {
-  static const std::string dir = [] {
+  static const std::string* dir = [] {
     std::string tmpl =
         (std::filesystem::temp_directory_path() / "gpufleet-scenario-fuzz-XXXXXX").string();
     FUZZ_CHECK(::mkdtemp(tmpl.data()) != nullptr, tmpl);
@@ -40,9 +43,9 @@ const std::string& base_dir() {
         << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: a}\n"
            "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: b}\n";
     std::atexit([] { std::filesystem::remove_all(base_dir()); });
-    return tmpl;
+    return new std::string(std::move(tmpl));
   }();
-  return dir;
+  return *dir;
 }
 
 void check_scenario(const Scenario& s) {
@@ -59,6 +62,8 @@ void check_scenario(const Scenario& s) {
                  std::to_string(prev.index) + " before " + std::to_string(step.index));
     }
     FUZZ_CHECK(s.last_scheduled() >= step.at, std::to_string(step.index));
+    // The runner schedules each step at epoch + at (UBSan reports an overflow).
+    FUZZ_CHECK(s.cloud.epoch + step.at >= s.cloud.epoch, format_duration(step.at));
     FUZZ_CHECK(!step.as.empty(), std::to_string(step.index));
     if (step.kind == StepKind::kCall) {
       FUZZ_CHECK(kMethods.contains(step.method), step.method);
@@ -76,6 +81,15 @@ void check_scenario(const Scenario& s) {
   }
   for (const auto& change : s.cloud.changes) {
     FUZZ_CHECK(s.last_scheduled() >= change.at, format_duration(change.at));
+  }
+
+  // Cloud latencies are added to the clock of a run that may last as long as its last step.
+  const Time late = s.cloud.epoch + s.last_scheduled();
+  for (Duration d : {s.cloud.launch_latency, s.cloud.lifecycle_duration, s.cloud.failure_latency,
+                     s.cloud.terminate_latency, s.cloud.reboot_duration,
+                     s.cloud.reprovision_duration, s.cloud.migrate_duration,
+                     s.cloud.delete_duration, s.cloud.burn_in_duration}) {
+    FUZZ_CHECK(d >= Duration::zero() && late + d >= late, format_duration(d));
   }
 
   const ScenarioConfig& c = s.config;

@@ -35,7 +35,8 @@ void check_detections(const Json& signal, const std::vector<Detection>& found) {
                describe(d));
     // The fault code's family is the detector's, except the Xid detector's two families.
     const std::string family = d.fault.substr(0, d.fault.find(':'));
-    FUZZ_CHECK(family == d.detector || (d.detector == "xid" && (family == "xid" || family == "sxid")) ||
+    FUZZ_CHECK(family == d.detector ||
+                   (d.detector == "xid" && (family == "xid" || family == "sxid")) ||
                    (d.detector.starts_with("dcgm-") && family == "dcgm") ||
                    (d.detector == "slurm-node-state" && family == "slurm"),
                describe(d));

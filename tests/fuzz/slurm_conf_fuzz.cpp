@@ -99,7 +99,8 @@ Parts split_blocks(std::string_view text) {
     rest.remove_prefix(line.size());
     if (!inside && (is_marker(line, kSlurmNodesBegin) || is_marker(line, kSlurmPartitionsBegin))) {
       inside = true;
-    } else if (inside && (is_marker(line, kSlurmNodesEnd) || is_marker(line, kSlurmPartitionsEnd))) {
+    } else if (inside &&
+               (is_marker(line, kSlurmNodesEnd) || is_marker(line, kSlurmPartitionsEnd))) {
       inside = false;
     } else if (inside) {
       parts.managed.emplace_back(line);

@@ -9,6 +9,8 @@
 //    with quantities the quantity parser reads back;
 //  - the stored document (`doc`, what the state journals and re-parses on replay and for
 //    views) is accepted again and gives the same job;
+//  - deadlines, TTLs, the duration annotation and failover windows can be added to a time a
+//    century from now without overflow;
 //  - a PropagationPolicy selects each object its own selectors describe (in its namespace),
 //    match_policy picks it, and its stored document parses back to the same policy.
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "core/quantity.h"
+#include "core/time.h"
 #include "fuzz_support.h"
 #include "workload/propagation_policy.h"
 #include "workload/pytorchjob.h"
@@ -59,6 +62,14 @@ void check_job(const PyTorchJob& job) {
     }
   }
 
+  // The workload controller adds these to the job's times (start + activeDeadlineSeconds, stop +
+  // ttlSecondsAfterFinished, start + duration): for a job started a century from now the sums
+  // must stay representable (UBSan reports an overflow).
+  const Time started = kSimEpoch + days(36500);
+  if (job.active_deadline_seconds) (void)(started + seconds(*job.active_deadline_seconds));
+  if (job.ttl_seconds_after_finished) (void)(started + seconds(*job.ttl_seconds_after_finished));
+  if (job.duration) (void)(started + *job.duration);
+
   const Result<PyTorchJob> again = parse_pytorchjob(job.doc);
   FUZZ_CHECK(again.ok(), "stored document refused: " + again.status().to_string());
   FUZZ_CHECK(again->name == job.name && again->ns == job.ns && again->labels == job.labels &&
@@ -73,6 +84,10 @@ void check_policy(const PropagationPolicy& p) {
   FUZZ_CHECK(!p.name.empty() && !p.ns.empty(), p.name + "/" + p.ns);
   FUZZ_CHECK(p.grace_period_seconds >= 0, std::to_string(p.grace_period_seconds));
   FUZZ_CHECK(!p.toleration_seconds || *p.toleration_seconds >= 0, p.name);
+  // Failover adds these to the time a job stopped running; see check_job.
+  const Time stopped = kSimEpoch + days(36500);
+  if (p.toleration_seconds) (void)(stopped + seconds(*p.toleration_seconds));
+  (void)(stopped + seconds(p.grace_period_seconds));
   const std::vector<const PropagationPolicy*> candidates = {&p};
   for (const ResourceSelector& s : p.selectors) {
     if (!s.ns.empty() && s.ns != p.ns) continue;  // selects nothing outside the policy's namespace

@@ -51,6 +51,15 @@ TEST(ToYaml, StringsWithACarriageReturnReadBackUnchanged) {
   }
 }
 
+// json_yaml: a string "..." or "---" written plain as a whole document is a document marker, so
+// to_yaml("...") read back as no document at all.
+TEST(ToYaml, StringsThatLookLikeDocumentMarkersReadBackUnchanged) {
+  for (const Json& value : {Json("..."), Json("---"), Json("--- x"), Json("...y"),
+                            Json::array({"...", "---"}), Json{{"k", "..."}}}) {
+    EXPECT_EQ(yaml_round_trip(value), value) << to_yaml(value);
+  }
+}
+
 // json_yaml: a YAML reader refuses an implicit key longer than 1024 characters, and escaping can
 // make a key several times longer than its bytes (300 bytes of U+0001 are 1200 characters as
 // \x01 escapes): to_yaml wrote YAML that parse_yaml refused.

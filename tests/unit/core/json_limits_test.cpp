@@ -118,3 +118,20 @@ TEST(JsonLimits, SafeDumpReplacesIllFormedUtf8InsteadOfThrowing) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+// yaml-cpp 0.7 loops for ever (allocating) on a document that starts with `,`: a 2-byte body
+// stalled a handler thread and grew without bound. libyaml checks the syntax first.
+TEST(JsonLimits, MalformedYamlThatHangsYamlCppIsRefusedAtOnce) {
+  for (const char* text : {",a", ",ef[\x07", ",[", "x: 1\n---\n,a\n"}) {
+    auto r = parse_yaml_documents(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().code(), ErrorCode::kValidation);
+    EXPECT_NE(r.status().message().find("malformed YAML at line"), std::string::npos) << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace gf

@@ -137,11 +137,11 @@ TEST(PropagationPolicy, FailoverModesAndGracePeriod) {
 
   EXPECT_EQ(error_of(parse(policy_yaml(
                 "p", "", "  failover:\n    application:\n      gracePeriodSeconds: 0\n"))),
-            "spec.failover.application.gracePeriodSeconds: must be > 0, got 0");
+            "spec.failover.application.gracePeriodSeconds: must be > 0 and at most 3153600000 (100 years), got 0");
   EXPECT_EQ(error_of(parse(policy_yaml("p", "",
                                        "  failover:\n    application:\n      decisionConditions:\n"
                                        "        tolerationSeconds: -5\n"))),
-            "spec.failover.application.decisionConditions.tolerationSeconds: must be >= 0, got -5");
+            "spec.failover.application.decisionConditions.tolerationSeconds: must be between 0 and 3153600000 (100 years), got -5");
 }
 
 TEST(PropagationPolicy, SchedulingTypesValidated) {

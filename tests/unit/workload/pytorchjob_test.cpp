@@ -301,9 +301,9 @@ TEST(PyTorchJob, RunPolicyAndLegacyFields) {
   EXPECT_TRUE(job->warnings.empty()) << job->warnings.front();
 
   EXPECT_EQ(error_of(parse(job_yaml(kCpu1, "", "  runPolicy:\n    activeDeadlineSeconds: 0\n"))),
-            "spec.runPolicy.activeDeadlineSeconds: must be > 0, got 0");
+            "spec.runPolicy.activeDeadlineSeconds: must be > 0 and at most 3153600000 (100 years), got 0");
   EXPECT_EQ(error_of(parse(job_yaml(kCpu1, "", "  ttlSecondsAfterFinished: -1\n"))),
-            "spec.ttlSecondsAfterFinished: must be >= 0, got -1");
+            "spec.ttlSecondsAfterFinished: must be between 0 and 3153600000 (100 years), got -1");
   EXPECT_NE(error_of(parse(job_yaml(kCpu1, "", "  runPolicy:\n    backoffLimit: -1\n")))
                 .find("spec.runPolicy.backoffLimit: must be between 0"),
             std::string::npos);
