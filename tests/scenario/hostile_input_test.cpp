@@ -279,5 +279,23 @@ TEST_F(HostileInput, EveryMutatingCallIsAuditedRefusedOnesIncludedWithoutBodies)
   EXPECT_EQ(Json::parse(filtered.body)["AuditRecords"].size(), 1u) << filtered.body;
 }
 
+// Found by the api_requests fuzz target: a refused path with ill-formed UTF-8 went into the
+// audit record raw, and the next snapshot (or state hash) threw while serializing it.
+TEST_F(HostileInput, RefusedPathWithIllFormedUtf8IsAuditedPrintablyAndSnapshotsStillWork) {
+  HttpResponse r = f.call("DELETE", std::string("/v1/clust\x82" "ers/none"));
+  EXPECT_EQ(r.status, 400);
+  const auto& audit = f.runtime().loop().state().view().audit;
+  ASSERT_GT(audit.size(), 0u);
+  const AuditRecord& last = audit.at(audit.size() - 1);
+  EXPECT_EQ(find_invalid_utf8(last.path), std::string_view::npos) << last.path;
+  EXPECT_EQ(last.code, 400);
+  EXPECT_NO_THROW((void)f.runtime().loop().state().hash());
+  auto snapshot = FleetState::from_json(f.runtime().loop().state().to_json());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().to_string();
+  const uint64_t before = f.runtime().loop().state().hash();
+  f.restart();
+  EXPECT_EQ(f.runtime().loop().state().hash(), before) << "replay rebuilds what memory held";
+}
+
 }  // namespace
 }  // namespace gf
