@@ -132,6 +132,26 @@ class YamlConverter {
   Status error_;
 };
 
+// DEL and the C1 controls (U+0080-U+009F) are not printable YAML, and yaml-cpp writes them raw
+// (DEL even inside double quotes), so a reader refuses the text or, for NEL, breaks the line.
+bool has_unprintable(const std::string& s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0x7F) return true;
+    if (c == 0xC2 && i + 1 < s.size()) {
+      const unsigned char next = static_cast<unsigned char>(s[i + 1]);
+      if (next >= 0x80 && next <= 0x9F) return true;
+    }
+  }
+  return false;
+}
+
+// Double quotes with every non-ASCII character escaped (\x7f, \x85, \u00e9) for a scalar that
+// holds unprintable characters; the setting applies to the next scalar only.
+void escape_if_unprintable(YAML::Emitter& out, const std::string& s) {
+  if (has_unprintable(s)) out << YAML::EscapeNonAscii << YAML::DoubleQuoted;
+}
+
 void json_to_yaml(YAML::Emitter& out, const Json& v) {
   switch (v.type()) {
     case Json::value_t::object:
@@ -144,6 +164,7 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
         if (key.size() > 128) out << YAML::LongKey;
         out << YAML::Key;
         if (key.find('\r') != std::string::npos) out << YAML::DoubleQuoted;
+        escape_if_unprintable(out, key);
         out << key << YAML::Value;
         json_to_yaml(out, it.value());
       }
@@ -165,6 +186,7 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
                           s.find('\r') != std::string::npos || s.starts_with("---") ||
                           s.starts_with("...");
       if (needs_quotes) out << YAML::DoubleQuoted;
+      escape_if_unprintable(out, s);
       out << s;
       break;
     }

@@ -60,6 +60,21 @@ TEST(ToYaml, StringsThatLookLikeDocumentMarkersReadBackUnchanged) {
   }
 }
 
+// json_yaml: yaml-cpp writes DEL (even inside double quotes) and the C1 controls raw, which are
+// not printable YAML: the reader refused {"serviceJobType": "SAGEMAKER\x7fTRAINING"} as written by
+// to_yaml ("control characters are not allowed"). They are written escaped.
+TEST(ToYaml, DelAndC1ControlCharactersAreEscaped) {
+  for (const Json& value : {Json{{"k", "SAGEMAKER\x7fTRAINING"}}, Json("\x7f"),
+                            Json{{"k", "a\xc2\x85" "b"}}, Json{{"\x7f", 1}},
+                            Json{{"k", "\xc3\xa9\x7f"}, {"plain", "\xc3\xa9t\xc3\xa9"}}}) {
+    const std::string yaml = to_yaml(value);
+    EXPECT_EQ(yaml.find('\x7f'), std::string::npos) << yaml;
+    EXPECT_EQ(yaml_round_trip(value), value) << yaml;
+  }
+  // Only such scalars are escaped: other non-ASCII text stays readable.
+  EXPECT_NE(to_yaml(Json{{"k", "\xc3\xa9t\xc3\xa9"}}).find("\xc3\xa9t\xc3\xa9"), std::string::npos);
+}
+
 // json_yaml: a YAML reader refuses an implicit key longer than 1024 characters, and escaping can
 // make a key several times longer than its bytes (300 bytes of U+0001 are 1200 characters as
 // \x01 escapes): to_yaml wrote YAML that parse_yaml refused.
