@@ -1,13 +1,17 @@
 #include "core/json.h"
 
 #include <yaml.h>
-#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
+#include <sstream>
 #include <limits>
 #include <regex>
 
@@ -24,9 +28,8 @@ bool is_yaml_float(const std::string& s) {
   return std::regex_match(s, re);
 }
 
-Json scalar_to_json(const YAML::Node& node) {
-  const std::string& s = node.Scalar();
-  if (node.Tag() == "!") return s;  // quoted: always a string
+Json scalar_to_json(const std::string& tag, const std::string& s) {
+  if (tag == "!") return s;  // quoted: always a string
   if (s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty()) return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
@@ -47,90 +50,126 @@ Json scalar_to_json(const YAML::Node& node) {
   return s;
 }
 
-// Converts with a budget: aliases share one node in yaml-cpp's tree, so the tree stays small while
-// its expansion can be exponential; counting what we build bounds the expansion itself.
-class YamlConverter {
+// Builds JSON straight from yaml-cpp's parser events, one document at a time, under a budget.
+// Aliases are expanded here (each copy charged in full), so a "billion laughs" stops at the limit
+// instead of after it was built; nesting is bounded by the limit, not by the stack.
+class JsonBuilder : public YAML::EventHandler {
  public:
-  explicit YamlConverter(const ParseLimits& limits) : limits_(limits) {}
+  explicit JsonBuilder(const ParseLimits& limits) : limits_(limits) {}
 
-  Result<Json> convert(const YAML::Node& node) {
-    Json out = walk(node, 1);
-    if (!error_.ok()) return error_;
-    return out;
+  // Thrown from an event to stop the parser; parse_yaml_documents answers it.
+  struct Refused {
+    Status status;
+  };
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start = mark;
+    root = Json();
+    stack_.clear();
   }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { add(mark, nullptr, nullptr, anchor, 1); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) refuse(mark, "an alias names no anchor");
+    charge(mark, it->second.nodes, it->second.bytes);
+    add(mark, it->second.value, nullptr, YAML::NullAnchor, 0, it->second.nodes, it->second.bytes);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    charge(mark, 1, value.size());
+    add(mark, scalar_to_json(tag, value), &value, anchor, 0, 1, value.size());
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(mark, Json::array(), anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(mark, Json::object(), anchor);
+  }
+  void OnMapEnd() override { close(); }
+
+  YAML::Mark start;  // where the current document started
+  Json root;
 
  private:
-  bool charge(const YAML::Node& node, int depth, size_t bytes) {
-    if (!error_.ok()) return false;
-    if (depth > limits_.max_depth) {
-      error_ = validation_error(where(node) + "nesting is deeper than the limit of " +
-                                std::to_string(limits_.max_depth) + " levels");
-      return false;
-    }
-    if (++nodes_ > limits_.max_nodes) {
-      error_ = validation_error(where(node) + "the document expands to more than " +
-                                std::to_string(limits_.max_nodes) +
-                                " values (YAML aliases that repeat a large node?)");
-      return false;
-    }
-    scalar_bytes_ += bytes;
-    if (scalar_bytes_ > limits_.max_scalar_bytes) {
-      error_ = validation_error(where(node) + "the document expands to more than " +
-                                std::to_string(limits_.max_scalar_bytes >> 20) +
-                                " MiB of text (YAML aliases that repeat a large node?)");
-      return false;
-    }
-    return true;
-  }
+  struct Frame {
+    Json value;
+    YAML::anchor_t anchor;
+    std::optional<std::string> key;  // a mapping's key waiting for its value
+    size_t nodes = 1;
+    size_t bytes = 0;
+  };
+  struct Anchored {
+    Json value;
+    size_t nodes;
+    size_t bytes;
+  };
 
-  static std::string where(const YAML::Node& node) {
-    const YAML::Mark m = node.Mark();
-    if (m.is_null()) return "";
-    return "at line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1) + ": ";
+  [[noreturn]] static void refuse(const YAML::Mark& mark, const std::string& why) {
+    throw Refused{validation_error("malformed YAML at line " + std::to_string(mark.line + 1) + ", column " +
+                                   std::to_string(mark.column + 1) + ": " + why)};
   }
-
-  Json walk(const YAML::Node& node, int depth) {
-    switch (node.Type()) {
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        if (!charge(node, depth, 0)) return nullptr;
-        return nullptr;
-      case YAML::NodeType::Scalar:
-        if (!charge(node, depth, node.Scalar().size())) return nullptr;
-        return scalar_to_json(node);
-      case YAML::NodeType::Sequence: {
-        if (!charge(node, depth, 0)) return nullptr;
-        Json arr = Json::array();
-        for (const auto& item : node) {
-          arr.push_back(walk(item, depth + 1));
-          if (!error_.ok()) return nullptr;
-        }
-        return arr;
-      }
-      case YAML::NodeType::Map: {
-        if (!charge(node, depth, 0)) return nullptr;
-        Json obj = Json::object();
-        for (const auto& kv : node) {
-          if (!kv.first.IsScalar()) {
-            error_ = validation_error(where(kv.first) + "a mapping key must be a plain value");
-            return nullptr;
-          }
-          if (!charge(kv.first, depth + 1, kv.first.Scalar().size())) return nullptr;
-          Json value = walk(kv.second, depth + 1);
-          if (!error_.ok()) return nullptr;
-          obj[kv.first.Scalar()] = std::move(value);
-        }
-        return obj;
-      }
+  void charge(const YAML::Mark& mark, size_t nodes, size_t bytes) {
+    nodes_ += nodes;
+    bytes_ += bytes;
+    if (nodes_ > limits_.max_nodes) {
+      refuse(mark, "the document expands to more than " + std::to_string(limits_.max_nodes) +
+                       " values (YAML aliases that repeat a large node?)");
     }
-    return nullptr;
+    if (bytes_ > limits_.max_scalar_bytes) {
+      refuse(mark, "the document expands to more than " + std::to_string(limits_.max_scalar_bytes >> 20) +
+                       " MiB of text (YAML aliases that repeat a large node?)");
+    }
+  }
+  void open(const YAML::Mark& mark, Json value, YAML::anchor_t anchor) {
+    if (static_cast<int>(stack_.size()) >= limits_.max_depth) {
+      refuse(mark, "nesting is deeper than the limit of " + std::to_string(limits_.max_depth) + " levels");
+    }
+    charge(mark, 1, 0);
+    if (!stack_.empty() && stack_.back().value.is_object() && !stack_.back().key) {
+      refuse(mark, "a mapping key must be a plain value");
+    }
+    stack_.push_back(Frame{std::move(value), anchor, std::nullopt});
+  }
+  void close() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    add(YAML::Mark(), std::move(f.value), nullptr, f.anchor, 0, f.nodes, f.bytes);
+  }
+  // Places a finished value: the document's root, an item, a key (`text`: the scalar as written)
+  // or a key's value. `charged`: values already counted (a null is counted here).
+  void add(const YAML::Mark& mark, Json value, const std::string* text, YAML::anchor_t anchor, size_t charged,
+           size_t nodes = 1, size_t bytes = 0) {
+    if (charged) charge(mark, charged, 0);
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, nodes, bytes};
+    if (stack_.empty()) {
+      root = std::move(value);
+      return;
+    }
+    Frame& top = stack_.back();
+    top.nodes += nodes;
+    top.bytes += bytes;
+    if (top.value.is_array()) {
+      top.value.push_back(std::move(value));
+    } else if (!top.key) {
+      if (!text) refuse(mark, "a mapping key must be a plain value");
+      top.key = *text;
+    } else {
+      top.value[*top.key] = std::move(value);
+      top.key.reset();
+    }
   }
 
   const ParseLimits& limits_;
   size_t nodes_ = 0;
-  size_t scalar_bytes_ = 0;
-  Status error_;
+  size_t bytes_ = 0;
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, Anchored> anchors_;
 };
+
 
 // DEL and the C1 controls (U+0080-U+009F) are not printable YAML, and yaml-cpp writes them raw
 // (DEL even inside double quotes), so a reader refuses the text or, for NEL, breaks the line.
@@ -357,17 +396,24 @@ Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const Pars
   GF_RETURN_IF_ERROR(check_yaml_syntax(text, limits.max_depth));
   try {
     std::vector<Json> docs;
-    YamlConverter converter(limits);
-    for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
-      if (node.IsNull()) continue;
-      GF_ASSIGN_OR_RETURN(Json doc, converter.convert(node));
-      docs.push_back(std::move(doc));
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    JsonBuilder builder(limits);
+    std::optional<YAML::Mark> previous;
+    while (parser.HandleNextDocument(builder)) {
+      // yaml-cpp 0.7 can report the same document again and again without reading on (inputs
+      // such as "! a\n,n"): a document that starts where the last one did ends the text.
+      if (previous && previous->pos == builder.start.pos) {
+        return validation_error("malformed YAML at line " + std::to_string(builder.start.line + 1) + ", column " +
+                                std::to_string(builder.start.column + 1) + ": the parser cannot read past this point");
+      }
+      previous = builder.start;
+      if (builder.root.is_null()) continue;
+      docs.push_back(std::move(builder.root));
     }
     return docs;
-  } catch (const YAML::DeepRecursion& e) {
-    return validation_error("malformed YAML at line " + std::to_string(e.mark.line + 1) +
-                            ": nesting is deeper than the limit of " +
-                            std::to_string(limits.max_depth) + " levels");
+  } catch (const JsonBuilder::Refused& r) {
+    return r.status;
   } catch (const YAML::Exception& e) {
     return validation_error("malformed YAML at line " + std::to_string(e.mark.line + 1) +
                             ", column " + std::to_string(e.mark.column + 1) + ": " +

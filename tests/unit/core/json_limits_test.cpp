@@ -135,3 +135,28 @@ TEST(JsonLimits, MalformedYamlThatHangsYamlCppIsRefusedAtOnce) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+// yaml-cpp 0.7 reports the same document for ever on these (libyaml accepts their syntax): the
+// builder stops at the first document that starts where the previous one did.
+TEST(JsonLimits, YamlThatKeepsYamlCppReportingTheSameDocumentIsRefused) {
+  for (const std::string& text : {std::string("! a\n,n"), std::string("!84tZZ\rZZaxW\n? ")}) {
+    auto r = parse_yaml_documents(text);
+    ASSERT_FALSE(r.ok()) << printable(text);
+    EXPECT_EQ(r.status().code(), ErrorCode::kValidation);
+  }
+}
+
+TEST(JsonLimits, YamlEventsBuildTheSameValuesAsBefore) {
+  auto r = parse_yaml_documents("a: 1\nb: '1'\nc: [x, ~, true, 2.5]\nd: {e: null}\n---\n---\n- &k {z: 1}\n- *k\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0], Json::parse(R"({"a":1,"b":"1","c":["x",null,true,2.5],"d":{"e":null}})"));
+  EXPECT_EQ((*r)[1], Json::parse(R"([{"z":1},{"z":1}])"));
+  EXPECT_FALSE(parse_yaml("{[a]: 1}").ok());
+}
+
+}  // namespace
+}  // namespace gf
