@@ -61,11 +61,7 @@ Json audit_payload(const HttpRequest& req, const std::string& idempotency_key) {
 
 std::string error_type_of(const HttpResponse& r) {
   if (r.status < 400) return "";
-  auto body = parse_json(r.body);
-  if (body.ok() && body->is_object() && body->contains("__type") && (*body)["__type"].is_string()) {
-    return (*body)["__type"].get<std::string>();
-  }
-  return "HTTP" + std::to_string(r.status);
+  return r.error_type.empty() ? "HTTP" + std::to_string(r.status) : r.error_type;
 }
 
 // The first header, query or path value that is not well-formed UTF-8, as a field name.

@@ -151,6 +151,13 @@ bool has_role(const HttpRequest& request, std::string_view role) {
   return std::find(request.roles.begin(), request.roles.end(), role) != request.roles.end();
 }
 
+HttpRequest caller_of(const HttpRequest& request) {
+  HttpRequest who;
+  who.caller = request.caller;
+  who.roles = request.roles;
+  return who;
+}
+
 std::vector<std::string> team_names(const HttpRequest& request) {
   std::vector<std::string> out;
   for (const std::string& r : request.roles) {

@@ -70,6 +70,9 @@ Permission required_permission(std::string_view method, std::string_view route_p
 Status authorize(const HttpRequest& request, Permission need);
 
 bool has_role(const HttpRequest& request, std::string_view role);
+// Only who is calling (caller, roles): what a loop request keeps to check job access later,
+// without a copy of the body.
+HttpRequest caller_of(const HttpRequest& request);
 // The team roles' names of the caller ("team:ml" → "ml").
 std::vector<std::string> team_names(const HttpRequest& request);
 // The names a job is filed under for team roles: its quota share, its ClusterQueue (through its

@@ -21,7 +21,9 @@ HttpResponse json_response(int status, const Json& body) {
 
 HttpResponse error_response(const Status& status) {
   Json body = {{"__type", error_type_name(status.code())}, {"message", status.message()}};
-  return json_response(http_status(status.code()), body);
+  HttpResponse r = json_response(http_status(status.code()), body);
+  r.error_type = std::string(error_type_name(status.code()));
+  return r;
 }
 
 }  // namespace gf

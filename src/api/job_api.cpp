@@ -226,7 +226,7 @@ Json describe_job(const FleetState& s, const Job& j, Time now) {
 HttpResponse read_job(Api& api, const HttpRequest& req, std::string id, bool service_shape) {
   Request r;
   r.name = "DescribeJob";
-  r.handle = [id, service_shape, req](const FleetState& s, Time now) -> Result<Decision> {
+  r.handle = [id, service_shape, req = caller_of(req)](const FleetState& s, Time now) -> Result<Decision> {
     const Job* j = s.view().find_job(id);
     // Another team's job is not found, not forbidden: its name does not leak.
     if (j == nullptr || !may_see_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
@@ -249,7 +249,7 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
     if (!token.is_string()) return error_response(validation_error("clientToken: expected string, got " + describe_json_value(token)));
     if (!token.get_ref<const std::string&>().empty()) r.idempotency_key = req.method + " " + req.path + " " + token.get<std::string>();
   }
-  r.handle = [body = *body, req](const FleetState& s, Time) -> Result<Decision> {
+  r.handle = [body = *body, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(Job job, parse_service_job(body, s));
     if (!may_change_job(req, s.view(), job)) {
       const std::vector<std::string> keys = job_team_keys(s.view(), job);
@@ -330,7 +330,7 @@ void register_job_routes(Api& api) {
     Request w;
     w.name = "UpdateServiceJob";
     const std::string id = req.path_params.at("id");
-    w.handle = [id, body = *body, req](const FleetState& s, Time) -> Result<Decision> {
+    w.handle = [id, body = *body, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
       const Job* j = s.view().find_job(id);
       if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
       ObjectReader rd(body, "");
@@ -361,7 +361,7 @@ void register_job_routes(Api& api) {
     Request w;
     w.name = "TerminateServiceJob";
     const std::string id = req.path_params.at("id");
-    w.handle = [id, reason, req](const FleetState& s, Time) -> Result<Decision> {
+    w.handle = [id, reason, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
       const Job* j = s.view().find_job(id);
       if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
       if (is_terminal(j->status)) return conflict_error("job " + j->id + " is already " + std::string(to_string(j->status)));

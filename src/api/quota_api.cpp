@@ -287,7 +287,7 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
   Request r;
   r.name = "Apply";
   r.idempotency_key = idempotency_key(req, nullptr);
-  r.handle = [objects, workloads, req](const FleetState& s, Time now) -> Result<Decision> {
+  r.handle = [objects, workloads, req = caller_of(req)](const FleetState& s, Time now) -> Result<Decision> {
     if (!has_role(req, "admin")) {
       // A team applies only into its own namespace or queues.
       for (const workload::PyTorchJob& pj : workloads.jobs) {

@@ -248,7 +248,7 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
   const std::string name = param(req, "name");
   const std::string cluster = req.query_or("cluster", "");
   const bool describe = req.query_or("describe", "") == "true";
-  return read_through_loop(api, "GetObject", [=](const FleetState& s, Time now) -> Result<Json> {
+  return read_through_loop(api, "GetObject", [=, req = caller_of(req)](const FleetState& s, Time now) -> Result<Json> {
     const FleetView& v = s.view();
     if (plural.starts_with("pytorchjob")) {
       const Job* j = v.find_workload(workload::kPyTorchJobKind, ns, name);
@@ -282,7 +282,7 @@ HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequ
   const std::string name = param(req, "name");
   Request w;
   w.name = "DeleteObject";
-  w.handle = [=](const FleetState& s, Time) -> Result<Decision> {
+  w.handle = [=, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
     Decision d;
     if (plural.starts_with("pytorchjob")) {
       const Job* j = s.view().find_workload(workload::kPyTorchJobKind, ns, name);

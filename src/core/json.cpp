@@ -335,6 +335,23 @@ std::string printable(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+Result<Duration> read_bounded_duration(const Json& v, Duration max) {
+  const std::string too_long = "must be at most " + std::to_string(max / days(1)) + "d";
+  if (v.is_number_integer()) {
+    if (!v.is_number_unsigned() && v.get<int64_t>() < 0) return validation_error("must not be negative");
+    // Checked as a count of seconds: seconds(n) itself overflows for a large n.
+    if (v.get<uint64_t>() > static_cast<uint64_t>(max / seconds(1))) return validation_error(too_long);
+    return seconds(v.get<int64_t>());
+  }
+  if (!v.is_string()) {
+    return validation_error("expected a duration such as \"30m\" or a number of seconds, got " + describe_json_value(v));
+  }
+  GF_ASSIGN_OR_RETURN(Duration d, parse_duration(v.get_ref<const std::string&>()));
+  if (d < Duration::zero()) return validation_error("must not be negative");
+  if (d > max) return validation_error(too_long);
+  return d;
+}
+
 std::string safe_dump(const Json& value, int indent) {
   return value.dump(indent, ' ', false, Json::error_handler_t::replace);
 }

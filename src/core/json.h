@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "core/time.h"
 
 namespace gf {
 
@@ -48,6 +49,12 @@ size_t find_invalid_utf8(std::string_view text);
 // `text` with every ill-formed UTF-8 sequence replaced by U+FFFD and control characters other
 // than tab/newline shown as `\xNN`, cut to `max_bytes`: safe to put in an error message.
 std::string printable(std::string_view text, size_t max_bytes = 200);
+// A duration given as a number of seconds or as text ("30m", "3h"), between 0 and `max`: later
+// arithmetic adds it to clock times, so an unbounded one would overflow. The error (no field
+// path; the caller adds it) says "must not be negative", "must be at most <max>" or what a
+// duration looks like. `max` is whole days.
+Result<Duration> read_bounded_duration(const Json& value, Duration max);
+
 // Json::dump that never throws: ill-formed UTF-8 in strings becomes U+FFFD.
 std::string safe_dump(const Json& value, int indent = -1);
 

@@ -29,41 +29,13 @@ namespace {
 // Windows are added to times (a remediation's completion + Cooldown, now + MaxWait); beyond this
 // bound the sum could leave the int64 microsecond range. Ten years is beyond any useful window.
 constexpr Duration kMaxPolicyDuration = days(3650);
-constexpr std::string_view kTooLong = "must be at most 3650d";
 
 std::optional<Duration> read_duration(ObjectReader& r, std::string_view key) {
-  std::optional<std::string> text;
-  if (const Json* v = r.optional_value(key)) {
-    if (v->is_number_integer()) {
-      // Checked as a count of seconds: seconds(n) itself overflows for a large n.
-      if (!v->is_number_unsigned() && v->get<int64_t>() < 0) {
-        r.fail(key, "must not be negative");
-        return std::nullopt;
-      }
-      if (v->get<uint64_t>() > static_cast<uint64_t>(kMaxPolicyDuration / seconds(1))) {
-        r.fail(key, std::string(kTooLong));
-        return std::nullopt;
-      }
-      return seconds(v->get<int64_t>());
-    }
-    if (!v->is_string()) {
-      r.fail(key, "must be a duration such as \"30m\" or a number of seconds");
-      return std::nullopt;
-    }
-    text = v->get<std::string>();
-  }
-  if (!text) return std::nullopt;
-  Result<Duration> d = parse_duration(*text);
+  const Json* v = r.optional_value(key);
+  if (!v) return std::nullopt;
+  Result<Duration> d = read_bounded_duration(*v, kMaxPolicyDuration);
   if (!d.ok()) {
     r.fail(key, d.status().message());
-    return std::nullopt;
-  }
-  if (*d < Duration::zero()) {
-    r.fail(key, "must not be negative");
-    return std::nullopt;
-  }
-  if (*d > kMaxPolicyDuration) {
-    r.fail(key, std::string(kTooLong));
     return std::nullopt;
   }
   return *d;

@@ -73,25 +73,9 @@ Result<std::string> read_text(const fs::path& file) {
 constexpr Duration kMaxScenarioDuration = days(36500);
 
 Result<Duration> read_duration(const Json& v, const std::string& path) {
-  const std::string too_long = path + ": must be at most 36500d (100 years of simulated time)";
-  if (v.is_number_integer()) {
-    if (!v.is_number_unsigned() && v.get<int64_t>() < 0) {
-      return validation_error(path + ": must not be negative");
-    }
-    // Checked as a count of seconds: seconds(n) itself overflows for a large n.
-    if (v.get<uint64_t>() > static_cast<uint64_t>(kMaxScenarioDuration / seconds(1))) {
-      return validation_error(too_long);
-    }
-    return seconds(v.get<int64_t>());
-  }
-  if (!v.is_string()) {
-    return validation_error(path + ": expected a duration like 30m, got " + describe_json_value(v));
-  }
-  auto d = parse_duration(v.get<std::string>());
+  Result<Duration> d = read_bounded_duration(v, kMaxScenarioDuration);
   if (!d.ok()) return d.status().with_prefix(path);
-  if (*d < Duration(0)) return validation_error(path + ": must not be negative");
-  if (*d > kMaxScenarioDuration) return validation_error(too_long);
-  return *d;
+  return d;
 }
 
 // Replaces every `{ $file: PATH }` inside `v` (the scenario's own values; files are not searched

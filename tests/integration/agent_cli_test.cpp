@@ -25,11 +25,7 @@ const std::string& kXid79 = testing::kFixtureXid79;
 const std::string& kXid48 = testing::kFixtureXid48;
 const std::string& kHungTask = testing::kFixtureHungTask;
 
-Json parse_out(const CommandResult& r) {
-  auto j = parse_json(r.out);
-  EXPECT_TRUE(j.ok()) << r.out;
-  return j.ok() ? *j : Json::object();
-}
+using testing::parse_out;
 
 class AgentCli : public ::testing::Test {
  protected:

@@ -17,7 +17,7 @@ using testing::CommandResult;
 using testing::GpufleetServer;
 using testing::TempDir;
 
-const std::string kExamples = std::string(GPUFLEET_EXAMPLES_DIR) + "/";
+const std::string& kExamples = testing::kExamplesDir;
 #if defined(__SANITIZE_ADDRESS__)
 constexpr long kRssBudgetKib = 1024 * 1024;
 #else

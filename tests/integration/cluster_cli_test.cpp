@@ -17,7 +17,7 @@ using testing::CommandResult;
 using testing::GpufleetServer;
 using testing::TempDir;
 
-const std::string kExamples = std::string(GPUFLEET_EXAMPLES_DIR) + "/";
+const std::string& kExamples = testing::kExamplesDir;
 const std::string kCluster = "my-training-cluster";
 
 // 10 of the 16 ml.p5.48xlarge workers exist at first; the rest appear 30 virtual minutes in.

@@ -19,7 +19,7 @@ using testing::CommandResult;
 using testing::GpufleetServer;
 using testing::TempDir;
 
-const std::string kExamples = std::string(GPUFLEET_EXAMPLES_DIR) + "/";
+const std::string& kExamples = testing::kExamplesDir;
 
 // Lines of a table printed by the CLI, split on runs of spaces.
 std::vector<std::vector<std::string>> rows(const std::string& out) {

@@ -107,11 +107,7 @@ class Receiver {
   std::map<std::string, std::vector<Delivery>> got_;
 };
 
-Json parse_out(const CommandResult& r) {
-  auto j = parse_json(r.out);
-  EXPECT_TRUE(j.ok()) << r.out;
-  return j.ok() ? *j : Json::object();
-}
+using testing::parse_out;
 
 class RemediationCli : public ::testing::Test {
  protected:

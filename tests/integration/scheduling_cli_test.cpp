@@ -17,7 +17,7 @@ using testing::CommandResult;
 using testing::GpufleetServer;
 using testing::TempDir;
 
-const std::string kExamples = std::string(GPUFLEET_EXAMPLES_DIR) + "/";
+const std::string& kExamples = testing::kExamplesDir;
 
 class SchedulingCli : public ::testing::Test {
  protected:

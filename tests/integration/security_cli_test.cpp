@@ -18,7 +18,7 @@ using testing::GpufleetServer;
 using testing::run_command;
 using testing::TempDir;
 
-const std::string kExamples = std::string(GPUFLEET_EXAMPLES_DIR) + "/";
+const std::string& kExamples = testing::kExamplesDir;
 
 struct Token {
   std::string plain;
@@ -41,11 +41,7 @@ Token make_token(const std::string& subject, const std::vector<std::string>& rol
   return t;
 }
 
-Json parse_out(const CommandResult& r) {
-  auto j = parse_json(r.out);
-  EXPECT_TRUE(j.ok()) << r.out;
-  return j.ok() ? *j : Json::object();
-}
+using testing::parse_out;
 
 class SecurityCli : public ::testing::Test {
  protected:

@@ -15,6 +15,16 @@
 
 namespace gf::testing {
 
+// The users' example inputs beside the tests (examples/), with a trailing slash.
+inline const std::string kExamplesDir = std::string(GPUFLEET_EXAMPLES_DIR) + "/";
+
+// A command's output as JSON (`-o json`); a test failure and {} when it is not JSON.
+inline Json parse_out(const CommandResult& r) {
+  auto j = parse_json(r.out);
+  EXPECT_TRUE(j.ok()) << r.out;
+  return j.ok() ? *j : Json::object();
+}
+
 class GpufleetServer {
  public:
   explicit GpufleetServer(const std::string& data_dir, std::vector<std::string> extra = {}) {

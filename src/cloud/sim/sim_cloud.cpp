@@ -25,22 +25,9 @@ Result<std::map<std::string, int64_t>> read_capacity(const Json& j, const std::s
 constexpr Duration kMaxCloudDuration = days(36500);
 
 Result<Duration> read_duration(const Json& v, const std::string& path) {
-  const std::string too_long = path + ": must be at most 36500d";
-  if (v.is_number_integer()) {
-    if (!v.is_number_unsigned() && v.get<int64_t>() < 0) {
-      return validation_error(path + ": must not be negative");
-    }
-    // Checked as a count of seconds: seconds(n) itself overflows for a large n.
-    if (v.get<uint64_t>() > static_cast<uint64_t>(kMaxCloudDuration / seconds(1))) {
-      return validation_error(too_long);
-    }
-    return seconds(v.get<int64_t>());
-  }
-  if (!v.is_string()) return validation_error(path + ": expected a duration like 4m");
-  auto d = parse_duration(v.get<std::string>());
+  Result<Duration> d = read_bounded_duration(v, kMaxCloudDuration);
   if (!d.ok()) return d.status().with_prefix(path);
-  if (*d > kMaxCloudDuration) return validation_error(too_long);
-  return *d;
+  return d;
 }
 
 }  // namespace
