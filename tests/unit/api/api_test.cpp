@@ -17,6 +17,7 @@ class ApiTest : public ::testing::Test {
     ASSERT_TRUE(loop_->recover().ok());
     ApiOptions opts;
     opts.max_body_bytes = 1024;
+    opts.drive_loop_inline = true;  // nothing else runs the loop here: the Api drains it per write
     api_ = std::make_unique<Api>(opts, *loop_, metrics_, clock_);
   }
 
@@ -71,6 +72,11 @@ TEST_F(ApiTest, WrongMethodIs405NamingTheAllowedMethods) {
   EXPECT_EQ(r.status, 405);
   EXPECT_EQ(body(r)["__type"], "MethodNotAllowedException");
   EXPECT_NE(body(r)["message"].get<std::string>().find("allowed: GET"), std::string::npos);
+  // A refused mutating call is audited, without its body.
+  const auto& log = loop_->state().view().audit;
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log.at(0).method, "DELETE");
+  EXPECT_EQ(log.at(0).code, 405);
 }
 
 TEST_F(ApiTest, BodyOverTheLimitIs413InTheSameShape) {
@@ -78,6 +84,10 @@ TEST_F(ApiTest, BodyOverTheLimitIs413InTheSameShape) {
   EXPECT_EQ(r.status, 413);
   EXPECT_EQ(body(r)["__type"], "PayloadTooLargeException");
   EXPECT_NE(body(r)["message"].get<std::string>().find("1024"), std::string::npos);
+  const auto& log = loop_->state().view().audit;
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log.at(0).code, 413);
+  EXPECT_EQ(log.at(0).error, "PayloadTooLargeException");
 }
 
 TEST_F(ApiTest, EventsAreListedNewestFirstInTheEnvelopeWithPagination) {
