@@ -220,8 +220,11 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
       // which yaml-cpp writes plain and which would then read back as a line break ("a\r"
       // became "a", "\r" null); and strings that start like a document marker, which end the
       // document when written plain at its top ("..." read back as no document at all).
-      bool needs_quotes = s.empty() || is_yaml_int(s) || is_yaml_float(s) || s == "true" ||
-                          s == "false" || s == "null" || s == "~" || s == "yes" || s == "no" ||
+      // The first test is the reader's own rule (scalar_to_json), so every spelling it takes
+      // for a boolean, null or number ("FALSE", "Null", "1e400") is quoted; "yes"/"no" are
+      // booleans to YAML 1.1 readers.
+      bool needs_quotes = !scalar_to_json("?", s).is_string() || is_yaml_int(s) ||
+                          is_yaml_float(s) || s == "yes" || s == "no" ||
                           s.find('\r') != std::string::npos || s.starts_with("---") ||
                           s.starts_with("...");
       if (needs_quotes) out << YAML::DoubleQuoted;

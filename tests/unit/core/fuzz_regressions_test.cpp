@@ -85,6 +85,17 @@ TEST(ToYaml, KeysLongerThanAnImplicitYamlKeyReadBackUnchanged) {
   }
 }
 
+// json_yaml: the string "FALSE" was written plain, and a YAML reader takes FALSE for the boolean
+// false (as it takes True, NULL, ~ and Null for booleans and null). Every spelling the reader
+// turns into something else is written quoted.
+TEST(ToYaml, StringsSpelledLikeBooleansOrNullInAnyCaseReadBackAsStrings) {
+  for (const char* text : {"FALSE", "False", "false", "TRUE", "True", "true", "NULL", "Null",
+                           "null", "~", "", "yes", "no", "1e400", "-0.5", "12"}) {
+    const Json value = {{"k", text}, {"list", Json::array({text})}};
+    EXPECT_EQ(yaml_round_trip(value), value) << to_yaml(value);
+  }
+}
+
 // duration_time: "9999-12-31T23:59:60Z" (a leap second) parsed to 10000-01-01T00:00:00, which
 // format_iso8601 writes with a five-digit year that parse_iso8601 then refuses, so the time did
 // not read back. It is refused; the last second of 9999 itself still round-trips.
