@@ -50,6 +50,36 @@ Json scalar_to_json(const std::string& tag, const std::string& s) {
   return s;
 }
 
+// U+FFFE and U+FFFF are Unicode noncharacters that YAML cannot carry: a YAML reader refuses them
+// and yaml-cpp's writer replaces them, so a value holding one could never be shown or read back
+// as YAML. Input that decodes to one is refused (docs/api.md, "Text").
+bool has_noncharacter(std::string_view s) {
+  for (size_t at = s.find('\xEF'); at != std::string_view::npos && at + 2 < s.size();
+       at = s.find('\xEF', at + 1)) {
+    if (s[at + 1] == '\xBF' && (s[at + 2] == '\xBE' || s[at + 2] == '\xBF')) return true;
+  }
+  return false;
+}
+
+constexpr std::string_view kNoncharacterRefused =
+    "holds U+FFFE or U+FFFF, a Unicode noncharacter, which is not allowed in text";
+
+// The first string or key holding a noncharacter, as "a key" / "a string", or "".
+std::string find_noncharacter(const Json& j) {
+  if (j.is_string()) return has_noncharacter(j.get_ref<const std::string&>()) ? "a string" : "";
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (has_noncharacter(it.key())) return "a key";
+      if (std::string w = find_noncharacter(it.value()); !w.empty()) return w;
+    }
+  } else if (j.is_array()) {
+    for (const Json& item : j) {
+      if (std::string w = find_noncharacter(item); !w.empty()) return w;
+    }
+  }
+  return "";
+}
+
 // Builds JSON straight from yaml-cpp's parser events, one document at a time, under a budget.
 // Aliases are expanded here (each copy charged in full), so a "billion laughs" stops at the limit
 // instead of after it was built; nesting is bounded by the limit, not by the stack.
@@ -78,6 +108,7 @@ class JsonBuilder : public YAML::EventHandler {
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
     charge(mark, 1, value.size());
+    if (!limits_.allow_noncharacters && has_noncharacter(value)) refuse(mark, std::string("a scalar ") + std::string(kNoncharacterRefused));
     add(mark, scalar_to_json(tag, value), &value, anchor, 0, 1, value.size());
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -171,8 +202,10 @@ class JsonBuilder : public YAML::EventHandler {
 };
 
 
-// DEL and the C1 controls (U+0080-U+009F) are not printable YAML, and yaml-cpp writes them raw
-// (DEL even inside double quotes), so a reader refuses the text or, for NEL, breaks the line.
+// Characters yaml-cpp writes raw that do not read back as written: DEL and the C1 controls
+// (U+0080-U+009F) are not printable YAML (DEL is written raw even inside double quotes); NEL
+// (U+0085), LINE and PARAGRAPH SEPARATOR (U+2028, U+2029) are line breaks to a YAML 1.1 reader;
+// U+FEFF is a byte order mark.
 bool has_unprintable(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
@@ -180,6 +213,12 @@ bool has_unprintable(const std::string& s) {
     if (c == 0xC2 && i + 1 < s.size()) {
       const unsigned char next = static_cast<unsigned char>(s[i + 1]);
       if (next >= 0x80 && next <= 0x9F) return true;
+    }
+    if ((c == 0xE2 || c == 0xEF) && i + 2 < s.size()) {
+      const unsigned char b1 = static_cast<unsigned char>(s[i + 1]);
+      const unsigned char b2 = static_cast<unsigned char>(s[i + 2]);
+      if (c == 0xE2 && b1 == 0x80 && (b2 == 0xA8 || b2 == 0xA9)) return true;
+      if (c == 0xEF && b1 == 0xBB && b2 == 0xBF) return true;
     }
   }
   return false;
@@ -365,7 +404,15 @@ Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
                             std::to_string(limits.max_depth) + " levels");
   }
   try {
-    return Json::parse(text.begin(), text.end());
+    Json j = Json::parse(text.begin(), text.end());
+    // Only an escape (\uFFFF) or the raw bytes can decode to a noncharacter: most texts skip
+    // the walk.
+    if (!limits.allow_noncharacters && (text.find("\\u") != std::string_view::npos || has_noncharacter(text))) {
+      if (std::string where = find_noncharacter(j); !where.empty()) {
+        return validation_error("malformed JSON: " + where + " " + std::string(kNoncharacterRefused));
+      }
+    }
+    return j;
   } catch (const Json::out_of_range& e) {
     // nlohmann's message names the number ("number overflow parsing '1e400'").
     return validation_error(std::string("malformed JSON: a number is out of range (") +

@@ -28,7 +28,14 @@ struct ParseLimits {
   int max_depth = 256;
   size_t max_nodes = 250'000;
   size_t max_scalar_bytes = 16u << 20;
+  // Text from outside may not hold U+FFFE/U+FFFF (YAML cannot carry them); what the server
+  // journaled itself is read as it was written.
+  bool allow_noncharacters = false;
 };
+// For text the server wrote itself (journal payloads, snapshots): a request accepted just under
+// the depth limit is stored a few levels deeper inside its event, and journals written before
+// noncharacters were refused must still replay.
+inline constexpr ParseLimits kStoredTextLimits{.max_depth = 1024, .allow_noncharacters = true};
 
 // Errors are ValidationExceptions naming what is wrong (line/column, the limit hit); no
 // exception escapes. Numbers outside double's range (`1e400`) are an error, not infinity.

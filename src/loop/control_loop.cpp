@@ -18,7 +18,7 @@ ControlLoop::~ControlLoop() {
 Status ControlLoop::recover() {
   GF_ASSIGN_OR_RETURN(auto snapshot, journal_.latest_snapshot());
   if (snapshot) {
-    GF_ASSIGN_OR_RETURN(Json j, parse_json(snapshot->data));
+    GF_ASSIGN_OR_RETURN(Json j, parse_json(snapshot->data, kStoredTextLimits));
     auto restored = FleetState::from_json(j);
     if (!restored.ok()) return restored.status().with_prefix("snapshot at " + std::to_string(snapshot->seq));
     state_ = std::move(restored).value();

@@ -194,7 +194,7 @@ class MetricsReplay {
       ++terminations_;
     } else if (type == event_type::kNodeLaunchFailed || type == event_type::kNodeLifecycleFailed ||
                type == event_type::kNodeUnhealthy || type == event_type::kClusterStatus) {
-      auto p = parse_json(rec.payload);
+      auto p = parse_json(rec.payload, kStoredTextLimits);
       if (!p.ok()) return;
       if (type == event_type::kClusterStatus) {
         clusters_failed_ += p->value("Status", "") == "Failed";

@@ -59,7 +59,7 @@ void FleetState::add_job_user_event(const EventRecord& record, const Job& job, c
 }
 
 Status FleetState::apply(const EventRecord& record) {
-  GF_ASSIGN_OR_RETURN(Json payload, parse_json(record.payload));
+  GF_ASSIGN_OR_RETURN(Json payload, parse_json(record.payload, kStoredTextLimits));
   return apply(record, payload);
 }
 

@@ -100,6 +100,41 @@ TEST_F(HostileInput, ApplyNestedDeeperThanTheLimitIs400NamingTheLimit) {
   EXPECT_EQ(model(f), before);
 }
 
+// What the server accepted it can read back: a PyTorchJob nested just under the request limit is
+// stored inside a journal event a few levels deeper, and a restart replays it.
+TEST_F(HostileInput, AcceptedNestingJustUnderTheLimitReplaysAfterARestart) {
+  ASSERT_EQ(f.call("POST", "/v1/apply", shared_example("propagationpolicy-gang.yaml")).status, 200);
+  const int depth = 255;  // with the body object: 256 levels, the most a request may have
+  std::string body = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{\"name\":\"deep\"}," +
+                     std::string("\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{") +
+                     "\"containers\":[{\"name\":\"m\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}}}}," +
+                     "\"x\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  HttpResponse r = f.call("POST", "/v1/apply", body);
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  const uint64_t before = f.runtime().loop().state().hash();
+  f.restart();
+  EXPECT_EQ(f.runtime().loop().state().hash(), before);
+  EXPECT_NE(f.runtime().loop().state().view().find_workload("PyTorchJob", "default", "deep"), nullptr);
+}
+
+// U+FFFE/U+FFFF cannot be written as YAML (a reader refuses them, yaml-cpp's writer replaces
+// them), so `get -o yaml` could never show such a value: input holding one is refused, as an
+// escape in JSON or YAML, or raw in JSON.
+TEST_F(HostileInput, UnicodeNoncharactersAreRefusedInJsonAndYaml) {
+  const uint64_t before = model(f);
+  for (const std::string& body :
+       {std::string("{\"ClusterName\": \"x\\uFFFF\", \"InstanceGroups\": []}"),
+        std::string("{\"ClusterName\": \"x\xEF\xBF\xBE\", \"InstanceGroups\": []}")}) {
+    HttpResponse r = f.call("POST", "/v1/clusters", body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_NE(error_of(r).value("message", "").find("noncharacter"), std::string::npos) << r.body;
+  }
+  HttpResponse y = f.call("POST", "/v1/apply", "apiVersion: v1\nkind: ClusterQueue\nmetadata: {name: \"q\\uFFFE\"}\n");
+  EXPECT_EQ(y.status, 400) << y.body;
+  EXPECT_NE(error_of(y).value("message", "").find("line 3"), std::string::npos) << y.body;
+  EXPECT_EQ(model(f), before);
+}
+
 TEST_F(HostileInput, ApplyYamlAliasBombIsRefusedWithinTheBudget) {
   std::string y = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: lol}\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n";
   for (char c = 'b'; c <= 'i'; ++c) {

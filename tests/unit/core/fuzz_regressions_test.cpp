@@ -96,6 +96,39 @@ TEST(ToYaml, StringsSpelledLikeBooleansOrNullInAnyCaseReadBackAsStrings) {
   }
 }
 
+// json_yaml: a key holding U+2029 (PARAGRAPH SEPARATOR, `\P` in a double-quoted YAML key) was
+// written raw, and the reader took it for a line break: "mapping values are not allowed". The
+// separators and the byte order mark are written escaped. (U+FFFE/U+FFFF, which no YAML writer
+// here can carry, are refused on input: JsonText.NoncharactersAreRefusedFromOutsideAndReadFromTheJournal.)
+TEST(ToYaml, UnicodeLineSeparatorsAndByteOrderMarksAreEscaped) {
+  for (const char* text : {"a\xe2\x80\xa9" "b", "a\xe2\x80\xa8" "b", "\xef\xbb\xbf" "x"}) {
+    const Json value = {{text, text}, {"list", Json::array({text})}};
+    EXPECT_EQ(yaml_round_trip(value), value) << to_yaml(value);
+  }
+  const Result<Json> fuzzed = parse_yaml("\"sjobQueuereilo\\Pude00y\": slin44tC!#");
+  ASSERT_TRUE(fuzzed.ok()) << fuzzed.status().message();
+  EXPECT_EQ(yaml_round_trip(*fuzzed), *fuzzed);
+}
+
+// json_yaml: to_yaml cannot write U+FFFE/U+FFFF (yaml-cpp replaces them by U+FFFD and a YAML
+// reader refuses them raw), so text from outside holding one is refused, escaped or raw, in JSON
+// and YAML; what the server journaled itself still reads (allow_noncharacters).
+TEST(JsonText, NoncharactersAreRefusedFromOutsideAndReadFromTheJournal) {
+  for (const std::string& text : {std::string("{\"k\": \"x\\uffff\"}"), std::string("[\"\\uFFFE\"]"),
+                                 std::string("{\"\\uffff\": 1}"), std::string("\"x\xEF\xBF\xBF\"")}) {
+    const Result<Json> j = parse_json(text);
+    ASSERT_FALSE(j.ok()) << text;
+    EXPECT_NE(j.status().message().find("noncharacter"), std::string::npos) << j.status().message();
+    EXPECT_TRUE(parse_json(text, {.allow_noncharacters = true}).ok()) << text;
+  }
+  EXPECT_TRUE(parse_json("{\"k\": \"\\u00e9\\\\uffff\"}").ok());  // an escaped backslash, then text
+  for (const char* yaml : {"k: \"x\\uFFFF\"\n", "\"\\uFFFE\": 1\n"}) {
+    const Result<Json> y = parse_yaml(yaml);
+    ASSERT_FALSE(y.ok()) << yaml;
+    EXPECT_NE(y.status().message().find("noncharacter"), std::string::npos) << y.status().message();
+  }
+}
+
 // duration_time: "9999-12-31T23:59:60Z" (a leap second) parsed to 10000-01-01T00:00:00, which
 // format_iso8601 writes with a five-digit year that parse_iso8601 then refuses, so the time did
 // not read back. It is refused; the last second of 9999 itself still round-trips.
