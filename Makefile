@@ -5,7 +5,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?=
 
-.PHONY: all setup build build-asan demo test test-unit test-asan bench clean format fuzz fuzz-short
+.PHONY: all setup build build-asan demo test test-unit test-asan bench clean format format-check tidy fuzz fuzz-short
 
 all: build
 
@@ -45,8 +45,20 @@ test-asan: build-asan
 bench: build
 	$(BUILD)/bench/journal_bench --benchmark_min_time=1
 
-format:
-	find src tests bench -name '*.h' -o -name '*.cpp' | xargs clang-format -i
+# .clang-format (Google style, 100 columns) over every C++ file of src/, tests/ and bench/.
+SOURCES = find src tests bench \( -name '*.h' -o -name '*.cpp' \) -print0
+format: setup
+	$(SOURCES) | xargs -0 clang-format -i
+
+format-check: setup
+	@$(SOURCES) | xargs -0 clang-format --dry-run -Werror || \
+	  { echo "format-check: files above are not formatted; run 'make format'"; exit 1; }
+	@echo "format-check: src/ tests/ bench/ formatted"
+
+# .clang-tidy's checks over src/ with the release build's compile commands (minutes on 2 cores;
+# not part of `make test`, see docs/style.md).
+tidy: build
+	run-clang-tidy -quiet -p $(BUILD) -j $(JOBS) '$(CURDIR)/src/.*\.cpp$$'
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
