@@ -230,6 +230,19 @@ void escape_if_unprintable(YAML::Emitter& out, const std::string& s) {
   if (has_unprintable(s)) out << YAML::EscapeNonAscii << YAML::DoubleQuoted;
 }
 
+// Whether a string (a value or a key) must be written double-quoted to read back as the same
+// string: one a YAML reader would otherwise take for another type (the reader's own rule,
+// scalar_to_json, so every spelling of a boolean, null or number such as "FALSE", "Null",
+// "1e400"; "yes"/"no" are booleans to YAML 1.1 readers); one with a CR, which yaml-cpp writes
+// plain and which then reads back as a line break ("a\r" became "a"); and one that starts like
+// a document marker, which ends the document when written plain at its start ("..." and the key
+// "... sel" read back as no document at all).
+bool needs_double_quotes(const std::string& s) {
+  return !scalar_to_json("?", s).is_string() || is_yaml_int(s) || is_yaml_float(s) || s == "yes" ||
+         s == "no" || s.find('\r') != std::string::npos || s.starts_with("---") ||
+         s.starts_with("...");
+}
+
 void json_to_yaml(YAML::Emitter& out, const Json& v) {
   switch (v.type()) {
     case Json::value_t::object:
@@ -241,7 +254,7 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
         // form. A CR in a plain key would read back as a line break.
         if (key.size() > 128) out << YAML::LongKey;
         out << YAML::Key;
-        if (key.find('\r') != std::string::npos) out << YAML::DoubleQuoted;
+        if (needs_double_quotes(key)) out << YAML::DoubleQuoted;
         escape_if_unprintable(out, key);
         out << key << YAML::Value;
         json_to_yaml(out, it.value());
@@ -255,18 +268,7 @@ void json_to_yaml(YAML::Emitter& out, const Json& v) {
       break;
     case Json::value_t::string: {
       const std::string& s = v.get_ref<const std::string&>();
-      // Quote strings a YAML reader would otherwise take for another type; strings with a CR,
-      // which yaml-cpp writes plain and which would then read back as a line break ("a\r"
-      // became "a", "\r" null); and strings that start like a document marker, which end the
-      // document when written plain at its top ("..." read back as no document at all).
-      // The first test is the reader's own rule (scalar_to_json), so every spelling it takes
-      // for a boolean, null or number ("FALSE", "Null", "1e400") is quoted; "yes"/"no" are
-      // booleans to YAML 1.1 readers.
-      bool needs_quotes = !scalar_to_json("?", s).is_string() || is_yaml_int(s) ||
-                          is_yaml_float(s) || s == "yes" || s == "no" ||
-                          s.find('\r') != std::string::npos || s.starts_with("---") ||
-                          s.starts_with("...");
-      if (needs_quotes) out << YAML::DoubleQuoted;
+      if (needs_double_quotes(s)) out << YAML::DoubleQuoted;
       escape_if_unprintable(out, s);
       out << s;
       break;

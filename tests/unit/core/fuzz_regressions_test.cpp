@@ -96,6 +96,17 @@ TEST(ToYaml, StringsSpelledLikeBooleansOrNullInAnyCaseReadBackAsStrings) {
   }
 }
 
+// json_yaml: the key "... sel" was written plain at the start of the document, where "..." ends
+// it: the text read back as no document. Keys are quoted by the same rule as values.
+TEST(ToYaml, KeysThatLookLikeDocumentMarkersOrOtherTypesReadBackUnchanged) {
+  for (const char* key : {"... sel", "...", "--- x", "---", "~", "null", "FALSE", "12", "a\rb"}) {
+    const Json value = {{key, nullptr}};
+    EXPECT_EQ(yaml_round_trip(value), value) << to_yaml(value);
+    const Json nested = {{"outer", {{key, 1}}}};
+    EXPECT_EQ(yaml_round_trip(nested), nested) << to_yaml(nested);
+  }
+}
+
 // json_yaml: a key holding U+2029 (PARAGRAPH SEPARATOR, `\P` in a double-quoted YAML key) was
 // written raw, and the reader took it for a line break: "mapping values are not allowed". The
 // separators and the byte order mark are written escaped. (U+FFFE/U+FFFF, which no YAML writer
