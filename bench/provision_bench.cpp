@@ -17,17 +17,23 @@ namespace {
 
 std::string cluster_json() {
   Json groups = Json::array();
-  groups.push_back({{"InstanceGroupName", "controller"}, {"InstanceType", "ml.m5.xlarge"}, {"InstanceCount", 1},
-                    {"LifeCycleConfig", {{"SourceS3Uri", "s3://b/lc/"}, {"OnCreate", "on_create.sh"}}},
-                    {"SlurmConfig", {{"NodeType", "Controller"}}}});
+  groups.push_back(
+      {{"InstanceGroupName", "controller"},
+       {"InstanceType", "ml.m5.xlarge"},
+       {"InstanceCount", 1},
+       {"LifeCycleConfig", {{"SourceS3Uri", "s3://b/lc/"}, {"OnCreate", "on_create.sh"}}},
+       {"SlurmConfig", {{"NodeType", "Controller"}}}});
   for (int i = 0; i < 4; ++i) {
-    groups.push_back({{"InstanceGroupName", "workers-" + std::to_string(i)},
-                      {"InstanceType", "ml.p5.48xlarge"},
-                      {"InstanceCount", 500},
-                      {"LifeCycleConfig", {{"SourceS3Uri", "s3://b/lc/"}, {"OnCreate", "on_create.sh"}}},
-                      {"SlurmConfig", {{"NodeType", "Compute"}, {"PartitionNames", {"gpu"}}}}});
+    groups.push_back(
+        {{"InstanceGroupName", "workers-" + std::to_string(i)},
+         {"InstanceType", "ml.p5.48xlarge"},
+         {"InstanceCount", 500},
+         {"LifeCycleConfig", {{"SourceS3Uri", "s3://b/lc/"}, {"OnCreate", "on_create.sh"}}},
+         {"SlurmConfig", {{"NodeType", "Compute"}, {"PartitionNames", {"gpu"}}}}});
   }
-  return Json{{"ClusterName", "big"}, {"NodeProvisioningMode", "Continuous"}, {"InstanceGroups", groups}}.dump();
+  return Json{
+      {"ClusterName", "big"}, {"NodeProvisioningMode", "Continuous"}, {"InstanceGroups", groups}}
+      .dump();
 }
 
 void BM_Provision2000Nodes(benchmark::State& state) {
@@ -42,10 +48,12 @@ void BM_Provision2000Nodes(benchmark::State& state) {
   double seconds_total = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    const auto dir = std::filesystem::temp_directory_path() / ("gf-bench-" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("gf-bench-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    auto journal = std::move(SqliteJournal::open((dir / "j.db").string(), {.fsync = false})).value();
+    auto journal =
+        std::move(SqliteJournal::open((dir / "j.db").string(), {.fsync = false})).value();
     VirtualClock clock;
     RuntimeOptions opts;
     opts.cloud = cloud;
@@ -77,9 +85,12 @@ void BM_Provision2000Nodes(benchmark::State& state) {
   }
   std::sort(timings.begin(), timings.end());
   auto pct = [&](double p) {
-    return timings.empty() ? 0.0 : static_cast<double>(timings[static_cast<size_t>(p * (timings.size() - 1))]) / 1e3;
+    return timings.empty()
+               ? 0.0
+               : static_cast<double>(timings[static_cast<size_t>(p * (timings.size() - 1))]) / 1e3;
   };
-  state.counters["batches"] = static_cast<double>(timings.size()) / static_cast<double>(state.iterations());
+  state.counters["batches"] =
+      static_cast<double>(timings.size()) / static_cast<double>(state.iterations());
   state.counters["controller_p50_us"] = pct(0.5);
   state.counters["controller_p99_us"] = pct(0.99);
   state.counters["events_per_s"] = static_cast<double>(events) / seconds_total;

@@ -112,7 +112,8 @@ std::vector<std::filesystem::path> trace_dirs() {
   return dirs;
 }
 
-// Counts `num_gpu` over every cluster*.csv of `dir` (header: job_id,submission_time,duration,num_gpu).
+// Counts `num_gpu` over every cluster*.csv of `dir` (header:
+// job_id,submission_time,duration,num_gpu).
 std::map<int64_t, uint64_t> read_trace(const std::filesystem::path& dir, int* files) {
   std::map<int64_t, uint64_t> counts;
   std::error_code ec;
@@ -132,7 +133,8 @@ std::map<int64_t, uint64_t> read_trace(const std::filesystem::path& dir, int* fi
     int idx = 0;
     for (size_t start = 0;; ++idx) {
       const size_t comma = line.find(',', start);
-      std::string field = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string field =
+          line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       while (!field.empty() && (field.back() == '\r' || field.back() == ' ')) field.pop_back();
       if (field == "num_gpu") col = idx;
       if (comma == std::string::npos) break;
@@ -170,14 +172,16 @@ const SizeDist& size_dist() {
         uint64_t jobs = 0;
         for (const auto& [g, n] : counts) jobs += n;
         d.from_trace = true;
-        d.label = "ITP trace, " + std::to_string(files) + " files, " + std::to_string(jobs) + " jobs (" +
-                  dir.string() + ")";
+        d.label = "ITP trace, " + std::to_string(files) + " files, " + std::to_string(jobs) +
+                  " jobs (" + dir.string() + ")";
         break;
       }
     }
     if (counts.empty()) {
       counts = {{1, 60}, {2, 10}, {4, 10}, {8, 12}, {16, 4}, {32, 3}, {64, 1}};
-      d.label = "FALLBACK fixed table {1:60%,2:10%,4:10%,8:12%,16:4%,32:3%,64:1%} (ITP trace not readable)";
+      d.label =
+          "FALLBACK fixed table {1:60%,2:10%,4:10%,8:12%,16:4%,32:3%,64:1%} (ITP trace not "
+          "readable)";
     }
     for (const auto& [g, n] : counts) {
       d.total += n;
@@ -203,7 +207,7 @@ ResourceVector node_capacity() {
 ResourceVector pod_request(int64_t gpus) {
   ResourceVector v;
   v.set(kGpu, gpus);
-  v.set(kCpu, gpus * 20000);                // 20 cores per GPU
+  v.set(kCpu, gpus * 20000);                    // 20 cores per GPU
   v.set(kMemory, gpus * (int64_t{200} << 30));  // 200 GiB per GPU
   v.set(kPods, 1);
   return v;
@@ -241,7 +245,8 @@ class World {
 
   int64_t free_gpus() const {
     int64_t free = 0;
-    for (ClusterIdx c = 0; c < s_.placement().cluster_count(); ++c) free += s_.placement().free_gpus(c);
+    for (ClusterIdx c = 0; c < s_.placement().cluster_count(); ++c)
+      free += s_.placement().free_gpus(c);
     return free;
   }
 
@@ -469,12 +474,14 @@ void common_counters(benchmark::State& state, World& w, const PassStats& st) {
 }
 
 void add_attempt_row(const char* name, World& w, const PassStats& st) {
-  add_row(name,
-          "per pass: %.0f failed admission attempts (%.0f on quota = plan_preemption found no victims, "
-          "%.0f on placement) with %zu jobs queued, %zu running; decision log now %zu entries (%.1f MiB)",
-          st.per_pass(st.failed_tries), st.per_pass(st.quota_fails), st.per_pass(st.placement_fails), w.queued(),
-          w.running(), w.s().log().entries().size(),
-          static_cast<double>(w.s().log().entries().capacity() * sizeof(quota::Decision)) / (1 << 20));
+  add_row(
+      name,
+      "per pass: %.0f failed admission attempts (%.0f on quota = plan_preemption found no victims, "
+      "%.0f on placement) with %zu jobs queued, %zu running; decision log now %zu entries (%.1f "
+      "MiB)",
+      st.per_pass(st.failed_tries), st.per_pass(st.quota_fails), st.per_pass(st.placement_fails),
+      w.queued(), w.running(), w.s().log().entries().size(),
+      static_cast<double>(w.s().log().entries().capacity() * sizeof(quota::Decision)) / (1 << 20));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,9 +502,10 @@ void BM_QueuedJobMemory(benchmark::State& state) {
     state.counters["bytes_per_queued_job"] = per_job;
     state.counters["submits_per_s"] = jobs / secs(t1 - t0);
     add_row("QueuedJobMemory",
-            "%d jobs submitted: heap +%.1f MiB = %.0f bytes/queued job (goal <= 1024: %s); %.0f submits/s",
-            jobs, static_cast<double>(after - before) / (1 << 20), per_job, per_job <= 1024 ? "met" : "MISSED",
-            jobs / secs(t1 - t0));
+            "%d jobs submitted: heap +%.1f MiB = %.0f bytes/queued job (goal <= 1024: %s); %.0f "
+            "submits/s",
+            jobs, static_cast<double>(after - before) / (1 << 20), per_job,
+            per_job <= 1024 ? "met" : "MISSED", jobs / secs(t1 - t0));
   }
 }
 
@@ -517,11 +525,13 @@ void BM_AdmitBacklog(benchmark::State& state) {
     state.counters["drain_first_pass_s"] = d.pass_us.empty() ? 0.0 : d.pass_us[0] / 1e6;
     state.counters["decisions_per_s"] = dps;
     add_row("AdmitBacklog drain",
-            "%lld admitted (+%lld preempted) in %lld passes (%s), %.3f s of schedule() -> %.0f decisions/s; "
+            "%lld admitted (+%lld preempted) in %lld passes (%s), %.3f s of schedule() -> %.0f "
+            "decisions/s; "
             "first pass %.3f s; then %zu queued, %zu running, %lld free GPUs",
             static_cast<long long>(d.admits), static_cast<long long>(d.preemptions),
-            static_cast<long long>(d.passes), complete ? "until a pass admitted nothing" : "STOPPED AT CAP",
-            d.seconds, dps, d.pass_us.empty() ? 0.0 : d.pass_us[0] / 1e6, w.queued(), w.running(),
+            static_cast<long long>(d.passes),
+            complete ? "until a pass admitted nothing" : "STOPPED AT CAP", d.seconds, dps,
+            d.pass_us.empty() ? 0.0 : d.pass_us[0] / 1e6, w.queued(), w.running(),
             static_cast<long long>(w.free_gpus()));
 
     // Per-decision latency: one random running job finishes, one pass refills the hole.
@@ -552,9 +562,9 @@ void BM_AdmitBacklog(benchmark::State& state) {
             "%lld of %d finish-1 + pass steps (%s): %zu passes admitted exactly 1 job: %s; "
             "all passes p50 %.0f us, p99 %.0f us (%lld admits, %lld preemptions)",
             static_cast<long long>(lat.passes), kLatencyPasses,
-            lat.passes < kLatencyPasses ? "STOPPED BY PHASE BUDGET" : "complete", single_us.size(), single,
-            percentile(lat.pass_us, 0.5), percentile(lat.pass_us, 0.99), static_cast<long long>(lat.admits),
-            static_cast<long long>(lat.preemptions));
+            lat.passes < kLatencyPasses ? "STOPPED BY PHASE BUDGET" : "complete", single_us.size(),
+            single, percentile(lat.pass_us, 0.5), percentile(lat.pass_us, 0.99),
+            static_cast<long long>(lat.admits), static_cast<long long>(lat.preemptions));
     add_attempt_row("AdmitBacklog latency", w, lat);
   }
 }
@@ -582,12 +592,13 @@ void run_steady(benchmark::State& state, bool urgent_arrivals, const char* name)
     state.counters["pass_p99_us"] = percentile(st.pass_us, 0.99);
     common_counters(state, w, st);
     add_row(name,
-            "%lld of %d steps of finish %d + submit %d + 1 pass (%s): %lld admits, %lld preemptions in %.3f s "
+            "%lld of %d steps of finish %d + submit %d + 1 pass (%s): %lld admits, %lld "
+            "preemptions in %.3f s "
             "-> %.0f decisions/s; pass p50 %.0f us, p99 %.0f us",
             static_cast<long long>(st.passes), kSteadySteps, kChurn, kChurn,
-            st.passes < kSteadySteps ? "STOPPED BY PHASE BUDGET" : "complete", static_cast<long long>(st.admits),
-            static_cast<long long>(st.preemptions), st.seconds, dps, percentile(st.pass_us, 0.5),
-            percentile(st.pass_us, 0.99));
+            st.passes < kSteadySteps ? "STOPPED BY PHASE BUDGET" : "complete",
+            static_cast<long long>(st.admits), static_cast<long long>(st.preemptions), st.seconds,
+            dps, percentile(st.pass_us, 0.5), percentile(st.pass_us, 0.99));
     add_attempt_row(name, w, st);
   }
 }
@@ -609,16 +620,20 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   using namespace gf::sched;
-  std::printf("scheduler_bench: %d clusters x %d nodes x %lld GPUs = %lld GPUs; %d leaf queues x %lld nominal GPUs; "
-              "%d queued jobs\njob sizes: %s\n",
-              kClusters, nodes_per_cluster(), static_cast<long long>(kGpusPerNode),
-              static_cast<long long>(fleet_gpus()), kLeaves, static_cast<long long>(leaf_nominal()),
-              backlog_jobs(), size_dist().label.c_str());
+  std::printf(
+      "scheduler_bench: %d clusters x %d nodes x %lld GPUs = %lld GPUs; %d leaf queues x %lld "
+      "nominal GPUs; "
+      "%d queued jobs\njob sizes: %s\n",
+      kClusters, nodes_per_cluster(), static_cast<long long>(kGpusPerNode),
+      static_cast<long long>(fleet_gpus()), kLeaves, static_cast<long long>(leaf_nominal()),
+      backlog_jobs(), size_dist().label.c_str());
   std::fflush(stdout);
   benchmark::RunSpecifiedBenchmarks();
-  std::printf("\n== scheduler_bench summary: %d nodes, %lld GPUs, %d leaf queues, %d queued jobs; job sizes: %s ==\n",
-              kClusters * nodes_per_cluster(), static_cast<long long>(fleet_gpus()), kLeaves, backlog_jobs(),
-              size_dist().label.c_str());
+  std::printf(
+      "\n== scheduler_bench summary: %d nodes, %lld GPUs, %d leaf queues, %d queued jobs; job "
+      "sizes: %s ==\n",
+      kClusters * nodes_per_cluster(), static_cast<long long>(fleet_gpus()), kLeaves,
+      backlog_jobs(), size_dist().label.c_str());
   for (const std::string& row : summary()) std::printf("%s\n", row.c_str());
   std::fflush(stdout);
   shared_world().reset();

@@ -29,7 +29,6 @@ constexpr size_t kMaxPatternEntries = 1024;
 constexpr uint64_t kMaxLogBytesPerPoll = 16u << 20;  // the rest is read on the next poll
 constexpr Duration kDedupWindow = minutes(3);        // SPEC §5.1
 
-
 // The whole (small) file, or an error naming it.
 Result<std::string> read_small_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,7 +57,8 @@ std::optional<int> parse_port_number(const std::string& name) {
 }
 
 std::optional<uint64_t> parse_counter(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
   if (text.empty() || text.size() > 20) return std::nullopt;
   uint64_t n = 0;
   for (char c : text) {
@@ -74,12 +74,14 @@ bool is_retryable(const Status& s) {
 
 }  // namespace
 
-bool source_disabled(const std::string& path) { return path.empty() || path == "-" || path == "none"; }
+bool source_disabled(const std::string& path) {
+  return path.empty() || path == "-" || path == "none";
+}
 
 // ---- reporter ----------------------------------------------------------------------------------
 
-HttpReporter::HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds,
-                           std::string token, std::string ca_cert)
+HttpReporter::HttpReporter(std::string server, std::string cluster, std::string node,
+                           int timeout_seconds, std::string token, std::string ca_cert)
     : server_(std::move(server)),
       cluster_(std::move(cluster)),
       node_(std::move(node)),
@@ -89,16 +91,21 @@ HttpReporter::HttpReporter(std::string server, std::string cluster, std::string 
 
 Status HttpReporter::post(const std::string& suffix, const std::string& body, Json* answer) {
   httplib::Client cli(server_);
-  if (!cli.is_valid()) return validation_error("--server: \"" + server_ + "\" is not a URL like http://127.0.0.1:8470");
+  if (!cli.is_valid())
+    return validation_error("--server: \"" + server_ +
+                            "\" is not a URL like http://127.0.0.1:8470");
   cli.set_connection_timeout(5);
   cli.set_read_timeout(timeout_seconds_);
-  const std::string path = "/v1/clusters/" + url_encode(cluster_) + "/nodes/" + url_encode(node_) + suffix;
+  const std::string path =
+      "/v1/clusters/" + url_encode(cluster_) + "/nodes/" + url_encode(node_) + suffix;
   if (!ca_cert_.empty()) cli.set_ca_cert_path(ca_cert_.c_str());
-  const httplib::Headers headers = token_.empty() ? httplib::Headers{{"X-Gpufleet-User", "agent:" + node_}}
-                                                  : httplib::Headers{{"Authorization", "Bearer " + token_}};
+  const httplib::Headers headers = token_.empty()
+                                       ? httplib::Headers{{"X-Gpufleet-User", "agent:" + node_}}
+                                       : httplib::Headers{{"Authorization", "Bearer " + token_}};
   auto res = cli.Post(path, headers, body, "application/json");
   if (!res) {
-    return unavailable_error("cannot reach gpufleet at " + server_ + " (" + httplib::to_string(res.error()) + ")");
+    return unavailable_error("cannot reach gpufleet at " + server_ + " (" +
+                             httplib::to_string(res.error()) + ")");
   }
   if (res->status >= 400) {
     std::string type, message = res->body;
@@ -107,8 +114,10 @@ Status HttpReporter::post(const std::string& suffix, const std::string& body, Js
       message = j->value("message", res->body);
     }
     ErrorCode code = res->status >= 500 ? ErrorCode::kInternal : ErrorCode::kValidation;
-    if (res->status == 503 || type == error_type_name(ErrorCode::kUnavailable)) code = ErrorCode::kUnavailable;
-    if (res->status == 429 || type == error_type_name(ErrorCode::kThrottling)) code = ErrorCode::kThrottling;
+    if (res->status == 503 || type == error_type_name(ErrorCode::kUnavailable))
+      code = ErrorCode::kUnavailable;
+    if (res->status == 429 || type == error_type_name(ErrorCode::kThrottling))
+      code = ErrorCode::kThrottling;
     if (res->status == 404) code = ErrorCode::kNotFound;
     if (res->status == 401) code = ErrorCode::kUnauthenticated;
     if (res->status == 403) code = ErrorCode::kForbidden;
@@ -125,7 +134,8 @@ Status HttpReporter::report(const Json& body, bool clear) {
   GF_RETURN_IF_ERROR(post(clear ? "/signals/clear" : "/signals", body.dump(), &answer));
   if (answer.is_object()) {
     for (const Json& d : answer.value("Detections", Json::array())) {
-      spdlog::info("reported {} {} ({})", d.value("Detector", ""), d.value("Fault", ""), d.value("Severity", ""));
+      spdlog::info("reported {} {} ({})", d.value("Detector", ""), d.value("Fault", ""),
+                   d.value("Severity", ""));
     }
   }
   return ok_status();
@@ -137,7 +147,8 @@ Status HttpReporter::heartbeat() { return post("/heartbeat", "{}", nullptr); }
 
 Result<DiskUsage> statvfs_usage(const std::string& path) {
   struct statvfs st {};
-  if (::statvfs(path.c_str(), &st) != 0) return not_found_error(path + ": statvfs failed (" + std::strerror(errno) + ")");
+  if (::statvfs(path.c_str(), &st) != 0)
+    return not_found_error(path + ": statvfs failed (" + std::strerror(errno) + ")");
   const uint64_t unit = st.f_frsize ? st.f_frsize : st.f_bsize;
   DiskUsage u;
   u.total = static_cast<uint64_t>(st.f_blocks) * unit;
@@ -168,21 +179,23 @@ std::optional<SlurmNodeState> parse_scontrol_node(const std::string& text) {
   // Keys are a word followed by '=' at the start or after a blank. A value runs to the next key.
   auto key_at = [&](size_t i) -> size_t {  // length of "Key=" at i, 0 when none
     size_t j = i;
-    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
+      ++j;
     if (j == i || j >= text.size() || text[j] != '=') return 0;
     return j - i + 1;
   };
   auto value_of = [&](std::string_view key, bool to_next_key) -> std::optional<std::string> {
     for (size_t i = 0; i < text.size(); ++i) {
-      if ((i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1]))) && text.compare(i, key.size(), key) == 0 &&
-          key_at(i) == key.size()) {
+      if ((i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1]))) &&
+          text.compare(i, key.size(), key) == 0 && key_at(i) == key.size()) {
         size_t start = i + key.size(), end = start;
         if (!to_next_key) {
           while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
         } else {
           end = text.size();
           for (size_t k = start; k < text.size(); ++k) {
-            if (std::isspace(static_cast<unsigned char>(text[k])) && k + 1 < text.size() && key_at(k + 1) > 0) {
+            if (std::isspace(static_cast<unsigned char>(text[k])) && k + 1 < text.size() &&
+                key_at(k + 1) > 0) {
               end = k;
               break;
             }
@@ -203,7 +216,8 @@ std::optional<SlurmNodeState> parse_scontrol_node(const std::string& text) {
   if (s.reason == "(null)" || s.reason == "none" || s.reason == "None") s.reason.clear();
   // scontrol appends "[user@2026-01-01T00:00:00]" to a reason.
   if (!s.reason.empty() && s.reason.back() == ']') {
-    if (size_t open = s.reason.rfind(" ["); open != std::string::npos && s.reason.find('@', open) != std::string::npos) {
+    if (size_t open = s.reason.rfind(" [");
+        open != std::string::npos && s.reason.find('@', open) != std::string::npos) {
       s.reason.erase(open);
     }
   }
@@ -240,8 +254,8 @@ void NodeAgent::enqueue(Json signal) {
   queue_.push_back(Item{Json{{"Signal", std::move(signal)}}, false});
   while (queue_.size() > std::max<size_t>(1, options_.max_queue)) {
     ++dropped_;
-    warn("signal queue full (" + std::to_string(options_.max_queue) + "): dropped the oldest unsent signal " +
-         queue_.front().body.dump());
+    warn("signal queue full (" + std::to_string(options_.max_queue) +
+         "): dropped the oldest unsent signal " + queue_.front().body.dump());
     queue_.pop_front();
   }
 }
@@ -267,11 +281,13 @@ Status NodeAgent::flush() {
       continue;
     }
     if (is_retryable(s)) {
-      warn_once("server", s.message() + "; " + std::to_string(queue_.size()) + " signal(s) kept for the next interval");
+      warn_once("server", s.message() + "; " + std::to_string(queue_.size()) +
+                              " signal(s) kept for the next interval");
       return s;
     }
     ++refused_;
-    warn("server refused " + std::string(item.clear ? "clear " : "signal ") + item.body.dump() + ": " + s.message());
+    warn("server refused " + std::string(item.clear ? "clear " : "signal ") + item.body.dump() +
+         ": " + s.message());
     last = s;
     queue_.pop_front();
   }
@@ -294,7 +310,8 @@ void NodeAgent::poll_kernel_log(Time now) {
   const std::string& path = options_.kernel_log;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    warn_once("kernel-log", "kernel log " + path + ": " + std::strerror(errno) + " (retrying every interval)");
+    warn_once("kernel-log",
+              "kernel log " + path + ": " + std::strerror(errno) + " (retrying every interval)");
     return;
   }
   ok_again("kernel-log");
@@ -354,7 +371,8 @@ void NodeAgent::kernel_line(const std::string& line, Time now) {
     for (size_t k = 1; k <= recent_lines_.size(); ++k) {
       health::FallenOffBusDetector probe;
       std::optional<std::string> got;
-      for (size_t i = recent_lines_.size() - k; i < recent_lines_.size(); ++i) got = probe.feed(recent_lines_[i]);
+      for (size_t i = recent_lines_.size() - k; i < recent_lines_.size(); ++i)
+        got = probe.feed(recent_lines_[i]);
       if (got) {
         tail.assign(recent_lines_.end() - static_cast<std::ptrdiff_t>(k), recent_lines_.end());
         break;
@@ -377,14 +395,16 @@ void NodeAgent::kernel_line(const std::string& line, Time now) {
   }
   if (std::optional<health::KernelPattern> k = health::match_kernel_pattern(line)) {
     // Identical pattern lines within 3 minutes count as one (SPEC §5.1).
-    const std::string key = std::string(k->detector) + "|" + std::string(k->reason) + "|" + k->task + "|" + k->message;
+    const std::string key =
+        std::string(k->detector) + "|" + std::string(k->reason) + "|" + k->task + "|" + k->message;
     for (auto it = pattern_seen_.begin(); it != pattern_seen_.end();) {
       it = now - it->second >= kDedupWindow ? pattern_seen_.erase(it) : std::next(it);
     }
     if (pattern_seen_.contains(key)) return;
     if (pattern_seen_.size() >= kMaxPatternEntries) {
-      auto oldest = std::min_element(pattern_seen_.begin(), pattern_seen_.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+      auto oldest =
+          std::min_element(pattern_seen_.begin(), pattern_seen_.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
       pattern_seen_.erase(oldest);
     }
     pattern_seen_[key] = now;
@@ -406,7 +426,11 @@ void NodeAgent::poll_mounts() {
   for (const health::ReadOnlyMount& m : health::readonly_mounts(*text)) {
     now_ro.insert(m.mount_point);
     if (ro_reported_.contains(m.mount_point)) continue;
-    enqueue(Json{{"mount", {{"path", m.mount_point}, {"readOnly", true}, {"fstype", m.fstype}, {"device", m.device}}}});
+    enqueue(Json{{"mount",
+                  {{"path", m.mount_point},
+                   {"readOnly", true},
+                   {"fstype", m.fstype},
+                   {"device", m.device}}}});
   }
   // The server clears per detector (every npd-readonly-fs alert of the node): clear only when no
   // mount is read-only any more.
@@ -429,11 +453,13 @@ void NodeAgent::poll_infiniband(Time now) {
       std::error_code ec2;
       if (!fs::is_directory(dev / "ports", ec2)) continue;
       for (const auto& p : fs::directory_iterator(dev / "ports", ec2)) {
-        if (std::optional<int> n = parse_port_number(p.path().filename().string())) seen.insert({dev.filename().string(), *n});
+        if (std::optional<int> n = parse_port_number(p.path().filename().string()))
+          seen.insert({dev.filename().string(), *n});
       }
     }
   } else if (ib_ports_.empty()) {
-    warn_once("ib", "infiniband: " + options_.infiniband_dir + " is not a directory; no InfiniBand ports to watch");
+    warn_once("ib", "infiniband: " + options_.infiniband_dir +
+                        " is not a directory; no InfiniBand ports to watch");
     return;
   }
   for (const auto& key : seen) ib_ports_.try_emplace(key);
@@ -441,9 +467,11 @@ void NodeAgent::poll_infiniband(Time now) {
   for (auto& [key, port] : ib_ports_) {
     // A port seen before whose files are gone reads as empty files: down.
     const fs::path dir = root / key.first / "ports" / std::to_string(key.second);
-    const health::IbPortReading reading = health::parse_ib_port(file_or_empty(dir / "state"), file_or_empty(dir / "phys_state"));
+    const health::IbPortReading reading =
+        health::parse_ib_port(file_or_empty(dir / "state"), file_or_empty(dir / "phys_state"));
     std::optional<double> rate;
-    if (std::optional<uint64_t> c = parse_counter(file_or_empty(dir / "counters" / "symbol_error"))) rate = port.rate.observe(*c, now);
+    if (std::optional<uint64_t> c = parse_counter(file_or_empty(dir / "counters" / "symbol_error")))
+      rate = port.rate.observe(*c, now);
     const health::IbLinkVerdict v = health::ib_link_verdict(reading, rate);
     if (v == health::IbLinkVerdict::kHealthy) {
       if (port.reported != health::IbLinkVerdict::kHealthy) any_reported = true;
@@ -455,7 +483,9 @@ void NodeAgent::poll_infiniband(Time now) {
     if (v == health::IbLinkVerdict::kPortDown) {
       enqueue(Json{{"ib", {{"port", key.second}, {"state", "Down"}}}});
     } else {
-      enqueue(Json{{"ib", {{"port", key.second}, {"symbolErrorsPerHour", static_cast<int64_t>(std::ceil(*rate))}}}});
+      enqueue(Json{{"ib",
+                    {{"port", key.second},
+                     {"symbolErrorsPerHour", static_cast<int64_t>(std::ceil(*rate))}}}});
     }
     port.reported = v;
   }
@@ -487,7 +517,8 @@ void NodeAgent::poll_gpus(Time now) {
     expected_gpus_ = std::move(expected);
   }
   // Sends a dcgm reading once per (gpu, field) while it holds, again when its value changes.
-  auto report = [&](const health::GpuReading& g, const std::string& field, int64_t value, Json extra = Json::object()) {
+  auto report = [&](const health::GpuReading& g, const std::string& field, int64_t value,
+                    Json extra = Json::object()) {
     const auto key = std::make_pair(g.index, field);
     if (auto it = gpu_reported_.find(key); it != gpu_reported_.end() && it->second == value) return;
     gpu_reported_[key] = value;
@@ -496,7 +527,9 @@ void NodeAgent::poll_gpus(Time now) {
     for (auto& [k, v] : extra.items()) dcgm[k] = v;
     enqueue(Json{{"dcgm", std::move(dcgm)}});
   };
-  auto forget = [&](const health::GpuReading& g, const std::string& field) { gpu_reported_.erase({g.index, field}); };
+  auto forget = [&](const health::GpuReading& g, const std::string& field) {
+    gpu_reported_.erase({g.index, field});
+  };
   for (const health::GpuReading& g : *readings) {
     if (!g.present) continue;
     if (health::check_ecc(g)) {
@@ -514,21 +547,24 @@ void NodeAgent::poll_gpus(Time now) {
     // Rates and "sustained" need two readings at least a minute apart: compare with a baseline
     // that moves on once a minute has passed.
     auto base = gpu_baseline_.find(g.index);
-    if (base == gpu_baseline_.end() || base->second.reading.pci != g.pci || base->second.reading.uuid != g.uuid) {
+    if (base == gpu_baseline_.end() || base->second.reading.pci != g.pci ||
+        base->second.reading.uuid != g.uuid) {
       gpu_baseline_[g.index] = GpuBaseline{g, now};
       continue;
     }
     const GpuBaseline& b = base->second;
     if (now - b.at < health::kMinRateWindow) continue;
     if (health::check_thermal(b.reading, b.at, g, now)) {
-      const uint64_t bits = b.reading.clocks_event_reasons & g.clocks_event_reasons & health::kThermalThrottleMask;
+      const uint64_t bits =
+          b.reading.clocks_event_reasons & g.clocks_event_reasons & health::kThermalThrottleMask;
       report(g, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", static_cast<int64_t>(bits));
     } else {
       forget(g, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS");
     }
     if (health::check_pcie_replay(b.reading, b.at, g, now)) {
-      const double per_min = static_cast<double>(g.pcie_replay_counter - b.reading.pcie_replay_counter) /
-                             (std::chrono::duration<double>(now - b.at).count() / 60.0);
+      const double per_min =
+          static_cast<double>(g.pcie_replay_counter - b.reading.pcie_replay_counter) /
+          (std::chrono::duration<double>(now - b.at).count() / 60.0);
       Json extra = Json::object();
       if (g.pcie_link_gen > 0) extra["linkGen"] = g.pcie_link_gen;
       gpu_reported_.erase({g.index, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"});  // a new rate each window
@@ -584,8 +620,10 @@ void NodeAgent::poll_slurm() {
   std::string upper = st->state;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::optional<std::string> bad;
-  if (upper.find("DOWN") != std::string::npos) bad = "DOWN";
-  else if (upper.find("DRAIN") != std::string::npos) bad = "DRAIN";
+  if (upper.find("DOWN") != std::string::npos)
+    bad = "DOWN";
+  else if (upper.find("DRAIN") != std::string::npos)
+    bad = "DRAIN";
   // Our own drain (reason "gpufleet:…") is not a fault.
   if (bad && st->reason.rfind("gpufleet:", 0) == 0) bad.reset();
   if (bad) {

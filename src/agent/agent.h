@@ -34,7 +34,7 @@ namespace gf::agent {
 bool source_disabled(const std::string& path);
 
 struct AgentOptions {
-  std::string server;   // http://host:port
+  std::string server;  // http://host:port
   std::string cluster;
   std::string node;
   std::string kernel_log = "/var/log/kern.log";
@@ -114,8 +114,8 @@ class NodeAgent {
   const AgentOptions& options() const { return options_; }
   size_t queued() const { return queue_.size(); }
   int64_t sent() const { return sent_; }
-  int64_t dropped() const { return dropped_; }    // queue overflow
-  int64_t refused() const { return refused_; }    // answered with an error by the server
+  int64_t dropped() const { return dropped_; }  // queue overflow
+  int64_t refused() const { return refused_; }  // answered with an error by the server
   // What the agent logged at warning level (also sent to spdlog), oldest first, at most 200.
   const std::deque<std::string>& messages() const { return messages_; }
 
@@ -156,9 +156,9 @@ class NodeAgent {
   std::optional<ino_t> log_inode_;
   health::XidDeduper xid_dedup_;
   health::FallenOffBusDetector fallen_off_bus_;
-  std::deque<std::string> recent_lines_;            // non-Xid lines (the fallen-off-bus sentence)
-  std::map<std::string, Time> pattern_seen_;        // kernel pattern → last accepted
-  std::set<std::string> xid79_pci_;                 // GPUs with an Xid 79 in the log
+  std::deque<std::string> recent_lines_;      // non-Xid lines (the fallen-off-bus sentence)
+  std::map<std::string, Time> pattern_seen_;  // kernel pattern → last accepted
+  std::set<std::string> xid79_pci_;           // GPUs with an Xid 79 in the log
 
   // /proc/mounts
   std::set<std::string> ro_reported_;

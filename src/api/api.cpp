@@ -18,8 +18,8 @@ namespace {
 struct CallScope {
   const HttpRequest* request = nullptr;
   bool mutating = false;
-  bool audited_route = true;   // heartbeats are not audited (docs/security.md)
-  bool audit_attached = false; // a loop write carries the record
+  bool audited_route = true;    // heartbeats are not audited (docs/security.md)
+  bool audit_attached = false;  // a loop write carries the record
 };
 thread_local CallScope* t_scope = nullptr;
 
@@ -68,12 +68,15 @@ std::string error_type_of(const HttpResponse& r) {
 std::string first_invalid_utf8(const HttpRequest& req) {
   if (find_invalid_utf8(req.path) != std::string_view::npos) return "path";
   for (const auto& [k, v] : req.query) {
-    if (find_invalid_utf8(k) != std::string_view::npos || find_invalid_utf8(v) != std::string_view::npos) {
+    if (find_invalid_utf8(k) != std::string_view::npos ||
+        find_invalid_utf8(v) != std::string_view::npos) {
       return "query parameter";
     }
   }
-  if (find_invalid_utf8(req.header_or("x-gpufleet-user", "")) != std::string_view::npos) return "X-Gpufleet-User";
-  if (find_invalid_utf8(req.header_or("idempotency-key", "")) != std::string_view::npos) return "Idempotency-Key";
+  if (find_invalid_utf8(req.header_or("x-gpufleet-user", "")) != std::string_view::npos)
+    return "X-Gpufleet-User";
+  if (find_invalid_utf8(req.header_or("idempotency-key", "")) != std::string_view::npos)
+    return "Idempotency-Key";
   if (size_t at = find_invalid_utf8(req.body); at != std::string_view::npos) {
     return "body (at byte " + std::to_string(at) + ")";
   }
@@ -90,8 +93,9 @@ Status check_no_body(const std::string& route, const HttpRequest& req) {
   if (first == std::string::npos) return ok_status();
   auto body = parse_json(req.body);
   if (body.ok() && body->is_object() && body->empty()) return ok_status();
-  return validation_error("body: " + route + " takes no body (or {}), got " +
-                          (body.ok() ? describe_json_value(*body) : std::string("text that is not JSON")));
+  return validation_error(
+      "body: " + route + " takes no body (or {}), got " +
+      (body.ok() ? describe_json_value(*body) : std::string("text that is not JSON")));
 }
 
 }  // namespace
@@ -155,7 +159,8 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_audit_routes(*this);
   }
   router_.set_authorizer([](const std::string& route, const HttpRequest& req) {
-    if (t_scope && route == "POST /v1/clusters/{name}/nodes/{id}/heartbeat") t_scope->audited_route = false;
+    if (t_scope && route == "POST /v1/clusters/{name}/nodes/{id}/heartbeat")
+      t_scope->audited_route = false;
     const std::string method = route.substr(0, route.find(' '));
     GF_RETURN_IF_ERROR(authorize(req, required_permission(method, route)));
     return check_no_body(route, req);
@@ -208,8 +213,8 @@ void Api::audit_refused(const HttpRequest& request, int code, const std::string&
   auto future = loop_.submit(std::move(w));
   if (options_.drive_loop_inline) loop_.drain();
   if (future.wait_for(options_.write_timeout) != std::future_status::ready) {
-    spdlog::warn("audit record of {} {} ({}) not yet durable", request.method, printable(request.path),
-                 request.request_id);
+    spdlog::warn("audit record of {} {} ({}) not yet durable", request.method,
+                 printable(request.path), request.request_id);
   }
 }
 
@@ -219,14 +224,14 @@ HttpResponse Api::handle(HttpRequest request) {
   try {
     r = handle_checked(request);
   } catch (const std::exception& e) {
-    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method, printable(request.path),
-                  e.what());
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method,
+                  printable(request.path), e.what());
     r = error_response(internal_error("the server failed to handle request " + request.request_id +
                                       "; the error is in the server's log"));
     r.route = "unmatched";
   } catch (...) {
-    spdlog::error("request {} {} {} failed with a non-standard exception", request.request_id, request.method,
-                  printable(request.path));
+    spdlog::error("request {} {} {} failed with a non-standard exception", request.request_id,
+                  request.method, printable(request.path));
     r = error_response(internal_error("the server failed to handle request " + request.request_id +
                                       "; the error is in the server's log"));
     r.route = "unmatched";
@@ -234,7 +239,8 @@ HttpResponse Api::handle(HttpRequest request) {
   r.headers["X-Request-Id"] = request.request_id;
   metrics_
       .counter("gpufleet_http_requests_total", "HTTP requests by route and status code.",
-               prometheus_label("route", r.route) + "," + prometheus_label("code", std::to_string(r.status)))
+               prometheus_label("route", r.route) + "," +
+                   prometheus_label("code", std::to_string(r.status)))
       .inc();
   return r;
 }
@@ -244,15 +250,17 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
   auto refuse = [&](const Status& st, bool audit) {
     HttpResponse r = error_response(st);
     r.route = "unmatched";
-    if (audit && mutating) audit_refused(request, r.status, std::string(error_type_name(st.code())));
+    if (audit && mutating)
+      audit_refused(request, r.status, std::string(error_type_name(st.code())));
     return r;
   };
   if (request.body.size() > options_.max_body_bytes) {
     (void)authenticate(request).ok();  // the audit record names whoever it was, if anyone
     request.caller = printable(request.caller, 256);
-    return refuse(Status(ErrorCode::kPayloadTooLarge, "request body of " + std::to_string(request.body.size()) +
-                                                          " bytes is over the limit of " +
-                                                          std::to_string(options_.max_body_bytes) + " bytes"),
+    return refuse(Status(ErrorCode::kPayloadTooLarge,
+                         "request body of " + std::to_string(request.body.size()) +
+                             " bytes is over the limit of " +
+                             std::to_string(options_.max_body_bytes) + " bytes"),
                   true);
   }
   const Status who = authenticate(request);
@@ -262,13 +270,15 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
   }
   const bool exempt = request.path == "/healthz" || request.path == "/metrics";
   if (!exempt && options_.rate_limit_per_second > 0) {
-    const std::string bucket = who.ok() ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
+    const std::string bucket =
+        who.ok() ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
     const double burst = std::max(1.0, options_.rate_limit_burst);
     if (double wait = limiter_->take(bucket, options_.rate_limit_per_second, burst); wait > 0) {
-      HttpResponse r = error_response(Status(ErrorCode::kThrottling, "rate limit of " +
-                                                                         std::to_string(static_cast<int>(options_.rate_limit_per_second)) +
-                                                                         " requests per second exceeded for " +
-                                                                         printable(request.caller, 80) + "; retry later"));
+      HttpResponse r = error_response(Status(
+          ErrorCode::kThrottling,
+          "rate limit of " + std::to_string(static_cast<int>(options_.rate_limit_per_second)) +
+              " requests per second exceeded for " + printable(request.caller, 80) +
+              "; retry later"));
       r.route = "unmatched";
       r.headers["Retry-After"] = std::to_string(static_cast<int64_t>(std::ceil(wait)));
       return r;
@@ -284,7 +294,8 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
     ScopeGuard guard(&scope);
     r = router_.dispatch(request);
   }
-  if (mutating && scope.audited_route && !scope.audit_attached) audit_refused(request, r.status, error_type_of(r));
+  if (mutating && scope.audited_route && !scope.audit_attached)
+    audit_refused(request, r.status, error_type_of(r));
   return r;
 }
 

@@ -60,8 +60,8 @@ class Api {
   void set_capacity_check(healing::CapacityCheck check) { capacity_check_ = std::move(check); }
   const healing::CapacityCheck& capacity_check() const { return capacity_check_; }
   // Where node agents' heartbeats go (the health controller; runs on the loop thread).
-  using HeartbeatHandler = std::function<Result<Decision>(const FleetState&, Time, const std::string& cluster,
-                                                          const std::string& node)>;
+  using HeartbeatHandler = std::function<Result<Decision>(
+      const FleetState&, Time, const std::string& cluster, const std::string& node)>;
   void set_heartbeat_handler(HeartbeatHandler h) { heartbeat_ = std::move(h); }
   const HeartbeatHandler& heartbeat_handler() const { return heartbeat_; }
 
@@ -110,7 +110,8 @@ void register_audit_routes(Api& api);
 
 // A read that needs the writer's derived state (the scheduler's counters and explanations) runs
 // as a read-only loop request: `fn` answers from the state and changes nothing (quota_api.cpp).
-HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn);
+HttpResponse read_through_loop(Api& api, std::string name,
+                               std::function<Result<Json>(const FleetState&, Time)> fn);
 
 // The idempotency key of a write: the Idempotency-Key header, else the body's ClientToken.
 std::string idempotency_key(const HttpRequest& request, const Json* body);

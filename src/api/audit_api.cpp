@@ -15,7 +15,9 @@ constexpr int kMaxLimit = 10000;
 Result<Time> parse_since(const std::string& text, Time now) {
   if (auto t = parse_iso8601(text); t.ok()) return *t;
   auto d = parse_duration(text);
-  if (!d.ok()) return validation_error("since: expected an ISO 8601 time or a duration such as 1h, got \"" + printable(text, 60) + "\"");
+  if (!d.ok())
+    return validation_error("since: expected an ISO 8601 time or a duration such as 1h, got \"" +
+                            printable(text, 60) + "\"");
   return now - *d;
 }
 
@@ -36,7 +38,8 @@ void register_audit_routes(Api& api) {
     if (std::string l = req.query_or("limit", ""); !l.empty()) {
       auto [ptr, ec] = std::from_chars(l.data(), l.data() + l.size(), limit);
       if (ec != std::errc() || ptr != l.data() + l.size() || limit < 1 || limit > kMaxLimit) {
-        return error_response(validation_error("limit: must be an integer from 1 to " + std::to_string(kMaxLimit)));
+        return error_response(
+            validation_error("limit: must be an integer from 1 to " + std::to_string(kMaxLimit)));
       }
     }
     // The newest `limit` matches, answered oldest first.

@@ -75,7 +75,8 @@ Result<TokenStore> TokenStore::parse(std::string_view yaml_text) {
   GF_ASSIGN_OR_RETURN(Json doc, parse_yaml(yaml_text));
   ObjectReader r(doc, "");
   const Json* tokens = r.optional_array("tokens");
-  for (const std::string& f : r.unknown_fields()) r.fail_status(validation_error(f + ": unknown field (expected tokens)"));
+  for (const std::string& f : r.unknown_fields())
+    r.fail_status(validation_error(f + ": unknown field (expected tokens)"));
   if (!r.ok()) return r.status();
   if (!tokens || tokens->empty()) return validation_error("tokens: at least one token is required");
   TokenStore store;
@@ -87,10 +88,14 @@ Result<TokenStore> TokenStore::parse(std::string_view yaml_text) {
     e.sha256 = normalize_identity(t.required_string("sha256"));
     e.subject = t.required_string("subject");
     e.roles = t.optional_string_list("roles").value_or(std::vector<std::string>{});
-    for (const std::string& f : t.unknown_fields()) t.fail_status(validation_error(f + ": unknown field (expected sha256, subject, roles)"));
+    for (const std::string& f : t.unknown_fields())
+      t.fail_status(validation_error(f + ": unknown field (expected sha256, subject, roles)"));
     if (!t.ok()) return t.status();
-    if (e.sha256.size() != 64 || e.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      return validation_error(path + ".sha256: expected the 64 hex digits of the token's SHA-256 (gpufleet token create prints it)");
+    if (e.sha256.size() != 64 ||
+        e.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return validation_error(path +
+                              ".sha256: expected the 64 hex digits of the token's SHA-256 "
+                              "(gpufleet token create prints it)");
     }
     if (normalize_identity(e.subject).empty() || e.subject.size() > 256) {
       return validation_error(path + ".subject: must be 1-256 characters");
@@ -98,10 +103,12 @@ Result<TokenStore> TokenStore::parse(std::string_view yaml_text) {
     if (e.roles.empty()) return validation_error(path + ".roles: at least one role is required");
     for (size_t k = 0; k < e.roles.size(); ++k) {
       if (std::string why = role_error(e.roles[k]); !why.empty()) {
-        return validation_error(path_index(path + ".roles", k) + ": '" + printable(e.roles[k], 80) + "': " + why);
+        return validation_error(path_index(path + ".roles", k) + ": '" + printable(e.roles[k], 80) +
+                                "': " + why);
       }
     }
-    if (store.by_hash_.contains(e.sha256)) return validation_error(path + ".sha256: the same token is listed twice");
+    if (store.by_hash_.contains(e.sha256))
+      return validation_error(path + ".sha256: the same token is listed twice");
     store.by_hash_.emplace(e.sha256, std::move(e));
   }
   return store;
@@ -131,14 +138,16 @@ Permission required_permission(std::string_view method, std::string_view route) 
     return pattern.rfind(prefix, 0) == 0;
   };
   if (read) {
-    if (under("/v1/audit") || under("/v1/debug")) return under("/v1/debug") ? Permission::kAdmin : Permission::kAudit;
+    if (under("/v1/audit") || under("/v1/debug"))
+      return under("/v1/debug") ? Permission::kAdmin : Permission::kAudit;
     return Permission::kRead;
   }
   if (route.ends_with("/nodes/{id}/signals") || route.ends_with("/nodes/{id}/signals/clear") ||
       route.ends_with("/nodes/{id}/heartbeat")) {
     return Permission::kAgent;
   }
-  if (under("/v1/service-jobs") || under("/v1/apply") || under("/v1/objects") || under("/v1/namespaces")) {
+  if (under("/v1/service-jobs") || under("/v1/apply") || under("/v1/objects") ||
+      under("/v1/namespaces")) {
     return Permission::kTeamWork;
   }
   if (under("/v1/clusters") || under("/v1/remediations") || under("/v1/circuit-breakers")) {
@@ -203,9 +212,9 @@ Status authorize(const HttpRequest& request, Permission need) {
   if (ok) return ok_status();
   std::string have;
   for (const std::string& r : request.roles) have += (have.empty() ? "" : ", ") + r;
-  return Status(ErrorCode::kForbidden, request.method + " " + request.path + " needs the " + wanted +
-                                           " role (or admin); " + request.caller + " has " +
-                                           (have.empty() ? "no role" : have));
+  return Status(ErrorCode::kForbidden, request.method + " " + request.path + " needs the " +
+                                           wanted + " role (or admin); " + request.caller +
+                                           " has " + (have.empty() ? "no role" : have));
 }
 
 std::vector<std::string> job_team_keys(const FleetView& view, const Job& job) {
@@ -214,10 +223,13 @@ std::vector<std::string> job_team_keys(const FleetView& view, const Job& job) {
   if (!job.local_queue.empty()) {
     keys.push_back(job.local_queue);
     if (view.quota_objects) {
-      auto it = view.quota_objects->find(frontend::ObjectKey{frontend::Kind::kLocalQueue, job.ns, job.local_queue});
-      if (it != view.quota_objects->end() && it->second.doc.contains("spec") && it->second.doc["spec"].is_object()) {
+      auto it = view.quota_objects->find(
+          frontend::ObjectKey{frontend::Kind::kLocalQueue, job.ns, job.local_queue});
+      if (it != view.quota_objects->end() && it->second.doc.contains("spec") &&
+          it->second.doc["spec"].is_object()) {
         const Json& spec = it->second.doc["spec"];
-        if (spec.contains("clusterQueue") && spec["clusterQueue"].is_string()) keys.push_back(spec["clusterQueue"].get<std::string>());
+        if (spec.contains("clusterQueue") && spec["clusterQueue"].is_string())
+          keys.push_back(spec["clusterQueue"].get<std::string>());
       }
     }
   }
@@ -244,7 +256,8 @@ bool team_covers_namespace(const HttpRequest& request, const std::string& ns) {
 }
 
 bool may_see_job(const HttpRequest& request, const FleetView& view, const Job& job) {
-  if (has_role(request, "admin") || has_role(request, "operator") || has_role(request, "viewer")) return true;
+  if (has_role(request, "admin") || has_role(request, "operator") || has_role(request, "viewer"))
+    return true;
   return filed_under_team(request, view, job);
 }
 

@@ -27,9 +27,10 @@ void register_billing_routes(Api& api) {
     const Time now = api.clock().now();
     const std::string cluster = req.query_or("cluster", "");
     const std::string group_by = req.query_or("groupBy", "cluster");
-    if (group_by != "instance" && group_by != "group" && group_by != "cluster" && group_by != "share") {
-      return error_response(validation_error("groupBy: expected instance, group, cluster or share, got \"" +
-                                             group_by + "\""));
+    if (group_by != "instance" && group_by != "group" && group_by != "cluster" &&
+        group_by != "share") {
+      return error_response(validation_error(
+          "groupBy: expected instance, group, cluster or share, got \"" + group_by + "\""));
     }
     Time from = Time::min(), to = now;
     for (auto [key, out] : {std::pair<const char*, Time*>{"from", &from}, {"to", &to}}) {
@@ -79,8 +80,8 @@ void register_billing_routes(Api& api) {
                          {"Cost", format_money(l.cost)},
                          {"CostMicros", l.cost}});
       }
-      Json out = {{"GroupBy", "share"}, {"To", format_iso8601(to)}, {"Currency", "USD"},
-                  {"Items", items}, {"Total", format_money(sum)}, {"TotalMicros", sum}};
+      Json out = {{"GroupBy", "share"}, {"To", format_iso8601(to)},   {"Currency", "USD"},
+                  {"Items", items},     {"Total", format_money(sum)}, {"TotalMicros", sum}};
       if (from != Time::min()) out["From"] = format_iso8601(from);
       return json_response(200, out);
     }
@@ -90,8 +91,8 @@ void register_billing_routes(Api& api) {
       records.insert(records.end(), c->billing.begin(), c->billing.end());
       for (const auto& [id, n] : c->nodes) {
         if (!n.launch_time || n.shutting_down_at) continue;
-        records.push_back(BillingRecord{id, c->name, c->arn, n.group, n.instance_type, n.price_micros_per_hour,
-                                        *n.launch_time, std::nullopt});
+        records.push_back(BillingRecord{id, c->name, c->arn, n.group, n.instance_type,
+                                        n.price_micros_per_hour, *n.launch_time, std::nullopt});
       }
     }
     std::map<std::string, Line> lines;
@@ -137,8 +138,8 @@ void register_billing_routes(Api& api) {
       j["CostMicros"] = l.cost;
       items.push_back(std::move(j));
     }
-    Json out = {{"GroupBy", group_by}, {"To", format_iso8601(to)}, {"Currency", "USD"},
-                {"Items", items}, {"Total", format_money(total)}, {"TotalMicros", total}};
+    Json out = {{"GroupBy", group_by}, {"To", format_iso8601(to)},     {"Currency", "USD"},
+                {"Items", items},      {"Total", format_money(total)}, {"TotalMicros", total}};
     if (from != Time::min()) out["From"] = format_iso8601(from);
     return json_response(200, out);
   });

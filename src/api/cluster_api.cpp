@@ -18,11 +18,14 @@ namespace {
 
 Result<Json> parse_body(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
-  if (docs.size() != 1) return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
+  if (docs.size() != 1)
+    return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
   return docs.front();
 }
 
-Event make_event(std::string_view type, Json payload) { return Event{std::string(type), std::move(payload), ""}; }
+Event make_event(std::string_view type, Json payload) {
+  return Event{std::string(type), std::move(payload), ""};
+}
 
 Json warnings_json(const std::vector<std::string>& w) {
   Json j = Json::array();
@@ -38,29 +41,32 @@ HttpResponse create_cluster(Api& api, const HttpRequest& req) {
   r.name = "CreateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
   r.handle = [body = *body, prov](const FleetState& s, Time) -> Result<Decision> {
-    GF_ASSIGN_OR_RETURN(CreateClusterRequest cr, parse_create_cluster(body, s.view(), prov->catalog()));
+    GF_ASSIGN_OR_RETURN(CreateClusterRequest cr,
+                        parse_create_cluster(body, s.view(), prov->catalog()));
     const std::string id = prov->cluster_id(s.view().cluster_counter + 1);
     const std::string arn = make_arn(prov->options().arn, "cluster", id);
     Json groups = Json::array();
     for (const auto& g : cr.groups) groups.push_back(g.to_json());
     Decision d;
-    d.events.push_back(make_event(event_type::kClusterCreated,
-                                  Json{{"Name", cr.name},
-                                       {"Id", id},
-                                       {"Arn", arn},
-                                       {"Continuous", cr.continuous},
-                                       {"Orchestrator", to_string(cr.orchestrator)},
-                                       {"VpcConfig", cr.vpc_config},
-                                       {"NodeRecovery", cr.node_recovery},
-                                       {"MinCountTimeoutUs", prov->options().min_count_timeout.count()},
-                                       {"Groups", groups}}));
+    d.events.push_back(
+        make_event(event_type::kClusterCreated,
+                   Json{{"Name", cr.name},
+                        {"Id", id},
+                        {"Arn", arn},
+                        {"Continuous", cr.continuous},
+                        {"Orchestrator", to_string(cr.orchestrator)},
+                        {"VpcConfig", cr.vpc_config},
+                        {"NodeRecovery", cr.node_recovery},
+                        {"MinCountTimeoutUs", prov->options().min_count_timeout.count()},
+                        {"Groups", groups}}));
     d.response = Json{{"ClusterArn", arn}};
     if (!cr.warnings.empty()) d.response["Warnings"] = warnings_json(cr.warnings);
     return d;
   };
-  std::string name = body->is_object() && body->contains("ClusterName") && (*body)["ClusterName"].is_string()
-                         ? (*body)["ClusterName"].get<std::string>()
-                         : "";
+  std::string name =
+      body->is_object() && body->contains("ClusterName") && (*body)["ClusterName"].is_string()
+          ? (*body)["ClusterName"].get<std::string>()
+          : "";
   r.on_duplicate = [name](const FleetState& s, Seq) {
     const Cluster* c = s.view().find_cluster(name);
     return c ? Json{{"ClusterArn", c->arn}} : Json::object();
@@ -77,7 +83,8 @@ HttpResponse update_cluster(Api& api, const HttpRequest& req) {
   r.name = "UpdateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
   r.handle = [body = *body, name, prov](const FleetState& s, Time) -> Result<Decision> {
-    GF_ASSIGN_OR_RETURN(UpdateClusterRequest ur, parse_update_cluster(name, body, s.view(), prov->catalog()));
+    GF_ASSIGN_OR_RETURN(UpdateClusterRequest ur,
+                        parse_update_cluster(name, body, s.view(), prov->catalog()));
     Json groups = Json::array();
     for (const auto& g : ur.groups) groups.push_back(g.to_json());
     Json p = {{"Name", name}, {"Groups", groups}, {"Delete", ur.groups_to_delete}};
@@ -120,11 +127,14 @@ HttpResponse batch_add(Api& api, const HttpRequest& req) {
     if (!c) return not_found_error("cluster \"" + name + "\" not found");
     GF_ASSIGN_OR_RETURN(auto adds, parse_batch_add(body));
     if (!c->continuous) {
-      return validation_error("BatchAddClusterNodes needs NodeProvisioningMode Continuous; use "
-                              "UpdateCluster to change InstanceCount of cluster " + name);
+      return validation_error(
+          "BatchAddClusterNodes needs NodeProvisioningMode Continuous; use "
+          "UpdateCluster to change InstanceCount of cluster " +
+          name);
     }
     if (c->status == ClusterStatus::kDeleting || c->status == ClusterStatus::kFailed) {
-      return Status(ErrorCode::kConflict, "cluster \"" + name + "\" is " + std::string(to_string(c->status)));
+      return Status(ErrorCode::kConflict,
+                    "cluster \"" + name + "\" is " + std::string(to_string(c->status)));
     }
     Decision d;
     Json ok = Json::array(), failed = Json::array();
@@ -132,22 +142,27 @@ HttpResponse batch_add(Api& api, const HttpRequest& req) {
     for (const auto& a : adds) {
       const InstanceGroup* g = c->find_group(a.group);
       if (!g || g->status == GroupStatus::kDeleting) {
-        failed.push_back(Json{{"InstanceGroupName", a.group},
-                              {"ErrorCode", "InstanceGroupNotFound"},
-                              {"FailedCount", a.increment},
-                              {"Message", "no instance group \"" + a.group + "\" in cluster " + name}});
+        failed.push_back(
+            Json{{"InstanceGroupName", a.group},
+                 {"ErrorCode", "InstanceGroupNotFound"},
+                 {"FailedCount", a.increment},
+                 {"Message", "no instance group \"" + a.group + "\" in cluster " + name}});
         continue;
       }
       if (auto busy = group_busy(*c, *g, "BatchAddClusterNodes")) return *busy;
       int64_t& t = targets.try_emplace(a.group, g->spec.target).first->second;
       t += a.increment;
-      ok.push_back(Json{{"InstanceGroupName", a.group}, {"IncrementTargetCountBy", a.increment},
-                        {"TargetCount", t}, {"Status", "Pending"}});
+      ok.push_back(Json{{"InstanceGroupName", a.group},
+                        {"IncrementTargetCountBy", a.increment},
+                        {"TargetCount", t},
+                        {"Status", "Pending"}});
     }
     for (const auto& [group, target] : targets) {
-      d.events.push_back(make_event(event_type::kGroupTarget,
-                                    Json{{"Name", name}, {"Group", group}, {"Target", target},
-                                         {"Reason", "BatchAddClusterNodes"}}));
+      d.events.push_back(
+          make_event(event_type::kGroupTarget, Json{{"Name", name},
+                                                    {"Group", group},
+                                                    {"Target", target},
+                                                    {"Reason", "BatchAddClusterNodes"}}));
     }
     d.response = Json{{"Successful", ok}, {"Failed", failed}};
     return d;
@@ -188,12 +203,14 @@ HttpResponse batch_delete(Api& api, const HttpRequest& req) {
         fail("InvalidNodeStatus", "node " + id + " is already ShuttingDown");
         continue;
       }
-      if (g && c->orchestrator == Orchestrator::kSlurm && g->spec.node_type == NodeType::kController) {
+      if (g && c->orchestrator == Orchestrator::kSlurm &&
+          g->spec.node_type == NodeType::kController) {
         fail("InvalidNodeStatus", "node " + id + " is the Slurm controller; it cannot be removed");
         continue;
       }
-      d.events.push_back(make_event(event_type::kNodeTerminateRequested,
-                                    Json{{"Name", name}, {"InstanceId", id}, {"Reason", "BatchDeleteClusterNodes"}}));
+      d.events.push_back(make_event(
+          event_type::kNodeTerminateRequested,
+          Json{{"Name", name}, {"InstanceId", id}, {"Reason", "BatchDeleteClusterNodes"}}));
       if (g) {
         int64_t& t = targets.try_emplace(n.group, g->spec.target).first->second;
         t = std::max<int64_t>(0, t - 1);
@@ -201,9 +218,11 @@ HttpResponse batch_delete(Api& api, const HttpRequest& req) {
       ok.push_back(id);
     }
     for (const auto& [group, target] : targets) {
-      d.events.push_back(make_event(event_type::kGroupTarget,
-                                    Json{{"Name", name}, {"Group", group}, {"Target", target},
-                                         {"Reason", "BatchDeleteClusterNodes"}}));
+      d.events.push_back(
+          make_event(event_type::kGroupTarget, Json{{"Name", name},
+                                                    {"Group", group},
+                                                    {"Target", target},
+                                                    {"Reason", "BatchDeleteClusterNodes"}}));
     }
     d.response = Json{{"Successful", ok}, {"Failed", failed}};
     return d;
@@ -215,34 +234,43 @@ HttpResponse batch_delete(Api& api, const HttpRequest& req) {
 
 void register_cluster_routes(Api& api) {
   Router& r = api.router();
-  r.add("POST", "/v1/clusters", [&api](const HttpRequest& req) { return create_cluster(api, req); });
+  r.add("POST", "/v1/clusters",
+        [&api](const HttpRequest& req) { return create_cluster(api, req); });
   r.add("GET", "/v1/clusters", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const std::string contains = req.query_or("NameContains", "");
     Json list = Json::array();
     for (const auto& [name, c] : view->clusters) {
-      if (contains.empty() || name.find(contains) != std::string::npos) list.push_back(cluster_summary(*c));
+      if (contains.empty() || name.find(contains) != std::string::npos)
+        list.push_back(cluster_summary(*c));
     }
     return json_response(200, Json{{"ClusterSummaries", list}});
   });
   r.add("GET", "/v1/clusters/{name}", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c) return error_response(not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+    if (!c)
+      return error_response(
+          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
     return json_response(200, describe_cluster(*c));
   });
-  r.add("PUT", "/v1/clusters/{name}", [&api](const HttpRequest& req) { return update_cluster(api, req); });
-  r.add("DELETE", "/v1/clusters/{name}", [&api](const HttpRequest& req) { return delete_cluster(api, req); });
+  r.add("PUT", "/v1/clusters/{name}",
+        [&api](const HttpRequest& req) { return update_cluster(api, req); });
+  r.add("DELETE", "/v1/clusters/{name}",
+        [&api](const HttpRequest& req) { return delete_cluster(api, req); });
   r.add("GET", "/v1/clusters/{name}/nodes", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c) return error_response(not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+    if (!c)
+      return error_response(
+          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
     const std::string contains = req.query_or("InstanceGroupNameContains", "");
     std::vector<const Node*> nodes;
     for (const auto& [id, n] : c->nodes) {
       if (contains.empty() || n.group.find(contains) != std::string::npos) nodes.push_back(&n);
     }
-    std::sort(nodes.begin(), nodes.end(), [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
+    std::sort(nodes.begin(), nodes.end(),
+              [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
     Json list = Json::array();
     for (const Node* n : nodes) list.push_back(node_summary(*c, *n));
     return json_response(200, Json{{"ClusterNodeSummaries", list}});
@@ -250,14 +278,19 @@ void register_cluster_routes(Api& api) {
   r.add("GET", "/v1/clusters/{name}/nodes/{id}", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c) return error_response(not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+    if (!c)
+      return error_response(
+          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
     auto it = c->nodes.find(req.path_params.at("id"));
     if (it == c->nodes.end()) {
-      return error_response(not_found_error("node \"" + req.path_params.at("id") + "\" not found in cluster " + c->name));
+      return error_response(not_found_error("node \"" + req.path_params.at("id") +
+                                            "\" not found in cluster " + c->name));
     }
-    return json_response(200, Json{{"NodeDetails", node_detail(*c, it->second, api.clock().now())}});
+    return json_response(200,
+                         Json{{"NodeDetails", node_detail(*c, it->second, api.clock().now())}});
   });
-  r.add("POST", "/v1/clusters/{name}/nodes/batch-add", [&api](const HttpRequest& req) { return batch_add(api, req); });
+  r.add("POST", "/v1/clusters/{name}/nodes/batch-add",
+        [&api](const HttpRequest& req) { return batch_add(api, req); });
   r.add("POST", "/v1/clusters/{name}/nodes/batch-delete",
         [&api](const HttpRequest& req) { return batch_delete(api, req); });
   // Merge-mode slurm.conf (SPEC §2.6): the body is the cluster's current slurm.conf; the answer
@@ -265,24 +298,29 @@ void register_cluster_routes(Api& api) {
   r.add("POST", "/v1/clusters/{name}/slurm-conf/merge", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c) return error_response(not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+    if (!c)
+      return error_response(
+          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
     if (c->orchestrator != Orchestrator::kSlurm) {
       return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
     }
-    SlurmMergeResult merged = merge_slurm_conf(req.body, slurm_layout(*c, api.provisioner()->catalog()));
+    SlurmMergeResult merged =
+        merge_slurm_conf(req.body, slurm_layout(*c, api.provisioner()->catalog()));
     return json_response(200, Json{{"SlurmConf", merged.text}, {"Warnings", merged.warnings}});
   });
   r.add("GET", "/v1/clusters/{name}/events", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const std::string name = req.path_params.at("name");
-    if (!view->find_cluster(name)) return error_response(not_found_error("cluster \"" + name + "\" not found"));
+    if (!view->find_cluster(name))
+      return error_response(not_found_error("cluster \"" + name + "\" not found"));
     auto q = parse_event_query(req);
     if (!q.ok()) return error_response(q.status());
     q->cluster_name = name;
-    if (!q->resource_type.empty() && q->resource_type != "Cluster" && q->resource_type != "InstanceGroup" &&
-        q->resource_type != "Instance") {
-      return error_response(validation_error("ResourceType: expected Cluster, InstanceGroup or Instance, got \"" +
-                                             q->resource_type + "\""));
+    if (!q->resource_type.empty() && q->resource_type != "Cluster" &&
+        q->resource_type != "InstanceGroup" && q->resource_type != "Instance") {
+      return error_response(
+          validation_error("ResourceType: expected Cluster, InstanceGroup or Instance, got \"" +
+                           q->resource_type + "\""));
     }
     auto out = list_events(*view, *q);
     if (!out.ok()) return error_response(out.status());

@@ -79,7 +79,8 @@ Json node_detail(const Cluster& c, const Node& n, Time now) {
   }
   j["Health"] = Json{{"Healthy", n.healthy}};
   j["Workload"] = Json{{"Pods", Json::array()}};
-  Json billing = {{"PricePerHour", format_money(n.price_micros_per_hour)}, {"Billing", n.launched()}};
+  Json billing = {{"PricePerHour", format_money(n.price_micros_per_hour)},
+                  {"Billing", n.launched()}};
   if (n.launch_time) {
     BillingRecord b;
     b.price_micros_per_hour = n.price_micros_per_hour;

@@ -58,8 +58,8 @@ Result<Json> list_events(const FleetView& view, const EventQuery& q) {
       return validation_error("NextToken: not a token this server issued");
     }
     size_t pos = 0;
-    auto [ptr, ec] = std::from_chars(q.next_token.data() + 1,
-                                     q.next_token.data() + q.next_token.size(), pos);
+    auto [ptr, ec] =
+        std::from_chars(q.next_token.data() + 1, q.next_token.data() + q.next_token.size(), pos);
     if (ec != std::errc() || ptr != q.next_token.data() + q.next_token.size() ||
         pos > view.events.size()) {
       return validation_error("NextToken: not a token this server issued");

@@ -22,7 +22,8 @@ Result<Json> body_json(const HttpRequest& req, bool required = true) {
     return Json::object();
   }
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
-  if (docs.size() != 1) return validation_error("expected one document, got " + std::to_string(docs.size()));
+  if (docs.size() != 1)
+    return validation_error("expected one document, got " + std::to_string(docs.size()));
   return docs.front();
 }
 
@@ -33,8 +34,10 @@ Result<std::string> optional_body_field(const HttpRequest& req, const std::strin
   GF_ASSIGN_OR_RETURN(Json body, body_json(req, false));
   ObjectReader r(body, "");
   std::string value = r.optional_string(key).value_or("");
-  if (r.ok() && value.size() > 1024) r.fail(key, "at most 1024 characters, got " + std::to_string(value.size()));
-  for (const std::string& f : r.unknown_fields()) r.fail_status(validation_error(f + ": unknown field (expected only " + key + ")"));
+  if (r.ok() && value.size() > 1024)
+    r.fail(key, "at most 1024 characters, got " + std::to_string(value.size()));
+  for (const std::string& f : r.unknown_fields())
+    r.fail_status(validation_error(f + ": unknown field (expected only " + key + ")"));
   if (!r.ok()) return r.status();
   return value;
 }
@@ -69,10 +72,13 @@ Json filtered_alerts(const FleetView& v, const HttpRequest& req) {
   const remediate::HealthState& h = v.health_state();
   std::vector<const remediate::AlertRecord*> all;
   for (const auto& [id, a] : h.alerts) all.push_back(&a);
-  std::sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->first_seen != b->first_seen ? a->first_seen < b->first_seen : a->id < b->id; });
+  std::sort(all.begin(), all.end(), [](auto* a, auto* b) {
+    return a->first_seen != b->first_seen ? a->first_seen < b->first_seen : a->id < b->id;
+  });
   for (const auto* a : all) {
     if ((!cluster.empty() && a->cluster != cluster) || (!node.empty() && a->node != node) ||
-        (!state.empty() && a->state != state) || (!severity.empty() && health::to_string(a->severity) != severity)) {
+        (!state.empty() && a->state != state) ||
+        (!severity.empty() && health::to_string(a->severity) != severity)) {
       continue;
     }
     list.push_back(a->to_json());
@@ -80,7 +86,8 @@ Json filtered_alerts(const FleetView& v, const HttpRequest& req) {
   return list;
 }
 
-Status check_filter(const HttpRequest& req, const std::string& key, std::initializer_list<std::string_view> allowed) {
+Status check_filter(const HttpRequest& req, const std::string& key,
+                    std::initializer_list<std::string_view> allowed) {
   const std::string v = req.query_or(key, "");
   if (v.empty()) return ok_status();
   for (std::string_view a : allowed) {
@@ -99,28 +106,40 @@ HttpResponse decide(Api& api, const HttpRequest& req, RStatus to) {
   const std::string by = req.caller;
   const std::string reason = *reason_field;
   Request w;
-  w.name = to == RStatus::kApproved ? "ApproveRemediation" : to == RStatus::kRejected ? "RejectRemediation" : "CancelRemediation";
+  w.name = to == RStatus::kApproved   ? "ApproveRemediation"
+           : to == RStatus::kRejected ? "RejectRemediation"
+                                      : "CancelRemediation";
   w.handle = [id, by, reason, to](const FleetState& s, Time) -> Result<Decision> {
     const Remediation* r = s.view().health_state().find_remediation(id);
     if (!r) return not_found_error("remediation '" + id + "' not found");
     const std::string now_status(to_string(r->status));
     if (to == RStatus::kApproved) {
-      if (r->status != RStatus::kProposed) return conflict_error("remediation " + id + " is " + now_status + "; only a Proposed one can be approved");
-      if ((r->effective == remediate::Action::kMigrate || r->effective == remediate::Action::kDelete) &&
+      if (r->status != RStatus::kProposed)
+        return conflict_error("remediation " + id + " is " + now_status +
+                              "; only a Proposed one can be approved");
+      if ((r->effective == remediate::Action::kMigrate ||
+           r->effective == remediate::Action::kDelete) &&
           normalize_identity(by) == normalize_identity(r->requester)) {
-        return validation_error("Approver: " + by + " requested remediation " + id + " (" + std::string(to_string(r->effective)) +
+        return validation_error("Approver: " + by + " requested remediation " + id + " (" +
+                                std::string(to_string(r->effective)) +
                                 ") and cannot approve it; a second person must");
       }
     } else if (to == RStatus::kRejected) {
       if (r->status != RStatus::kProposed && r->status != RStatus::kApproved) {
-        return conflict_error("remediation " + id + " is " + now_status + "; only a Proposed or Approved one not yet started can be rejected");
+        return conflict_error("remediation " + id + " is " + now_status +
+                              "; only a Proposed or Approved one not yet started can be rejected");
       }
-    } else if (r->status == RStatus::kExecuting || r->status == RStatus::kRejoining || !remediate::is_open(r->status)) {
-      return conflict_error("remediation " + id + " is " + now_status + "; it can no longer be cancelled");
+    } else if (r->status == RStatus::kExecuting || r->status == RStatus::kRejoining ||
+               !remediate::is_open(r->status)) {
+      return conflict_error("remediation " + id + " is " + now_status +
+                            "; it can no longer be cancelled");
     }
     Decision d;
     std::string why = reason;
-    if (why.empty()) why = to == RStatus::kApproved ? "approved" : to == RStatus::kRejected ? "rejected" : "cancelled";
+    if (why.empty())
+      why = to == RStatus::kApproved   ? "approved"
+            : to == RStatus::kRejected ? "rejected"
+                                       : "cancelled";
     if (to != RStatus::kApproved) why += " by " + by;
     d.events.push_back(healing::update_event(*r, to, why, by));
     Remediation after = *r;
@@ -132,7 +151,8 @@ HttpResponse decide(Api& api, const HttpRequest& req, RStatus to) {
   return Api::respond(api.write(std::move(w)));
 }
 
-HttpResponse request_remediation(Api& api, const Json& body, const std::string& caller, const std::string& idem) {
+HttpResponse request_remediation(Api& api, const Json& body, const std::string& caller,
+                                 const std::string& idem) {
   ObjectReader r(body, "");
   healing::ProposalRequest req;
   req.cluster = r.required_string("ClusterName");
@@ -141,11 +161,13 @@ HttpResponse request_remediation(Api& api, const Json& body, const std::string& 
   req.detector = r.optional_string("Detector").value_or("api");
   req.request_id = r.optional_string("RequestId").value_or("");
   req.reason = r.optional_string("Reason").value_or("");
-  for (const std::string& f : r.unknown_fields()) r.fail_status(validation_error(f + ": unknown field"));
+  for (const std::string& f : r.unknown_fields())
+    r.fail_status(validation_error(f + ": unknown field"));
   if (!r.ok()) return error_response(r.status());
   const std::optional<remediate::Action> a = remediate::parse_action(action);
   if (!a || *a == remediate::Action::kNone) {
-    return error_response(validation_error("Action: must be reboot, reprovision, migrate or delete; got '" + action + "'"));
+    return error_response(validation_error(
+        "Action: must be reboot, reprovision, migrate or delete; got '" + action + "'"));
   }
   req.action = *a;
   req.requester = caller;
@@ -185,8 +207,9 @@ HttpResponse request_remediation(Api& api, const Json& body, const std::string& 
 void register_health_routes(Api& api) {
   Router& r = api.router();
   r.add("GET", "/v1/alerts", [&api](const HttpRequest& req) {
-    for (const Status& s : {check_filter(req, "state", {"pending", "firing", "resolved", "discarded"}),
-                            check_filter(req, "severity", {"critical", "warning", "info"})}) {
+    for (const Status& s :
+         {check_filter(req, "state", {"pending", "firing", "resolved", "discarded"}),
+          check_filter(req, "severity", {"critical", "warning", "info"})}) {
       if (!s.ok()) return error_response(s);
     }
     return json_response(200, Json{{"Alerts", filtered_alerts(*api.loop().view(), req)}});
@@ -194,7 +217,8 @@ void register_health_routes(Api& api) {
   r.add("GET", "/v1/alerts/{id}", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const remediate::AlertRecord* a = view->health_state().find_alert(req.path_params.at("id"));
-    if (!a) return error_response(not_found_error("alert '" + req.path_params.at("id") + "' not found"));
+    if (!a)
+      return error_response(not_found_error("alert '" + req.path_params.at("id") + "' not found"));
     return json_response(200, a->to_json());
   });
   // What an agent reports, or a scenario's fault step: raw detector input for one node.
@@ -204,7 +228,8 @@ void register_health_routes(Api& api) {
     ObjectReader rd(*body, "");
     const Json* raw = rd.required_value("Signal");
     Result<healing::FaultModel> model = fault_model(rd);
-    for (const std::string& f : rd.unknown_fields()) rd.fail_status(validation_error(f + ": unknown field"));
+    for (const std::string& f : rd.unknown_fields())
+      rd.fail_status(validation_error(f + ": unknown field"));
     if (!rd.ok()) return error_response(rd.status());
     if (!model.ok()) return error_response(model.status());
     Result<std::vector<remediate::Detection>> det = remediate::detect(*raw);
@@ -219,9 +244,11 @@ void register_health_routes(Api& api) {
         by_fault[x.detector + "|" + x.subject + "|" + x.fault].push_back(i);
       }
       if (by_fault.size() > remediate::kMaxDetectionsPerSignal) {
-        return error_response(validation_error("Signal: " + std::to_string(by_fault.size()) + " different faults in one request is over the limit of " +
-                                               std::to_string(remediate::kMaxDetectionsPerSignal) +
-                                               "; send the kernel log in smaller batches (nothing was recorded)"));
+        return error_response(
+            validation_error("Signal: " + std::to_string(by_fault.size()) +
+                             " different faults in one request is over the limit of " +
+                             std::to_string(remediate::kMaxDetectionsPerSignal) +
+                             "; send the kernel log in smaller batches (nothing was recorded)"));
       }
       std::vector<bool> keep(det->size(), false);
       for (const auto& [key, idx] : by_fault) {
@@ -238,21 +265,26 @@ void register_health_routes(Api& api) {
     Request w;
     w.name = "NodeSignal";
     const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id");
-    w.handle = [cluster, node, raw = *raw, det = *det, model = *model, detected](const FleetState& s, Time) -> Result<Decision> {
+    w.handle = [cluster, node, raw = *raw, det = *det, model = *model, detected](
+                   const FleetState& s, Time) -> Result<Decision> {
       GF_ASSIGN_OR_RETURN(const Node* n, healing::live_node(s, cluster, node));
       Decision d;
       d.events = healing::signal_events(s, cluster, *n, det, raw, model);
       Json found = Json::array();
       for (const Event& e : d.events) {
-        found.push_back({{"Detector", e.payload.at("Detector")}, {"Fault", e.payload.at("Fault")},
-                         {"Severity", e.payload.at("Severity")}, {"Action", e.payload.at("Action")}});
+        found.push_back({{"Detector", e.payload.at("Detector")},
+                         {"Fault", e.payload.at("Fault")},
+                         {"Severity", e.payload.at("Severity")},
+                         {"Action", e.payload.at("Action")}});
       }
       d.response = {{"Detections", std::move(found)}};
-      if (d.events.empty()) d.response["Message"] = "no detector recognised the signal; nothing recorded";
+      if (d.events.empty())
+        d.response["Message"] = "no detector recognised the signal; nothing recorded";
       if (detected > d.events.size()) {
-        d.response["Message"] = std::to_string(detected) + " detections of " + std::to_string(d.events.size()) +
-                                " recorded: of each fault repeated in one request, the first and the last " +
-                                std::to_string(remediate::kMaxRecentEvidence) + " are kept";
+        d.response["Message"] =
+            std::to_string(detected) + " detections of " + std::to_string(d.events.size()) +
+            " recorded: of each fault repeated in one request, the first and the last " +
+            std::to_string(remediate::kMaxRecentEvidence) + " are kept";
       }
       return d;
     };
@@ -260,12 +292,15 @@ void register_health_routes(Api& api) {
   });
   // A node agent's heartbeat: three missed ones raise a host-reachability alert.
   r.add("POST", "/v1/clusters/{name}/nodes/{id}/heartbeat", [&api](const HttpRequest& req) {
-    if (!api.heartbeat_handler()) return error_response(unavailable_error("heartbeats are not tracked by this server"));
+    if (!api.heartbeat_handler())
+      return error_response(unavailable_error("heartbeats are not tracked by this server"));
     Request w;
     w.name = "NodeHeartbeat";
     const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id");
     Api::HeartbeatHandler h = api.heartbeat_handler();
-    w.handle = [h, cluster, node](const FleetState& s, Time now) { return h(s, now, cluster, node); };
+    w.handle = [h, cluster, node](const FleetState& s, Time now) {
+      return h(s, now, cluster, node);
+    };
     return Api::respond(api.write(std::move(w)));
   });
   r.add("POST", "/v1/clusters/{name}/nodes/{id}/signals/clear", [&api](const HttpRequest& req) {
@@ -276,7 +311,8 @@ void register_health_routes(Api& api) {
     w.name = "NodeSignalClear";
     const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id");
     w.handle = [cluster, node, detector](const FleetState& s, Time) -> Result<Decision> {
-      if (!s.view().find_cluster(cluster)) return not_found_error("cluster '" + cluster + "' does not exist");
+      if (!s.view().find_cluster(cluster))
+        return not_found_error("cluster '" + cluster + "' does not exist");
       Decision d;
       d.events = healing::clear_events(s, node, detector, "signal cleared", false);
       d.response = {{"Cleared", d.events.size()}};
@@ -287,7 +323,8 @@ void register_health_routes(Api& api) {
   r.add("GET", "/v1/clusters/{name}/remediation-policy", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const std::string name = req.path_params.at("name");
-    if (!view->find_cluster(name)) return error_response(not_found_error("cluster '" + name + "' does not exist"));
+    if (!view->find_cluster(name))
+      return error_response(not_found_error("cluster '" + name + "' does not exist"));
     Json out = view->health_state().policy(name).to_json();
     out["ClusterName"] = name;
     return json_response(200, out);
@@ -303,9 +340,11 @@ void register_health_routes(Api& api) {
     w.name = "PutRemediationPolicy";
     const std::string name = req.path_params.at("name");
     w.handle = [name, pol = *pol](const FleetState& s, Time) -> Result<Decision> {
-      if (!s.view().find_cluster(name)) return not_found_error("cluster '" + name + "' does not exist");
+      if (!s.view().find_cluster(name))
+        return not_found_error("cluster '" + name + "' does not exist");
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kRemediationPolicySet), Json{{"Cluster", name}, {"Policy", pol.to_json()}}, ""});
+      d.events.push_back(Event{std::string(event_type::kRemediationPolicySet),
+                               Json{{"Cluster", name}, {"Policy", pol.to_json()}}, ""});
       d.response = pol.to_json();
       d.response["ClusterName"] = name;
       return d;
@@ -318,17 +357,21 @@ void register_health_routes(Api& api) {
     return request_remediation(api, *body, req.caller, idempotency_key(req, &*body));
   });
   r.add("GET", "/v1/remediations", [&api](const HttpRequest& req) {
-    if (Status st = check_filter(req, "status", {"Proposed", "Approved", "WaitingForIdle", "Draining", "Executing", "Rejoining",
-                                                 "Succeeded", "Failed", "Cancelled", "Rejected"});
+    if (Status st = check_filter(req, "status",
+                                 {"Proposed", "Approved", "WaitingForIdle", "Draining", "Executing",
+                                  "Rejoining", "Succeeded", "Failed", "Cancelled", "Rejected"});
         !st.ok()) {
       return error_response(st);
     }
     auto view = api.loop().view();
-    const std::string cluster = req.query_or("cluster", ""), node = req.query_or("node", ""), status = req.query_or("status", "");
+    const std::string cluster = req.query_or("cluster", ""), node = req.query_or("node", ""),
+                      status = req.query_or("status", "");
     Json list = Json::array();
     std::vector<const Remediation*> all;
     for (const auto& [id, rem] : view->health_state().remediations) all.push_back(&rem);
-    std::sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id; });
+    std::sort(all.begin(), all.end(), [](auto* a, auto* b) {
+      return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
+    });
     for (const Remediation* rem : all) {
       if ((!cluster.empty() && rem->cluster != cluster) || (!node.empty() && rem->node != node) ||
           (!status.empty() && to_string(rem->status) != status)) {
@@ -341,7 +384,9 @@ void register_health_routes(Api& api) {
   r.add("GET", "/v1/remediations/{id}", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const Remediation* rem = view->health_state().find_remediation(req.path_params.at("id"));
-    if (!rem) return error_response(not_found_error("remediation '" + req.path_params.at("id") + "' not found"));
+    if (!rem)
+      return error_response(
+          not_found_error("remediation '" + req.path_params.at("id") + "' not found"));
     Json out = rem->to_json();
     Json timeline = Json::array();
     for (size_t i = 0; i < view->events.size(); ++i) {
@@ -353,13 +398,17 @@ void register_health_routes(Api& api) {
     out["Timeline"] = std::move(timeline);
     return json_response(200, out);
   });
-  r.add("POST", "/v1/remediations/{id}/approve", [&api](const HttpRequest& req) { return decide(api, req, RStatus::kApproved); });
-  r.add("POST", "/v1/remediations/{id}/reject", [&api](const HttpRequest& req) { return decide(api, req, RStatus::kRejected); });
-  r.add("POST", "/v1/remediations/{id}/cancel", [&api](const HttpRequest& req) { return decide(api, req, RStatus::kCancelled); });
+  r.add("POST", "/v1/remediations/{id}/approve",
+        [&api](const HttpRequest& req) { return decide(api, req, RStatus::kApproved); });
+  r.add("POST", "/v1/remediations/{id}/reject",
+        [&api](const HttpRequest& req) { return decide(api, req, RStatus::kRejected); });
+  r.add("POST", "/v1/remediations/{id}/cancel",
+        [&api](const HttpRequest& req) { return decide(api, req, RStatus::kCancelled); });
   r.add("GET", "/v1/clusters/{name}/circuit-breaker", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const std::string name = req.path_params.at("name");
-    if (!view->find_cluster(name)) return error_response(not_found_error("cluster '" + name + "' does not exist"));
+    if (!view->find_cluster(name))
+      return error_response(not_found_error("cluster '" + name + "' does not exist"));
     const remediate::HealthState& h = view->health_state();
     const remediate::Policy& p = h.policy(name);
     remediate::Breaker b;
@@ -372,7 +421,8 @@ void register_health_routes(Api& api) {
                 {"ResetBy", b.reset_by},
                 {"MaxAuto", p.breaker_max_auto},
                 {"Window", format_duration(p.breaker_window)},
-                {"AutoApprovalsInWindow", healing::recent_auto_approvals(h, name, api.clock().now(), p.breaker_window)}};
+                {"AutoApprovalsInWindow",
+                 healing::recent_auto_approvals(h, name, api.clock().now(), p.breaker_window)}};
     return json_response(200, out);
   });
   r.add("POST", "/v1/clusters/{name}/circuit-breaker/reset", [&api](const HttpRequest& req) {
@@ -380,15 +430,19 @@ void register_health_routes(Api& api) {
     w.name = "ResetCircuitBreaker";
     const std::string name = req.path_params.at("name"), by = req.caller;
     w.handle = [name, by](const FleetState& s, Time) -> Result<Decision> {
-      if (!s.view().find_cluster(name)) return not_found_error("cluster '" + name + "' does not exist");
+      if (!s.view().find_cluster(name))
+        return not_found_error("cluster '" + name + "' does not exist");
       const remediate::HealthState& h = s.view().health_state();
       auto it = h.breakers.find(name);
       Decision d;
       if (it == h.breakers.end() || !it->second.open) {
-        d.response = {{"ClusterName", name}, {"State", "Closed"}, {"Message", "the circuit breaker was not open"}};
+        d.response = {{"ClusterName", name},
+                      {"State", "Closed"},
+                      {"Message", "the circuit breaker was not open"}};
         return d;
       }
-      d.events.push_back(Event{std::string(event_type::kBreakerReset), Json{{"Cluster", name}, {"By", by}}, ""});
+      d.events.push_back(
+          Event{std::string(event_type::kBreakerReset), Json{{"Cluster", name}, {"By", by}}, ""});
       d.response = {{"ClusterName", name}, {"State", "Closed"}, {"ResetBy", by}};
       return d;
     };
@@ -398,15 +452,18 @@ void register_health_routes(Api& api) {
     Result<Json> body = body_json(req);
     if (!body.ok()) return error_response(body.status());
     const Json labels = body->is_object() && body->contains("Labels") ? body->at("Labels") : *body;
-    if (!labels.is_object()) return error_response(validation_error("Labels: expected a map of label to string value"));
+    if (!labels.is_object())
+      return error_response(validation_error("Labels: expected a map of label to string value"));
     std::map<std::string, std::string> map;
     for (auto it = labels.begin(); it != labels.end(); ++it) {
       const std::string field = "Labels." + printable(it.key(), 80);
       if (std::string why = label_key_error(it.key()); !why.empty()) {
         return error_response(validation_error(field + ": invalid label key: " + why));
       }
-      if (!it.value().is_string()) return error_response(validation_error(field + ": expected a string value"));
-      if (std::string why = label_value_error(it.value().get_ref<const std::string&>()); !why.empty()) {
+      if (!it.value().is_string())
+        return error_response(validation_error(field + ": expected a string value"));
+      if (std::string why = label_value_error(it.value().get_ref<const std::string&>());
+          !why.empty()) {
         return error_response(validation_error(field + ": invalid label value: " + why));
       }
       map[it.key()] = it.value().get<std::string>();
@@ -415,21 +472,27 @@ void register_health_routes(Api& api) {
     if (auto it = map.find("gpufleet.io/remediate"); it != map.end()) {
       wanted = remediate::parse_action(it->second);
       if (!wanted || *wanted == remediate::Action::kNone) {
-        return error_response(validation_error("Labels.gpufleet.io/remediate: must be reboot, reprovision, migrate or delete; got '" +
-                                               it->second + "'"));
+        return error_response(validation_error(
+            "Labels.gpufleet.io/remediate: must be reboot, reprovision, migrate or delete; got '" +
+            it->second + "'"));
       }
     }
     Request w;
     w.name = "PutNodeLabels";
-    const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id"), caller = req.caller;
+    const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id"),
+                      caller = req.caller;
     const healing::CapacityCheck capacity = api.capacity_check();
-    w.handle = [cluster, node, map, wanted, caller, capacity](const FleetState& s, Time now) -> Result<Decision> {
+    w.handle = [cluster, node, map, wanted, caller, capacity](const FleetState& s,
+                                                              Time now) -> Result<Decision> {
       GF_ASSIGN_OR_RETURN(const Node* n, healing::live_node(s, cluster, node));
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kNodeLabels), Json{{"Cluster", cluster}, {"InstanceId", node}, {"Labels", map}}, ""});
+      d.events.push_back(Event{std::string(event_type::kNodeLabels),
+                               Json{{"Cluster", cluster}, {"InstanceId", node}, {"Labels", map}},
+                               ""});
       d.response = {{"ClusterName", cluster}, {"NodeId", node}, {"Labels", map}};
       auto before = n->labels.find("gpufleet.io/remediate");
-      const bool changed = wanted && (before == n->labels.end() || before->second != map.at("gpufleet.io/remediate"));
+      const bool changed = wanted && (before == n->labels.end() ||
+                                      before->second != map.at("gpufleet.io/remediate"));
       if (changed) {
         healing::ProposalRequest pr;
         pr.cluster = cluster;
@@ -437,7 +500,8 @@ void register_health_routes(Api& api) {
         pr.action = wanted;
         pr.requester = "label:gpufleet.io/remediate (" + caller + ")";
         pr.detector = "node-label";
-        pr.request_id = node + "/" + map.at("gpufleet.io/remediate") + "/" + std::to_string(s.applied_seq());
+        pr.request_id =
+            node + "/" + map.at("gpufleet.io/remediate") + "/" + std::to_string(s.applied_seq());
         pr.key = "remediation-request:node-label|" + pr.request_id;
         GF_ASSIGN_OR_RETURN(std::vector<Event> ev, healing::propose(s, now, pr, capacity));
         d.response["RemediationId"] = ev.front().payload.at("Remediation").at("RemediationId");
@@ -466,7 +530,8 @@ void register_health_routes(Api& api) {
         host.node = nid;
         host.instance_type = n.instance_type;
         host.since = n.launch_time.value_or(n.requested_at);
-        if (auto lc = h.host_last_critical.find(host.id); lc != h.host_last_critical.end()) host.last_critical = lc->second;
+        if (auto lc = h.host_last_critical.find(host.id); lc != h.host_last_critical.end())
+          host.last_critical = lc->second;
         if (status.empty() || status == "InService") list.push_back(host.to_json());
       }
     }

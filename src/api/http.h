@@ -33,7 +33,7 @@ struct HttpResponse {
   std::string body;
   std::string route;  // the matched route pattern, for metrics ("unmatched" otherwise)
   std::map<std::string, std::string> headers;  // extra response headers (Retry-After, X-Request-Id)
-  std::string error_type;                       // the __type of an error answer, for the audit log
+  std::string error_type;                      // the __type of an error answer, for the audit log
 };
 
 HttpResponse json_response(int status, const Json& body);

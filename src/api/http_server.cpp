@@ -1,12 +1,12 @@
 #include "api/http_server.h"
 
 #define BOOST_BEAST_USE_STD_STRING_VIEW 1
+#include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -65,17 +65,20 @@ HttpResponse plain_error(const Status& st) {
 Result<std::pair<std::string, int>> parse_listen_address(const std::string& text) {
   auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    return validation_error("--listen: expected HOST:PORT such as 127.0.0.1:8470, got \"" + text + "\"");
+    return validation_error("--listen: expected HOST:PORT such as 127.0.0.1:8470, got \"" + text +
+                            "\"");
   }
   int port = -1;
   const char* b = text.data() + colon + 1;
   const char* e = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(b, e, port);
   if (ec != std::errc() || ptr != e || port < 0 || port > 65535) {
-    return validation_error("--listen: port must be 0-65535, got \"" + text.substr(colon + 1) + "\"");
+    return validation_error("--listen: port must be 0-65535, got \"" + text.substr(colon + 1) +
+                            "\"");
   }
   std::string host = text.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   return std::make_pair(host, port);
 }
 
@@ -101,7 +104,9 @@ struct HttpServer::Impl {
   std::vector<std::thread> io_threads;
 
   Impl(Api& a, HttpServerOptions o)
-      : api(a), options(std::move(o)), workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
+      : api(a),
+        options(std::move(o)),
+        workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
 
   void accept();
   template <class Stream>
@@ -140,10 +145,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->header_limit(static_cast<uint32_t>(server_.options.max_header_bytes));
     parser_->body_limit(server_.options.max_body_bytes);
     beast::get_lowest_layer(stream_).expires_after(deadline);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                              self->on_header(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
   }
 
   void on_header(beast::error_code ec) {
@@ -151,12 +155,14 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     const auto& req = parser_->get();
     if (beast::iequals(req[http::field::expect], "100-continue")) {
       // curl waits a second for this before sending a body over 1 KiB.
-      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, req.version());
+      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                     req.version());
       beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
-      http::async_write(stream_, *cont, [self = this->shared_from_this(), cont](beast::error_code wec, size_t) {
-        if (wec) return;
-        self->read_body();
-      });
+      http::async_write(stream_, *cont,
+                        [self = this->shared_from_this(), cont](beast::error_code wec, size_t) {
+                          if (wec) return;
+                          self->read_body();
+                        });
       return;
     }
     read_body();
@@ -165,22 +171,25 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void read_body() {
     if (parser_->is_done()) return dispatch();
     beast::get_lowest_layer(stream_).expires_after(server_.options.body_timeout);
-    http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
-      if (ec) return self->fail_read(ec);
-      self->dispatch();
-    });
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->fail_read(ec);
+                       self->dispatch();
+                     });
   }
 
   // A request that could not be read: answer what the client can act on, then close.
   void fail_read(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted ||
-        ec == beast::error::timeout || ec == asio::error::connection_reset) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::operation_aborted || ec == beast::error::timeout ||
+        ec == asio::error::connection_reset) {
       return close();
     }
     Status st;
     if (ec == http::error::body_limit) {
-      st = Status(ErrorCode::kPayloadTooLarge, "request body is over the server's limit of " +
-                                                   std::to_string(server_.options.max_body_bytes - 1) + " bytes");
+      st = Status(ErrorCode::kPayloadTooLarge,
+                  "request body is over the server's limit of " +
+                      std::to_string(server_.options.max_body_bytes - 1) + " bytes");
     } else if (ec == http::error::header_limit) {
       st = validation_error("request headers are over the server's limit of " +
                             std::to_string(server_.options.max_header_bytes) + " bytes");
@@ -204,11 +213,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     drain_some();
   }
   void drain_some() {
-    stream_.async_read_some(asio::buffer(drain_buffer_), [self = this->shared_from_this()](beast::error_code ec, size_t n) {
-      self->drained_ += n;
-      if (ec || self->drained_ > (64u << 20)) return;
-      self->drain_some();
-    });
+    stream_.async_read_some(asio::buffer(drain_buffer_),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > (64u << 20)) return;
+                              self->drain_some();
+                            });
   }
 
   HttpRequest to_request() {
@@ -234,7 +244,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     for (const auto& field : req) {
       std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
       r.headers[name] = std::string(field.value());
     }
     r.body = std::move(req.body());
@@ -253,9 +264,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     if (server_.queued.fetch_add(1) >= server_.options.max_queued_requests) {
       server_.queued.fetch_sub(1);
-      return write(plain_error(unavailable_error("the server is at its limit of queued requests; retry")), version);
+      return write(
+          plain_error(unavailable_error("the server is at its limit of queued requests; retry")),
+          version);
     }
-    asio::post(server_.workers, [self = this->shared_from_this(), request = std::move(request), version]() mutable {
+    asio::post(server_.workers, [self = this->shared_from_this(), request = std::move(request),
+                                 version]() mutable {
       HttpResponse r = self->server_.api.handle(std::move(request));
       self->server_.queued.fetch_sub(1);
       asio::post(self->stream_.get_executor(), [self, r = std::move(r), version]() mutable {
@@ -265,7 +279,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void write(HttpResponse r, unsigned version) {
-    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), version);
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(r.status), version);
     res->set(http::field::server, "gpufleet");
     res->set(http::field::content_type, r.content_type);
     for (const auto& [k, v] : r.headers) res->set(k, v);
@@ -273,12 +288,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     res->keep_alive(keep_alive_ && !server_.stopping.load());
     res->prepare_payload();
     beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
-    http::async_write(stream_, *res, [self = this->shared_from_this(), res](beast::error_code ec, size_t) {
-      if (ec) return;
-      if (self->drain_after_write_) return self->drain_then_close();
-      if (!res->keep_alive()) return self->close();
-      self->read_header(self->server_.options.idle_timeout);
-    });
+    http::async_write(stream_, *res,
+                      [self = this->shared_from_this(), res](beast::error_code ec, size_t) {
+                        if (ec) return;
+                        if (self->drain_after_write_) return self->drain_then_close();
+                        if (!res->keep_alive()) return self->close();
+                        self->read_header(self->server_.options.idle_timeout);
+                      });
   }
 
   void close() {
@@ -330,7 +346,9 @@ void HttpServer::Impl::accept() {
     auto ep = socket.remote_endpoint(ignored);
     if (!ignored) peer = ep.address().to_string();
     if (tls) {
-      start_session(beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), std::move(peer));
+      start_session(
+          beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls),
+          std::move(peer));
     } else {
       start_session(beast::tcp_stream(std::move(socket)), std::move(peer));
     }
@@ -340,7 +358,8 @@ void HttpServer::Impl::accept() {
 
 HttpServer::HttpServer(Api& api, HttpServerOptions options)
     : impl_(std::make_unique<Impl>(api, std::move(options))) {
-  impl_->options.max_body_bytes = std::max(impl_->options.max_body_bytes, api.options().max_body_bytes + 1);
+  impl_->options.max_body_bytes =
+      std::max(impl_->options.max_body_bytes, api.options().max_body_bytes + 1);
 }
 
 HttpServer::~HttpServer() { stop(); }
@@ -354,13 +373,17 @@ Status HttpServer::start(const std::string& host, int port) {
       return validation_error("--tls-cert and --tls-key: give both, or neither");
     }
     auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
-    ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                     ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
     boost::system::error_code ec;
     ctx->use_certificate_chain_file(s.options.tls_cert_file, ec);
-    if (ec) return validation_error("--tls-cert: cannot load " + s.options.tls_cert_file + ": " + ec.message());
+    if (ec)
+      return validation_error("--tls-cert: cannot load " + s.options.tls_cert_file + ": " +
+                              ec.message());
     ctx->use_private_key_file(s.options.tls_key_file, ssl::context::pem, ec);
-    if (ec) return validation_error("--tls-key: cannot load " + s.options.tls_key_file + ": " + ec.message());
+    if (ec)
+      return validation_error("--tls-key: cannot load " + s.options.tls_key_file + ": " +
+                              ec.message());
     s.tls = std::move(ctx);
   }
   boost::system::error_code ec;
@@ -372,11 +395,14 @@ Status HttpServer::start(const std::string& host, int port) {
   if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor.bind(endpoint, ec);
   if (ec) {
-    return unavailable_error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message() +
-                             (ec == asio::error::address_in_use ? " (is another gpufleet serve running there?)" : ""));
+    return unavailable_error(
+        "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message() +
+        (ec == asio::error::address_in_use ? " (is another gpufleet serve running there?)" : ""));
   }
   s.acceptor.listen(s.options.backlog, ec);
-  if (ec) return unavailable_error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  if (ec)
+    return unavailable_error("cannot listen on " + host + ":" + std::to_string(port) + ": " +
+                             ec.message());
   port_ = s.acceptor.local_endpoint().port();
   s.work.emplace(asio::make_work_guard(s.ioc));
   s.accept();

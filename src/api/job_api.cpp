@@ -21,13 +21,13 @@ constexpr std::string_view kPriorityClassTag = "kueue.x-k8s.io/priority-class";
 
 Result<Json> parse_one(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
-  if (docs.size() != 1) return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
+  if (docs.size() != 1)
+    return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
   return docs.front();
 }
 
-
-const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind, const std::string& name,
-                                         const std::string& ns = "") {
+const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind,
+                                         const std::string& name, const std::string& ns = "") {
   if (!v.quota_objects) return nullptr;
   auto it = v.quota_objects->find(frontend::ObjectKey{kind, ns, name});
   return it == v.quota_objects->end() ? nullptr : &it->second;
@@ -41,7 +41,9 @@ Result<Job> parse_service_job(const Json& body, const FleetState& s) {
   job.request = body;
   job.name = r.required_string("jobName");
   if (r.ok() && (job.name.empty() || job.name.size() > 128 ||
-                 job.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != std::string::npos)) {
+                 job.name.find_first_not_of(
+                     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+                     std::string::npos)) {
     r.fail("jobName", "must be 1-128 letters, digits, hyphens or underscores");
   }
   if (auto type = r.optional_string("serviceJobType"); type && *type != "SAGEMAKER_TRAINING") {
@@ -60,7 +62,8 @@ Result<Job> parse_service_job(const Json& body, const FleetState& s) {
   auto job_queue = r.optional_string("jobQueue");
   auto share = r.optional_string("quotaShareName");
   const auto priority = r.optional_int("schedulingPriority");
-  if (priority && (*priority < 0 || *priority > 9999)) r.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(*priority));
+  if (priority && (*priority < 0 || *priority > 9999))
+    r.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(*priority));
   job.priority = static_cast<int32_t>(priority.value_or(0));
   if (const Json* pc = r.optional_object("preemptionConfiguration")) {
     ObjectReader p(*pc, "preemptionConfiguration");
@@ -95,8 +98,10 @@ Result<Job> parse_service_job(const Json& body, const FleetState& s) {
       ObjectReader c(*rc, "serviceRequestPayload.ResourceConfig");
       instance_type = c.required_string("InstanceType");
       count = c.optional_int("InstanceCount").value_or(1);
-      if (c.ok() && Catalog::builtin().find(instance_type) == nullptr) c.fail("InstanceType", "unknown instance type \"" + instance_type + "\"");
-      if (c.ok() && (count < 1 || count > 10000)) c.fail("InstanceCount", "must be between 1 and 10000, got " + std::to_string(count));
+      if (c.ok() && Catalog::builtin().find(instance_type) == nullptr)
+        c.fail("InstanceType", "unknown instance type \"" + instance_type + "\"");
+      if (c.ok() && (count < 1 || count > 10000))
+        c.fail("InstanceCount", "must be between 1 and 10000, got " + std::to_string(count));
       p.fail_status(c.status());
     }
     r.fail_status(p.status());
@@ -108,29 +113,36 @@ Result<Job> parse_service_job(const Json& body, const FleetState& s) {
     auto ns = tags.find(std::string(kNamespaceTag));
     job.ns = ns == tags.end() ? "default" : ns->second;
     if (!find_object(s.view(), frontend::Kind::kLocalQueue, job.local_queue, job.ns)) {
-      return validation_error("tags." + std::string(kQueueNameTag) + ": local queue " + job.ns + "/" + job.local_queue + " does not exist");
+      return validation_error("tags." + std::string(kQueueNameTag) + ": local queue " + job.ns +
+                              "/" + job.local_queue + " does not exist");
     }
   } else {
-    if (!job_queue) return validation_error("jobQueue: required (or the tag " + std::string(kQueueNameTag) + ")");
+    if (!job_queue)
+      return validation_error("jobQueue: required (or the tag " + std::string(kQueueNameTag) + ")");
     job.job_queue = *job_queue;
     // An ARN names the queue by its last path segment.
-    if (auto slash = job.job_queue.rfind('/'); slash != std::string::npos) job.job_queue = job.job_queue.substr(slash + 1);
+    if (auto slash = job.job_queue.rfind('/'); slash != std::string::npos)
+      job.job_queue = job.job_queue.substr(slash + 1);
     if (!find_object(s.view(), frontend::Kind::kJobQueue, job.job_queue)) {
       return validation_error("jobQueue: job queue \"" + job.job_queue + "\" does not exist");
     }
     const frontend::CompiledQuota* q = s.view().quota.get();
     if (q != nullptr) {
       auto st = q->job_queue_status.find(job.job_queue);
-      if (st != q->job_queue_status.end() && (st->second.status != "VALID" || st->second.state != "ENABLED")) {
-        return validation_error("jobQueue: job queue \"" + job.job_queue + "\" is " + st->second.state + "/" +
-                                st->second.status + " (" + st->second.status_reason + ")");
+      if (st != q->job_queue_status.end() &&
+          (st->second.status != "VALID" || st->second.state != "ENABLED")) {
+        return validation_error("jobQueue: job queue \"" + job.job_queue + "\" is " +
+                                st->second.state + "/" + st->second.status + " (" +
+                                st->second.status_reason + ")");
       }
     }
     if (!share) return validation_error("quotaShareName: required for a quota-managed job queue");
     job.quota_share = *share;
-    const frontend::QuotaObject* qs = find_object(s.view(), frontend::Kind::kQuotaShare, job.quota_share);
+    const frontend::QuotaObject* qs =
+        find_object(s.view(), frontend::Kind::kQuotaShare, job.quota_share);
     if (qs == nullptr || qs->doc.value("jobQueue", "") != job.job_queue) {
-      return validation_error("quotaShareName: quota share \"" + job.quota_share + "\" does not exist in job queue \"" + job.job_queue + "\"");
+      return validation_error("quotaShareName: quota share \"" + job.quota_share +
+                              "\" does not exist in job queue \"" + job.job_queue + "\"");
     }
     std::string units;
     bool covered = false;
@@ -140,26 +152,32 @@ Result<Job> parse_service_job(const Json& body, const FleetState& s) {
       covered |= unit == instance_type;
     }
     if (!covered) {
-      return validation_error("serviceRequestPayload.ResourceConfig.InstanceType: " + instance_type +
-                              " is not among the capacity limits of quota share " + job.quota_share + " (" + units + ")");
+      return validation_error("serviceRequestPayload.ResourceConfig.InstanceType: " +
+                              instance_type + " is not among the capacity limits of quota share " +
+                              job.quota_share + " (" + units + ")");
     }
   }
   if (auto pc = tags.find(std::string(kPriorityClassTag)); pc != tags.end()) {
-    const frontend::QuotaObject* cls = find_object(s.view(), frontend::Kind::kWorkloadPriorityClass, pc->second);
+    const frontend::QuotaObject* cls =
+        find_object(s.view(), frontend::Kind::kWorkloadPriorityClass, pc->second);
     if (cls == nullptr) {
-      return validation_error("tags." + std::string(kPriorityClassTag) + ": WorkloadPriorityClass \"" + pc->second + "\" does not exist");
+      return validation_error("tags." + std::string(kPriorityClassTag) +
+                              ": WorkloadPriorityClass \"" + pc->second + "\" does not exist");
     }
     if (priority) {
-      return validation_error("schedulingPriority: give either schedulingPriority or the tag " + std::string(kPriorityClassTag) + ", not both");
+      return validation_error("schedulingPriority: give either schedulingPriority or the tag " +
+                              std::string(kPriorityClassTag) + ", not both");
     }
     job.priority = static_cast<int32_t>(cls->doc.value("value", int64_t{0}));
   }
   if (auto d = tags.find(std::string(kDurationTag)); d != tags.end()) {
     auto dur = parse_duration(d->second);
-    if (!dur.ok()) return validation_error("tags." + std::string(kDurationTag) + ": " + dur.status().message());
+    if (!dur.ok())
+      return validation_error("tags." + std::string(kDurationTag) + ": " + dur.status().message());
     job.duration = *dur;
   }
-  job.pod_sets.push_back(JobPodSet{"node", static_cast<int32_t>(count), Json::object(), instance_type, true});
+  job.pod_sets.push_back(
+      JobPodSet{"node", static_cast<int32_t>(count), Json::object(), instance_type, true});
   return job;
 }
 
@@ -179,14 +197,20 @@ Json describe_service_job(const Job& j) {
   if (!j.local_queue.empty()) out["localQueue"] = j.ns + "/" + j.local_queue;
   if (j.started_at) out["startedAt"] = millis(*j.started_at);
   if (j.stopped_at) out["stoppedAt"] = millis(*j.stopped_at);
-  if (j.max_preemptions) out["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *j.max_preemptions}};
+  if (j.max_preemptions)
+    out["preemptionConfiguration"] = {{"preemptionRetriesBeforeTermination", *j.max_preemptions}};
   Json recent = Json::array();
   for (const JobPreemption& p : j.recent_preemptions) {
-    recent.push_back({{"preemptedAt", millis(p.time)}, {"preemptedBy", p.by}, {"rule", p.rule}, {"statusReason", p.message}});
+    recent.push_back({{"preemptedAt", millis(p.time)},
+                      {"preemptedBy", p.by},
+                      {"rule", p.rule},
+                      {"statusReason", p.message}});
   }
-  out["preemptionSummary"] = {{"preemptedAttemptCount", j.preempted_count}, {"recentPreemptedAttempts", recent}};
+  out["preemptionSummary"] = {{"preemptedAttemptCount", j.preempted_count},
+                              {"recentPreemptedAttempts", recent}};
   if (j.request.is_object()) {
-    if (j.request.contains("serviceRequestPayload")) out["serviceRequestPayload"] = j.request.at("serviceRequestPayload");
+    if (j.request.contains("serviceRequestPayload"))
+      out["serviceRequestPayload"] = j.request.at("serviceRequestPayload");
     if (j.request.contains("tags")) out["tags"] = j.request.at("tags");
   }
   if (!j.cluster.empty()) out["placement"] = {{"cluster", j.cluster}, {"nodes", j.pod_nodes}};
@@ -217,7 +241,8 @@ Json describe_job(const FleetState& s, const Job& j, Time now) {
   }
   Json hist = Json::array();
   for (const JobEvent& e : j.history) {
-    hist.push_back({{"time", format_iso8601(e.time)}, {"reason", e.reason}, {"message", e.message}});
+    hist.push_back(
+        {{"time", format_iso8601(e.time)}, {"reason", e.reason}, {"message", e.message}});
   }
   out["events"] = std::move(hist);
   return out;
@@ -226,10 +251,12 @@ Json describe_job(const FleetState& s, const Job& j, Time now) {
 HttpResponse read_job(Api& api, const HttpRequest& req, std::string id, bool service_shape) {
   Request r;
   r.name = "DescribeJob";
-  r.handle = [id, service_shape, req = caller_of(req)](const FleetState& s, Time now) -> Result<Decision> {
+  r.handle = [id, service_shape, req = caller_of(req)](const FleetState& s,
+                                                       Time now) -> Result<Decision> {
     const Job* j = s.view().find_job(id);
     // Another team's job is not found, not forbidden: its name does not leak.
-    if (j == nullptr || !may_see_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
+    if (j == nullptr || !may_see_job(req, s.view(), *j))
+      return not_found_error("job \"" + id + "\" not found");
     Decision d;
     d.response = describe_job(s, *j, now);
     if (service_shape) d.response.erase("events");
@@ -246,16 +273,21 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
   r.idempotency_key = idempotency_key(req, &*body);
   if (r.idempotency_key.empty() && body->is_object() && body->contains("clientToken")) {
     const Json& token = (*body)["clientToken"];
-    if (!token.is_string()) return error_response(validation_error("clientToken: expected string, got " + describe_json_value(token)));
-    if (!token.get_ref<const std::string&>().empty()) r.idempotency_key = req.method + " " + req.path + " " + token.get<std::string>();
+    if (!token.is_string())
+      return error_response(
+          validation_error("clientToken: expected string, got " + describe_json_value(token)));
+    if (!token.get_ref<const std::string&>().empty())
+      r.idempotency_key = req.method + " " + req.path + " " + token.get<std::string>();
   }
   r.handle = [body = *body, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(Job job, parse_service_job(body, s));
     if (!may_change_job(req, s.view(), job)) {
       const std::vector<std::string> keys = job_team_keys(s.view(), job);
-      return Status(ErrorCode::kForbidden, "submitting to " + (keys.empty() ? std::string("this queue") : keys.front()) +
-                                               " needs the role team:" + (keys.empty() ? std::string("<name>") : keys.front()) +
-                                               " (or admin); " + req.caller + " does not have it");
+      return Status(
+          ErrorCode::kForbidden,
+          "submitting to " + (keys.empty() ? std::string("this queue") : keys.front()) +
+              " needs the role team:" + (keys.empty() ? std::string("<name>") : keys.front()) +
+              " (or admin); " + req.caller + " does not have it");
     }
     const int64_t counter = s.view().job_counter + 1;
     job.key = static_cast<uint64_t>(counter);
@@ -263,15 +295,20 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
     job.status = JobStatus::kRunnable;
     job.status_reason = "waiting in the queue";
     Decision d;
-    d.events.push_back(Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
-    d.response = Json{{"jobId", job.id}, {"jobName", job.name}, {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + job.id}};
+    d.events.push_back(
+        Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
+    d.response = Json{{"jobId", job.id},
+                      {"jobName", job.name},
+                      {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + job.id}};
     return d;
   };
   r.on_duplicate = [](const FleetState& s, Seq original) {
     // The job the first submission created (a scan, but only when a client retries).
     for (const auto& [id, j] : s.view().jobs) {
       if (j->submit_seq == static_cast<uint64_t>(original)) {
-        return Json{{"jobId", id}, {"jobName", j->name}, {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + id}};
+        return Json{{"jobId", id},
+                    {"jobName", j->name},
+                    {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + id}};
       }
     }
     return Json::object();
@@ -292,7 +329,8 @@ std::string job_id_for(int64_t counter, const std::string& name) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-8%03x-%012llx", static_cast<unsigned>(h1 >> 32),
                 static_cast<unsigned>((h1 >> 16) & 0xffff), static_cast<unsigned>(h1 & 0xfff),
-                static_cast<unsigned>(h2 >> 52), static_cast<unsigned long long>(h2 & 0xffffffffffffULL));
+                static_cast<unsigned>(h2 >> 52),
+                static_cast<unsigned long long>(h2 & 0xffffffffffffULL));
   return buf;
 }
 
@@ -322,24 +360,33 @@ void register_job_routes(Api& api) {
     }
     return json_response(200, Json{{"jobSummaryList", std::move(list)}});
   });
-  r.add("GET", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) { return read_job(api, req, req.path_params.at("id"), true); });
-  r.add("GET", "/v1/jobs/{id}", [&api](const HttpRequest& req) { return read_job(api, req, req.path_params.at("id"), false); });
+  r.add("GET", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) {
+    return read_job(api, req, req.path_params.at("id"), true);
+  });
+  r.add("GET", "/v1/jobs/{id}", [&api](const HttpRequest& req) {
+    return read_job(api, req, req.path_params.at("id"), false);
+  });
   r.add("PATCH", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) {
     auto body = parse_one(req);
     if (!body.ok()) return error_response(body.status());
     Request w;
     w.name = "UpdateServiceJob";
     const std::string id = req.path_params.at("id");
-    w.handle = [id, body = *body, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
+    w.handle = [id, body = *body, req = caller_of(req)](const FleetState& s,
+                                                        Time) -> Result<Decision> {
       const Job* j = s.view().find_job(id);
-      if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
+      if (j == nullptr || !may_change_job(req, s.view(), *j))
+        return not_found_error("job \"" + id + "\" not found");
       ObjectReader rd(body, "");
       const int64_t prio = rd.required_int("schedulingPriority");
-      if (rd.ok() && (prio < 0 || prio > 9999)) rd.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(prio));
+      if (rd.ok() && (prio < 0 || prio > 9999))
+        rd.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(prio));
       if (!rd.ok()) return rd.status();
-      if (is_terminal(j->status)) return conflict_error("job " + j->id + " is " + std::string(to_string(j->status)));
+      if (is_terminal(j->status))
+        return conflict_error("job " + j->id + " is " + std::string(to_string(j->status)));
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kJobPriority), Json{{"id", j->id}, {"priority", prio}}, ""});
+      d.events.push_back(Event{std::string(event_type::kJobPriority),
+                               Json{{"id", j->id}, {"priority", prio}}, ""});
       d.response = Json{{"jobId", j->id}, {"schedulingPriority", prio}};
       return d;
     };
@@ -354,20 +401,26 @@ void register_job_routes(Api& api) {
       ObjectReader rd(*b, "");
       if (auto given = rd.optional_string("reason")) reason = *given;
       (void)rd.optional_string("jobId");
-      for (const std::string& f : rd.unknown_fields()) rd.fail_status(validation_error(f + ": unknown field (expected reason)"));
+      for (const std::string& f : rd.unknown_fields())
+        rd.fail_status(validation_error(f + ": unknown field (expected reason)"));
       if (!rd.ok()) return error_response(rd.status());
-      if (reason.size() > 1024) return error_response(validation_error("reason: at most 1024 characters, got " + std::to_string(reason.size())));
+      if (reason.size() > 1024)
+        return error_response(validation_error("reason: at most 1024 characters, got " +
+                                               std::to_string(reason.size())));
     }
     Request w;
     w.name = "TerminateServiceJob";
     const std::string id = req.path_params.at("id");
     w.handle = [id, reason, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
       const Job* j = s.view().find_job(id);
-      if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("job \"" + id + "\" not found");
-      if (is_terminal(j->status)) return conflict_error("job " + j->id + " is already " + std::string(to_string(j->status)));
+      if (j == nullptr || !may_change_job(req, s.view(), *j))
+        return not_found_error("job \"" + id + "\" not found");
+      if (is_terminal(j->status))
+        return conflict_error("job " + j->id + " is already " + std::string(to_string(j->status)));
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kJobFinished),
-                               Json{{"id", j->id}, {"status", "FAILED"}, {"reason", "Terminated: " + reason}}, ""});
+      d.events.push_back(Event{
+          std::string(event_type::kJobFinished),
+          Json{{"id", j->id}, {"status", "FAILED"}, {"reason", "Terminated: " + reason}}, ""});
       d.response = Json{{"jobId", j->id}};
       return d;
     };

@@ -23,7 +23,8 @@ Result<std::vector<Json>> parse_docs(const HttpRequest& req) {
 
 Result<Json> parse_one(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
-  if (docs.size() != 1) return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
+  if (docs.size() != 1)
+    return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
   return docs.front();
 }
 
@@ -31,7 +32,8 @@ Result<Json> parse_one(const HttpRequest& req) {
 // state's own (only applying an event may change that).
 std::unique_ptr<ResourceRegistry> scratch_registry(const FleetState& s) {
   auto r = std::make_unique<ResourceRegistry>();
-  for (size_t i = 0; i < s.registry().size(); ++i) (void)r->intern(s.registry().name(static_cast<ResourceId>(i)));
+  for (size_t i = 0; i < s.registry().size(); ++i)
+    (void)r->intern(s.registry().name(static_cast<ResourceId>(i)));
   return r;
 }
 
@@ -64,7 +66,8 @@ Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaOb
     const bool exists = it != current.end();
     const std::string what = std::string(frontend::kind_name(o.key.kind)) + " " + o.key.name;
     if (must_exist && *must_exist && !exists) return not_found_error(what + " does not exist");
-    if (must_exist && !*must_exist && exists) return conflict_error(what + " already exists; update it with PUT");
+    if (must_exist && !*must_exist && exists)
+      return conflict_error(what + " already exists; update it with PUT");
     if (is_k8s(o.key.kind) && o.doc.is_object()) {
       Json& meta = o.doc["metadata"];
       if (exists && it->second.doc.contains("metadata")) {
@@ -76,8 +79,9 @@ Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaOb
         meta["creationTimestamp"] = format_iso8601(now);
       }
     } else if (o.doc.is_object() && !o.doc.contains("createdAt")) {
-      o.doc["createdAt"] = exists && it->second.doc.contains("createdAt") ? it->second.doc.at("createdAt")
-                                                                          : Json(to_micros(now) / 1000);
+      o.doc["createdAt"] = exists && it->second.doc.contains("createdAt")
+                               ? it->second.doc.at("createdAt")
+                               : Json(to_micros(now) / 1000);
     }
     Json item{{"kind", std::string(frontend::kind_name(o.key.kind))},
               {"name", o.key.name},
@@ -91,7 +95,8 @@ Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaOb
   Json objs = Json::array();
   for (const QuotaObject& o : incoming) objs.push_back(object_event_entry(o));
   Decision d;
-  d.events.push_back(Event{std::string(event_type::kQuotaApplied), Json{{"objects", std::move(objs)}}, ""});
+  d.events.push_back(
+      Event{std::string(event_type::kQuotaApplied), Json{{"objects", std::move(objs)}}, ""});
   d.response = Json{{"items", std::move(items)}};
   return d;
 }
@@ -99,21 +104,26 @@ Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaOb
 Result<Decision> decide_delete(const FleetState& s, const ObjectKey& key) {
   const frontend::ObjectMap& current = objects_of(s.view());
   if (!current.contains(key)) {
-    return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name + " does not exist");
+    return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name +
+                           " does not exist");
   }
   frontend::ObjectMap after = current;
   after.erase(key);
   auto reg = scratch_registry(s);
   auto compiled = frontend::compile(after, *reg);
   if (!compiled.ok()) {
-    return conflict_error("cannot delete " + std::string(frontend::kind_name(key.kind)) + " " + key.name +
-                          ": other objects depend on it (" + compiled.status().message() + ")");
+    return conflict_error("cannot delete " + std::string(frontend::kind_name(key.kind)) + " " +
+                          key.name + ": other objects depend on it (" +
+                          compiled.status().message() + ")");
   }
   Decision d;
   d.events.push_back(Event{std::string(event_type::kQuotaDeleted),
-                           Json{{"kind", std::string(frontend::kind_name(key.kind))}, {"namespace", key.ns}, {"name", key.name}},
+                           Json{{"kind", std::string(frontend::kind_name(key.kind))},
+                                {"namespace", key.ns},
+                                {"name", key.name}},
                            ""});
-  d.response = Json{{"deleted", {{"kind", std::string(frontend::kind_name(key.kind))}, {"name", key.name}}}};
+  d.response =
+      Json{{"deleted", {{"kind", std::string(frontend::kind_name(key.kind))}, {"name", key.name}}}};
   return d;
 }
 
@@ -191,17 +201,18 @@ std::optional<ObjectKey> key_from_path(const HttpRequest& req, Kind kind) {
   return ObjectKey{kind, ns, name};
 }
 
-
 HttpResponse list_objects(Api& api, Kind kind, std::string ns, std::string list_field) {
-  return read_through_loop(api, "ListObjects", [kind, ns, list_field](const FleetState& s, Time) -> Result<Json> {
-    Json items = Json::array();
-    for (const auto& [key, o] : objects_of(s.view())) {
-      if (key.kind != kind) continue;
-      if (!ns.empty() && frontend::namespaced(kind) && key.ns != ns) continue;
-      items.push_back(render(s, o));
-    }
-    return Json{{list_field, std::move(items)}};
-  });
+  return read_through_loop(api, "ListObjects",
+                           [kind, ns, list_field](const FleetState& s, Time) -> Result<Json> {
+                             Json items = Json::array();
+                             for (const auto& [key, o] : objects_of(s.view())) {
+                               if (key.kind != kind) continue;
+                               if (!ns.empty() && frontend::namespaced(kind) && key.ns != ns)
+                                 continue;
+                               items.push_back(render(s, o));
+                             }
+                             return Json{{list_field, std::move(items)}};
+                           });
 }
 
 HttpResponse get_object(Api& api, ObjectKey key) {
@@ -209,7 +220,8 @@ HttpResponse get_object(Api& api, ObjectKey key) {
     const auto& objs = objects_of(s.view());
     auto it = objs.find(key);
     if (it == objs.end()) {
-      return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name + " not found");
+      return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name +
+                             " not found");
     }
     return render(s, it->second);
   });
@@ -228,11 +240,12 @@ HttpResponse list_queues(Api& api, std::string ns) {
                     {"pendingJobs", c.pending},
                     {"usage", usage_json(s, qo.node)}};
         if (spec.max_jobs) status["maxJobs"] = *spec.max_jobs;
-        items.push_back(Json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-                             {"kind", "Queue"},
-                             {"metadata", {{"name", qo.name}, {"namespace", qo.ns}}},
-                             {"spec", {{"quotaNode", qo.tree_node}, {"leaf", spec.kind == quota::NodeKind::kQueue}}},
-                             {"status", std::move(status)}});
+        items.push_back(Json{
+            {"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+            {"kind", "Queue"},
+            {"metadata", {{"name", qo.name}, {"namespace", qo.ns}}},
+            {"spec", {{"quotaNode", qo.tree_node}, {"leaf", spec.kind == quota::NodeKind::kQueue}}},
+            {"status", std::move(status)}});
       }
     }
     return Json{{"items", std::move(items)}};
@@ -247,47 +260,62 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
   for (size_t i = 0; i < docs->size(); ++i) {
     const Json& doc = (*docs)[i];
     const std::string where = docs->size() > 1 ? "document " + std::to_string(i + 1) + ": " : "";
-    if (!doc.is_object()) return error_response(validation_error(where + "expected an object, got " + describe_json_value(doc)));
+    if (!doc.is_object())
+      return error_response(
+          validation_error(where + "expected an object, got " + describe_json_value(doc)));
     if (frontend::is_quota_share_bundle(doc)) {
       auto parsed = frontend::parse_quota_share_bundle(doc);
-      if (!parsed.ok()) return error_response(parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
+      if (!parsed.ok())
+        return error_response(
+            parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
       for (auto& o : *parsed) objects.push_back(std::move(o));
       continue;
     }
     for (const char* key : {"apiVersion", "kind"}) {
       if (doc.contains(key) && !doc.at(key).is_string()) {
-        return error_response(validation_error(where + key + ": expected string, got " + describe_json_value(doc.at(key))));
+        return error_response(validation_error(where + key + ": expected string, got " +
+                                               describe_json_value(doc.at(key))));
       }
     }
     const std::string api_version = doc.value("apiVersion", "");
     const std::string kind = doc.value("kind", "");
-    if (kind.empty()) return error_response(validation_error(where + "kind: required (or a quota-share bundle with serviceEnvironment, schedulingPolicy, jobQueue, quotaShares)"));
+    if (kind.empty())
+      return error_response(
+          validation_error(where + "kind: required (or a quota-share bundle with "
+                                   "serviceEnvironment, schedulingPolicy, jobQueue, quotaShares)"));
     if (is_workload_kind(api_version, kind)) {
       Status st = parse_workload_doc(doc, workloads);
-      if (!st.ok()) return error_response(st.with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
+      if (!st.ok())
+        return error_response(
+            st.with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
       continue;
     }
     if (!frontend::is_k8s_quota_kind(api_version, kind)) {
-      return error_response(validation_error(where + "kind: " + api_version + " " + kind +
-                                             " is not supported by POST /v1/apply (supported: kubeflow.org/v1 "
-                                             "PyTorchJob, PropagationPolicy, ElasticQuotaTree, "
-                                             "ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
-                                             "WorkloadPriorityClass, and the quota-share bundle)"));
+      return error_response(
+          validation_error(where + "kind: " + api_version + " " + kind +
+                           " is not supported by POST /v1/apply (supported: kubeflow.org/v1 "
+                           "PyTorchJob, PropagationPolicy, ElasticQuotaTree, "
+                           "ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
+                           "WorkloadPriorityClass, and the quota-share bundle)"));
     }
     auto parsed = frontend::parse_k8s_object(doc);
-    if (!parsed.ok()) return error_response(parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
+    if (!parsed.ok())
+      return error_response(
+          parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
     objects.push_back(std::move(parsed).value());
   }
   if (!objects.empty() && !has_role(req, "admin")) {
-    return error_response(Status(ErrorCode::kForbidden, "applying quota objects (" +
-                                                            std::string(frontend::kind_name(objects.front().key.kind)) +
-                                                            " " + objects.front().key.name + ") needs the admin role; " +
-                                                            req.caller + " does not have it"));
+    return error_response(Status(ErrorCode::kForbidden,
+                                 "applying quota objects (" +
+                                     std::string(frontend::kind_name(objects.front().key.kind)) +
+                                     " " + objects.front().key.name + ") needs the admin role; " +
+                                     req.caller + " does not have it"));
   }
   Request r;
   r.name = "Apply";
   r.idempotency_key = idempotency_key(req, nullptr);
-  r.handle = [objects, workloads, req = caller_of(req)](const FleetState& s, Time now) -> Result<Decision> {
+  r.handle = [objects, workloads, req = caller_of(req)](const FleetState& s,
+                                                        Time now) -> Result<Decision> {
     if (!has_role(req, "admin")) {
       // A team applies only into its own namespace or queues.
       for (const workload::PyTorchJob& pj : workloads.jobs) {
@@ -295,13 +323,16 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
         probe.ns = pj.ns;
         probe.local_queue = pj.local_queue;
         if (!may_change_job(req, s.view(), probe)) {
-          return Status(ErrorCode::kForbidden, "PyTorchJob " + pj.ns + "/" + pj.name + ": applying it needs the role team:" +
-                                                   (pj.local_queue.empty() ? pj.ns : pj.local_queue) + " (its namespace or queue)");
+          return Status(
+              ErrorCode::kForbidden,
+              "PyTorchJob " + pj.ns + "/" + pj.name + ": applying it needs the role team:" +
+                  (pj.local_queue.empty() ? pj.ns : pj.local_queue) + " (its namespace or queue)");
         }
       }
       for (const workload::PropagationPolicy& p : workloads.policies) {
         if (!team_covers_namespace(req, p.ns)) {
-          return Status(ErrorCode::kForbidden, "PropagationPolicy " + p.ns + "/" + p.name + ": applying it needs the role team:" + p.ns);
+          return Status(ErrorCode::kForbidden, "PropagationPolicy " + p.ns + "/" + p.name +
+                                                   ": applying it needs the role team:" + p.ns);
         }
       }
     }
@@ -311,7 +342,8 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
       GF_ASSIGN_OR_RETURN(d, decide_apply(s, now, objects, std::nullopt));
       items = d.response.value("items", Json::array());
     }
-    if (!workloads.empty()) GF_RETURN_IF_ERROR(decide_workload_apply(s, now, workloads, d.events, items));
+    if (!workloads.empty())
+      GF_RETURN_IF_ERROR(decide_workload_apply(s, now, workloads, d.events, items));
     d.response = Json{{"items", std::move(items)}};
     return d;
   };
@@ -339,7 +371,9 @@ void register_aws_family(Api& api, const AwsFamily& f) {
     w.idempotency_key = idempotency_key(req, &*body);
     w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
       GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, false));
-      d.response = Json{{f.name_field, o.key.name}, {"arn", "arn:gpufleet:local:000000000000:" + std::string(frontend::kind_plural(f.kind)) + "/" + o.key.name}};
+      d.response = Json{{f.name_field, o.key.name},
+                        {"arn", "arn:gpufleet:local:000000000000:" +
+                                    std::string(frontend::kind_plural(f.kind)) + "/" + o.key.name}};
       if (!o.warnings.empty()) d.response["warnings"] = o.warnings;
       return d;
     };
@@ -352,7 +386,9 @@ void register_aws_family(Api& api, const AwsFamily& f) {
     Json b = *body;
     const std::string name = req.path_params.at("name");
     if (b.contains(f.name_field) && b.at(f.name_field) != name) {
-      return error_response(validation_error(f.name_field + ": \"" + b.value(f.name_field, "") + "\" differs from the name in the path (\"" + name + "\")"));
+      return error_response(validation_error(f.name_field + ": \"" + b.value(f.name_field, "") +
+                                             "\" differs from the name in the path (\"" + name +
+                                             "\")"));
     }
     b[f.name_field] = name;
     auto obj = f.parse(b);
@@ -368,15 +404,17 @@ void register_aws_family(Api& api, const AwsFamily& f) {
   });
   r.add("GET", f.path, [&api, f](const HttpRequest& req) {
     const std::string job_queue = req.query_or("jobQueue", "");
-    return read_through_loop(api, "List" + std::string(frontend::kind_name(f.kind)), [f, job_queue](const FleetState& s, Time) -> Result<Json> {
-      Json items = Json::array();
-      for (const auto& [key, o] : objects_of(s.view())) {
-        if (key.kind != f.kind) continue;
-        if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue) continue;
-        items.push_back(render(s, o));
-      }
-      return Json{{f.list_field, std::move(items)}};
-    });
+    return read_through_loop(api, "List" + std::string(frontend::kind_name(f.kind)),
+                             [f, job_queue](const FleetState& s, Time) -> Result<Json> {
+                               Json items = Json::array();
+                               for (const auto& [key, o] : objects_of(s.view())) {
+                                 if (key.kind != f.kind) continue;
+                                 if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue)
+                                   continue;
+                                 items.push_back(render(s, o));
+                               }
+                               return Json{{f.list_field, std::move(items)}};
+                             });
   });
   r.add("GET", f.path + "/{name}", [&api, f](const HttpRequest& req) {
     return get_object(api, ObjectKey{f.kind, "", req.path_params.at("name")});
@@ -390,18 +428,23 @@ void register_aws_family(Api& api, const AwsFamily& f) {
   });
 }
 
-std::optional<Kind> kind_param(const HttpRequest& req) { return frontend::kind_from_plural(req.path_params.at("kind")); }
+std::optional<Kind> kind_param(const HttpRequest& req) {
+  return frontend::kind_from_plural(req.path_params.at("kind"));
+}
 
 HttpResponse unknown_kind(const HttpRequest& req) {
-  return error_response(not_found_error("unknown object kind \"" + req.path_params.at("kind") +
-                                        "\" (known: pytorchjobs, propagationpolicies, pods, elasticquotatrees, queues, resourceflavors, cohorts, clusterqueues, "
-                                        "localqueues, workloadpriorityclasses, service-environments, "
-                                        "scheduling-policies, job-queues, quota-shares)"));
+  return error_response(
+      not_found_error("unknown object kind \"" + req.path_params.at("kind") +
+                      "\" (known: pytorchjobs, propagationpolicies, pods, elasticquotatrees, "
+                      "queues, resourceflavors, cohorts, clusterqueues, "
+                      "localqueues, workloadpriorityclasses, service-environments, "
+                      "scheduling-policies, job-queues, quota-shares)"));
 }
 
 }  // namespace
 
-HttpResponse read_through_loop(Api& api, std::string name, std::function<Result<Json>(const FleetState&, Time)> fn) {
+HttpResponse read_through_loop(Api& api, std::string name,
+                               std::function<Result<Json>(const FleetState&, Time)> fn) {
   Request r;
   r.name = std::move(name);
   r.handle = [fn = std::move(fn)](const FleetState& s, Time now) -> Result<Decision> {
@@ -418,30 +461,36 @@ void register_quota_routes(Api& api) {
   r.add("POST", "/v1/apply", [&api](const HttpRequest& req) { return apply(api, req); });
   r.add("GET", "/v1/objects/{kind}", [&api](const HttpRequest& req) {
     const std::string plural = req.path_params.at("kind");
-    if (plural == "queues" || plural == "queue") return list_queues(api, req.query_or("namespace", ""));
+    if (plural == "queues" || plural == "queue")
+      return list_queues(api, req.query_or("namespace", ""));
     if (is_workload_plural(plural)) return workload_list(api, plural, req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     return list_objects(api, *kind, req.query_or("namespace", ""), "items");
   });
   r.add("GET", "/v1/objects/{kind}/{name}", [&api](const HttpRequest& req) {
-    if (is_workload_plural(req.path_params.at("kind"))) return workload_get(api, req.path_params.at("kind"), req);
+    if (is_workload_plural(req.path_params.at("kind")))
+      return workload_get(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     return get_object(api, *key_from_path(req, *kind));
   });
   r.add("GET", "/v1/objects/{kind}/{namespace}/{name}", [&api](const HttpRequest& req) {
-    if (is_workload_plural(req.path_params.at("kind"))) return workload_get(api, req.path_params.at("kind"), req);
+    if (is_workload_plural(req.path_params.at("kind")))
+      return workload_get(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     return get_object(api, *key_from_path(req, *kind));
   });
   auto del = [&api](const HttpRequest& req) {
-    if (is_workload_plural(req.path_params.at("kind"))) return workload_delete(api, req.path_params.at("kind"), req);
+    if (is_workload_plural(req.path_params.at("kind")))
+      return workload_delete(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     if (!has_role(req, "admin")) {
-      return error_response(Status(ErrorCode::kForbidden, "deleting quota objects needs the admin role; " + req.caller + " does not have it"));
+      return error_response(Status(
+          ErrorCode::kForbidden,
+          "deleting quota objects needs the admin role; " + req.caller + " does not have it"));
     }
     Request w;
     w.name = "DeleteObject";
@@ -452,11 +501,13 @@ void register_quota_routes(Api& api) {
   r.add("DELETE", "/v1/objects/{kind}/{name}", del);
   r.add("DELETE", "/v1/objects/{kind}/{namespace}/{name}", del);
 
-  register_aws_family(api, {Kind::kServiceEnvironment, "/v1/service-environments", "serviceEnvironmentName",
-                            "serviceEnvironments", frontend::parse_service_environment});
-  register_aws_family(api, {Kind::kSchedulingPolicy, "/v1/scheduling-policies", "name", "schedulingPolicies",
-                            frontend::parse_scheduling_policy});
-  register_aws_family(api, {Kind::kJobQueue, "/v1/job-queues", "jobQueueName", "jobQueues", frontend::parse_job_queue});
+  register_aws_family(
+      api, {Kind::kServiceEnvironment, "/v1/service-environments", "serviceEnvironmentName",
+            "serviceEnvironments", frontend::parse_service_environment});
+  register_aws_family(api, {Kind::kSchedulingPolicy, "/v1/scheduling-policies", "name",
+                            "schedulingPolicies", frontend::parse_scheduling_policy});
+  register_aws_family(api, {Kind::kJobQueue, "/v1/job-queues", "jobQueueName", "jobQueues",
+                            frontend::parse_job_queue});
   register_aws_family(api, {Kind::kQuotaShare, "/v1/quota-shares", "quotaShareName", "quotaShares",
                             frontend::parse_quota_share});
 }

@@ -75,11 +75,12 @@ HttpResponse Router::dispatch(HttpRequest request) const {
   if (!allowed.empty()) {
     std::string list;
     for (const auto& m : allowed) list += (list.empty() ? "" : ", ") + m;
-    r = error_response(Status(ErrorCode::kMethodNotAllowed,
-                              "method " + request.method + " is not allowed on " + printable(request.path) +
-                                  "; allowed: " + list));
+    r = error_response(
+        Status(ErrorCode::kMethodNotAllowed, "method " + request.method + " is not allowed on " +
+                                                 printable(request.path) + "; allowed: " + list));
   } else {
-    r = error_response(not_found_error("no such resource: " + request.method + " " + printable(request.path)));
+    r = error_response(
+        not_found_error("no such resource: " + request.method + " " + printable(request.path)));
   }
   r.route = "unmatched";
   return r;

@@ -23,7 +23,9 @@ std::string qualified(const std::string& ns, const std::string& name) { return n
 Json comparable(Json doc) {
   if (doc.contains("metadata") && doc.at("metadata").is_object()) {
     Json& m = doc["metadata"];
-    for (const char* k : {"uid", "creationTimestamp", "resourceVersion", "generation", "managedFields"}) m.erase(k);
+    for (const char* k :
+         {"uid", "creationTimestamp", "resourceVersion", "generation", "managedFields"})
+      m.erase(k);
     if (!m.contains("namespace")) m["namespace"] = "default";
   }
   doc.erase("status");
@@ -35,7 +37,8 @@ Json with_identity(Json doc, const Json* previous, const std::string& uid, Time 
   if (!meta.contains("namespace")) meta["namespace"] = "default";
   if (previous != nullptr && previous->contains("metadata")) {
     meta["uid"] = previous->at("metadata").value("uid", uid);
-    meta["creationTimestamp"] = previous->at("metadata").value("creationTimestamp", format_iso8601(now));
+    meta["creationTimestamp"] =
+        previous->at("metadata").value("creationTimestamp", format_iso8601(now));
   } else {
     meta["uid"] = uid;
     meta["creationTimestamp"] = format_iso8601(now);
@@ -43,15 +46,16 @@ Json with_identity(Json doc, const Json* previous, const std::string& uid, Time 
   return doc;
 }
 
-const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind, const std::string& name,
-                                         const std::string& ns) {
+const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind,
+                                         const std::string& name, const std::string& ns) {
   if (!v.quota_objects) return nullptr;
   auto it = v.quota_objects->find(frontend::ObjectKey{kind, ns, name});
   return it == v.quota_objects->end() ? nullptr : &it->second;
 }
 
 // The job record a new PyTorchJob becomes, dispatched per `policy`.
-Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const PropagationPolicy& policy, Json doc) {
+Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const PropagationPolicy& policy,
+                         Json doc) {
   Job job;
   job.kind = std::string(workload::kPyTorchJobKind);
   job.name = pj.name;
@@ -62,16 +66,19 @@ Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const Propag
   job.request = std::move(doc);
   if (!pj.local_queue.empty()) {
     if (find_object(s.view(), frontend::Kind::kLocalQueue, pj.local_queue, pj.ns) == nullptr) {
-      return validation_error("metadata.labels." + std::string(workload::kQueueNameLabel) + ": LocalQueue " +
-                              qualified(pj.ns, pj.local_queue) + " does not exist");
+      return validation_error("metadata.labels." + std::string(workload::kQueueNameLabel) +
+                              ": LocalQueue " + qualified(pj.ns, pj.local_queue) +
+                              " does not exist");
     }
     job.local_queue = pj.local_queue;
   }
   if (!pj.priority_class.empty()) {
-    const frontend::QuotaObject* cls = find_object(s.view(), frontend::Kind::kWorkloadPriorityClass, pj.priority_class, "");
+    const frontend::QuotaObject* cls =
+        find_object(s.view(), frontend::Kind::kWorkloadPriorityClass, pj.priority_class, "");
     if (cls == nullptr) {
       return validation_error("metadata.labels." + std::string(workload::kPriorityClassLabel) +
-                              ": WorkloadPriorityClass \"" + pj.priority_class + "\" does not exist");
+                              ": WorkloadPriorityClass \"" + pj.priority_class +
+                              "\" does not exist");
     }
     job.priority = static_cast<int32_t>(cls->doc.value("value", int64_t{0}));
   }
@@ -93,9 +100,12 @@ Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const Propag
   return job;
 }
 
-Json result_item(std::string_view kind, const std::string& ns, const std::string& name, std::string_view result,
-                 const std::vector<std::string>& warnings) {
-  Json item{{"kind", std::string(kind)}, {"namespace", ns}, {"name", name}, {"result", std::string(result)}};
+Json result_item(std::string_view kind, const std::string& ns, const std::string& name,
+                 std::string_view result, const std::vector<std::string>& warnings) {
+  Json item{{"kind", std::string(kind)},
+            {"namespace", ns},
+            {"name", name},
+            {"result", std::string(result)}};
   if (!warnings.empty()) item["warnings"] = warnings;
   return item;
 }
@@ -103,7 +113,8 @@ Json result_item(std::string_view kind, const std::string& ns, const std::string
 }  // namespace
 
 bool is_workload_kind(std::string_view api_version, std::string_view kind) {
-  return workload::is_pytorchjob(api_version, kind) || workload::is_propagation_policy(api_version, kind);
+  return workload::is_pytorchjob(api_version, kind) ||
+         workload::is_propagation_policy(api_version, kind);
 }
 
 Status parse_workload_doc(const Json& doc, WorkloadDocs& docs) {
@@ -119,8 +130,8 @@ Status parse_workload_doc(const Json& doc, WorkloadDocs& docs) {
   return ok_status();
 }
 
-Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& docs, std::vector<Event>& events,
-                             Json& items) {
+Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& docs,
+                             std::vector<Event>& events, Json& items) {
   // Policies first: a job in the same request may be selected by one of them.
   PolicyMap policies = s.view().policies ? *s.view().policies : PolicyMap{};
   Json policy_objects = Json::array();
@@ -129,18 +140,21 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
     auto it = policies.find({p.ns, p.name});
     const Json* previous = it == policies.end() ? nullptr : &it->second.doc;
     if (previous != nullptr && comparable(*previous) == comparable(p.doc)) {
-      items.push_back(result_item(workload::kPropagationPolicyKind, p.ns, p.name, "unchanged", p.warnings));
+      items.push_back(
+          result_item(workload::kPropagationPolicyKind, p.ns, p.name, "unchanged", p.warnings));
       continue;
     }
     const std::string uid = "uid-" + std::to_string(s.applied_seq() + 1) + "-p" + std::to_string(i);
     PropagationPolicy stored = p;
     stored.doc = with_identity(p.doc, previous, uid, now);
     policy_objects.push_back(Json{{"namespace", p.ns}, {"name", p.name}, {"doc", stored.doc}});
-    items.push_back(result_item(workload::kPropagationPolicyKind, p.ns, p.name, previous ? "configured" : "created", p.warnings));
+    items.push_back(result_item(workload::kPropagationPolicyKind, p.ns, p.name,
+                                previous ? "configured" : "created", p.warnings));
     policies[{p.ns, p.name}] = std::move(stored);
   }
   if (!policy_objects.empty()) {
-    events.push_back(Event{std::string(event_type::kPolicyApplied), Json{{"objects", std::move(policy_objects)}}, ""});
+    events.push_back(Event{std::string(event_type::kPolicyApplied),
+                           Json{{"objects", std::move(policy_objects)}}, ""});
   }
 
   std::vector<const PropagationPolicy*> candidates;
@@ -158,39 +172,51 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
       Json before = comparable(existing->request);
       Json after = comparable(pj.doc);
       if (before == after) {
-        items.push_back(result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "unchanged", pj.warnings));
+        items.push_back(
+            result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "unchanged", pj.warnings));
         continue;
       }
       // Only runPolicy.suspend may change once a job exists (Kubeflow's rule for a running job).
       auto strip = [](Json d) {
-        if (d.contains("spec") && d["spec"].contains("runPolicy")) d["spec"]["runPolicy"].erase("suspend");
-        if (d.contains("spec") && d["spec"].contains("runPolicy") && d["spec"]["runPolicy"].empty()) d["spec"].erase("runPolicy");
+        if (d.contains("spec") && d["spec"].contains("runPolicy"))
+          d["spec"]["runPolicy"].erase("suspend");
+        if (d.contains("spec") && d["spec"].contains("runPolicy") && d["spec"]["runPolicy"].empty())
+          d["spec"].erase("runPolicy");
         return d;
       };
       if (strip(before) != strip(after)) {
-        return validation_error("spec: " + what + " exists and only spec.runPolicy.suspend may change; delete it and apply again to change anything else");
+        return validation_error("spec: " + what +
+                                " exists and only spec.runPolicy.suspend may change; delete it and "
+                                "apply again to change anything else");
       }
       if (is_terminal(existing->status)) {
-        return validation_error("spec.runPolicy.suspend: " + what + " has already " +
-                                std::string(workload_state(*existing) == "Succeeded" ? "succeeded" : "failed"));
+        return validation_error(
+            "spec.runPolicy.suspend: " + what + " has already " +
+            std::string(workload_state(*existing) == "Succeeded" ? "succeeded" : "failed"));
       }
-      events.push_back(Event{std::string(event_type::kJobSuspend), Json{{"id", existing->id}, {"suspend", pj.suspend}}, ""});
-      items.push_back(result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "configured", pj.warnings));
+      events.push_back(Event{std::string(event_type::kJobSuspend),
+                             Json{{"id", existing->id}, {"suspend", pj.suspend}}, ""});
+      items.push_back(
+          result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "configured", pj.warnings));
       continue;
     }
-    const PropagationPolicy* policy = workload::match_policy(candidates, workload::kPyTorchJobApiVersion,
-                                                             workload::kPyTorchJobKind, pj.name, pj.ns, pj.labels);
+    const PropagationPolicy* policy =
+        workload::match_policy(candidates, workload::kPyTorchJobApiVersion,
+                               workload::kPyTorchJobKind, pj.name, pj.ns, pj.labels);
     if (policy == nullptr) {
-      return validation_error("metadata: no PropagationPolicy in namespace " + pj.ns + " selects " + what +
-                              " (apply one whose spec.resourceSelectors match apiVersion " +
-                              std::string(workload::kPyTorchJobApiVersion) + ", kind PyTorchJob first)");
+      return validation_error("metadata: no PropagationPolicy in namespace " + pj.ns + " selects " +
+                              what + " (apply one whose spec.resourceSelectors match apiVersion " +
+                              std::string(workload::kPyTorchJobApiVersion) +
+                              ", kind PyTorchJob first)");
     }
     counter += 1;
     const std::string uid = "uid-" + std::to_string(s.applied_seq() + 1) + "-j" + std::to_string(i);
-    GF_ASSIGN_OR_RETURN(Job job, workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
+    GF_ASSIGN_OR_RETURN(Job job,
+                        workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
     job.key = static_cast<uint64_t>(counter);
     job.id = job_id_for(counter, job.name);
-    events.push_back(Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
+    events.push_back(
+        Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
     Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", pj.warnings);
     item["policy"] = policy->name;
     items.push_back(std::move(item));

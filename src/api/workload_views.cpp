@@ -43,13 +43,17 @@ Json conditions(const Job& j) {
   const std::string_view state = workload_state(j);
   const Time at = j.history.empty() ? j.created_at : j.history.back().time;
   if (state == "Running") {
-    out.push_back(condition("Running", "PyTorchJobRunning", who + " is running.", j.started_at.value_or(at)));
+    out.push_back(
+        condition("Running", "PyTorchJobRunning", who + " is running.", j.started_at.value_or(at)));
   } else if (state == "Restarting") {
-    out.push_back(condition("Restarting", "PyTorchJobRestarting", who + " is restarting because " + j.status_reason + ".", at));
+    out.push_back(condition("Restarting", "PyTorchJobRestarting",
+                            who + " is restarting because " + j.status_reason + ".", at));
   } else if (state == "Succeeded") {
-    out.push_back(condition("Succeeded", "PyTorchJobSucceeded", who + " is successfully completed.", j.stopped_at.value_or(at)));
+    out.push_back(condition("Succeeded", "PyTorchJobSucceeded", who + " is successfully completed.",
+                            j.stopped_at.value_or(at)));
   } else if (state == "Failed") {
-    out.push_back(condition("Failed", "PyTorchJobFailed", who + " has failed: " + j.status_reason, j.stopped_at.value_or(at)));
+    out.push_back(condition("Failed", "PyTorchJobFailed", who + " has failed: " + j.status_reason,
+                            j.stopped_at.value_or(at)));
   } else if (state == "Suspended") {
     out.push_back(condition("Suspended", "PyTorchJobSuspended", who + " is suspended.", at));
   }
@@ -75,7 +79,8 @@ Json replica_statuses(const Job& j) {
 Json members(const Job& j) {
   Json out = Json::array();
   const Dispatch& d = *j.dispatch;
-  const std::string current = !d.cluster.empty() ? d.cluster : (is_terminal(j.status) ? j.cluster : "");
+  const std::string current =
+      !d.cluster.empty() ? d.cluster : (is_terminal(j.status) ? j.cluster : "");
   if (!current.empty()) {
     out.push_back(Json{{"cluster", current},
                        {"state", std::string(workload_state(j))},
@@ -83,7 +88,10 @@ Json members(const Job& j) {
                        {"since", format_iso8601(d.bound_at.value_or(j.created_at))}});
   }
   for (const MemberCopy& c : d.left) {
-    Json row{{"cluster", c.cluster}, {"state", c.state}, {"adoption", "N"}, {"since", format_iso8601(c.since)}};
+    Json row{{"cluster", c.cluster},
+             {"state", c.state},
+             {"adoption", "N"},
+             {"since", format_iso8601(c.since)}};
     if (c.purge_at) row["purgeAt"] = format_iso8601(*c.purge_at);
     out.push_back(std::move(row));
   }
@@ -93,10 +101,13 @@ Json members(const Job& j) {
 Json event_rows(const Job& j) {
   Json out = Json::array();
   for (const JobEvent& e : j.history) {
-    const bool warning = e.reason == "Failover" || e.reason == "PodsPending" || e.reason == "Restarting" ||
-                         e.reason == "Failed" || e.reason == "Preempted" || e.reason == "Interrupted";
+    const bool warning = e.reason == "Failover" || e.reason == "PodsPending" ||
+                         e.reason == "Restarting" || e.reason == "Failed" ||
+                         e.reason == "Preempted" || e.reason == "Interrupted";
     std::string from = "pytorchjob-controller";
-    if (e.reason == "ScheduleBindingSucceed" || e.reason == "PodsBound" || e.reason == "PodsPending") from = "default-scheduler";
+    if (e.reason == "ScheduleBindingSucceed" || e.reason == "PodsBound" ||
+        e.reason == "PodsPending")
+      from = "default-scheduler";
     if (e.reason == "Failover" || e.reason == "CopyPurged") from = "failover-controller";
     if (e.reason == "Borrowing") from = "kube-queue";
     out.push_back(Json{{"type", warning ? "Warning" : "Normal"},
@@ -118,14 +129,16 @@ Json render_job(const FleetState& s, const Job& j, Time now, bool describe) {
               {"propagationPolicy", j.dispatch->policy},
               {"jobId", j.id}};
   if (j.started_at) status["startTime"] = format_iso8601(*j.started_at);
-  if (j.stopped_at && is_terminal(j.status)) status["completionTime"] = format_iso8601(*j.stopped_at);
+  if (j.stopped_at && is_terminal(j.status))
+    status["completionTime"] = format_iso8601(*j.stopped_at);
   if (j.dispatch->failovers > 0) status["failovers"] = j.dispatch->failovers;
   out["status"] = std::move(status);
   if (describe) {
     if (!is_terminal(j.status) && s.scheduler().contains(j.key)) {
       const sched::WaitReason w = s.scheduler().explain(j.key, now);
       if (w.kind != sched::WaitKind::kNotWaiting) {
-        out["explanation"] = Json{{"kind", std::string(sched::wait_kind_name(w.kind))}, {"message", w.message}};
+        out["explanation"] =
+            Json{{"kind", std::string(sched::wait_kind_name(w.kind))}, {"message", w.message}};
         if (!w.node.empty()) out["explanation"]["quotaNode"] = w.node;
       }
     }
@@ -135,7 +148,8 @@ Json render_job(const FleetState& s, const Job& j, Time now, bool describe) {
 }
 
 // The job as the member cluster `cluster` holds it (`get pytorchjob NAME -m CLUSTER -o yaml`).
-Result<Json> render_member(const FleetState& s, const Job& j, const std::string& cluster, Time now) {
+Result<Json> render_member(const FleetState& s, const Job& j, const std::string& cluster,
+                           Time now) {
   const Json rows = members(j);
   for (const Json& row : rows) {
     if (row.value("cluster", "") != cluster) continue;
@@ -146,12 +160,14 @@ Result<Json> render_member(const FleetState& s, const Job& j, const std::string&
     st.erase("propagationPolicy");
     if (row.value("adoption", "") == "N") {
       st["state"] = row.value("state", "");
-      st["conditions"] = Json::array({condition("Created", "PyTorchJobCreated", "PyTorchJob " + j.name + " is created.", j.created_at)});
+      st["conditions"] = Json::array({condition(
+          "Created", "PyTorchJobCreated", "PyTorchJob " + j.name + " is created.", j.created_at)});
       st["replicaStatuses"] = Json::object();
     }
     return out;
   }
-  return not_found_error("PyTorchJob " + j.ns + "/" + j.name + " has no copy on member cluster " + cluster);
+  return not_found_error("PyTorchJob " + j.ns + "/" + j.name + " has no copy on member cluster " +
+                         cluster);
 }
 
 // The phase of the pods of the copy the fleet manages, on `cluster`.
@@ -175,34 +191,43 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
     for (const auto& [k, val] : pod.env) env.push_back(Json{{"name", k}, {"value", val}});
     return env;
   };
-  auto add = [&](const std::string& cluster, const std::string& phase, int32_t restarts, Time created, bool with_nodes) {
+  auto add = [&](const std::string& cluster, const std::string& phase, int32_t restarts,
+                 Time created, bool with_nodes) {
     for (size_t i = 0; i < pods.size(); ++i) {
       const workload::PyTorchJob::Pod& pod = pods[i];
       Json labels = Json::object();
       for (const auto& [k, val] : pod.labels) labels[k] = val;
-      Json spec{{"clusterName", cluster}, {"containers", Json::array({Json{{"name", "pytorch"}, {"env", container_env(pod)}}})}};
+      Json spec{
+          {"clusterName", cluster},
+          {"containers", Json::array({Json{{"name", "pytorch"}, {"env", container_env(pod)}}})}};
       if (with_nodes && i < j.pod_nodes.size()) spec["nodeName"] = j.pod_nodes[i];
-      out.push_back(Json{{"apiVersion", "v1"},
-                         {"kind", "Pod"},
-                         {"metadata", {{"name", pod.name},
-                                       {"namespace", j.ns},
-                                       {"labels", std::move(labels)},
-                                       {"creationTimestamp", format_iso8601(created)},
-                                       {"ownerReferences", Json::array({Json{{"apiVersion", std::string(workload::kPyTorchJobApiVersion)},
-                                                                             {"kind", "PyTorchJob"},
-                                                                             {"name", j.name}}})}}},
-                         {"spec", std::move(spec)},
-                         {"status", {{"phase", phase}, {"ready", phase == "Running"}, {"restartCount", restarts}}}});
+      out.push_back(
+          Json{{"apiVersion", "v1"},
+               {"kind", "Pod"},
+               {"metadata",
+                {{"name", pod.name},
+                 {"namespace", j.ns},
+                 {"labels", std::move(labels)},
+                 {"creationTimestamp", format_iso8601(created)},
+                 {"ownerReferences",
+                  Json::array({Json{{"apiVersion", std::string(workload::kPyTorchJobApiVersion)},
+                                    {"kind", "PyTorchJob"},
+                                    {"name", j.name}}})}}},
+               {"spec", std::move(spec)},
+               {"status",
+                {{"phase", phase}, {"ready", phase == "Running"}, {"restartCount", restarts}}}});
     }
   };
-  const std::string current = !d.cluster.empty() ? d.cluster : (is_terminal(j.status) ? j.cluster : "");
+  const std::string current =
+      !d.cluster.empty() ? d.cluster : (is_terminal(j.status) ? j.cluster : "");
   const bool cleaned = is_terminal(j.status) && parsed->clean_pod_policy == "All";
   if (!current.empty() && !cleaned) {
     add(current, pod_phase(v, j, current), d.restarts, d.bound_at.value_or(j.created_at), true);
   }
   for (const MemberCopy& c : d.left) {
     const Cluster* cl = v.find_cluster(c.cluster);
-    const bool reachable = cl != nullptr && cl->status != ClusterStatus::kFailed && cl->status != ClusterStatus::kDeleting;
+    const bool reachable = cl != nullptr && cl->status != ClusterStatus::kFailed &&
+                           cl->status != ClusterStatus::kDeleting;
     add(c.cluster, reachable ? "Pending" : "Unknown", c.restarts, c.since, false);
   }
 }
@@ -226,20 +251,23 @@ bool is_workload_plural(std::string_view plural) {
 
 HttpResponse workload_list(Api& api, const std::string& plural, const HttpRequest& req) {
   const std::string ns = req.query_or("namespace", "");
-  return read_through_loop(api, "ListObjects", [plural, ns](const FleetState& s, Time now) -> Result<Json> {
-    Json items = Json::array();
-    const FleetView& v = s.view();
-    if (plural.starts_with("pytorchjob")) {
-      for (const Job* j : workloads_in(v, ns)) items.push_back(render_job(s, *j, now, false));
-    } else if (plural.starts_with("pod")) {
-      for (const Job* j : workloads_in(v, ns)) add_pods(v, *j, items);
-    } else if (v.policies) {
-      for (const auto& [key, p] : *v.policies) {
-        if (ns.empty() || key.first == ns) items.push_back(render_policy(v, p));
-      }
-    }
-    return Json{{"items", std::move(items)}};
-  });
+  return read_through_loop(api, "ListObjects",
+                           [plural, ns](const FleetState& s, Time now) -> Result<Json> {
+                             Json items = Json::array();
+                             const FleetView& v = s.view();
+                             if (plural.starts_with("pytorchjob")) {
+                               for (const Job* j : workloads_in(v, ns))
+                                 items.push_back(render_job(s, *j, now, false));
+                             } else if (plural.starts_with("pod")) {
+                               for (const Job* j : workloads_in(v, ns)) add_pods(v, *j, items);
+                             } else if (v.policies) {
+                               for (const auto& [key, p] : *v.policies) {
+                                 if (ns.empty() || key.first == ns)
+                                   items.push_back(render_policy(v, p));
+                               }
+                             }
+                             return Json{{"items", std::move(items)}};
+                           });
 }
 
 HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest& req) {
@@ -248,32 +276,34 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
   const std::string name = param(req, "name");
   const std::string cluster = req.query_or("cluster", "");
   const bool describe = req.query_or("describe", "") == "true";
-  return read_through_loop(api, "GetObject", [=, req = caller_of(req)](const FleetState& s, Time now) -> Result<Json> {
-    const FleetView& v = s.view();
-    if (plural.starts_with("pytorchjob")) {
-      const Job* j = v.find_workload(workload::kPyTorchJobKind, ns, name);
-      if (j == nullptr || !may_see_job(req, v, *j)) return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
-      if (!cluster.empty()) return render_member(s, *j, cluster, now);
-      return render_job(s, *j, now, describe);
-    }
-    if (plural.starts_with("pod")) {
-      for (const Job* j : workloads_in(v, ns)) {
-        Json pods = Json::array();
-        add_pods(v, *j, pods);
-        for (const Json& p : pods) {
-          if (p["metadata"].value("name", "") != name) continue;
-          if (!cluster.empty() && p["spec"].value("clusterName", "") != cluster) continue;
-          return p;
+  return read_through_loop(
+      api, "GetObject", [=, req = caller_of(req)](const FleetState& s, Time now) -> Result<Json> {
+        const FleetView& v = s.view();
+        if (plural.starts_with("pytorchjob")) {
+          const Job* j = v.find_workload(workload::kPyTorchJobKind, ns, name);
+          if (j == nullptr || !may_see_job(req, v, *j))
+            return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
+          if (!cluster.empty()) return render_member(s, *j, cluster, now);
+          return render_job(s, *j, now, describe);
         }
-      }
-      return not_found_error("pod " + ns + "/" + name + " not found");
-    }
-    if (v.policies) {
-      auto it = v.policies->find({ns, name});
-      if (it != v.policies->end()) return render_policy(v, it->second);
-    }
-    return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
-  });
+        if (plural.starts_with("pod")) {
+          for (const Job* j : workloads_in(v, ns)) {
+            Json pods = Json::array();
+            add_pods(v, *j, pods);
+            for (const Json& p : pods) {
+              if (p["metadata"].value("name", "") != name) continue;
+              if (!cluster.empty() && p["spec"].value("clusterName", "") != cluster) continue;
+              return p;
+            }
+          }
+          return not_found_error("pod " + ns + "/" + name + " not found");
+        }
+        if (v.policies) {
+          auto it = v.policies->find({ns, name});
+          if (it != v.policies->end()) return render_policy(v, it->second);
+        }
+        return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
+      });
 }
 
 HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequest& req) {
@@ -286,18 +316,23 @@ HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequ
     Decision d;
     if (plural.starts_with("pytorchjob")) {
       const Job* j = s.view().find_workload(workload::kPyTorchJobKind, ns, name);
-      if (j == nullptr || !may_change_job(req, s.view(), *j)) return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
-      d.events.push_back(Event{std::string(event_type::kJobDeleted), Json{{"id", j->id}, {"reason", "deleted by user"}}, ""});
+      if (j == nullptr || !may_change_job(req, s.view(), *j))
+        return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
+      d.events.push_back(Event{std::string(event_type::kJobDeleted),
+                               Json{{"id", j->id}, {"reason", "deleted by user"}}, ""});
       d.response = Json{{"deleted", {{"kind", "PyTorchJob"}, {"namespace", ns}, {"name", name}}}};
       return d;
     }
     if (plural.starts_with("propagationpolic")) {
-      if (!has_role(req, "admin") && !team_covers_namespace(req, ns)) return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
+      if (!has_role(req, "admin") && !team_covers_namespace(req, ns))
+        return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
       if (!s.view().policies || !s.view().policies->contains({ns, name})) {
         return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
       }
-      d.events.push_back(Event{std::string(event_type::kPolicyDeleted), Json{{"namespace", ns}, {"name", name}}, ""});
-      d.response = Json{{"deleted", {{"kind", "PropagationPolicy"}, {"namespace", ns}, {"name", name}}}};
+      d.events.push_back(Event{std::string(event_type::kPolicyDeleted),
+                               Json{{"namespace", ns}, {"name", name}}, ""});
+      d.response =
+          Json{{"deleted", {{"kind", "PropagationPolicy"}, {"namespace", ns}, {"name", name}}}};
       return d;
     }
     return validation_error("pods belong to their PyTorchJob: delete the job instead");

@@ -28,8 +28,8 @@ bool is_workload_kind(std::string_view api_version, std::string_view kind);
 Status parse_workload_doc(const Json& doc, WorkloadDocs& docs);
 // Validates the documents against the state (policies of the same request count) and appends
 // the events to record and one result item per document. Errors change nothing.
-Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& docs, std::vector<Event>& events,
-                             Json& items);
+Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& docs,
+                             std::vector<Event>& events, Json& items);
 
 bool is_workload_plural(std::string_view plural);  // pytorchjobs, propagationpolicies, pods
 HttpResponse workload_list(Api& api, const std::string& plural, const HttpRequest& req);

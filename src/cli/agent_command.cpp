@@ -2,8 +2,8 @@
 // (SPEC §6.1, the detector part): runs the detectors of src/health/ on the node's real sources
 // every interval and reports what they recognise to the server. Sources, flags and what is sent:
 // docs/agent.md.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <memory>
@@ -28,7 +28,8 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
   o.server = ctx.global.server;
   Result<Duration> interval = parse_duration(args.interval);
   if (!interval.ok() || *interval <= Duration::zero()) {
-    std::cerr << "error: --interval: '" << args.interval << "' is not a positive duration like 10s or 1m\n";
+    std::cerr << "error: --interval: '" << args.interval
+              << "' is not a positive duration like 10s or 1m\n";
     return 2;
   }
   o.interval = *interval;
@@ -36,11 +37,12 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
     std::cerr << "error: --queue: must be at least 1\n";
     return 2;
   }
-  agent::HttpReporter reporter(o.server, o.cluster, o.node, 10, ctx.global.token, ctx.global.ca_cert);
+  agent::HttpReporter reporter(o.server, o.cluster, o.node, 10, ctx.global.token,
+                               ctx.global.ca_cert);
   agent::NodeAgent node_agent(o, reporter);
   RealClock clock;
-  spdlog::info("agent for node {} of cluster {} reporting to {} every {}", o.node, o.cluster, o.server,
-               format_duration(o.interval));
+  spdlog::info("agent for node {} of cluster {} reporting to {} every {}", o.node, o.cluster,
+               o.server, format_duration(o.interval));
   // Heartbeats every 10 s at most (the server raises host-reachability after three missed ones);
   // the sources are polled every --interval.
   const Duration beat = std::min<Duration>(o.interval, seconds(10));
@@ -61,8 +63,8 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
     next_poll = clock.now() + o.interval;
     const Status s = node_agent.poll(clock.now());
     if (args.once) {
-      std::cout << "agent: " << node_agent.sent() << " signal(s) sent, " << node_agent.queued() << " unsent, "
-                << node_agent.refused() << " refused\n";
+      std::cout << "agent: " << node_agent.sent() << " signal(s) sent, " << node_agent.queued()
+                << " unsent, " << node_agent.refused() << " refused\n";
       if (!s.ok()) {
         std::cerr << "error: " << s.message() << "\n";
         return 1;
@@ -77,24 +79,32 @@ int run_agent(const CommandContext& ctx, AgentArgs args) {
 
 void register_agent_command(CLI::App& app, CommandContext& ctx) {
   auto args = std::make_shared<AgentArgs>();
-  auto* cmd = app.add_subcommand("agent", "run the node agent's detectors and report to the server (see docs/agent.md)");
+  auto* cmd = app.add_subcommand(
+      "agent", "run the node agent's detectors and report to the server (see docs/agent.md)");
   cmd->fallthrough();  // --server, --user are the global flags
   agent::AgentOptions& o = args->options;
   cmd->add_option("--cluster", o.cluster, "the node's cluster")->required();
   cmd->add_option("--node-id", o.node, "the node's id (InstanceId)")->required();
-  cmd->add_option("--kernel-log", o.kernel_log, "kernel log file to follow; - to disable")->capture_default_str();
-  cmd->add_flag("--from-start", o.from_start, "read the kernel log from its start (default: only new lines)");
-  cmd->add_option("--proc-mounts", o.proc_mounts, "mount table; - to disable")->capture_default_str();
-  cmd->add_option("--infiniband-dir", o.infiniband_dir, "InfiniBand sysfs directory; - to disable")->capture_default_str();
-  cmd->add_option("--nvml", o.nvml, "NVML library to dlopen; none to disable")->capture_default_str();
-  cmd->add_option("--disk", o.disk, "filesystem to watch for disk pressure; - to disable")->capture_default_str();
-  cmd->add_option("--scontrol", o.scontrol, "command printing `scontrol show node NAME -o` (default: none)");
+  cmd->add_option("--kernel-log", o.kernel_log, "kernel log file to follow; - to disable")
+      ->capture_default_str();
+  cmd->add_flag("--from-start", o.from_start,
+                "read the kernel log from its start (default: only new lines)");
+  cmd->add_option("--proc-mounts", o.proc_mounts, "mount table; - to disable")
+      ->capture_default_str();
+  cmd->add_option("--infiniband-dir", o.infiniband_dir, "InfiniBand sysfs directory; - to disable")
+      ->capture_default_str();
+  cmd->add_option("--nvml", o.nvml, "NVML library to dlopen; none to disable")
+      ->capture_default_str();
+  cmd->add_option("--disk", o.disk, "filesystem to watch for disk pressure; - to disable")
+      ->capture_default_str();
+  cmd->add_option("--scontrol", o.scontrol,
+                  "command printing `scontrol show node NAME -o` (default: none)");
   cmd->add_option("--interval", args->interval, "time between polls")->capture_default_str();
-  cmd->add_option("--queue", o.max_queue, "unsent signals kept while the server is unreachable")->capture_default_str();
-  cmd->add_flag("--once", args->once, "poll every source once, send, and exit (1 when something was not delivered)");
-  cmd->callback([&ctx, args] {
-    ctx.run = [&ctx, args] { return run_agent(ctx, *args); };
-  });
+  cmd->add_option("--queue", o.max_queue, "unsent signals kept while the server is unreachable")
+      ->capture_default_str();
+  cmd->add_flag("--once", args->once,
+                "poll every source once, send, and exit (1 when something was not delivered)");
+  cmd->callback([&ctx, args] { ctx.run = [&ctx, args] { return run_agent(ctx, *args); }; });
 }
 
 }  // namespace gf

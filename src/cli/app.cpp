@@ -28,10 +28,14 @@ void read_config_file(GlobalOptions& g, bool server_from_env) {
   ss << in.rdbuf();
   auto doc = parse_yaml(ss.str());
   if (!doc.ok() || !doc->is_object()) {
-    std::cerr << "warning: " << path << ": ignored: " << (doc.ok() ? "expected a mapping" : doc.status().message()) << "\n";
+    std::cerr << "warning: " << path
+              << ": ignored: " << (doc.ok() ? "expected a mapping" : doc.status().message())
+              << "\n";
     return;
   }
-  auto str = [&](const char* key) { return doc->contains(key) && (*doc)[key].is_string() ? (*doc)[key].get<std::string>() : ""; };
+  auto str = [&](const char* key) {
+    return doc->contains(key) && (*doc)[key].is_string() ? (*doc)[key].get<std::string>() : "";
+  };
   if (!server_from_env && !str("server").empty()) g.server = str("server");
   if (g.token.empty()) g.token = str("token");
   if (g.ca_cert.empty()) g.ca_cert = str("ca-cert");
@@ -67,11 +71,13 @@ int run_cli(int argc, char** argv) {
   app.add_option("-o,--output", ctx.global.output, "output format: table, json or yaml")
       ->capture_default_str();
   app.add_option("--user", ctx.global.user,
-                 "caller identity sent as X-Gpufleet-User when the server has no auth file ($GPUFLEET_USER)")
+                 "caller identity sent as X-Gpufleet-User when the server has no auth file "
+                 "($GPUFLEET_USER)")
       ->capture_default_str();
   app.add_option("--token", ctx.global.token,
                  "bearer token ($GPUFLEET_TOKEN, or token: in ~/.config/gpufleet/config.yaml)");
-  app.add_option("--ca-cert", ctx.global.ca_cert, "PEM file of the CA that signed an https server ($GPUFLEET_CA_CERT)");
+  app.add_option("--ca-cert", ctx.global.ca_cert,
+                 "PEM file of the CA that signed an https server ($GPUFLEET_CA_CERT)");
 
   register_serve_command(app, ctx);
   register_version_command(app, ctx);

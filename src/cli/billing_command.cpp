@@ -25,10 +25,10 @@ struct Column {
 };
 
 // Key columns appear when some line carries them (the grouping decides which do).
-constexpr Column kKeyColumns[] = {{"JOB-QUEUE", "JobQueue"}, {"SHARE", "QuotaShareName"}, {"JOBS", "Jobs"},
-                                  {"CLUSTER", "ClusterName"},  {"GROUP", "InstanceGroupName"},
-                                  {"INSTANCE", "InstanceId"},  {"TYPE", "InstanceType"},
-                                  {"PRICE/H", "PricePerHour"}, {"INSTANCES", "Instances"}};
+constexpr Column kKeyColumns[] = {
+    {"JOB-QUEUE", "JobQueue"},  {"SHARE", "QuotaShareName"},    {"JOBS", "Jobs"},
+    {"CLUSTER", "ClusterName"}, {"GROUP", "InstanceGroupName"}, {"INSTANCE", "InstanceId"},
+    {"TYPE", "InstanceType"},   {"PRICE/H", "PricePerHour"},    {"INSTANCES", "Instances"}};
 
 std::string cell(const Json& item, const std::string& key) {
   if (key == "PricePerHour") return format_dollars(parse_micros(text_field(item, key)));
@@ -95,7 +95,8 @@ void register_billing_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--from", args->from,
                   "start of the window: a duration ago (24h) or a time (ISO 8601)");
   cmd->add_option("--to", args->to, "end of the window (default now): a duration ago or a time");
-  cmd->add_option("--group-by", args->group_by, "instance, group, cluster or share (what each quota share's jobs ran on)")
+  cmd->add_option("--group-by", args->group_by,
+                  "instance, group, cluster or share (what each quota share's jobs ran on)")
       ->capture_default_str();
   run_with_client(cmd, ctx, [args](CommandEnv& env) { return show_billing(env, *args); });
 }

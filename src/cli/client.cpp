@@ -7,11 +7,11 @@ namespace gf {
 namespace {
 
 ErrorCode code_from_type(const std::string& type, int status) {
-  for (ErrorCode c : {ErrorCode::kValidation, ErrorCode::kNotFound, ErrorCode::kConflict,
-                      ErrorCode::kResourceInUse, ErrorCode::kThrottling,
-                      ErrorCode::kUnauthenticated, ErrorCode::kForbidden,
-                      ErrorCode::kMethodNotAllowed, ErrorCode::kPayloadTooLarge,
-                      ErrorCode::kNotImplemented, ErrorCode::kUnavailable, ErrorCode::kInternal}) {
+  for (ErrorCode c :
+       {ErrorCode::kValidation, ErrorCode::kNotFound, ErrorCode::kConflict,
+        ErrorCode::kResourceInUse, ErrorCode::kThrottling, ErrorCode::kUnauthenticated,
+        ErrorCode::kForbidden, ErrorCode::kMethodNotAllowed, ErrorCode::kPayloadTooLarge,
+        ErrorCode::kNotImplemented, ErrorCode::kUnavailable, ErrorCode::kInternal}) {
     if (error_type_name(c) == type) return c;
   }
   if (status == 404) return ErrorCode::kNotFound;
@@ -21,9 +21,7 @@ ErrorCode code_from_type(const std::string& type, int status) {
 
 }  // namespace
 
-
-Result<std::pair<int, std::string>> Client::send(const std::string& method,
-                                                 const std::string& path,
+Result<std::pair<int, std::string>> Client::send(const std::string& method, const std::string& path,
                                                  const std::string& body,
                                                  const std::string& content_type) {
   httplib::Client cli(options_.server);
@@ -41,11 +39,16 @@ Result<std::pair<int, std::string>> Client::send(const std::string& method,
     headers.emplace("X-Gpufleet-User", options_.user);
   }
   httplib::Result res{nullptr, httplib::Error::Unknown};
-  if (method == "GET") res = cli.Get(path, headers);
-  else if (method == "POST") res = cli.Post(path, headers, body, content_type);
-  else if (method == "PUT") res = cli.Put(path, headers, body, content_type);
-  else if (method == "PATCH") res = cli.Patch(path, headers, body, content_type);
-  else if (method == "DELETE") res = cli.Delete(path, headers);
+  if (method == "GET")
+    res = cli.Get(path, headers);
+  else if (method == "POST")
+    res = cli.Post(path, headers, body, content_type);
+  else if (method == "PUT")
+    res = cli.Put(path, headers, body, content_type);
+  else if (method == "PATCH")
+    res = cli.Patch(path, headers, body, content_type);
+  else if (method == "DELETE")
+    res = cli.Delete(path, headers);
   if (!res) {
     return unavailable_error("cannot reach gpufleet at " + options_.server + " (" +
                              httplib::to_string(res.error()) +
@@ -60,7 +63,8 @@ Result<Json> Client::to_json_result(int status, const std::string& body) {
     auto parsed = parse_json(body);
     if (!parsed.ok()) {
       if (status >= 400) return Status(code_from_type("", status), body);
-      return internal_error("the server answered something that is not JSON: " + body.substr(0, 200));
+      return internal_error("the server answered something that is not JSON: " +
+                            body.substr(0, 200));
     }
     j = std::move(parsed).value();
   }

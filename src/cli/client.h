@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "core/url.h"
 #include "core/json.h"
 #include "core/result.h"
+#include "core/url.h"
 
 namespace gf {
 
@@ -41,6 +41,5 @@ class Client {
 
   ClientOptions options_;
 };
-
 
 }  // namespace gf

@@ -33,11 +33,13 @@ int list_alerts(CommandEnv& env, const AlertArgs& a) {
                                                   .str());
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  Table table({"ALERT", "CLUSTER", "NODE", "DETECTOR", "FAULT", "SEVERITY", "STATE", "FIRST SEEN", "SUMMARY"});
+  Table table({"ALERT", "CLUSTER", "NODE", "DETECTOR", "FAULT", "SEVERITY", "STATE", "FIRST SEEN",
+               "SUMMARY"});
   for (const Json& al : array_field(*answer, "Alerts")) {
-    table.add_row({text_field(al, "AlertId"), text_field(al, "ClusterName"), text_field(al, "NodeId"),
-                   text_field(al, "Detector"), text_field(al, "Fault"), text_field(al, "Severity"),
-                   text_field(al, "State"), text_field(al, "FirstSeen"), text_field(al, "Summary")});
+    table.add_row({text_field(al, "AlertId"), text_field(al, "ClusterName"),
+                   text_field(al, "NodeId"), text_field(al, "Detector"), text_field(al, "Fault"),
+                   text_field(al, "Severity"), text_field(al, "State"), text_field(al, "FirstSeen"),
+                   text_field(al, "Summary")});
   }
   table.print(std::cout);
   return 0;
@@ -92,10 +94,12 @@ int list_remediations(CommandEnv& env, const RemediationArgs& a) {
       QueryString().add("cluster", a.cluster).add("node", a.node).add("status", a.status).str());
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  Table table({"ID", "CLUSTER", "NODE", "ACTION", "EFFECTIVE", "STATUS", "REQUESTER", "APPROVER", "REASON"});
+  Table table({"ID", "CLUSTER", "NODE", "ACTION", "EFFECTIVE", "STATUS", "REQUESTER", "APPROVER",
+               "REASON"});
   for (const Json& r : array_field(*answer, "Remediations")) {
-    table.add_row({text_field(r, "RemediationId"), text_field(r, "ClusterName"), text_field(r, "NodeId"),
-                   text_field(r, "Action"), text_field(r, "EffectiveAction"), text_field(r, "Status"),
+    table.add_row({text_field(r, "RemediationId"), text_field(r, "ClusterName"),
+                   text_field(r, "NodeId"), text_field(r, "Action"),
+                   text_field(r, "EffectiveAction"), text_field(r, "Status"),
                    text_field(r, "Requester"), text_field(r, "Approver"), text_field(r, "Reason")});
   }
   table.print(std::cout);
@@ -148,7 +152,8 @@ int describe_remediation(CommandEnv& env, const RemediationArgs& a) {
     return 0;
   }
   Table table({"TIME", "DESCRIPTION"});
-  for (const Json& e : timeline) table.add_row({text_field(e, "EventTime"), text_field(e, "Description")});
+  for (const Json& e : timeline)
+    table.add_row({text_field(e, "EventTime"), text_field(e, "Description")});
   table.print(std::cout);
   return 0;
 }
@@ -185,7 +190,9 @@ struct ClusterArgs {
   std::string cluster, file;
 };
 
-std::string policy_path(const std::string& cluster) { return cluster_path(cluster) + "/remediation-policy"; }
+std::string policy_path(const std::string& cluster) {
+  return cluster_path(cluster) + "/remediation-policy";
+}
 
 void print_policy(const Json& p) {
   Fields fields;
@@ -222,7 +229,8 @@ int set_policy(CommandEnv& env, const ClusterArgs& a) {
   auto docs = parse_documents(*text);
   if (!docs.ok()) return usage_error("-f " + a.file + ": " + docs.status().message());
   if (docs->size() != 1) {
-    return usage_error("-f " + a.file + ": expected one policy document, got " + std::to_string(docs->size()));
+    return usage_error("-f " + a.file + ": expected one policy document, got " +
+                       std::to_string(docs->size()));
   }
   auto answer = env.client.put(policy_path(a.cluster), docs->front().dump());
   if (!answer.ok()) return print_error(answer.status());
@@ -256,7 +264,8 @@ int reset_breaker(CommandEnv& env, const ClusterArgs& a) {
   if (!message.empty()) {
     std::cout << a.cluster << ": " << message << "\n";
   } else {
-    std::cout << "circuit breaker of " << a.cluster << " reset by " << text_field(*answer, "ResetBy") << "\n";
+    std::cout << "circuit breaker of " << a.cluster << " reset by "
+              << text_field(*answer, "ResetBy") << "\n";
   }
   return 0;
 }
@@ -284,8 +293,8 @@ int list_tickets(CommandEnv& env) {
   Table table({"TICKET", "HOST", "CLUSTER", "NODE", "TYPE", "OPENED", "SUMMARY"});
   for (const Json& t : array_field(*answer, "Tickets")) {
     table.add_row({text_field(t, "TicketId"), text_field(t, "HostId"), text_field(t, "ClusterName"),
-                   text_field(t, "NodeId"), text_field(t, "InstanceType"), text_field(t, "OpenedAt"),
-                   text_field(t, "Summary")});
+                   text_field(t, "NodeId"), text_field(t, "InstanceType"),
+                   text_field(t, "OpenedAt"), text_field(t, "Summary")});
   }
   table.print(std::cout);
   return 0;
@@ -338,7 +347,8 @@ int clear_node(CommandEnv& env, const NodeSignalArgs& a) {
   auto answer = env.client.post(node_path(a) + "/signals/clear", body.dump());
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  std::cout << "cleared " << text_field(*answer, "Cleared") << " signal(s) on node " << a.node << "\n";
+  std::cout << "cleared " << text_field(*answer, "Cleared") << " signal(s) on node " << a.node
+            << "\n";
   return 0;
 }
 
@@ -346,7 +356,8 @@ int label_node(CommandEnv& env, const NodeSignalArgs& a) {
   Json labels = Json::object();
   for (const std::string& kv : a.labels) {
     const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return usage_error("expected KEY=VALUE, got \"" + kv + "\"");
+    if (eq == std::string::npos || eq == 0)
+      return usage_error("expected KEY=VALUE, got \"" + kv + "\"");
     labels[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   auto answer = env.client.put(node_path(a) + "/labels", Json{{"Labels", labels}}.dump());
@@ -392,23 +403,28 @@ void register_remediation_group(CLI::App& app, CommandContext& ctx) {
   auto* cmd = rem->add_subcommand("list", "remediations, oldest first");
   cmd->add_option("--cluster", list->cluster, "only this cluster");
   cmd->add_option("--node", list->node, "only this node");
-  cmd->add_option("--status", list->status, "only this status (Proposed, Approved, …, Succeeded, Failed)");
+  cmd->add_option("--status", list->status,
+                  "only this status (Proposed, Approved, …, Succeeded, Failed)");
   run_with_client(cmd, ctx, [list](CommandEnv& env) { return list_remediations(env, *list); });
 
   auto describe = std::make_shared<RemediationArgs>();
   cmd = rem->add_subcommand("describe", "one remediation and its timeline");
   cmd->add_option("ID", describe->id, "remediation id")->required();
-  run_with_client(cmd, ctx, [describe](CommandEnv& env) { return describe_remediation(env, *describe); });
+  run_with_client(cmd, ctx,
+                  [describe](CommandEnv& env) { return describe_remediation(env, *describe); });
 
   auto request = std::make_shared<RemediationArgs>();
   cmd = rem->add_subcommand("request", "ask for a remediation of a node with a firing alert");
   cmd->add_option("--cluster", request->cluster, "cluster name")->required();
   cmd->add_option("--node", request->node, "node (instance id)")->required();
-  cmd->add_option("--action", request->action, "reboot, reprovision, migrate or delete")->required();
-  cmd->add_option("--detector", request->detector, "who asks (with --request-id: at most one remediation)");
+  cmd->add_option("--action", request->action, "reboot, reprovision, migrate or delete")
+      ->required();
+  cmd->add_option("--detector", request->detector,
+                  "who asks (with --request-id: at most one remediation)");
   cmd->add_option("--request-id", request->request_id, "the asker's id for this request");
   cmd->add_option("--reason", request->reason, "why");
-  run_with_client(cmd, ctx, [request](CommandEnv& env) { return request_remediation(env, *request); });
+  run_with_client(cmd, ctx,
+                  [request](CommandEnv& env) { return request_remediation(env, *request); });
 
   for (const char* verb : {"approve", "reject", "cancel"}) {
     auto args = std::make_shared<RemediationArgs>();
@@ -417,7 +433,8 @@ void register_remediation_group(CLI::App& app, CommandContext& ctx) {
     cmd->add_option("ID", args->id, "remediation id")->required();
     cmd->add_option("--reason", args->reason, "why");
     const std::string v = verb;
-    run_with_client(cmd, ctx, [args, v](CommandEnv& env) { return decide_remediation(env, *args, v); });
+    run_with_client(cmd, ctx,
+                    [args, v](CommandEnv& env) { return decide_remediation(env, *args, v); });
   }
 }
 
@@ -462,18 +479,22 @@ void register_node_health(CLI::App& app, CommandContext& ctx) {
   node->description(node->get_description() + "; report signals and set labels");
 
   auto signal = std::make_shared<NodeSignalArgs>();
-  auto* cmd = node->add_subcommand("signal", "report a detector signal (a kernel log line or JSON) for a node");
+  auto* cmd = node->add_subcommand(
+      "signal", "report a detector signal (a kernel log line or JSON) for a node");
   add_cluster_positional(cmd, signal->cluster);
   cmd->add_option("NODE", signal->node, "node (instance id)")->required();
   auto* line = cmd->add_option("--line", signal->line, "a kernel log line, e.g. an NVRM Xid line");
-  auto* json = cmd->add_option("--json", signal->json, "a structured signal, e.g. '{\"diskPressure\": true}'");
+  auto* json = cmd->add_option("--json", signal->json,
+                               "a structured signal, e.g. '{\"diskPressure\": true}'");
   line->excludes(json);
   json->excludes(line);
-  cmd->add_option("--cleared-by", signal->cleared_by, "actions that clear the fault (reboot, reprovision, ...)")
+  cmd->add_option("--cleared-by", signal->cleared_by,
+                  "actions that clear the fault (reboot, reprovision, ...)")
       ->delimiter(',');
   cmd->add_option("--recurs", signal->recurs, "times the fault comes back after being cleared");
   run_with_client(cmd, ctx, [signal](CommandEnv& env) {
-    if (signal->line.empty() && signal->json.empty()) return usage_error("one of --line or --json is required");
+    if (signal->line.empty() && signal->json.empty())
+      return usage_error("one of --line or --json is required");
     return signal_node(env, *signal);
   });
 
@@ -485,8 +506,9 @@ void register_node_health(CLI::App& app, CommandContext& ctx) {
   run_with_client(cmd, ctx, [clear](CommandEnv& env) { return clear_node(env, *clear); });
 
   auto label = std::make_shared<NodeSignalArgs>();
-  cmd = node->add_subcommand(
-      "label", "set a node's labels (replaces them all; gpufleet.io/remediate=ACTION requests a remediation)");
+  cmd = node->add_subcommand("label",
+                             "set a node's labels (replaces them all; gpufleet.io/remediate=ACTION "
+                             "requests a remediation)");
   add_cluster_positional(cmd, label->cluster);
   cmd->add_option("NODE", label->node, "node (instance id)")->required();
   cmd->add_option("LABELS", label->labels, "KEY=VALUE pairs")->required();

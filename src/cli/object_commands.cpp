@@ -25,28 +25,40 @@ struct KindInfo {
   std::string plural;     // path segment
   std::string list_path;  // GET path for the list
   std::string list_field;
-  bool aws = false;       // /v1/<plural>/{name} instead of /v1/objects/<plural>/...
+  bool aws = false;  // /v1/<plural>/{name} instead of /v1/objects/<plural>/...
 };
 
 // Singular, plural and short names as kubectl accepts them.
 std::optional<KindInfo> kind_info(std::string k) {
   for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto obj = [](std::string plural) { return KindInfo{plural, "/v1/objects/" + plural, "items", false}; };
-  auto aws = [](std::string plural, std::string field) { return KindInfo{plural, "/v1/" + plural, field, true}; };
+  auto obj = [](std::string plural) {
+    return KindInfo{plural, "/v1/objects/" + plural, "items", false};
+  };
+  auto aws = [](std::string plural, std::string field) {
+    return KindInfo{plural, "/v1/" + plural, field, true};
+  };
   if (k == "queue" || k == "queues") return obj("queues");
-  if (k == "elasticquotatree" || k == "elasticquotatrees" || k == "eqt") return obj("elasticquotatrees");
+  if (k == "elasticquotatree" || k == "elasticquotatrees" || k == "eqt")
+    return obj("elasticquotatrees");
   if (k == "clusterqueue" || k == "clusterqueues" || k == "cq") return obj("clusterqueues");
   if (k == "localqueue" || k == "localqueues" || k == "lq") return obj("localqueues");
   if (k == "resourceflavor" || k == "resourceflavors" || k == "rf") return obj("resourceflavors");
   if (k == "cohort" || k == "cohorts") return obj("cohorts");
-  if (k == "workloadpriorityclass" || k == "workloadpriorityclasses" || k == "wpc") return obj("workloadpriorityclasses");
-  if (k == "service-environment" || k == "service-environments") return aws("service-environments", "serviceEnvironments");
-  if (k == "scheduling-policy" || k == "scheduling-policies") return aws("scheduling-policies", "schedulingPolicies");
-  if (k == "job-queue" || k == "job-queues" || k == "jobqueue" || k == "jobqueues") return aws("job-queues", "jobQueues");
-  if (k == "quota-share" || k == "quota-shares" || k == "quotashare" || k == "quotashares") return aws("quota-shares", "quotaShares");
-  if (k == "job" || k == "jobs" || k == "service-job" || k == "service-jobs") return KindInfo{"jobs", "/v1/service-jobs", "jobSummaryList", true};
+  if (k == "workloadpriorityclass" || k == "workloadpriorityclasses" || k == "wpc")
+    return obj("workloadpriorityclasses");
+  if (k == "service-environment" || k == "service-environments")
+    return aws("service-environments", "serviceEnvironments");
+  if (k == "scheduling-policy" || k == "scheduling-policies")
+    return aws("scheduling-policies", "schedulingPolicies");
+  if (k == "job-queue" || k == "job-queues" || k == "jobqueue" || k == "jobqueues")
+    return aws("job-queues", "jobQueues");
+  if (k == "quota-share" || k == "quota-shares" || k == "quotashare" || k == "quotashares")
+    return aws("quota-shares", "quotaShares");
+  if (k == "job" || k == "jobs" || k == "service-job" || k == "service-jobs")
+    return KindInfo{"jobs", "/v1/service-jobs", "jobSummaryList", true};
   if (k == "pytorchjob" || k == "pytorchjobs") return obj("pytorchjobs");
-  if (k == "propagationpolicy" || k == "propagationpolicies" || k == "pp") return obj("propagationpolicies");
+  if (k == "propagationpolicy" || k == "propagationpolicies" || k == "pp")
+    return obj("propagationpolicies");
   if (k == "pod" || k == "pods" || k == "po") return obj("pods");
   return std::nullopt;
 }
@@ -75,24 +87,27 @@ void print_table(const KindInfo& k, const Json& items) {
   if (k.plural == "queues") {
     Table t({"NAME", "NAMESPACE", "QUOTA-NODE", "ADMITTED", "PENDING", "MAX-JOBS"});
     for (const Json& q : items) {
-      t.add_row({text_field(meta(q), "name"), text_field(meta(q), "namespace"), text_field(field(q, "spec"), "quotaNode"),
-                 text_field(field(q, "status"), "admittedJobs"), text_field(field(q, "status"), "pendingJobs"),
+      t.add_row({text_field(meta(q), "name"), text_field(meta(q), "namespace"),
+                 text_field(field(q, "spec"), "quotaNode"),
+                 text_field(field(q, "status"), "admittedJobs"),
+                 text_field(field(q, "status"), "pendingJobs"),
                  text_field(field(q, "status"), "maxJobs")});
     }
     t.print(std::cout);
   } else if (k.plural == "jobs") {
     Table t({"NAME", "ID", "STATUS", "PRIORITY", "QUEUE", "SHARE", "CLUSTER", "AGE"});
     for (const Json& j : items) {
-      t.add_row({text_field(j, "jobName"), text_field(j, "jobId"), text_field(j, "status"), text_field(j, "schedulingPriority"),
-                 text_field(j, "jobQueue"), text_field(j, "quotaShareName"), text_field(field(j, "placement"), "cluster"),
+      t.add_row({text_field(j, "jobName"), text_field(j, "jobId"), text_field(j, "status"),
+                 text_field(j, "schedulingPriority"), text_field(j, "jobQueue"),
+                 text_field(j, "quotaShareName"), text_field(field(j, "placement"), "cluster"),
                  age(field(j, "createdAt"))});
     }
     t.print(std::cout);
   } else if (k.plural == "job-queues") {
     Table t({"NAME", "STATE", "STATUS", "REASON", "POLICY"});
     for (const Json& q : items) {
-      t.add_row({text_field(q, "jobQueueName"), text_field(q, "state"), text_field(q, "status"), text_field(q, "statusReason"),
-                 text_field(q, "schedulingPolicyArn")});
+      t.add_row({text_field(q, "jobQueueName"), text_field(q, "state"), text_field(q, "status"),
+                 text_field(q, "statusReason"), text_field(q, "schedulingPolicyArn")});
     }
     t.print(std::cout);
   } else if (k.plural == "quota-shares") {
@@ -100,11 +115,12 @@ void print_table(const KindInfo& k, const Json& items) {
     for (const Json& s : items) {
       std::string limits;
       for (const Json& l : array_field(s, "capacityLimits")) {
-        limits += (limits.empty() ? "" : ",") + text_field(l, "capacityUnit") + "=" + text_field(l, "maxCapacity");
+        limits += (limits.empty() ? "" : ",") + text_field(l, "capacityUnit") + "=" +
+                  text_field(l, "maxCapacity");
       }
       t.add_row({text_field(s, "quotaShareName"), text_field(s, "jobQueue"),
-                 text_field(field(s, "resourceSharingConfiguration"), "strategy"), limits, text_field(s, "admittedJobs"),
-                 text_field(s, "pendingJobs")});
+                 text_field(field(s, "resourceSharingConfiguration"), "strategy"), limits,
+                 text_field(s, "admittedJobs"), text_field(s, "pendingJobs")});
     }
     t.print(std::cout);
   } else if (k.aws) {
@@ -118,8 +134,10 @@ void print_table(const KindInfo& k, const Json& items) {
   } else {
     Table t({"NAME", "NAMESPACE", "ADMITTED", "PENDING", "AGE"});
     for (const Json& o : items) {
-      t.add_row({text_field(meta(o), "name"), text_field(meta(o), "namespace"), text_field(field(o, "status"), "admittedWorkloads"),
-                 text_field(field(o, "status"), "pendingWorkloads"), age(field(meta(o), "creationTimestamp"))});
+      t.add_row({text_field(meta(o), "name"), text_field(meta(o), "namespace"),
+                 text_field(field(o, "status"), "admittedWorkloads"),
+                 text_field(field(o, "status"), "pendingWorkloads"),
+                 age(field(meta(o), "creationTimestamp"))});
     }
     t.print(std::cout);
   }
@@ -155,13 +173,14 @@ void print_workloads(const KindInfo& k, const Json& items, const GetArgs& a) {
       Table t({"NAME", "CLUSTER", "STATE", "AGE", "ADOPTION"});
       for (const Json& j : items) {
         if (!a.member_cluster.empty()) {  // one member's copy
-          t.add_row({text_field(meta(j), "name"), a.member_cluster, text_field(field(j, "status"), "state"),
+          t.add_row({text_field(meta(j), "name"), a.member_cluster,
+                     text_field(field(j, "status"), "state"),
                      age(field(meta(j), "creationTimestamp")), "Y"});
           continue;
         }
         for (const Json& m : array_field(field(j, "status"), "members")) {
-          t.add_row({text_field(meta(j), "name"), text_field(m, "cluster"), text_field(m, "state"), age(field(m, "since")),
-                     text_field(m, "adoption")});
+          t.add_row({text_field(meta(j), "name"), text_field(m, "cluster"), text_field(m, "state"),
+                     age(field(m, "since")), text_field(m, "adoption")});
         }
       }
       t.print(std::cout);
@@ -169,7 +188,8 @@ void print_workloads(const KindInfo& k, const Json& items, const GetArgs& a) {
     }
     Table t({"NAME", "STATE", "AGE"});
     for (const Json& j : items) {
-      t.add_row({text_field(meta(j), "name"), text_field(field(j, "status"), "state"), age(field(meta(j), "creationTimestamp"))});
+      t.add_row({text_field(meta(j), "name"), text_field(field(j, "status"), "state"),
+                 age(field(meta(j), "creationTimestamp"))});
     }
     t.print(std::cout);
   } else if (k.plural == "pods") {
@@ -178,10 +198,13 @@ void print_workloads(const KindInfo& k, const Json& items, const GetArgs& a) {
     for (const char* h : {"READY", "STATUS", "RESTARTS", "AGE"}) head.push_back(h);
     Table t(head);
     for (const Json& p : items) {
-      if (!a.member_cluster.empty() && text_field(field(p, "spec"), "clusterName") != a.member_cluster) continue;
+      if (!a.member_cluster.empty() &&
+          text_field(field(p, "spec"), "clusterName") != a.member_cluster)
+        continue;
       std::vector<std::string> row{text_field(meta(p), "name")};
       if (a.members) row.push_back(text_field(field(p, "spec"), "clusterName"));
-      const bool ready = field(field(p, "status"), "ready").is_boolean() && field(field(p, "status"), "ready").get<bool>();
+      const bool ready = field(field(p, "status"), "ready").is_boolean() &&
+                         field(field(p, "status"), "ready").get<bool>();
       row.push_back(ready ? "1/1" : "0/1");
       row.push_back(pod_status(p));
       row.push_back(text_field(field(p, "status"), "restartCount"));
@@ -193,8 +216,10 @@ void print_workloads(const KindInfo& k, const Json& items, const GetArgs& a) {
     Table t({"NAME", "NAMESPACE", "SELECTED", "AGE"});
     for (const Json& p : items) {
       std::string selected;
-      for (const Json& n : array_field(field(p, "status"), "selected")) selected += (selected.empty() ? "" : ",") + text_of(n);
-      t.add_row({text_field(meta(p), "name"), text_field(meta(p), "namespace"), selected, age(field(meta(p), "creationTimestamp"))});
+      for (const Json& n : array_field(field(p, "status"), "selected"))
+        selected += (selected.empty() ? "" : ",") + text_of(n);
+      t.add_row({text_field(meta(p), "name"), text_field(meta(p), "namespace"), selected,
+                 age(field(meta(p), "creationTimestamp"))});
     }
     t.print(std::cout);
   }
@@ -206,12 +231,17 @@ bool is_workload(const KindInfo& k) {
 
 int get(CommandEnv& env, const GetArgs& a) {
   auto k = kind_info(a.kind);
-  if (!k) return usage_error("unknown kind \"" + a.kind + "\"; try pytorchjobs, pods, propagationpolicies, queues, elasticquotatrees, clusterqueues, localqueues, "
-                             "resourceflavors, cohorts, workloadpriorityclasses, job-queues, quota-shares, "
-                             "service-environments, scheduling-policies or jobs");
+  if (!k)
+    return usage_error(
+        "unknown kind \"" + a.kind +
+        "\"; try pytorchjobs, pods, propagationpolicies, queues, elasticquotatrees, clusterqueues, "
+        "localqueues, "
+        "resourceflavors, cohorts, workloadpriorityclasses, job-queues, quota-shares, "
+        "service-environments, scheduling-policies or jobs");
   if (!a.name.empty()) {
     std::string path = object_path(*k, a.name, is_workload(*k) && a.ns.empty() ? "default" : a.ns);
-    if (!a.member_cluster.empty() && k->plural == "pytorchjobs") path += QueryString().add("cluster", a.member_cluster).str();
+    if (!a.member_cluster.empty() && k->plural == "pytorchjobs")
+      path += QueryString().add("cluster", a.member_cluster).str();
     auto one = env.client.get(path);
     if (!one.ok()) return print_error(one.status());
     if (print_if_structured(env, *one)) return 0;
@@ -244,27 +274,31 @@ int apply_file(CommandEnv& env, const std::string& file) {
   for (const Json& item : array_field(*answer, "items")) {
     std::string kind = text_field(item, "kind");
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::cout << kind << "/" << text_field(item, "name") << " " << text_field(item, "result") << "\n";
-    for (const Json& w : array_field(item, "warnings")) std::cerr << "warning: " << text_of(w) << "\n";
+    std::cout << kind << "/" << text_field(item, "name") << " " << text_field(item, "result")
+              << "\n";
+    for (const Json& w : array_field(item, "warnings"))
+      std::cerr << "warning: " << text_of(w) << "\n";
   }
   return 0;
 }
 
 // `describe pytorchjob`: kubectl's layout, events with ScheduleBindingSucceed and its Result.
 int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::string& ns) {
-  auto j = env.client.get("/v1/objects/pytorchjobs/" + (ns.empty() ? std::string("default") : ns) + "/" + name +
-                          QueryString().add("describe", "true").str());
+  auto j = env.client.get("/v1/objects/pytorchjobs/" + (ns.empty() ? std::string("default") : ns) +
+                          "/" + name + QueryString().add("describe", "true").str());
   if (!j.ok()) return print_error(j.status());
   if (print_if_structured(env, *j)) return 0;
   const Json& st = field(*j, "status");
   std::string labels;
   const Json& l = field(meta(*j), "labels");
   if (l.is_object()) {
-    for (auto it = l.begin(); it != l.end(); ++it) labels += (labels.empty() ? "" : ",") + it.key() + "=" + text_of(it.value());
+    for (auto it = l.begin(); it != l.end(); ++it)
+      labels += (labels.empty() ? "" : ",") + it.key() + "=" + text_of(it.value());
   }
   std::string members;
   for (const Json& m : array_field(st, "members")) {
-    members += (members.empty() ? "" : "; ") + text_field(m, "cluster") + " (" + text_field(m, "state") +
+    members += (members.empty() ? "" : "; ") + text_field(m, "cluster") + " (" +
+               text_field(m, "state") +
                (text_field(m, "adoption") == "Y" ? ", adopted" : ", left by failover") + ")";
   }
   print_fields(std::cout, {{"Name", text_field(meta(*j), "name")},
@@ -288,15 +322,16 @@ int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::str
   if (rs.is_object() && !rs.empty()) {
     std::cout << "Replica Statuses:\n";
     for (auto it = rs.begin(); it != rs.end(); ++it) {
-      std::cout << "  " << it.key() << ": active " << text_field(it.value(), "active") << ", succeeded "
-                << text_field(it.value(), "succeeded") << ", failed " << text_field(it.value(), "failed") << "\n";
+      std::cout << "  " << it.key() << ": active " << text_field(it.value(), "active")
+                << ", succeeded " << text_field(it.value(), "succeeded") << ", failed "
+                << text_field(it.value(), "failed") << "\n";
     }
   }
   std::cout << "Events:\n";
   Table t({"  TYPE", "REASON", "AGE", "FROM", "MESSAGE"});
   for (const Json& e : array_field(*j, "events")) {
-    t.add_row({"  " + text_field(e, "type"), text_field(e, "reason"), age(field(e, "time")), text_field(e, "from"),
-               text_field(e, "message")});
+    t.add_row({"  " + text_field(e, "type"), text_field(e, "reason"), age(field(e, "time")),
+               text_field(e, "from"), text_field(e, "message")});
   }
   t.print(std::cout);
   return 0;
@@ -308,7 +343,8 @@ int describe_job(CommandEnv& env, const std::string& name) {
   if (print_if_structured(env, *j)) return 0;
   const Json& pl = field(*j, "placement");
   std::string where = text_field(*j, "jobQueue");
-  if (!text_field(*j, "quotaShareName").empty()) where += " / share " + text_field(*j, "quotaShareName");
+  if (!text_field(*j, "quotaShareName").empty())
+    where += " / share " + text_field(*j, "quotaShareName");
   if (!text_field(*j, "localQueue").empty()) where = "local queue " + text_field(*j, "localQueue");
   print_fields(std::cout, {{"Name", text_field(*j, "jobName")},
                            {"Id", text_field(*j, "jobId")},
@@ -318,17 +354,19 @@ int describe_job(CommandEnv& env, const std::string& name) {
                            {"Status", text_field(*j, "status")},
                            {"Reason", text_field(*j, "statusReason")},
                            {"Cluster", text_field(pl, "cluster")},
-                           {"Preemptions", text_field(field(*j, "preemptionSummary"), "preemptedAttemptCount")}});
+                           {"Preemptions",
+                            text_field(field(*j, "preemptionSummary"), "preemptedAttemptCount")}});
   const Json& why = field(*j, "explanation");
   if (why.is_object() && text_field(why, "kind") != "NotWaiting") {
     std::cout << "\nWaiting:\n";
-    print_fields(std::cout, {{"  Blocked by", text_field(why, "kind")},
-                             {"  Quota node", text_field(why, "quotaNode")},
-                             {"  Limit", text_field(why, "limit")},
-                             {"  Resource", text_field(why, "resource")},
-                             {"  Requested", why.contains("requested") ? text_field(why, "requested") : ""},
-                             {"  Available", why.contains("available") ? text_field(why, "available") : ""},
-                             {"  Short by", why.contains("shortfall") ? text_field(why, "shortfall") : ""}});
+    print_fields(std::cout,
+                 {{"  Blocked by", text_field(why, "kind")},
+                  {"  Quota node", text_field(why, "quotaNode")},
+                  {"  Limit", text_field(why, "limit")},
+                  {"  Resource", text_field(why, "resource")},
+                  {"  Requested", why.contains("requested") ? text_field(why, "requested") : ""},
+                  {"  Available", why.contains("available") ? text_field(why, "available") : ""},
+                  {"  Short by", why.contains("shortfall") ? text_field(why, "shortfall") : ""}});
   }
   const Json& pods = array_field(pl, "nodes");
   if (!pods.empty()) {
@@ -341,12 +379,15 @@ int describe_job(CommandEnv& env, const std::string& name) {
   if (!pre.empty()) {
     std::cout << "\nPreemptions:\n";
     Table t({"RULE", "BY", "REASON"});
-    for (const Json& p : pre) t.add_row({text_field(p, "rule"), text_field(p, "preemptedBy"), text_field(p, "statusReason")});
+    for (const Json& p : pre)
+      t.add_row(
+          {text_field(p, "rule"), text_field(p, "preemptedBy"), text_field(p, "statusReason")});
     t.print(std::cout);
   }
   std::cout << "\nEvents:\n";
   Table t({"TIME", "REASON", "MESSAGE"});
-  for (const Json& e : array_field(*j, "events")) t.add_row({text_field(e, "time"), text_field(e, "reason"), text_field(e, "message")});
+  for (const Json& e : array_field(*j, "events"))
+    t.add_row({text_field(e, "time"), text_field(e, "reason"), text_field(e, "message")});
   t.print(std::cout);
   return 0;
 }
@@ -355,17 +396,25 @@ int describe_job(CommandEnv& env, const std::string& name) {
 
 void register_object_commands(CLI::App& app, CommandContext& ctx) {
   auto file = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("apply", "create or update objects from YAML or JSON: PyTorchJob, PropagationPolicy, quota objects (several documents, or the quota-share bundle)");
+  auto* cmd = app.add_subcommand(
+      "apply",
+      "create or update objects from YAML or JSON: PyTorchJob, PropagationPolicy, quota objects "
+      "(several documents, or the quota-share bundle)");
   cmd->add_option("-f,--file", *file, "the file to apply (- reads stdin)")->required();
   run_with_client(cmd, ctx, [file](CommandEnv& env) { return apply_file(env, *file); });
 
   auto g = std::make_shared<GetArgs>();
-  cmd = app.add_subcommand("get", "list objects of a kind, or show one (queues, clusterqueues, quota-shares, jobs, ...)");
-  cmd->add_option("kind", g->kind, "the kind, e.g. queue, clusterqueue, quota-share, job")->required();
+  cmd = app.add_subcommand(
+      "get",
+      "list objects of a kind, or show one (queues, clusterqueues, quota-shares, jobs, ...)");
+  cmd->add_option("kind", g->kind, "the kind, e.g. queue, clusterqueue, quota-share, job")
+      ->required();
   cmd->add_option("name", g->name, "one object's name");
   cmd->add_option("-n,--namespace", g->ns, "namespace (namespaced kinds)");
-  cmd->add_flag("-M,--member", g->members, "pytorchjobs, pods: one row per member-cluster copy, with its CLUSTER");
-  cmd->add_option("-m,--member-cluster", g->member_cluster, "pytorchjobs, pods: the copy on this member cluster");
+  cmd->add_flag("-M,--member", g->members,
+                "pytorchjobs, pods: one row per member-cluster copy, with its CLUSTER");
+  cmd->add_option("-m,--member-cluster", g->member_cluster,
+                  "pytorchjobs, pods: the copy on this member cluster");
   run_with_client(cmd, ctx, [g](CommandEnv& env) { return get(env, *g); });
 
   auto d = std::make_shared<GetArgs>();
@@ -375,8 +424,10 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-n,--namespace", d->ns, "namespace (namespaced kinds)");
   run_with_client(cmd, ctx, [d](CommandEnv& env) {
     auto k = kind_info(d->kind);
-    if (!k || k->plural == "jobs" || k->plural == "queues" || k->plural == "pods") return usage_error("cannot delete kind \"" + d->kind + "\"");
-    auto r = env.client.del(object_path(*k, d->name, is_workload(*k) && d->ns.empty() ? "default" : d->ns));
+    if (!k || k->plural == "jobs" || k->plural == "queues" || k->plural == "pods")
+      return usage_error("cannot delete kind \"" + d->kind + "\"");
+    auto r = env.client.del(
+        object_path(*k, d->name, is_workload(*k) && d->ns.empty() ? "default" : d->ns));
     if (!r.ok()) return print_error(r.status());
     if (print_if_structured(env, *r)) return 0;
     std::cout << d->kind << "/" << d->name << " deleted\n";
@@ -387,18 +438,22 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   describe->require_subcommand(1);
   describe->fallthrough();
   auto job_name = std::make_shared<std::string>();
-  cmd = describe->add_subcommand("job", "a job: why it waits (quota node or placement, by how much), its preemptions and history");
+  cmd = describe->add_subcommand(
+      "job",
+      "a job: why it waits (quota node or placement, by how much), its preemptions and history");
   cmd->add_option("name", *job_name, "job name or id")->required();
   run_with_client(cmd, ctx, [job_name](CommandEnv& env) { return describe_job(env, *job_name); });
   auto pj = std::make_shared<std::pair<std::string, std::string>>();
-  cmd = describe->add_subcommand("pytorchjob", "a PyTorchJob: state, member clusters, replica statuses and events");
+  cmd = describe->add_subcommand(
+      "pytorchjob", "a PyTorchJob: state, member clusters, replica statuses and events");
   cmd->alias("pytorchjobs");
   cmd->add_option("name", pj->first, "the job's name")->required();
   cmd->add_option("-n,--namespace", pj->second, "its namespace (default: default)");
-  run_with_client(cmd, ctx, [pj](CommandEnv& env) { return describe_pytorchjob(env, pj->first, pj->second); });
+  run_with_client(
+      cmd, ctx, [pj](CommandEnv& env) { return describe_pytorchjob(env, pj->first, pj->second); });
   // Other kinds: the object with its status, as YAML (or -o json).
-  for (const char* kind : {"elasticquotatree", "propagationpolicy", "clusterqueue", "localqueue", "resourceflavor",
-                           "cohort", "workloadpriorityclass", "queue"}) {
+  for (const char* kind : {"elasticquotatree", "propagationpolicy", "clusterqueue", "localqueue",
+                           "resourceflavor", "cohort", "workloadpriorityclass", "queue"}) {
     auto args = std::make_shared<GetArgs>();
     args->kind = kind;
     cmd = describe->add_subcommand(kind, std::string("a ") + kind + ": the object with its status");
@@ -428,7 +483,8 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
     });
   }
 
-  auto job = app.add_subcommand("job", "submit and steer service jobs (AWS Batch SubmitServiceJob shape)");
+  auto job =
+      app.add_subcommand("job", "submit and steer service jobs (AWS Batch SubmitServiceJob shape)");
   job->require_subcommand(1);
   job->fallthrough();
   auto job_file = std::make_shared<std::string>();
@@ -444,13 +500,15 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
     return 0;
   });
   auto prio = std::make_shared<std::pair<std::string, int>>();
-  cmd = job->add_subcommand("priority", "change a job's schedulingPriority (may preempt within its share)");
+  cmd = job->add_subcommand("priority",
+                            "change a job's schedulingPriority (may preempt within its share)");
   cmd->add_option("job", prio->first, "job name or id")->required();
   cmd->add_option("priority", prio->second, "0-9999")->required();
   run_with_client(cmd, ctx, [prio](CommandEnv& env) {
     auto j = env.client.get("/v1/jobs/" + prio->first);
     if (!j.ok()) return print_error(j.status());
-    auto r = env.client.patch("/v1/service-jobs/" + text_field(*j, "jobId"), Json{{"schedulingPriority", prio->second}}.dump());
+    auto r = env.client.patch("/v1/service-jobs/" + text_field(*j, "jobId"),
+                              Json{{"schedulingPriority", prio->second}}.dump());
     if (!r.ok()) return print_error(r.status());
     if (print_if_structured(env, *r)) return 0;
     std::cout << prio->first << " priority " << prio->second << "\n";
@@ -465,7 +523,8 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
     if (!j.ok()) return print_error(j.status());
     Json body = Json::object();
     if (!term->second.empty()) body["reason"] = term->second;
-    auto r = env.client.post("/v1/service-jobs/" + text_field(*j, "jobId") + "/terminate", body.dump());
+    auto r =
+        env.client.post("/v1/service-jobs/" + text_field(*j, "jobId") + "/terminate", body.dump());
     if (!r.ok()) return print_error(r.status());
     if (print_if_structured(env, *r)) return 0;
     std::cout << term->first << " terminated\n";

@@ -15,7 +15,8 @@ void Table::print(std::ostream& out) const {
   std::vector<size_t> width(headers_.size(), 0);
   for (size_t i = 0; i < headers_.size(); ++i) width[i] = headers_[i].size();
   for (const auto& row : rows_) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
   }
   auto print_row = [&](const std::vector<std::string>& row) {
     std::string line;

@@ -1,19 +1,19 @@
 // `gpufleet serve`: opens the journal, rebuilds state (snapshot + replay), runs the control loop
 // and the HTTP API until SIGTERM/SIGINT, then stops gracefully (finish the batch, record the
 // stop, snapshot, close the journal).
-#include <CLI/CLI.hpp>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
-#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <iostream>
+#include <sstream>
 
 #include "api/api.h"
 #include "api/http_server.h"
@@ -83,8 +83,9 @@ int serve(const ServeArgs& args) {
     return 2;
   }
   if (args.store != "sqlite") {
-    std::cerr << "error: --store: only the embedded store \"sqlite\" is available in this build, got \""
-              << args.store << "\"\n";
+    std::cerr
+        << "error: --store: only the embedded store \"sqlite\" is available in this build, got \""
+        << args.store << "\"\n";
     return 2;
   }
   std::shared_ptr<const TokenStore> tokens;
@@ -97,8 +98,10 @@ int serve(const ServeArgs& args) {
     tokens = std::make_shared<const TokenStore>(std::move(store).value());
   } else if (!is_loopback_host(listen->first) && !args.insecure) {
     std::cerr << "error: --listen: " << listen->first
-              << " is not a loopback address and no --auth-file is given: anyone who can reach it could act as "
-                 "anyone. Give --auth-file FILE (see gpufleet token create), or --insecure to accept that.\n";
+              << " is not a loopback address and no --auth-file is given: anyone who can reach it "
+                 "could act as "
+                 "anyone. Give --auth-file FILE (see gpufleet token create), or --insecure to "
+                 "accept that.\n";
     return 2;
   }
   HttpServerOptions http_options;
@@ -111,12 +114,14 @@ int serve(const ServeArgs& args) {
     const std::string* text;
     std::chrono::milliseconds* out;
   };
-  for (const TimeoutFlag& f : {TimeoutFlag{"--header-timeout", &args.header_timeout, &http_options.header_timeout},
-                               TimeoutFlag{"--idle-timeout", &args.idle_timeout, &http_options.idle_timeout},
-                               TimeoutFlag{"--body-timeout", &args.body_timeout, &http_options.body_timeout}}) {
+  for (const TimeoutFlag& f :
+       {TimeoutFlag{"--header-timeout", &args.header_timeout, &http_options.header_timeout},
+        TimeoutFlag{"--idle-timeout", &args.idle_timeout, &http_options.idle_timeout},
+        TimeoutFlag{"--body-timeout", &args.body_timeout, &http_options.body_timeout}}) {
     auto d = parse_duration(*f.text);
     if (!d.ok() || d->count() <= 0) {
-      std::cerr << "error: " << f.flag << ": expected a positive duration like 10s, got \"" << *f.text << "\"\n";
+      std::cerr << "error: " << f.flag << ": expected a positive duration like 10s, got \""
+                << *f.text << "\"\n";
       return 2;
     }
     *f.out = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
@@ -133,13 +138,16 @@ int serve(const ServeArgs& args) {
   std::error_code ec;
   std::filesystem::create_directories(args.data_dir, ec);
   if (ec) {
-    std::cerr << "error: --data-dir: cannot create " << args.data_dir << ": " << ec.message() << "\n";
+    std::cerr << "error: --data-dir: cannot create " << args.data_dir << ": " << ec.message()
+              << "\n";
     return 1;
   }
   // The journal holds every request's effects: readable by the serving user only.
-  std::filesystem::permissions(args.data_dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, ec);
+  std::filesystem::permissions(args.data_dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
   if (ec) {
-    std::cerr << "error: --data-dir: cannot restrict " << args.data_dir << " to its owner: " << ec.message() << "\n";
+    std::cerr << "error: --data-dir: cannot restrict " << args.data_dir
+              << " to its owner: " << ec.message() << "\n";
     return 1;
   }
   ::umask(077);
@@ -166,8 +174,9 @@ int serve(const ServeArgs& args) {
   // Files an older release created 0644 are restricted too.
   for (const auto& entry : std::filesystem::directory_iterator(args.data_dir, ec)) {
     if (entry.is_regular_file()) {
-      std::filesystem::permissions(entry.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
-                                   std::filesystem::perm_options::replace, ec);
+      std::filesystem::permissions(
+          entry.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+          std::filesystem::perm_options::replace, ec);
     }
   }
 
@@ -195,12 +204,13 @@ int serve(const ServeArgs& args) {
     const std::string* text;
     Duration* out;
   };
-  for (const DurationFlag& f : {DurationFlag{"--min-count-timeout", &args.min_count_timeout,
-                                             &ropts.provision.min_count_timeout},
-                                DurationFlag{"--retry-base", &args.retry_base, &ropts.provision.retry_base},
-                                DurationFlag{"--retry-max", &args.retry_max, &ropts.provision.retry_max},
-                                DurationFlag{"--requeue-base", &args.requeue_base, &ropts.scheduler.requeue_base},
-                                DurationFlag{"--requeue-max", &args.requeue_max, &ropts.scheduler.requeue_max}}) {
+  for (const DurationFlag& f :
+       {DurationFlag{"--min-count-timeout", &args.min_count_timeout,
+                     &ropts.provision.min_count_timeout},
+        DurationFlag{"--retry-base", &args.retry_base, &ropts.provision.retry_base},
+        DurationFlag{"--retry-max", &args.retry_max, &ropts.provision.retry_max},
+        DurationFlag{"--requeue-base", &args.requeue_base, &ropts.scheduler.requeue_base},
+        DurationFlag{"--requeue-max", &args.requeue_max, &ropts.scheduler.requeue_max}}) {
     auto d = parse_duration(*f.text);
     if (!d.ok() || d->count() <= 0) {
       std::cerr << "error: " << f.flag << ": expected a positive duration like 30s or 3h, got \""
@@ -212,7 +222,8 @@ int serve(const ServeArgs& args) {
   {
     auto d = parse_duration(args.min_run_time);
     if (!d.ok() || d->count() < 0) {
-      std::cerr << "error: --min-run-time: expected a duration like 0s or 10m, got \"" << args.min_run_time << "\"\n";
+      std::cerr << "error: --min-run-time: expected a duration like 0s or 10m, got \""
+                << args.min_run_time << "\"\n";
       return 2;
     }
     ropts.scheduler.min_run_time = *d;
@@ -245,9 +256,9 @@ int serve(const ServeArgs& args) {
   started.name = "ControlPlaneStarted";
   started.handle = [&args](const FleetState&, Time) -> Result<Decision> {
     Decision d;
-    d.events.push_back(Event{std::string(event_type::kControlPlaneStarted),
-                             Json{{"version", GPUFLEET_VERSION}, {"store", "sqlite:" + args.data_dir}},
-                             ""});
+    d.events.push_back(
+        Event{std::string(event_type::kControlPlaneStarted),
+              Json{{"version", GPUFLEET_VERSION}, {"store", "sqlite:" + args.data_dir}}, ""});
     return d;
   };
   if (Outcome o = loop.submit(std::move(started)).get(); !o.status.ok()) {
@@ -263,9 +274,9 @@ int serve(const ServeArgs& args) {
     return 1;
   }
   auto view = loop.view();
-  std::cout << "gpufleet " << GPUFLEET_VERSION << " serving on " << (http.tls() ? "https" : "http") << "://"
-            << listen->first << ":" << http.port() << "  (data: " << args.data_dir << ", journal seq "
-            << view->applied_seq << ")" << std::endl;
+  std::cout << "gpufleet " << GPUFLEET_VERSION << " serving on " << (http.tls() ? "https" : "http")
+            << "://" << listen->first << ":" << http.port() << "  (data: " << args.data_dir
+            << ", journal seq " << view->applied_seq << ")" << std::endl;
   if (tokens) {
     std::cout << "authentication: " << tokens->size() << " token(s) from " << args.auth_file
               << "; X-Gpufleet-User is ignored" << std::endl;
@@ -299,7 +310,8 @@ int serve(const ServeArgs& args) {
 void register_serve_command(CLI::App& app, CommandContext& ctx) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand("serve", "run the control plane (API, controllers, journal)");
-  cmd->add_option("--data-dir", args->data_dir, "where the embedded journal lives")->capture_default_str();
+  cmd->add_option("--data-dir", args->data_dir, "where the embedded journal lives")
+      ->capture_default_str();
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 = any free port)")
       ->capture_default_str();
   cmd->add_option("--store", args->store, "state store: sqlite (embedded)")->capture_default_str();
@@ -325,13 +337,16 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--requeue-base", args->requeue_base, "first requeue backoff of a preempted job")
       ->capture_default_str();
-  cmd->add_option("--requeue-max", args->requeue_max, "cap of the requeue backoff")->capture_default_str();
+  cmd->add_option("--requeue-max", args->requeue_max, "cap of the requeue backoff")
+      ->capture_default_str();
   cmd->add_option("--reservation", args->reservation,
-                  "reserve real per-node capacity before dispatching a gang (false: estimate a cluster's room "
+                  "reserve real per-node capacity before dispatching a gang (false: estimate a "
+                  "cluster's room "
                   "by summing its free resources, as a fleet without resource reservation does)")
       ->capture_default_str();
   cmd->add_option("--webhook", args->webhook,
-                  "URL that receives every alert (firing and resolved) unchanged, as JSON; retried with backoff");
+                  "URL that receives every alert (firing and resolved) unchanged, as JSON; retried "
+                  "with backoff");
   cmd->add_option("--support-webhook", args->support_webhook,
                   "URL that receives alerts with no remediation mapped (support)");
   cmd->add_option("--region", args->region, "region part of ARNs")->capture_default_str();
@@ -340,24 +355,32 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
                   "YAML file of tokens (SHA-256 hashes, subjects, roles); requests then need "
                   "Authorization: Bearer <token> (see gpufleet token create)");
   cmd->add_flag("--insecure", args->insecure, "allow a non-loopback --listen without --auth-file");
-  cmd->add_option("--tls-cert", args->tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key)");
+  cmd->add_option("--tls-cert", args->tls_cert,
+                  "PEM certificate chain: serve HTTPS (with --tls-key)");
   cmd->add_option("--tls-key", args->tls_key, "PEM private key for --tls-cert");
-  cmd->add_option("--rate-limit", args->rate_limit,
-                  "requests per second per identity, answered 429 beyond (0 = no limit; default 1000 with "
-                  "--auth-file, none without)");
-  cmd->add_option("--rate-burst", args->rate_burst, "requests an identity may send at once above the rate")
+  cmd->add_option(
+      "--rate-limit", args->rate_limit,
+      "requests per second per identity, answered 429 beyond (0 = no limit; default 1000 with "
+      "--auth-file, none without)");
+  cmd->add_option("--rate-burst", args->rate_burst,
+                  "requests an identity may send at once above the rate")
       ->capture_default_str();
   cmd->add_option("--header-timeout", args->header_timeout,
                   "close a connection whose request headers take longer than this")
       ->capture_default_str();
-  cmd->add_option("--idle-timeout", args->idle_timeout, "close a keep-alive connection idle this long")
+  cmd->add_option("--idle-timeout", args->idle_timeout,
+                  "close a keep-alive connection idle this long")
       ->capture_default_str();
-  cmd->add_option("--body-timeout", args->body_timeout, "close a connection whose body takes longer than this")
+  cmd->add_option("--body-timeout", args->body_timeout,
+                  "close a connection whose body takes longer than this")
       ->capture_default_str();
-  cmd->add_option("--max-connections", args->max_connections, "open connections at most")->capture_default_str();
-  cmd->add_option("--workers", args->workers, "threads that run request handlers")->capture_default_str();
-  cmd->add_flag("--no-fsync", args->no_fsync,
-                "do not fsync each batch (faster, loses the last batches on power loss; tests only)");
+  cmd->add_option("--max-connections", args->max_connections, "open connections at most")
+      ->capture_default_str();
+  cmd->add_option("--workers", args->workers, "threads that run request handlers")
+      ->capture_default_str();
+  cmd->add_flag(
+      "--no-fsync", args->no_fsync,
+      "do not fsync each batch (faster, loses the last batches on power loss; tests only)");
   cmd->callback([&ctx, args] { ctx.run = [args] { return serve(*args); }; });
 }
 

@@ -130,9 +130,10 @@ void register_simulate_command(CLI::App& app, CommandContext& ctx) {
                   "capacity change)");
   cmd->add_option("--out", args->out, "directory for the outputs")->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed (default: the scenario's, else 1)");
-  cmd->add_option("--reservation", args->reservation,
-                  "override the scenario's config.reservation (serve --reservation): false = dispatch by "
-                  "summed free capacity");
+  cmd->add_option(
+      "--reservation", args->reservation,
+      "override the scenario's config.reservation (serve --reservation): false = dispatch by "
+      "summed free capacity");
   cmd->add_option("--snapshot-every", args->snapshot_every,
                   "write snapshots.jsonl at every multiple of this virtual duration (e.g. 1h)");
   cmd->callback([&ctx, args] { ctx.run = [args] { return simulate(*args); }; });

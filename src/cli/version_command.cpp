@@ -9,7 +9,8 @@
 namespace gf {
 
 void register_version_command(CLI::App& app, CommandContext& ctx) {
-  auto* cmd = app.add_subcommand("version", "print the client's version, and the server's if reachable");
+  auto* cmd =
+      app.add_subcommand("version", "print the client's version, and the server's if reachable");
   cmd->callback([&ctx] {
     ctx.run = [&ctx]() -> int {
       auto format = parse_output_format(ctx.global.output);
@@ -28,7 +29,8 @@ void register_version_command(CLI::App& app, CommandContext& ctx) {
       std::cout << "client: gpufleet " << GPUFLEET_VERSION << "\n";
       if (server.ok()) {
         std::cout << "server: gpufleet " << server->value("Version", "?") << " at "
-                  << ctx.global.server << " (journal seq " << server->value("AppliedSeq", 0) << ")\n";
+                  << ctx.global.server << " (journal seq " << server->value("AppliedSeq", 0)
+                  << ")\n";
       } else {
         std::cout << "server: not reachable at " << ctx.global.server << "\n";
       }

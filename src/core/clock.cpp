@@ -10,13 +10,17 @@ Time RealClock::now() const {
 }
 
 ScaledClock::ScaledClock(int64_t factor)
-    : factor_(factor < 1 ? 1 : factor), real_start_(RealClock().now()), virtual_start_(real_start_) {}
+    : factor_(factor < 1 ? 1 : factor),
+      real_start_(RealClock().now()),
+      virtual_start_(real_start_) {}
 
-Time ScaledClock::now() const { return virtual_start_ + (RealClock().now() - real_start_) * factor_; }
+Time ScaledClock::now() const {
+  return virtual_start_ + (RealClock().now() - real_start_) * factor_;
+}
 
 std::chrono::system_clock::time_point ScaledClock::wall_time_of(Time t) const {
-  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(real_start_ +
-                                                                           (t - virtual_start_) / factor_);
+  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+      real_start_ + (t - virtual_start_) / factor_);
 }
 
 void ScaledClock::resume_from(Time t) {

@@ -79,8 +79,12 @@ class VirtualClock final : public Clock {
   explicit VirtualClock(Time start = kSimEpoch) : now_(start) {}
 
   Time now() const override { return now_; }
-  TimerId schedule_at(Time at, std::function<void()> fn) { return timers_.schedule(at, std::move(fn)); }
-  TimerId schedule_in(Duration d, std::function<void()> fn) { return schedule_at(now_ + d, std::move(fn)); }
+  TimerId schedule_at(Time at, std::function<void()> fn) {
+    return timers_.schedule(at, std::move(fn));
+  }
+  TimerId schedule_in(Duration d, std::function<void()> fn) {
+    return schedule_at(now_ + d, std::move(fn));
+  }
   bool cancel(TimerId id) { return timers_.cancel(id); }
   std::optional<Time> next_due() const { return timers_.next_due(); }
 

@@ -1,19 +1,19 @@
 #include "core/json.h"
 
-#include <yaml.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
+#include <yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
-#include <sstream>
-#include <limits>
 #include <regex>
+#include <sstream>
 
 namespace gf {
 
@@ -40,7 +40,7 @@ Json scalar_to_json(const std::string& tag, const std::string& s) {
     if (errno == 0 && end && *end == '\0') return static_cast<int64_t>(v);
     return s;  // too large for int64: keep the text, quantity parsing decides
   }
-  if (is_yaml_float(s) && s != "." ) {
+  if (is_yaml_float(s) && s != ".") {
     // Keep numbers with exponents or decimals as text when they are integral quantities
     // such as 1e3 would lose nothing either way; JSON number is what a YAML reader expects.
     const double d = std::strtod(s.c_str(), nullptr);
@@ -98,7 +98,9 @@ class JsonBuilder : public YAML::EventHandler {
     stack_.clear();
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { add(mark, nullptr, nullptr, anchor, 1); }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    add(mark, nullptr, nullptr, anchor, 1);
+  }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) refuse(mark, "an alias names no anchor");
@@ -108,7 +110,8 @@ class JsonBuilder : public YAML::EventHandler {
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
     charge(mark, 1, value.size());
-    if (!limits_.allow_noncharacters && has_noncharacter(value)) refuse(mark, std::string("a scalar ") + std::string(kNoncharacterRefused));
+    if (!limits_.allow_noncharacters && has_noncharacter(value))
+      refuse(mark, std::string("a scalar ") + std::string(kNoncharacterRefused));
     add(mark, scalar_to_json(tag, value), &value, anchor, 0, 1, value.size());
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -140,8 +143,8 @@ class JsonBuilder : public YAML::EventHandler {
   };
 
   [[noreturn]] static void refuse(const YAML::Mark& mark, const std::string& why) {
-    throw Refused{validation_error("malformed YAML at line " + std::to_string(mark.line + 1) + ", column " +
-                                   std::to_string(mark.column + 1) + ": " + why)};
+    throw Refused{validation_error("malformed YAML at line " + std::to_string(mark.line + 1) +
+                                   ", column " + std::to_string(mark.column + 1) + ": " + why)};
   }
   void charge(const YAML::Mark& mark, size_t nodes, size_t bytes) {
     nodes_ += nodes;
@@ -151,13 +154,15 @@ class JsonBuilder : public YAML::EventHandler {
                        " values (YAML aliases that repeat a large node?)");
     }
     if (bytes_ > limits_.max_scalar_bytes) {
-      refuse(mark, "the document expands to more than " + std::to_string(limits_.max_scalar_bytes >> 20) +
+      refuse(mark, "the document expands to more than " +
+                       std::to_string(limits_.max_scalar_bytes >> 20) +
                        " MiB of text (YAML aliases that repeat a large node?)");
     }
   }
   void open(const YAML::Mark& mark, Json value, YAML::anchor_t anchor) {
     if (static_cast<int>(stack_.size()) >= limits_.max_depth) {
-      refuse(mark, "nesting is deeper than the limit of " + std::to_string(limits_.max_depth) + " levels");
+      refuse(mark, "nesting is deeper than the limit of " + std::to_string(limits_.max_depth) +
+                       " levels");
     }
     charge(mark, 1, 0);
     if (!stack_.empty() && stack_.back().value.is_object() && !stack_.back().key) {
@@ -172,8 +177,8 @@ class JsonBuilder : public YAML::EventHandler {
   }
   // Places a finished value: the document's root, an item, a key (`text`: the scalar as written)
   // or a key's value. `charged`: values already counted (a null is counted here).
-  void add(const YAML::Mark& mark, Json value, const std::string* text, YAML::anchor_t anchor, size_t charged,
-           size_t nodes = 1, size_t bytes = 0) {
+  void add(const YAML::Mark& mark, Json value, const std::string* text, YAML::anchor_t anchor,
+           size_t charged, size_t nodes = 1, size_t bytes = 0) {
     if (charged) charge(mark, charged, 0);
     if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, nodes, bytes};
     if (stack_.empty()) {
@@ -200,7 +205,6 @@ class JsonBuilder : public YAML::EventHandler {
   std::vector<Frame> stack_;
   std::map<YAML::anchor_t, Anchored> anchors_;
 };
-
 
 // Characters yaml-cpp writes raw that do not read back as written: DEL and the C1 controls
 // (U+0080-U+009F) are not printable YAML (DEL is written raw even inside double quotes); NEL
@@ -382,13 +386,16 @@ std::string printable(std::string_view text, size_t max_bytes) {
 Result<Duration> read_bounded_duration(const Json& v, Duration max) {
   const std::string too_long = "must be at most " + std::to_string(max / days(1)) + "d";
   if (v.is_number_integer()) {
-    if (!v.is_number_unsigned() && v.get<int64_t>() < 0) return validation_error("must not be negative");
+    if (!v.is_number_unsigned() && v.get<int64_t>() < 0)
+      return validation_error("must not be negative");
     // Checked as a count of seconds: seconds(n) itself overflows for a large n.
-    if (v.get<uint64_t>() > static_cast<uint64_t>(max / seconds(1))) return validation_error(too_long);
+    if (v.get<uint64_t>() > static_cast<uint64_t>(max / seconds(1)))
+      return validation_error(too_long);
     return seconds(v.get<int64_t>());
   }
   if (!v.is_string()) {
-    return validation_error("expected a duration such as \"30m\" or a number of seconds, got " + describe_json_value(v));
+    return validation_error("expected a duration such as \"30m\" or a number of seconds, got " +
+                            describe_json_value(v));
   }
   GF_ASSIGN_OR_RETURN(Duration d, parse_duration(v.get_ref<const std::string&>()));
   if (d < Duration::zero()) return validation_error("must not be negative");
@@ -409,9 +416,11 @@ Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
     Json j = Json::parse(text.begin(), text.end());
     // Only an escape (\uFFFF) or the raw bytes can decode to a noncharacter: most texts skip
     // the walk.
-    if (!limits.allow_noncharacters && (text.find("\\u") != std::string_view::npos || has_noncharacter(text))) {
+    if (!limits.allow_noncharacters &&
+        (text.find("\\u") != std::string_view::npos || has_noncharacter(text))) {
       if (std::string where = find_noncharacter(j); !where.empty()) {
-        return validation_error("malformed JSON: " + where + " " + std::string(kNoncharacterRefused));
+        return validation_error("malformed JSON: " + where + " " +
+                                std::string(kNoncharacterRefused));
       }
     }
     return j;
@@ -433,21 +442,24 @@ namespace {
 Status check_yaml_syntax(std::string_view text, int max_depth) {
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser)) return internal_error("YAML parser: out of memory");
-  yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()),
+                               text.size());
   Status result;
   int depth = 0;
   for (bool done = false; !done;) {
     yaml_event_t event;
     if (!yaml_parser_parse(&parser, &event)) {
-      result = validation_error("malformed YAML at line " + std::to_string(parser.problem_mark.line + 1) +
-                                ", column " + std::to_string(parser.problem_mark.column + 1) + ": " +
+      result = validation_error("malformed YAML at line " +
+                                std::to_string(parser.problem_mark.line + 1) + ", column " +
+                                std::to_string(parser.problem_mark.column + 1) + ": " +
                                 printable(parser.problem ? parser.problem : "syntax error", 200));
       break;
     }
     if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT) {
       if (++depth > max_depth) {
-        result = validation_error("malformed YAML at line " + std::to_string(event.start_mark.line + 1) +
-                                  ": nesting is deeper than the limit of " + std::to_string(max_depth) + " levels");
+        result = validation_error(
+            "malformed YAML at line " + std::to_string(event.start_mark.line + 1) +
+            ": nesting is deeper than the limit of " + std::to_string(max_depth) + " levels");
       }
     } else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT) {
       --depth;
@@ -473,8 +485,9 @@ Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const Pars
       // yaml-cpp 0.7 can report the same document again and again without reading on (inputs
       // such as "! a\n,n"): a document that starts where the last one did ends the text.
       if (previous && previous->pos == builder.start.pos) {
-        return validation_error("malformed YAML at line " + std::to_string(builder.start.line + 1) + ", column " +
-                                std::to_string(builder.start.column + 1) + ": the parser cannot read past this point");
+        return validation_error("malformed YAML at line " + std::to_string(builder.start.line + 1) +
+                                ", column " + std::to_string(builder.start.column + 1) +
+                                ": the parser cannot read past this point");
       }
       previous = builder.start;
       if (builder.root.is_null()) continue;
@@ -495,7 +508,8 @@ Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const Pars
 Result<Json> parse_yaml(std::string_view text, const ParseLimits& limits) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_yaml_documents(text, limits));
   if (docs.empty()) return validation_error("empty YAML document");
-  if (docs.size() > 1) return validation_error("expected one YAML document, got " + std::to_string(docs.size()));
+  if (docs.size() > 1)
+    return validation_error("expected one YAML document, got " + std::to_string(docs.size()));
   return docs.front();
 }
 
@@ -517,15 +531,23 @@ std::string to_yaml(const Json& value) {
 
 std::string json_type_name(const Json& v) {
   switch (v.type()) {
-    case Json::value_t::object: return "object";
-    case Json::value_t::array: return "array";
-    case Json::value_t::string: return "string";
-    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::object:
+      return "object";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::boolean:
+      return "boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
-    case Json::value_t::number_float: return "number";
-    case Json::value_t::null: return "null";
-    default: return "value";
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    case Json::value_t::null:
+      return "null";
+    default:
+      return "value";
   }
 }
 

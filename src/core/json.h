@@ -44,7 +44,8 @@ Result<Json> parse_json(std::string_view text, const ParseLimits& limits = {});
 // so; quoted scalars stay strings.
 Result<Json> parse_yaml(std::string_view text, const ParseLimits& limits = {});
 // Every `---`-separated document (empty documents skipped).
-Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const ParseLimits& limits = {});
+Result<std::vector<Json>> parse_yaml_documents(std::string_view text,
+                                               const ParseLimits& limits = {});
 // JSON when the text starts with '{' or '[', YAML otherwise; all documents.
 Result<std::vector<Json>> parse_documents(std::string_view text, const ParseLimits& limits = {});
 

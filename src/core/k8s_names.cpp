@@ -27,7 +27,8 @@ bool valid_dns_subdomain(std::string_view s) {
   size_t start = 0;
   while (true) {
     const size_t dot = s.find('.', start);
-    if (!valid_dns_label(s.substr(start, dot == std::string_view::npos ? dot : dot - start))) return false;
+    if (!valid_dns_label(s.substr(start, dot == std::string_view::npos ? dot : dot - start)))
+      return false;
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }

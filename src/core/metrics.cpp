@@ -66,8 +66,8 @@ std::string Histogram::render(const std::string& name, const std::string& labels
 
 Metrics::Metrics()
     : loop_batches(counter("gpufleet_loop_batches_total", "Control-loop batches processed.")),
-      events_appended(counter("gpufleet_journal_events_appended_total",
-                              "Events appended to the journal.")),
+      events_appended(
+          counter("gpufleet_journal_events_appended_total", "Events appended to the journal.")),
       append_latency(histogram("gpufleet_journal_append_seconds",
                                "Latency of one journal append (one transaction per batch).")),
       controller_latency(histogram("gpufleet_controller_seconds",
@@ -91,8 +91,7 @@ Counter& Metrics::counter(const std::string& name, const std::string& help,
   return *slot;
 }
 
-Gauge& Metrics::gauge(const std::string& name, const std::string& help,
-                      const std::string& labels) {
+Gauge& Metrics::gauge(const std::string& name, const std::string& help, const std::string& labels) {
   std::lock_guard lock(mu_);
   auto& slot = family(name, help, "gauge").gauges[labels];
   if (!slot) slot = std::make_unique<Gauge>();

@@ -52,7 +52,8 @@ class Metrics {
  public:
   Metrics();
 
-  Counter& counter(const std::string& name, const std::string& help, const std::string& labels = "");
+  Counter& counter(const std::string& name, const std::string& help,
+                   const std::string& labels = "");
   Gauge& gauge(const std::string& name, const std::string& help, const std::string& labels = "");
   Histogram& histogram(const std::string& name, const std::string& help,
                        const std::string& labels = "");

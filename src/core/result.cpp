@@ -4,38 +4,64 @@ namespace gf {
 
 std::string_view error_type_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "Ok";
-    case ErrorCode::kValidation: return "ValidationException";
-    case ErrorCode::kNotFound: return "ResourceNotFound";
-    case ErrorCode::kConflict: return "ConflictException";
-    case ErrorCode::kResourceInUse: return "ResourceInUse";
-    case ErrorCode::kThrottling: return "ThrottlingException";
-    case ErrorCode::kUnauthenticated: return "UnauthorizedException";
-    case ErrorCode::kForbidden: return "AccessDeniedException";
-    case ErrorCode::kMethodNotAllowed: return "MethodNotAllowedException";
-    case ErrorCode::kPayloadTooLarge: return "PayloadTooLargeException";
-    case ErrorCode::kNotImplemented: return "NotImplementedException";
-    case ErrorCode::kUnavailable: return "ServiceUnavailableException";
-    case ErrorCode::kInternal: return "InternalFailure";
+    case ErrorCode::kOk:
+      return "Ok";
+    case ErrorCode::kValidation:
+      return "ValidationException";
+    case ErrorCode::kNotFound:
+      return "ResourceNotFound";
+    case ErrorCode::kConflict:
+      return "ConflictException";
+    case ErrorCode::kResourceInUse:
+      return "ResourceInUse";
+    case ErrorCode::kThrottling:
+      return "ThrottlingException";
+    case ErrorCode::kUnauthenticated:
+      return "UnauthorizedException";
+    case ErrorCode::kForbidden:
+      return "AccessDeniedException";
+    case ErrorCode::kMethodNotAllowed:
+      return "MethodNotAllowedException";
+    case ErrorCode::kPayloadTooLarge:
+      return "PayloadTooLargeException";
+    case ErrorCode::kNotImplemented:
+      return "NotImplementedException";
+    case ErrorCode::kUnavailable:
+      return "ServiceUnavailableException";
+    case ErrorCode::kInternal:
+      return "InternalFailure";
   }
   return "InternalFailure";
 }
 
 int http_status(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return 200;
-    case ErrorCode::kValidation: return 400;
-    case ErrorCode::kNotFound: return 404;
-    case ErrorCode::kConflict: return 409;
-    case ErrorCode::kResourceInUse: return 409;
-    case ErrorCode::kThrottling: return 429;
-    case ErrorCode::kUnauthenticated: return 401;
-    case ErrorCode::kForbidden: return 403;
-    case ErrorCode::kMethodNotAllowed: return 405;
-    case ErrorCode::kPayloadTooLarge: return 413;
-    case ErrorCode::kNotImplemented: return 501;
-    case ErrorCode::kUnavailable: return 503;
-    case ErrorCode::kInternal: return 500;
+    case ErrorCode::kOk:
+      return 200;
+    case ErrorCode::kValidation:
+      return 400;
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kConflict:
+      return 409;
+    case ErrorCode::kResourceInUse:
+      return 409;
+    case ErrorCode::kThrottling:
+      return 429;
+    case ErrorCode::kUnauthenticated:
+      return 401;
+    case ErrorCode::kForbidden:
+      return 403;
+    case ErrorCode::kMethodNotAllowed:
+      return 405;
+    case ErrorCode::kPayloadTooLarge:
+      return 413;
+    case ErrorCode::kNotImplemented:
+      return 501;
+    case ErrorCode::kUnavailable:
+      return 503;
+    case ErrorCode::kInternal:
+      return 500;
   }
   return 500;
 }

@@ -15,18 +15,18 @@ namespace gf {
 // The codes map one to one onto the wire error types of SPEC §1.
 enum class ErrorCode {
   kOk = 0,
-  kValidation,      // 400 ValidationException
-  kNotFound,        // 404 ResourceNotFound
-  kConflict,        // 409 ConflictException
-  kResourceInUse,   // 409 ResourceInUse
-  kThrottling,      // 429 ThrottlingException
-  kUnauthenticated, // 401 UnauthorizedException
-  kForbidden,       // 403 AccessDeniedException
-  kMethodNotAllowed,// 405 MethodNotAllowedException
-  kPayloadTooLarge, // 413 PayloadTooLargeException
-  kNotImplemented,  // 501 NotImplementedException
-  kUnavailable,     // 503 ServiceUnavailableException
-  kInternal,        // 500 InternalFailure
+  kValidation,        // 400 ValidationException
+  kNotFound,          // 404 ResourceNotFound
+  kConflict,          // 409 ConflictException
+  kResourceInUse,     // 409 ResourceInUse
+  kThrottling,        // 429 ThrottlingException
+  kUnauthenticated,   // 401 UnauthorizedException
+  kForbidden,         // 403 AccessDeniedException
+  kMethodNotAllowed,  // 405 MethodNotAllowedException
+  kPayloadTooLarge,   // 413 PayloadTooLargeException
+  kNotImplemented,    // 501 NotImplementedException
+  kUnavailable,       // 503 ServiceUnavailableException
+  kInternal,          // 500 InternalFailure
 };
 
 std::string_view error_type_name(ErrorCode code);  // wire name, e.g. "ValidationException"
@@ -60,7 +60,7 @@ inline Status unavailable_error(std::string m) { return {ErrorCode::kUnavailable
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok() && "a Result built from a Status must carry an error");
   }
@@ -70,9 +70,18 @@ class [[nodiscard]] Result {
     static const Status kOk;
     return ok() ? kOk : std::get<Status>(v_);
   }
-  T& value() & { assert(ok()); return std::get<T>(v_); }
-  const T& value() const& { assert(ok()); return std::get<T>(v_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
@@ -85,9 +94,9 @@ class [[nodiscard]] Result {
 }  // namespace gf
 
 // Propagates an error Status from an expression returning Status.
-#define GF_RETURN_IF_ERROR(expr)          \
-  do {                                    \
-    ::gf::Status gf_status_ = (expr);     \
+#define GF_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::gf::Status gf_status_ = (expr);        \
     if (!gf_status_.ok()) return gf_status_; \
   } while (0)
 

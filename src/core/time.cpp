@@ -38,13 +38,20 @@ Result<Duration> parse_duration(std::string_view text) {
     while (i < text.size() && !is_digit(text[i])) ++i;
     std::string_view unit = text.substr(ustart, i - ustart);
     int64_t mult = 0;
-    if (unit.empty() && all_digits) mult = 1'000'000;
-    else if (unit == "us") mult = 1;  // what format_duration writes below a millisecond
-    else if (unit == "ms") mult = 1'000;
-    else if (unit == "s") mult = 1'000'000;
-    else if (unit == "m") mult = 60'000'000;
-    else if (unit == "h") mult = 3'600'000'000LL;
-    else if (unit == "d") mult = 86'400'000'000LL;
+    if (unit.empty() && all_digits)
+      mult = 1'000'000;
+    else if (unit == "us")
+      mult = 1;  // what format_duration writes below a millisecond
+    else if (unit == "ms")
+      mult = 1'000;
+    else if (unit == "s")
+      mult = 1'000'000;
+    else if (unit == "m")
+      mult = 60'000'000;
+    else if (unit == "h")
+      mult = 3'600'000'000LL;
+    else if (unit == "d")
+      mult = 86'400'000'000LL;
     else if (unit.empty()) {
       return validation_error("invalid duration " + quoted +
                               ": missing unit after the number (use ms, s, m, h or d)");
@@ -76,12 +83,9 @@ std::string format_duration(Duration d) {
     uint64_t us;
     const char* name;
   };
-  static constexpr Unit kUnits[] = {{86'400'000'000LL, "d"},
-                                    {3'600'000'000LL, "h"},
-                                    {60'000'000, "m"},
-                                    {1'000'000, "s"},
-                                    {1'000, "ms"},
-                                    {1, "us"}};
+  static constexpr Unit kUnits[] = {{86'400'000'000LL, "d"}, {3'600'000'000LL, "h"},
+                                    {60'000'000, "m"},       {1'000'000, "s"},
+                                    {1'000, "ms"},           {1, "us"}};
   for (const Unit& u : kUnits) {
     if (us >= u.us) {
       out += std::to_string(us / u.us) + u.name;

@@ -26,14 +26,16 @@ Event job_event(std::string_view type, Json payload) {
 // failed pods may not restart (restartPolicy, backoffLimit) the job.finished that fails it. When
 // the whole member cluster became unusable (failed, being deleted, gone) no pod failed on its
 // own: the job waits for failover (SPEC §4.4) whatever its restart policy.
-void record_interrupt(const FleetState& state, const Job& job, const sched::Action& a, std::vector<Event>& out) {
+void record_interrupt(const FleetState& state, const Job& job, const sched::Action& a,
+                      std::vector<Event>& out) {
   const sched::Scheduler& s = state.scheduler();
-  out.push_back(job_event(event_type::kJobInterrupted,
-                          {{"id", job.id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+  out.push_back(job_event(
+      event_type::kJobInterrupted,
+      {{"id", job.id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
   if (!job.dispatch) return;
   const Cluster* c = state.view().find_cluster(job.dispatch->cluster);
-  if (c == nullptr || c->status == ClusterStatus::kFailed || c->status == ClusterStatus::kDeleting ||
-      c->status == ClusterStatus::kRollingBack) {
+  if (c == nullptr || c->status == ClusterStatus::kFailed ||
+      c->status == ClusterStatus::kDeleting || c->status == ClusterStatus::kRollingBack) {
     return;
   }
   std::vector<std::string> roles;
@@ -43,7 +45,8 @@ void record_interrupt(const FleetState& state, const Job& job, const sched::Acti
     if (std::find(roles.begin(), roles.end(), role) == roles.end()) roles.push_back(role);
   }
   if (auto refusal = restart_refusal(job, roles)) {
-    out.push_back(job_event(event_type::kJobFinished, {{"id", job.id}, {"status", "FAILED"}, {"reason", *refusal}}));
+    out.push_back(job_event(event_type::kJobFinished,
+                            {{"id", job.id}, {"status", "FAILED"}, {"reason", *refusal}}));
   }
 }
 
@@ -64,10 +67,12 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
     if (end > now) break;
     const Job* job = state.job_by_key(key);
     if (job == nullptr) continue;
-    d.events.push_back(job_event(event_type::kJobFinished,
-                                 {{"id", job->id},
-                                  {"status", "SUCCEEDED"},
-                                  {"reason", "completed after " + format_duration(job->duration.value_or(Duration::zero()))}}));
+    d.events.push_back(job_event(
+        event_type::kJobFinished,
+        {{"id", job->id},
+         {"status", "SUCCEEDED"},
+         {"reason",
+          "completed after " + format_duration(job->duration.value_or(Duration::zero()))}}));
   }
   for (uint64_t key : state.scheduled()) {
     const Job* job = state.job_by_key(key);
@@ -80,7 +85,8 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
   const bool due = wake_ && *wake_ <= now;
   if (state.sched_generation() == seen_generation_ && !due) {
     d.wake_at = wake_;
-    if (next_completion && (!d.wake_at || *next_completion < *d.wake_at)) d.wake_at = next_completion;
+    if (next_completion && (!d.wake_at || *next_completion < *d.wake_at))
+      d.wake_at = next_completion;
     return d;
   }
 
@@ -103,17 +109,18 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
         const Job* by = state.job_by_key(a.other);
         std::string message = a.message;
         if (by != nullptr) {
-          message = std::string(quota::preemption_reason_name(a.reason)) + ": preempted by " + by->id + " (" +
-                    by->name + ", priority " + std::to_string(by->priority) + ")" +
+          message = std::string(quota::preemption_reason_name(a.reason)) + ": preempted by " +
+                    by->id + " (" + by->name + ", priority " + std::to_string(by->priority) + ")" +
                     (a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
         }
-        d.events.push_back(job_event(event_type::kJobPreempted,
-                                     {{"id", job->id},
-                                      {"by", by != nullptr ? by->id : ""},
-                                      {"rule", std::string(quota::preemption_reason_name(a.reason))},
-                                      {"message", message},
-                                      {"until_us", to_micros(a.until)},
-                                      {"terminated", a.terminated}}));
+        d.events.push_back(
+            job_event(event_type::kJobPreempted,
+                      {{"id", job->id},
+                       {"by", by != nullptr ? by->id : ""},
+                       {"rule", std::string(quota::preemption_reason_name(a.reason))},
+                       {"message", message},
+                       {"until_us", to_micros(a.until)},
+                       {"terminated", a.terminated}}));
         break;
       }
       case sched::ActionKind::kInterrupt:

@@ -25,6 +25,7 @@ class WorkloadController : public Controller {
 // §4.6): nullopt when it may; otherwise why not (a failed pod's restartPolicy is Never, or
 // runPolicy.backoffLimit restarts are used up). Node loss counts as a retryable failure for
 // ExitCode (Kubeflow treats the SIGKILL exit code 137 as retryable).
-std::optional<std::string> restart_refusal(const Job& job, const std::vector<std::string>& failed_roles);
+std::optional<std::string> restart_refusal(const Job& job,
+                                           const std::vector<std::string>& failed_roles);
 
 }  // namespace gf

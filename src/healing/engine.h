@@ -17,8 +17,9 @@
 
 namespace gf::healing {
 
-inline constexpr char kRemediateIntent[] = "remediate";  // cloud driver: reboot/reprovision/migrate/delete
-inline constexpr char kBurnInIntent[] = "burnin";        // cloud driver: burn-in checks of a freed host
+inline constexpr char kRemediateIntent[] =
+    "remediate";  // cloud driver: reboot/reprovision/migrate/delete
+inline constexpr char kBurnInIntent[] = "burnin";  // cloud driver: burn-in checks of a freed host
 inline constexpr char kWebhookDriver[] = "webhook";
 inline constexpr char kDeliverIntent[] = "deliver";
 
@@ -29,25 +30,28 @@ struct FaultModel {
 };
 
 // The node a signal is about, checked: the cluster exists and the node is one of its live nodes.
-Result<const Node*> live_node(const FleetState& state, const std::string& cluster, const std::string& node);
+Result<const Node*> live_node(const FleetState& state, const std::string& cluster,
+                              const std::string& node);
 
 // Detections → alert.signal events (present), each with the policy's severity, window, action,
 // support flag. Nothing recognised → no events.
-std::vector<Event> signal_events(const FleetState& state, const std::string& cluster, const Node& node,
-                                 const std::vector<remediate::Detection>& detections, const Json& raw,
-                                 const FaultModel& model);
+std::vector<Event> signal_events(const FleetState& state, const std::string& cluster,
+                                 const Node& node,
+                                 const std::vector<remediate::Detection>& detections,
+                                 const Json& raw, const FaultModel& model);
 // alert.signal events (not present) for the node's open alerts, all or those of `detector`.
-std::vector<Event> clear_events(const FleetState& state, const std::string& node, const std::string& detector,
-                                const std::string& resolved_by, bool fixed);
+std::vector<Event> clear_events(const FleetState& state, const std::string& node,
+                                const std::string& detector, const std::string& resolved_by,
+                                bool fixed);
 
 struct ProposalRequest {
   std::string cluster, node;
   std::optional<remediate::Action> action;  // nullopt: the policy's action for the evidence
   std::string requester;                    // "detector:<name>", "label:…", or a person
   std::string detector, request_id, reason;
-  std::vector<std::string> evidence;        // alert ids (empty: every firing alert of the node)
+  std::vector<std::string> evidence;  // alert ids (empty: every firing alert of the node)
   bool from_detector = false;
-  std::string key;                          // idempotency key of the remediation.proposed event
+  std::string key;  // idempotency key of the remediation.proposed event
 };
 
 // The capacity check of the cloud driver: nullopt when a spare instance of `instance_type` is
@@ -60,7 +64,8 @@ using CapacityCheck = std::function<std::optional<std::string>(const std::string
 // that maps the evidence to no action, no spare capacity.
 // `taken` counts remediation ids already handed out in this pass.
 Result<std::vector<Event>> propose(const FleetState& state, Time now, const ProposalRequest& req,
-                                   const CapacityCheck& capacity, int64_t auto_now = 0, int64_t taken = 0);
+                                   const CapacityCheck& capacity, int64_t auto_now = 0,
+                                   int64_t taken = 0);
 
 // A remediation.updated event.
 Event update_event(const remediate::Remediation& r, remediate::Status status, std::string reason,

@@ -37,11 +37,13 @@ ControllerDecision RemediationController::decide(const FleetState& state, Time n
   return d;
 }
 
-Result<Decision> RemediationController::handle_heartbeat(const FleetState& state, Time now, const std::string& cluster,
+Result<Decision> RemediationController::handle_heartbeat(const FleetState& state, Time now,
+                                                         const std::string& cluster,
                                                          const std::string& node) {
   GF_RETURN_IF_ERROR(live_node(state, cluster, node).status());
   Decision dec;
-  auto [it, added] = beats_.try_emplace(node, Beat{cluster, health::HeartbeatTracker(options_.heartbeat_interval), false});
+  auto [it, added] = beats_.try_emplace(
+      node, Beat{cluster, health::HeartbeatTracker(options_.heartbeat_interval), false});
   it->second.tracker.beat(now);
   if (it->second.reported) {
     it->second.reported = false;
@@ -59,17 +61,23 @@ void RemediationController::reachability(const FleetState& state, Time now, Cont
       it = beats_.erase(it);  // the node is gone
       continue;
     }
-    const Time due = *b.tracker.last_beat() + options_.heartbeat_interval * health::HeartbeatTracker::kMissedBeats +
+    const Time due = *b.tracker.last_beat() +
+                     options_.heartbeat_interval * health::HeartbeatTracker::kMissedBeats +
                      Duration(1);
     // A node drained for a remediation is expected to go quiet while it reboots.
     if (!b.reported && !(*node)->maintenance) {
       if (b.tracker.missed(now)) {
         b.reported = true;
-        remediate::Detection det{"host-reachability", "", "host-reachability:unreachable",
-                                 "host missed " + std::to_string(health::HeartbeatTracker::kMissedBeats) +
-                                     " heartbeats in a row (last at " + format_iso8601(*b.tracker.last_beat()) + ")",
-                                 "last_heartbeat=" + format_iso8601(*b.tracker.last_beat()), std::nullopt};
-        for (Event& e : signal_events(state, b.cluster, **node, {det}, Json{{"unreachable", true}}, FaultModel{})) {
+        remediate::Detection det{
+            "host-reachability",
+            "",
+            "host-reachability:unreachable",
+            "host missed " + std::to_string(health::HeartbeatTracker::kMissedBeats) +
+                " heartbeats in a row (last at " + format_iso8601(*b.tracker.last_beat()) + ")",
+            "last_heartbeat=" + format_iso8601(*b.tracker.last_beat()),
+            std::nullopt};
+        for (Event& e : signal_events(state, b.cluster, **node, {det}, Json{{"unreachable", true}},
+                                      FaultModel{})) {
           d.events.push_back(std::move(e));
         }
       } else {
@@ -109,7 +117,8 @@ void RemediationController::alerts(const FleetState& state, Time now, Controller
     Result<const Node*> node = live_node(state, a->cluster, a->node);
     Result<std::vector<remediate::Detection>> det = remediate::detect(a->signal);
     if (!node.ok() || !det.ok()) continue;
-    for (Event& e : signal_events(state, a->cluster, **node, *det, a->signal, FaultModel{a->cleared_by, a->recurs - 1})) {
+    for (Event& e : signal_events(state, a->cluster, **node, *det, a->signal,
+                                  FaultModel{a->cleared_by, a->recurs - 1})) {
       d.events.push_back(std::move(e));
     }
   }
@@ -118,7 +127,8 @@ void RemediationController::alerts(const FleetState& state, Time now, Controller
 void RemediationController::deliveries(const FleetState& state, Time now, ControllerDecision& d) {
   if (options_.webhook_url.empty() && options_.support_webhook_url.empty()) return;
   const HealthState& h = state.view().health_state();
-  auto want = [&](const AlertRecord& a, const std::string& target, const std::string& url, const std::string& st) {
+  auto want = [&](const AlertRecord& a, const std::string& target, const std::string& url,
+                  const std::string& st) {
     if (url.empty() || a.delivered.contains(target + ":" + st)) return;
     const std::string key = a.id + "|" + target + "|" + st;
     auto it = delivering_.find(key);
@@ -133,7 +143,8 @@ void RemediationController::deliveries(const FleetState& state, Time now, Contro
     Intent in;
     in.driver = kWebhookDriver;
     in.kind = kDeliverIntent;
-    in.payload = {{"Url", url}, {"Target", target}, {"AlertId", a.id}, {"State", st}, {"Body", a.to_json()}};
+    in.payload = {
+        {"Url", url}, {"Target", target}, {"AlertId", a.id}, {"State", st}, {"Body", a.to_json()}};
     d.intents.push_back(std::move(in));
   };
   for (const auto& [id, a] : h.alerts) {
@@ -144,9 +155,11 @@ void RemediationController::deliveries(const FleetState& state, Time now, Contro
   }
 }
 
-Result<Decision> RemediationController::handle_delivery(const FleetState&, Time now, const std::string& alert_id,
-                                                        const std::string& target, const std::string& alert_state,
-                                                        bool ok, const std::string& error) {
+Result<Decision> RemediationController::handle_delivery(const FleetState&, Time now,
+                                                        const std::string& alert_id,
+                                                        const std::string& target,
+                                                        const std::string& alert_state, bool ok,
+                                                        const std::string& error) {
   Decision dec;
   const std::string key = alert_id + "|" + target + "|" + alert_state;
   if (ok) {
@@ -187,8 +200,10 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
         }
       }
     }
-    const auto [earlier, refused] = history.contains(a.id) ? history.at(a.id) : std::pair<int64_t, bool>{0, false};
-    if (refused) continue;  // a person said no (or it was cancelled): not proposed again for this alert
+    const auto [earlier, refused] =
+        history.contains(a.id) ? history.at(a.id) : std::pair<int64_t, bool>{0, false};
+    if (refused)
+      continue;  // a person said no (or it was cancelled): not proposed again for this alert
     ProposalRequest req;
     req.cluster = a.cluster;
     req.node = a.node;
@@ -198,11 +213,14 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
     req.from_detector = true;
     req.reason = a.summary;
     req.key = "remediation:" + a.id + ":" + std::to_string(earlier);
-    Result<std::vector<Event>> ev = propose(state, now, req, capacity_, auto_in_pass_, static_cast<int64_t>(nodes_done.size()));
+    Result<std::vector<Event>> ev =
+        propose(state, now, req, capacity_, auto_in_pass_, static_cast<int64_t>(nodes_done.size()));
     if (!ev.ok()) continue;
     nodes_done.insert(a.node);
     for (Event& e : *ev) {
-      if (e.type == event_type::kRemediationProposed && e.payload.at("Remediation").value("AutoApproved", false)) ++auto_in_pass_;
+      if (e.type == event_type::kRemediationProposed &&
+          e.payload.at("Remediation").value("AutoApproved", false))
+        ++auto_in_pass_;
       d.events.push_back(std::move(e));
     }
   }
@@ -238,7 +256,8 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
       continue;
     }
     // A proposal whose alert clears before the node is drained is cancelled (SPEC §5.4).
-    if (r.status == RStatus::kProposed || r.status == RStatus::kApproved || r.status == RStatus::kWaitingForIdle) {
+    if (r.status == RStatus::kProposed || r.status == RStatus::kApproved ||
+        r.status == RStatus::kWaitingForIdle) {
       std::string cleared;
       bool any_active = false;
       for (const std::string& aid : r.evidence) {
@@ -247,8 +266,10 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         if (a && !a->active() && cleared.empty()) cleared = aid + " (" + a->fault + ") " + a->state;
       }
       if (!r.evidence.empty() && !any_active) {
-        d.events.push_back(update_event(r, RStatus::kCancelled, "alert " + cleared + " before the remediation " +
-                                                                    (started ? "drained the node" : "started") + "; nothing to do"));
+        d.events.push_back(update_event(r, RStatus::kCancelled,
+                                        "alert " + cleared + " before the remediation " +
+                                            (started ? "drained the node" : "started") +
+                                            "; nothing to do"));
         continue;
       }
     }
@@ -263,41 +284,51 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         break;  // a person approves or rejects
       case RStatus::kApproved: {
         if (auto it = node_cooldown.find(r.node); it != node_cooldown.end() && it->second > now) {
-          waiting("cooldown: the node was remediated recently; starts at " + format_iso8601(it->second), it->second);
+          waiting(
+              "cooldown: the node was remediated recently; starts at " + format_iso8601(it->second),
+              it->second);
           break;
         }
         if (r.auto_approved) {
           auto b = h.breakers.find(r.cluster);
           if (b != h.breakers.end() && b->second.open) {
-            waiting("circuit breaker open: automatic remediation halted until a person resets it", std::nullopt);
+            waiting("circuit breaker open: automatic remediation halted until a person resets it",
+                    std::nullopt);
             break;
           }
         }
         const std::string pool = r.cluster + "/" + r.group;
         if (busy_pool.contains(pool)) {
-          waiting("another remediation is in flight in node pool " + r.group + " (one per pool at a time)", std::nullopt);
+          waiting("another remediation is in flight in node pool " + r.group +
+                      " (one per pool at a time)",
+                  std::nullopt);
           break;
         }
         int64_t nodes = 0;
         for (const auto& [nid, n] : cluster->nodes) nodes += n.is_live() ? 1 : 0;
         const int64_t cap = policy.max_concurrent(nodes);
         if (in_flight_cluster[r.cluster] >= cap) {
-          waiting("concurrency cap reached: " + std::to_string(cap) + " remediation(s) in flight in " + r.cluster, std::nullopt);
+          waiting("concurrency cap reached: " + std::to_string(cap) +
+                      " remediation(s) in flight in " + r.cluster,
+                  std::nullopt);
           break;
         }
         if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) && capacity_) {
           if (std::optional<std::string> why = capacity_(node->instance_type)) {
-            waiting("waiting for a spare " + node->instance_type + " for " + std::string(to_string(r.effective)) + ": " + *why,
+            waiting("waiting for a spare " + node->instance_type + " for " +
+                        std::string(to_string(r.effective)) + ": " + *why,
                     now + minutes(5));
             break;
           }
         }
         Json extra = Json::object();
-        extra["IdleDeadlineUs"] = policy.max_wait ? Json(to_micros(now + *policy.max_wait)) : Json(nullptr);
+        extra["IdleDeadlineUs"] =
+            policy.max_wait ? Json(to_micros(now + *policy.max_wait)) : Json(nullptr);
         d.events.push_back(update_event(
             r, RStatus::kWaitingForIdle,
             "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" +
-                (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")" : std::string(" (never interrupts running jobs)")),
+                (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
+                                 : std::string(" (never interrupts running jobs)")),
             "", extra));
         in_flight_cluster[r.cluster] += 1;
         busy_pool.insert(pool);
@@ -308,16 +339,20 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         if (jobs == 0) {
           d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
         } else if (r.idle_deadline && *r.idle_deadline <= now) {
-          d.events.push_back(update_event(r, RStatus::kDraining, "max wait reached; evicting " + std::to_string(jobs) +
-                                                                     " job(s) (their gangs restart elsewhere)"));
+          d.events.push_back(update_event(r, RStatus::kDraining,
+                                          "max wait reached; evicting " + std::to_string(jobs) +
+                                              " job(s) (their gangs restart elsewhere)"));
         } else if (r.idle_deadline) {
           wake(d, *r.idle_deadline);
         }
         break;
       }
       case RStatus::kDraining: {
-        if (!state.scheduler().jobs_on_node(r.cluster, r.node).empty()) break;  // interrupts not recorded yet
-        d.events.push_back(update_event(r, RStatus::kExecuting, std::string(to_string(r.effective)) + " requested from the cloud driver"));
+        if (!state.scheduler().jobs_on_node(r.cluster, r.node).empty())
+          break;  // interrupts not recorded yet
+        d.events.push_back(
+            update_event(r, RStatus::kExecuting,
+                         std::string(to_string(r.effective)) + " requested from the cloud driver"));
         break;
       }
       case RStatus::kExecuting: {
@@ -326,8 +361,12 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         Intent in;
         in.driver = kCloudDriver;
         in.kind = kRemediateIntent;
-        in.payload = {{"Cluster", r.cluster}, {"InstanceId", r.node}, {"InstanceType", node->instance_type},
-                      {"Action", to_string(r.effective)}, {"RemediationId", r.id}, {"Host", r.host}};
+        in.payload = {{"Cluster", r.cluster},
+                      {"InstanceId", r.node},
+                      {"InstanceType", node->instance_type},
+                      {"Action", to_string(r.effective)},
+                      {"RemediationId", r.id},
+                      {"Host", r.host}};
         d.intents.push_back(std::move(in));
         break;
       }
@@ -341,14 +380,17 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         std::string failing;
         for (const auto& [key, aid] : h.open_alerts) {
           const AlertRecord& a = h.alerts.at(aid);
-          if (a.node == r.node && !a.support && a.action != "none" && failing.empty()) failing = a.id + " (" + a.fault + ")";
+          if (a.node == r.node && !a.support && a.action != "none" && failing.empty())
+            failing = a.id + " (" + a.fault + ")";
         }
         if (failing.empty()) {
-          d.events.push_back(update_event(r, RStatus::kSucceeded, "health checks passed; node uncordoned and back in service"));
+          d.events.push_back(update_event(
+              r, RStatus::kSucceeded, "health checks passed; node uncordoned and back in service"));
         } else {
-          d.events.push_back(update_event(r, RStatus::kFailed, "health checks still failing after " +
-                                                                   std::string(to_string(r.effective)) + ": " + failing +
-                                                                   "; node stays cordoned"));
+          d.events.push_back(update_event(r, RStatus::kFailed,
+                                          "health checks still failing after " +
+                                              std::string(to_string(r.effective)) + ": " + failing +
+                                              "; node stays cordoned"));
         }
         break;
       }
@@ -366,7 +408,8 @@ void RemediationController::burn_in(const FleetState& state, ControllerDecision&
     if (host.status == "Inspecting") {
       Event e;
       e.type = std::string(event_type::kHostStatus);
-      e.payload = {{"HostId", id}, {"Status", "BurnIn"}, {"Reason", "burn-in after " + host.reason}};
+      e.payload = {
+          {"HostId", id}, {"Status", "BurnIn"}, {"Reason", "burn-in after " + host.reason}};
       d.events.push_back(std::move(e));
     }
     Intent in;
@@ -377,7 +420,8 @@ void RemediationController::burn_in(const FleetState& state, ControllerDecision&
   }
 }
 
-Result<Decision> RemediationController::handle_report(const FleetState& state, Time, const CloudReport& report) {
+Result<Decision> RemediationController::handle_report(const FleetState& state, Time,
+                                                      const CloudReport& report) {
   Decision dec;
   const HealthState& h = state.view().health_state();
   if (report.kind == CloudReport::Kind::kBurnIn) {
@@ -389,9 +433,14 @@ Result<Decision> RemediationController::handle_report(const FleetState& state, T
     Event e;
     e.type = std::string(event_type::kHostStatus);
     if (outcome == "pass") {
-      e.payload = {{"HostId", host}, {"Status", "InService"}, {"Reason", "burn-in passed: " + report.message}};
+      e.payload = {{"HostId", host},
+                   {"Status", "InService"},
+                   {"Reason", "burn-in passed: " + report.message}};
     } else if (outcome == "fail") {
-      e.payload = {{"HostId", host}, {"Status", "Repair"}, {"Reason", report.message}, {"Checks", report.detail.value("Checks", Json::array())}};
+      e.payload = {{"HostId", host},
+                   {"Status", "Repair"},
+                   {"Reason", report.message},
+                   {"Checks", report.detail.value("Checks", Json::array())}};
     } else {
       e.payload = {{"HostId", host}, {"Status", "Interrupted"}, {"Reason", report.message}};
     }
@@ -403,19 +452,26 @@ Result<Decision> RemediationController::handle_report(const FleetState& state, T
   const Remediation* r = h.find_remediation(id);
   if (!r || r->status != RStatus::kExecuting) return dec;
   if (!report.detail.value("Ok", false)) {
-    dec.events.push_back(update_event(*r, RStatus::kFailed, std::string(to_string(r->effective)) + " failed: " + report.message +
-                                                                "; node stays cordoned"));
+    dec.events.push_back(update_event(*r, RStatus::kFailed,
+                                      std::string(to_string(r->effective)) +
+                                          " failed: " + report.message + "; node stays cordoned"));
     return dec;
   }
   Json extra = Json::object();
   if (report.detail.contains("NewHost")) extra["NewHost"] = report.detail.at("NewHost");
-  dec.events.push_back(update_event(*r, RStatus::kRejoining, report.message + "; running health checks before uncordon", "", extra));
-  for (Event& e : clear_events(state, r->node, "", std::string(to_string(r->effective)), true)) dec.events.push_back(std::move(e));
+  dec.events.push_back(update_event(*r, RStatus::kRejoining,
+                                    report.message + "; running health checks before uncordon", "",
+                                    extra));
+  for (Event& e : clear_events(state, r->node, "", std::string(to_string(r->effective)), true))
+    dec.events.push_back(std::move(e));
   if (r->effective == Action::kDelete) {
-    dec.events.push_back(update_event(*r, RStatus::kSucceeded, "node sent to repair; the provisioner replaces it"));
+    dec.events.push_back(
+        update_event(*r, RStatus::kSucceeded, "node sent to repair; the provisioner replaces it"));
     Event un;
     un.type = std::string(event_type::kNodeUnhealthy);
-    un.payload = {{"Name", r->cluster}, {"InstanceId", r->node}, {"Message", "deleted by " + r->id + " (sent to repair)"}};
+    un.payload = {{"Name", r->cluster},
+                  {"InstanceId", r->node},
+                  {"Message", "deleted by " + r->id + " (sent to repair)"}};
     dec.events.push_back(std::move(un));
   }
   return dec;

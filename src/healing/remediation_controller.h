@@ -20,8 +20,8 @@
 namespace gf::healing {
 
 struct HealingOptions {
-  std::string webhook_url;          // every alert's firing and resolution, unchanged
-  std::string support_webhook_url;  // alerts with no remediation mapped
+  std::string webhook_url;             // every alert's firing and resolution, unchanged
+  std::string support_webhook_url;     // alerts with no remediation mapped
   Duration rejoin_check = minutes(2);  // health checks after the action, before uncordon
   Duration delivery_retry_base = seconds(5);
   Duration delivery_retry_max = minutes(10);
@@ -39,8 +39,8 @@ class RemediationController : public Controller {
   Result<Decision> handle_report(const FleetState& state, Time now, const CloudReport& report);
   // The webhook driver's answer for one delivery.
   Result<Decision> handle_delivery(const FleetState& state, Time now, const std::string& alert_id,
-                                   const std::string& target, const std::string& alert_state, bool ok,
-                                   const std::string& error);
+                                   const std::string& target, const std::string& alert_state,
+                                   bool ok, const std::string& error);
   // A node agent's heartbeat (loop thread). Kept in memory, not journaled: after a restart a
   // node is judged again only once it has beaten. Three missed beats raise host-reachability;
   // the next beat clears it.
@@ -59,8 +59,8 @@ class RemediationController : public Controller {
 
   HealingOptions options_;
   CapacityCheck capacity_;
-  std::set<std::string> acting_;    // remediation ids whose intent this process handed out
-  std::set<std::string> burning_;   // host ids whose burn-in intent this process handed out
+  std::set<std::string> acting_;   // remediation ids whose intent this process handed out
+  std::set<std::string> burning_;  // host ids whose burn-in intent this process handed out
   struct Retry {
     int failures = 0;
     Time next{};

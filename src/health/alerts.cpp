@@ -8,9 +8,12 @@ namespace gf::health {
 
 std::string_view to_string(Severity s) {
   switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kCritical: return "critical";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kCritical:
+      return "critical";
   }
   return "warning";
 }
@@ -68,7 +71,8 @@ std::optional<int> xid_code(std::string_view fault) {
   std::string_view digits = fault.substr(kPrefix.size());
   int code = 0;
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), code);
-  if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty()) return std::nullopt;
+  if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty())
+    return std::nullopt;
   return code;
 }
 

@@ -36,9 +36,9 @@ struct DetectorRule {
   std::string_view detector;
   Severity severity = Severity::kCritical;
   Duration persistence = kDefaultPersistence;
-  std::string_view action;          // one of the kAction* names
-  bool approval_required = false;   // the SPEC row says "approval required"
-  std::string_view source;          // the SPEC §5.1 table row it comes from
+  std::string_view action;         // one of the kAction* names
+  bool approval_required = false;  // the SPEC row says "approval required"
+  std::string_view source;         // the SPEC §5.1 table row it comes from
 };
 
 // The 14 SPEC §5.1 detectors, in SPEC order.

@@ -191,8 +191,7 @@ std::optional<GpuSignal> check_thermal(const GpuReading& prev, Time prev_at, con
   return make_signal(
       "dcgm-thermal", "dcgm:thermal", cur,
       gpu_name(cur) + " is throttled (" + names + ") for at least " + format_duration(span) + ".",
-      "clocks_event_reasons=" + hex(cur.clocks_event_reasons) + " sustained=" + names +
-          " span_s=" +
+      "clocks_event_reasons=" + hex(cur.clocks_event_reasons) + " sustained=" + names + " span_s=" +
           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(span).count()) +
           " temperature_c=" + std::to_string(cur.temperature_c));
 }

@@ -24,17 +24,17 @@ namespace gf::health {
 // `unsupported`; the rules never fire on a field listed there.
 struct GpuReading {
   int32_t index = 0;
-  std::string pci;   // normalised "dddd:bb:dd.f" (normalize_pci); "" when unknown
-  std::string uuid;  // "GPU-…"; "" when unknown
-  bool present = true;  // false: the GPU answered NVML_ERROR_GPU_IS_LOST or had no handle
-  uint64_t ecc_dbe_volatile = 0;       // DCGM_FI_DEV_ECC_DBE_VOL_TOTAL (311)
-  bool row_remap_pending = false;      // DCGM_FI_DEV_ROW_REMAP_PENDING (396)
-  bool row_remap_failure = false;      // DCGM_FI_DEV_ROW_REMAP_FAILURE (395)
-  uint64_t pcie_replay_counter = 0;    // DCGM_FI_DEV_PCIE_REPLAY_COUNTER (202), monotonic
-  int32_t pcie_link_gen = 0;           // DCGM_FI_DEV_PCIE_LINK_GEN (237); 0 unknown
-  int32_t pcie_link_width = 0;         // DCGM_FI_DEV_PCIE_LINK_WIDTH (238); 0 unknown
-  uint64_t clocks_event_reasons = 0;   // DCGM_FI_DEV_CLOCKS_EVENT_REASONS (112), bit mask
-  int32_t temperature_c = 0;           // DCGM_FI_DEV_GPU_TEMP (150)
+  std::string pci;                // normalised "dddd:bb:dd.f" (normalize_pci); "" when unknown
+  std::string uuid;               // "GPU-…"; "" when unknown
+  bool present = true;            // false: the GPU answered NVML_ERROR_GPU_IS_LOST or had no handle
+  uint64_t ecc_dbe_volatile = 0;  // DCGM_FI_DEV_ECC_DBE_VOL_TOTAL (311)
+  bool row_remap_pending = false;        // DCGM_FI_DEV_ROW_REMAP_PENDING (396)
+  bool row_remap_failure = false;        // DCGM_FI_DEV_ROW_REMAP_FAILURE (395)
+  uint64_t pcie_replay_counter = 0;      // DCGM_FI_DEV_PCIE_REPLAY_COUNTER (202), monotonic
+  int32_t pcie_link_gen = 0;             // DCGM_FI_DEV_PCIE_LINK_GEN (237); 0 unknown
+  int32_t pcie_link_width = 0;           // DCGM_FI_DEV_PCIE_LINK_WIDTH (238); 0 unknown
+  uint64_t clocks_event_reasons = 0;     // DCGM_FI_DEV_CLOCKS_EVENT_REASONS (112), bit mask
+  int32_t temperature_c = 0;             // DCGM_FI_DEV_GPU_TEMP (150)
   std::vector<std::string> unsupported;  // NVML function names, e.g. "nvmlDeviceGetRemappedRows"
   bool operator==(const GpuReading&) const = default;
 
@@ -95,8 +95,9 @@ class NvmlProbe final : public GpuProbe {
 // ---- rules -------------------------------------------------------------------------------------
 
 struct GpuSignal {
-  std::string detector;  // "dcgm-ecc", "dcgm-row-remap", "dcgm-pcie-replay", "dcgm-thermal", "pcie-bus"
-  std::string fault;     // fault code, e.g. "dcgm:row-remap-failure"
+  std::string
+      detector;  // "dcgm-ecc", "dcgm-row-remap", "dcgm-pcie-replay", "dcgm-thermal", "pcie-bus"
+  std::string fault;  // fault code, e.g. "dcgm:row-remap-failure"
   int32_t gpu_index = 0;
   std::string pci;
   std::string reason;    // one plain sentence
@@ -116,8 +117,8 @@ inline constexpr uint64_t kClocksEventHwPowerBrake = 0x80;
 inline constexpr uint64_t kClocksEventDisplayClocks = 0x100;
 // The bits that count as thermal throttling (SPEC §5.1): HW_SLOWDOWN, SW/HW_THERMAL,
 // HW_POWER_BRAKE. Never GPU_IDLE, SW_POWER_CAP, SYNC_BOOST or the clock-setting bits.
-inline constexpr uint64_t kThermalThrottleMask =
-    kClocksEventHwSlowdown | kClocksEventSwThermal | kClocksEventHwThermal | kClocksEventHwPowerBrake;
+inline constexpr uint64_t kThermalThrottleMask = kClocksEventHwSlowdown | kClocksEventSwThermal |
+                                                 kClocksEventHwThermal | kClocksEventHwPowerBrake;
 // "HW_SLOWDOWN|HW_THERMAL"; unknown bits as hex; "" for 0.
 std::string clocks_event_reason_names(uint64_t bits);
 
@@ -148,14 +149,13 @@ std::optional<GpuSignal> check_thermal(const GpuReading& prev, Time prev_at, con
 // A GPU the node's inventory says it has.
 struct ExpectedGpu {
   int32_t index = 0;
-  std::string pci;   // any form normalize_pci accepts; "" → match by uuid
+  std::string pci;  // any form normalize_pci accepts; "" → match by uuid
   std::string uuid;
 };
 // pcie-bus: the expected GPU is absent from a successful probe reading (no reading with its PCI
 // address — or UUID when it has no address — or one marked not present) and no Xid was reported
 // for it (an Xid 79 is the `xid` detector's business). Fault "pcie-bus:missing".
 std::optional<GpuSignal> check_pcie_bus(const ExpectedGpu& expected,
-                                        const std::vector<GpuReading>& readings,
-                                        bool xid_reported);
+                                        const std::vector<GpuReading>& readings, bool xid_reported);
 
 }  // namespace gf::health

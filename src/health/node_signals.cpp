@@ -19,9 +19,8 @@ std::string unescape_mount_field(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' &&
-        s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' &&
-        s[i + 3] <= '7') {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
+        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
       out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
       i += 3;
     } else {
@@ -116,8 +115,7 @@ std::optional<KernelPattern> xfs(std::string_view msg) {
       return p;
     }
   }
-  if (consume(msg, "xfs_log_force: error -") && take_number(msg, 4) &&
-      consume(msg, " returned")) {
+  if (consume(msg, "xfs_log_force: error -") && take_number(msg, 4) && consume(msg, " returned")) {
     p.reason = "XfsLogForceError";
     return p;
   }
@@ -153,13 +151,12 @@ std::optional<KernelPattern> lockup(std::string_view msg) {
 
 bool readonly_by_nature(std::string_view fstype) {
   static constexpr std::array<std::string_view, 29> kTypes = {
-      "squashfs", "iso9660",   "cramfs",   "romfs",      "erofs",    "udf",
-      "proc",     "sysfs",     "cgroup",   "cgroup2",    "devtmpfs", "devpts",
-      "securityfs", "debugfs", "tracefs",  "configfs",   "pstore",   "bpf",
-      "efivarfs", "fusectl",   "hugetlbfs", "mqueue",    "autofs",   "binfmt_misc",
-      "nsfs",     "rpc_pipefs", "selinuxfs", "tmpfs",    "ramfs"};
-  return fstype == "overlay" ||
-         std::find(kTypes.begin(), kTypes.end(), fstype) != kTypes.end();
+      "squashfs",   "iso9660",    "cramfs",    "romfs",    "erofs",    "udf",
+      "proc",       "sysfs",      "cgroup",    "cgroup2",  "devtmpfs", "devpts",
+      "securityfs", "debugfs",    "tracefs",   "configfs", "pstore",   "bpf",
+      "efivarfs",   "fusectl",    "hugetlbfs", "mqueue",   "autofs",   "binfmt_misc",
+      "nsfs",       "rpc_pipefs", "selinuxfs", "tmpfs",    "ramfs"};
+  return fstype == "overlay" || std::find(kTypes.begin(), kTypes.end(), fstype) != kTypes.end();
 }
 
 std::vector<ReadOnlyMount> readonly_mounts(std::string_view proc_mounts) {
@@ -203,10 +200,9 @@ bool RestartLoopCounter::record(std::string_view unit, Time t) {
   auto it = restarts_.find(unit);
   if (it == restarts_.end()) {
     while (max_units_ > 0 && restarts_.size() >= max_units_) {
-      auto oldest = std::min_element(restarts_.begin(), restarts_.end(),
-                                     [](const auto& a, const auto& b) {
-                                       return a.second.back() < b.second.back();
-                                     });
+      auto oldest = std::min_element(
+          restarts_.begin(), restarts_.end(),
+          [](const auto& a, const auto& b) { return a.second.back() < b.second.back(); });
       restarts_.erase(oldest);
     }
     if (max_units_ == 0) return false;
@@ -238,9 +234,7 @@ void parse_sysfs_state(std::string_view s, std::optional<int>& number, std::stri
 
 }  // namespace
 
-bool IbPortReading::up() const {
-  return (state == 4 || state == 5) && phys_state == 5;
-}
+bool IbPortReading::up() const { return (state == 4 || state == 5) && phys_state == 5; }
 
 IbPortReading parse_ib_port(std::string_view state_file, std::string_view phys_state_file) {
   IbPortReading r;
@@ -265,9 +259,12 @@ std::optional<double> IbSymbolErrorRate::observe(uint64_t counter, Time t) {
 
 std::string_view to_string(IbLinkVerdict v) {
   switch (v) {
-    case IbLinkVerdict::kHealthy: return "healthy";
-    case IbLinkVerdict::kSymbolErrors: return "symbol-errors";
-    case IbLinkVerdict::kPortDown: return "port-down";
+    case IbLinkVerdict::kHealthy:
+      return "healthy";
+    case IbLinkVerdict::kSymbolErrors:
+      return "symbol-errors";
+    case IbLinkVerdict::kPortDown:
+      return "port-down";
   }
   return "unknown";
 }

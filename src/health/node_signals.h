@@ -28,7 +28,7 @@ struct ReadOnlyMount {
   std::string mount_point;  // second field, octal escapes (\040 space, \011 tab, \012 newline,
                             // \134 backslash) decoded
   std::string fstype;
-  std::string options;      // verbatim, e.g. "ro,relatime"
+  std::string options;  // verbatim, e.g. "ro,relatime"
   bool operator==(const ReadOnlyMount&) const = default;
 };
 
@@ -60,12 +60,12 @@ inline constexpr std::string_view kDetectorHostReachability = "host-reachability
 inline constexpr std::string_view kDetectorDiskPressure = "disk-pressure";
 
 struct KernelPattern {
-  std::string_view detector;  // one of the kDetector* names above
-  std::string_view reason;    // node-problem-detector's reason where it has one (TaskHung,
-                              // DockerHung, XfsShutdown, ReadonlyFilesystem), else ours
-  std::string task;           // hung task / soft lockup: the task's comm ("" otherwise)
-  std::optional<int64_t> pid; // hung task / soft lockup: its pid
-  std::string message;        // the kernel message (transport prefix stripped), evidence
+  std::string_view detector;   // one of the kDetector* names above
+  std::string_view reason;     // node-problem-detector's reason where it has one (TaskHung,
+                               // DockerHung, XfsShutdown, ReadonlyFilesystem), else ours
+  std::string task;            // hung task / soft lockup: the task's comm ("" otherwise)
+  std::optional<int64_t> pid;  // hung task / soft lockup: its pid
+  std::string message;         // the kernel message (transport prefix stripped), evidence
   bool operator==(const KernelPattern&) const = default;
 };
 

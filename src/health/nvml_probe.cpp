@@ -145,8 +145,8 @@ Status NvmlProbe::ensure_loaded() {
   if (!lib_->initialized) {
     const NvmlReturn rc = lib_->init();
     if (rc != kNvmlSuccess) {
-      return unavailable_error("NVML not available: " + library_ + ": nvmlInit_v2 failed: " +
-                               lib_->describe(rc));
+      return unavailable_error("NVML not available: " + library_ +
+                               ": nvmlInit_v2 failed: " + lib_->describe(rc));
     }
     lib_->initialized = true;
   }
@@ -203,17 +203,15 @@ Result<std::vector<GpuReading>> NvmlProbe::read() {
       r.ecc_dbe_volatile = dbe;
     }
     unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
-    if (lib.remapped_rows == nullptr
-            ? missing("nvmlDeviceGetRemappedRows")
-            : took(lib.remapped_rows(dev, &corr, &unc, &pending, &failure),
-                   "nvmlDeviceGetRemappedRows")) {
+    if (lib.remapped_rows == nullptr ? missing("nvmlDeviceGetRemappedRows")
+                                     : took(lib.remapped_rows(dev, &corr, &unc, &pending, &failure),
+                                            "nvmlDeviceGetRemappedRows")) {
       r.row_remap_pending = pending != 0;
       r.row_remap_failure = failure != 0;
     }
     unsigned int value = 0;
-    if (lib.replay == nullptr
-            ? missing("nvmlDeviceGetPcieReplayCounter")
-            : took(lib.replay(dev, &value), "nvmlDeviceGetPcieReplayCounter")) {
+    if (lib.replay == nullptr ? missing("nvmlDeviceGetPcieReplayCounter")
+                              : took(lib.replay(dev, &value), "nvmlDeviceGetPcieReplayCounter")) {
       r.pcie_replay_counter = value;
     }
     value = 0;

@@ -41,8 +41,8 @@ struct AppendResult {
 };
 
 struct Snapshot {
-  Seq seq = 0;        // state after applying every event up to and including seq
-  std::string data;   // serialized state
+  Seq seq = 0;       // state after applying every event up to and including seq
+  std::string data;  // serialized state
 };
 
 class Journal {

@@ -20,11 +20,12 @@ Status ControlLoop::recover() {
   if (snapshot) {
     GF_ASSIGN_OR_RETURN(Json j, parse_json(snapshot->data, kStoredTextLimits));
     auto restored = FleetState::from_json(j);
-    if (!restored.ok()) return restored.status().with_prefix("snapshot at " + std::to_string(snapshot->seq));
+    if (!restored.ok())
+      return restored.status().with_prefix("snapshot at " + std::to_string(snapshot->seq));
     state_ = std::move(restored).value();
     if (state_.applied_seq() != snapshot->seq) {
-      return internal_error("snapshot labelled " + std::to_string(snapshot->seq) + " holds state at " +
-                            std::to_string(state_.applied_seq()));
+      return internal_error("snapshot labelled " + std::to_string(snapshot->seq) +
+                            " holds state at " + std::to_string(state_.applied_seq()));
     }
     last_snapshot_seq_ = snapshot->seq;
   }
@@ -132,7 +133,8 @@ bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
   try {
     ne.payload = event.payload.dump();
   } catch (const Json::type_error&) {
-    spdlog::error("control loop: {} event with ill-formed UTF-8; journaled with U+FFFD", event.type);
+    spdlog::error("control loop: {} event with ill-formed UTF-8; journaled with U+FFFD",
+                  event.type);
     ne.payload = safe_dump(event.payload);
     cleaned = Json::parse(ne.payload);
     applied = &cleaned;
@@ -254,7 +256,8 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
       TicketState expected = TicketState::kQueued;
       if (!req.ticket->compare_exchange_strong(expected, TicketState::kTaken)) {
         // Its caller already answered "not applied": it must never run.
-        ack.outcome.status = unavailable_error("the request was abandoned by its caller before it ran");
+        ack.outcome.status =
+            unavailable_error("the request was abandoned by its caller before it ran");
         acks.push_back(std::move(ack));
         continue;
       }

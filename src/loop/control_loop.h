@@ -84,12 +84,12 @@ class ControlLoop {
   bool run_batch(Time now, std::vector<Pending> requests, const std::vector<Event>& extra);
   // Applies one decided event to the working state and adds it to the batch. Returns false
   // when the event was skipped as an idempotent repeat.
-  bool stage(const Event& event, const std::string& key, Time now,
-             std::vector<NewEvent>& batch);
+  bool stage(const Event& event, const std::string& key, Time now, std::vector<NewEvent>& batch);
   // Decides one request (idempotency, handler) and stages its events; never throws.
   void run_request(const Request& req, Time now, Outcome& outcome, std::vector<NewEvent>& batch,
                    std::vector<Intent>& intents);
-  void stage_audit(const Request& req, const Outcome& outcome, Time now, std::vector<NewEvent>& batch);
+  void stage_audit(const Request& req, const Outcome& outcome, Time now,
+                   std::vector<NewEvent>& batch);
   void run_controllers(Time now, std::vector<NewEvent>& batch, std::vector<Intent>& intents);
   void fail(const std::string& why, std::vector<Ack>& acks);
   void publish();

@@ -18,15 +18,17 @@ int64_t BillingRecord::cost_micros(Time until) const {
 std::string format_money(int64_t micros) {
   char buf[48];
   const char* sign = micros < 0 ? "-" : "";
-  uint64_t m = micros < 0 ? static_cast<uint64_t>(-(micros + 1)) + 1 : static_cast<uint64_t>(micros);
-  std::snprintf(buf, sizeof buf, "%s%llu.%06llu", sign, static_cast<unsigned long long>(m / 1000000),
+  uint64_t m =
+      micros < 0 ? static_cast<uint64_t>(-(micros + 1)) + 1 : static_cast<uint64_t>(micros);
+  std::snprintf(buf, sizeof buf, "%s%llu.%06llu", sign,
+                static_cast<unsigned long long>(m / 1000000),
                 static_cast<unsigned long long>(m % 1000000));
   return buf;
 }
 
 Json BillingRecord::to_json() const {
-  Json j = {{"InstanceId", instance_id}, {"ClusterName", cluster_name},
-            {"ClusterArn", cluster_arn}, {"InstanceGroupName", group},
+  Json j = {{"InstanceId", instance_id},     {"ClusterName", cluster_name},
+            {"ClusterArn", cluster_arn},     {"InstanceGroupName", group},
             {"InstanceType", instance_type}, {"PriceMicrosPerHour", price_micros_per_hour},
             {"StartUs", to_micros(start)}};
   if (end) j["EndUs"] = to_micros(*end);

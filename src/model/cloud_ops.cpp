@@ -3,8 +3,9 @@
 namespace gf {
 
 Json LaunchOp::to_json() const {
-  return Json{{"Cluster", cluster},       {"Group", group},     {"InstanceId", instance_id},
-              {"InstanceType", instance_type}, {"Attempt", attempt}, {"Resume", resume_lifecycle}};
+  return Json{{"Cluster", cluster},        {"Group", group},
+              {"InstanceId", instance_id}, {"InstanceType", instance_type},
+              {"Attempt", attempt},        {"Resume", resume_lifecycle}};
 }
 
 Result<LaunchOp> LaunchOp::from_json(const Json& j) {
@@ -36,10 +37,14 @@ Result<TerminateOp> TerminateOp::from_json(const Json& j) {
 
 std::string_view to_string(LaunchOutcome o) {
   switch (o) {
-    case LaunchOutcome::kOk: return "Ok";
-    case LaunchOutcome::kInsufficientCapacity: return "InsufficientCapacity";
-    case LaunchOutcome::kUnhealthyInstance: return "UnhealthyInstance";
-    case LaunchOutcome::kLifecycleScriptFailure: return "LifecycleScriptFailure";
+    case LaunchOutcome::kOk:
+      return "Ok";
+    case LaunchOutcome::kInsufficientCapacity:
+      return "InsufficientCapacity";
+    case LaunchOutcome::kUnhealthyInstance:
+      return "UnhealthyInstance";
+    case LaunchOutcome::kLifecycleScriptFailure:
+      return "LifecycleScriptFailure";
   }
   return "Ok";
 }
@@ -54,14 +59,22 @@ std::optional<LaunchOutcome> parse_launch_outcome(std::string_view s) {
 
 std::string_view to_string(CloudReport::Kind k) {
   switch (k) {
-    case CloudReport::Kind::kLaunched: return "Launched";
-    case CloudReport::Kind::kRunning: return "Running";
-    case CloudReport::Kind::kLaunchFailed: return "LaunchFailed";
-    case CloudReport::Kind::kLifecycleFailed: return "LifecycleFailed";
-    case CloudReport::Kind::kUnhealthy: return "Unhealthy";
-    case CloudReport::Kind::kTerminated: return "Terminated";
-    case CloudReport::Kind::kRemediated: return "Remediated";
-    case CloudReport::Kind::kBurnIn: return "BurnIn";
+    case CloudReport::Kind::kLaunched:
+      return "Launched";
+    case CloudReport::Kind::kRunning:
+      return "Running";
+    case CloudReport::Kind::kLaunchFailed:
+      return "LaunchFailed";
+    case CloudReport::Kind::kLifecycleFailed:
+      return "LifecycleFailed";
+    case CloudReport::Kind::kUnhealthy:
+      return "Unhealthy";
+    case CloudReport::Kind::kTerminated:
+      return "Terminated";
+    case CloudReport::Kind::kRemediated:
+      return "Remediated";
+    case CloudReport::Kind::kBurnIn:
+      return "BurnIn";
   }
   return "Launched";
 }

@@ -20,8 +20,8 @@ struct LaunchOp {
   std::string group;
   std::string instance_id;
   std::string instance_type;
-  int64_t attempt = 0;           // the group's launch attempt number (1-based)
-  bool resume_lifecycle = false; // already launched before a restart: only finish the lifecycle
+  int64_t attempt = 0;            // the group's launch attempt number (1-based)
+  bool resume_lifecycle = false;  // already launched before a restart: only finish the lifecycle
   Json to_json() const;
   static Result<LaunchOp> from_json(const Json& j);
 };
@@ -34,14 +34,27 @@ struct TerminateOp {
   static Result<TerminateOp> from_json(const Json& j);
 };
 
-enum class LaunchOutcome { kOk, kInsufficientCapacity, kUnhealthyInstance, kLifecycleScriptFailure };
+enum class LaunchOutcome {
+  kOk,
+  kInsufficientCapacity,
+  kUnhealthyInstance,
+  kLifecycleScriptFailure
+};
 std::string_view to_string(LaunchOutcome o);
 std::optional<LaunchOutcome> parse_launch_outcome(std::string_view s);
 
 struct CloudReport {
-  enum class Kind { kLaunched, kRunning, kLaunchFailed, kLifecycleFailed, kUnhealthy, kTerminated,
-                    kRemediated,  // a reboot/reprovision/migrate/delete finished (detail: RemediationId, Ok, NewHost?)
-                    kBurnIn };    // a freed host's burn-in finished (detail: HostId, Outcome, Checks)
+  enum class Kind {
+    kLaunched,
+    kRunning,
+    kLaunchFailed,
+    kLifecycleFailed,
+    kUnhealthy,
+    kTerminated,
+    kRemediated,  // a reboot/reprovision/migrate/delete finished (detail: RemediationId, Ok,
+                  // NewHost?)
+    kBurnIn
+  };  // a freed host's burn-in finished (detail: HostId, Outcome, Checks)
   Kind kind = Kind::kLaunched;
   std::string cluster;
   std::string instance_id;

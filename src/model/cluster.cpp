@@ -21,14 +21,20 @@ std::string_view enum_name(E e, const std::pair<E, std::string_view> (&table)[N]
 }
 
 constexpr std::pair<ClusterStatus, std::string_view> kClusterStatus[] = {
-    {ClusterStatus::kCreating, "Creating"},       {ClusterStatus::kInService, "InService"},
-    {ClusterStatus::kUpdating, "Updating"},       {ClusterStatus::kRollingBack, "RollingBack"},
-    {ClusterStatus::kFailed, "Failed"},           {ClusterStatus::kDeleting, "Deleting"},
+    {ClusterStatus::kCreating, "Creating"},
+    {ClusterStatus::kInService, "InService"},
+    {ClusterStatus::kUpdating, "Updating"},
+    {ClusterStatus::kRollingBack, "RollingBack"},
+    {ClusterStatus::kFailed, "Failed"},
+    {ClusterStatus::kDeleting, "Deleting"},
     {ClusterStatus::kSystemUpdating, "SystemUpdating"}};
 constexpr std::pair<GroupStatus, std::string_view> kGroupStatus[] = {
-    {GroupStatus::kCreating, "Creating"},   {GroupStatus::kInService, "InService"},
-    {GroupStatus::kUpdating, "Updating"},   {GroupStatus::kDegraded, "Degraded"},
-    {GroupStatus::kFailed, "Failed"},       {GroupStatus::kDeleting, "Deleting"},
+    {GroupStatus::kCreating, "Creating"},
+    {GroupStatus::kInService, "InService"},
+    {GroupStatus::kUpdating, "Updating"},
+    {GroupStatus::kDegraded, "Degraded"},
+    {GroupStatus::kFailed, "Failed"},
+    {GroupStatus::kDeleting, "Deleting"},
     {GroupStatus::kSystemUpdating, "SystemUpdating"}};
 constexpr std::pair<NodeStatus, std::string_view> kNodeStatus[] = {
     {NodeStatus::kPending, "Pending"},
@@ -38,10 +44,11 @@ constexpr std::pair<NodeStatus, std::string_view> kNodeStatus[] = {
     {NodeStatus::kSystemUpdating, "SystemUpdating"},
     {NodeStatus::kDeepHealthCheckInProgress, "DeepHealthCheckInProgress"},
     {NodeStatus::kNotFound, "NotFound"}};
-constexpr std::pair<NodeType, std::string_view> kNodeType[] = {{NodeType::kNone, ""},
-                                                               {NodeType::kController, "Controller"},
-                                                               {NodeType::kLogin, "Login"},
-                                                               {NodeType::kCompute, "Compute"}};
+constexpr std::pair<NodeType, std::string_view> kNodeType[] = {
+    {NodeType::kNone, ""},
+    {NodeType::kController, "Controller"},
+    {NodeType::kLogin, "Login"},
+    {NodeType::kCompute, "Compute"}};
 
 }  // namespace
 
@@ -49,15 +56,25 @@ std::string_view to_string(ClusterStatus s) { return enum_name(s, kClusterStatus
 std::string_view to_string(GroupStatus s) { return enum_name(s, kGroupStatus); }
 std::string_view to_string(NodeStatus s) { return enum_name(s, kNodeStatus); }
 std::string_view to_string(NodeType t) { return enum_name(t, kNodeType); }
-std::string_view to_string(Orchestrator o) { return o == Orchestrator::kSlurm ? "Slurm" : "Native"; }
-std::optional<ClusterStatus> parse_cluster_status(std::string_view s) { return parse_enum(s, kClusterStatus); }
-std::optional<GroupStatus> parse_group_status(std::string_view s) { return parse_enum(s, kGroupStatus); }
-std::optional<NodeStatus> parse_node_status(std::string_view s) { return parse_enum(s, kNodeStatus); }
+std::string_view to_string(Orchestrator o) {
+  return o == Orchestrator::kSlurm ? "Slurm" : "Native";
+}
+std::optional<ClusterStatus> parse_cluster_status(std::string_view s) {
+  return parse_enum(s, kClusterStatus);
+}
+std::optional<GroupStatus> parse_group_status(std::string_view s) {
+  return parse_enum(s, kGroupStatus);
+}
+std::optional<NodeStatus> parse_node_status(std::string_view s) {
+  return parse_enum(s, kNodeStatus);
+}
 std::optional<NodeType> parse_node_type(std::string_view s) { return parse_enum(s, kNodeType); }
 
 Json GroupSpec::to_json() const {
-  Json j = {{"InstanceGroupName", name}, {"InstanceType", instance_type},
-            {"InstanceCount", target},   {"MinInstanceCount", min},
+  Json j = {{"InstanceGroupName", name},
+            {"InstanceType", instance_type},
+            {"InstanceCount", target},
+            {"MinInstanceCount", min},
             {"ExecutionRole", execution_role}};
   if (has_slurm_config) {
     Json sc = {{"NodeType", to_string(node_type)}};
@@ -85,8 +102,10 @@ Result<GroupSpec> GroupSpec::from_json(const Json& j) {
     ObjectReader s(*sc, "group.SlurmConfig");
     g.has_slurm_config = true;
     auto t = parse_node_type(s.required_string("NodeType"));
-    if (!t) s.fail("NodeType", "unknown node type");
-    else g.node_type = *t;
+    if (!t)
+      s.fail("NodeType", "unknown node type");
+    else
+      g.node_type = *t;
     g.partitions = s.optional_string_list("PartitionNames").value_or(std::vector<std::string>{});
     r.fail_status(s.status());
   }

@@ -15,10 +15,34 @@
 
 namespace gf {
 
-enum class ClusterStatus { kCreating, kInService, kUpdating, kRollingBack, kFailed, kDeleting, kSystemUpdating };
-enum class GroupStatus { kCreating, kInService, kUpdating, kDegraded, kFailed, kDeleting, kSystemUpdating };
+enum class ClusterStatus {
+  kCreating,
+  kInService,
+  kUpdating,
+  kRollingBack,
+  kFailed,
+  kDeleting,
+  kSystemUpdating
+};
+enum class GroupStatus {
+  kCreating,
+  kInService,
+  kUpdating,
+  kDegraded,
+  kFailed,
+  kDeleting,
+  kSystemUpdating
+};
 // Node InstanceStatus.Status.
-enum class NodeStatus { kPending, kRunning, kFailure, kShuttingDown, kSystemUpdating, kDeepHealthCheckInProgress, kNotFound };
+enum class NodeStatus {
+  kPending,
+  kRunning,
+  kFailure,
+  kShuttingDown,
+  kSystemUpdating,
+  kDeepHealthCheckInProgress,
+  kNotFound
+};
 enum class NodeType { kNone, kController, kLogin, kCompute };
 enum class Orchestrator { kSlurm, kNative };
 
@@ -36,14 +60,14 @@ std::optional<NodeType> parse_node_type(std::string_view s);
 struct GroupSpec {
   std::string name;
   std::string instance_type;
-  int64_t target = 0;  // InstanceCount
-  int64_t min = 0;     // MinInstanceCount (defaults applied by validation)
+  int64_t target = 0;                    // InstanceCount
+  int64_t min = 0;                       // MinInstanceCount (defaults applied by validation)
   NodeType node_type = NodeType::kNone;  // SlurmConfig.NodeType
   std::vector<std::string> partitions;   // SlurmConfig.PartitionNames
   bool has_slurm_config = false;
   std::string execution_role;
   std::optional<int64_t> threads_per_core;
-  Json lifecycle_config;  // kept as given (SourceS3Uri, OnCreate, …); null when absent
+  Json lifecycle_config;        // kept as given (SourceS3Uri, OnCreate, …); null when absent
   Json extra = Json::object();  // unknown fields, kept and echoed
 
   Json to_json() const;
@@ -56,16 +80,16 @@ struct InstanceGroup {
   GroupStatus status = GroupStatus::kCreating;
   Time created_at{};
   // MinCount bookkeeping (SPEC §2.4).
-  bool ever_in_service = false;           // false = a "new" group for rollback purposes
-  int64_t last_in_service_target = 0;     // counts at the last InService, for rollback
+  bool ever_in_service = false;        // false = a "new" group for rollback purposes
+  int64_t last_in_service_target = 0;  // counts at the last InService, for rollback
   int64_t last_in_service_min = 0;
-  std::optional<Time> min_deadline;       // rollback when still short of MinCount at this time
+  std::optional<Time> min_deadline;  // rollback when still short of MinCount at this time
   // Launch retry state: capped exponential backoff after failures, reset on success.
   int64_t consecutive_failures = 0;
   std::optional<Time> next_attempt;
   std::string last_failure;
-  int64_t last_failed_attempt = 0;        // a later attempt that runs ends the backoff
-  int64_t launch_attempts = 0;            // every launch of this group, 1-based (sim faults key on it)
+  int64_t last_failed_attempt = 0;  // a later attempt that runs ends the backoff
+  int64_t launch_attempts = 0;      // every launch of this group, 1-based (sim faults key on it)
 };
 
 struct Node {
@@ -77,7 +101,7 @@ struct Node {
   int64_t attempt = 0;       // the group's launch attempt number
   int64_t launch_order = 0;  // fleet-wide order of launch requests: higher = more recent
   Time requested_at{};
-  std::optional<Time> launch_time;   // instance up, lifecycle script started: billing starts
+  std::optional<Time> launch_time;  // instance up, lifecycle script started: billing starts
   std::optional<Time> running_at;
   std::optional<Time> shutting_down_at;  // billing ends
   bool healthy = true;
@@ -91,13 +115,19 @@ struct Node {
   std::map<std::string, std::string> labels;
 
   // The physical host under this node: host_id, or "host-<instance id without i->".
-  std::string host() const { return host_id.empty() ? "host-" + (instance_id.rfind("i-", 0) == 0 ? instance_id.substr(2) : instance_id) : host_id; }
+  std::string host() const {
+    return host_id.empty()
+               ? "host-" + (instance_id.rfind("i-", 0) == 0 ? instance_id.substr(2) : instance_id)
+               : host_id;
+  }
 
   bool launched() const { return launch_time.has_value(); }
   // Counts toward the group's CurrentCount.
   bool is_current() const { return status == NodeStatus::kRunning; }
   // Counts toward the desired total (not on its way out).
-  bool is_live() const { return status != NodeStatus::kShuttingDown && status != NodeStatus::kFailure; }
+  bool is_live() const {
+    return status != NodeStatus::kShuttingDown && status != NodeStatus::kFailure;
+  }
 };
 
 struct Cluster {
@@ -112,8 +142,8 @@ struct Cluster {
   Json vpc_config;
   std::string node_recovery = "Automatic";
   bool ever_in_service = false;
-  std::vector<InstanceGroup> groups;  // in creation order
-  std::map<std::string, Node> nodes;  // by instance id; terminated nodes are removed
+  std::vector<InstanceGroup> groups;   // in creation order
+  std::map<std::string, Node> nodes;   // by instance id; terminated nodes are removed
   std::vector<BillingRecord> billing;  // closed records (instances that reached ShuttingDown)
   Duration min_count_timeout = hours(3);
   // Legacy mode: the update being attempted (all or nothing) and what to restore on failure.

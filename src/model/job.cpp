@@ -118,9 +118,10 @@ Result<Dispatch> Dispatch::from_json(const Json& j) {
     d.restarts = j.at("restarts").get<int32_t>();
     d.excluded = j.at("excluded").get<std::vector<std::string>>();
     for (const Json& c : j.at("left")) {
-      d.left.push_back(MemberCopy{c.at("cluster").get<std::string>(), c.at("state").get<std::string>(),
-                                  from_micros(c.at("since_us").get<int64_t>()), read_opt_time(c, "purge_us"),
-                                  c.at("restarts").get<int32_t>()});
+      d.left.push_back(MemberCopy{c.at("cluster").get<std::string>(),
+                                  c.at("state").get<std::string>(),
+                                  from_micros(c.at("since_us").get<int64_t>()),
+                                  read_opt_time(c, "purge_us"), c.at("restarts").get<int32_t>()});
     }
     d.failovers = j.at("failovers").get<int32_t>();
     return d;
@@ -214,11 +215,12 @@ Result<Job> Job::from_json(const Json& j) {
     job.ns = j.at("namespace").get<std::string>();
     job.local_queue = j.at("local_queue").get<std::string>();
     job.priority = j.at("priority").get<int32_t>();
-    if (!j.at("max_preemptions").is_null()) job.max_preemptions = j.at("max_preemptions").get<int32_t>();
+    if (!j.at("max_preemptions").is_null())
+      job.max_preemptions = j.at("max_preemptions").get<int32_t>();
     for (const Json& p : j.at("pod_sets")) {
-      job.pod_sets.push_back(JobPodSet{p.at("role").get<std::string>(), p.at("count").get<int32_t>(),
-                                       p.at("requests"), p.at("instance_type").get<std::string>(),
-                                       p.at("whole_node").get<bool>()});
+      job.pod_sets.push_back(
+          JobPodSet{p.at("role").get<std::string>(), p.at("count").get<int32_t>(), p.at("requests"),
+                    p.at("instance_type").get<std::string>(), p.at("whole_node").get<bool>()});
     }
     job.clusters = j.at("clusters").get<std::vector<std::string>>();
     if (!j.at("duration_us").is_null()) job.duration = Duration(j.at("duration_us").get<int64_t>());
@@ -232,9 +234,10 @@ Result<Job> Job::from_json(const Json& j) {
     job.stopped_at = read_opt_time(j, "stopped_us");
     job.preempted_count = j.at("preempted_count").get<int32_t>();
     for (const Json& p : j.at("recent_preemptions")) {
-      job.recent_preemptions.push_back(JobPreemption{from_micros(p.at("time_us").get<int64_t>()),
-                                                     p.at("by").get<std::string>(), p.at("rule").get<std::string>(),
-                                                     p.at("message").get<std::string>(), p.at("terminated").get<bool>()});
+      job.recent_preemptions.push_back(
+          JobPreemption{from_micros(p.at("time_us").get<int64_t>()), p.at("by").get<std::string>(),
+                        p.at("rule").get<std::string>(), p.at("message").get<std::string>(),
+                        p.at("terminated").get<bool>()});
     }
     job.requeue_at = read_opt_time(j, "requeue_us");
     job.admitted = j.at("admitted").get<bool>();
@@ -244,14 +247,16 @@ Result<Job> Job::from_json(const Json& j) {
     job.pod_nodes = j.at("pod_nodes").get<std::vector<std::string>>();
     if (j.contains("runs")) {
       for (const Json& r : j.at("runs")) {
-        job.runs.push_back(JobRun{from_micros(r.at("start_us").get<int64_t>()), read_opt_time(r, "end_us"),
-                                  r.at("cluster").get<std::string>(), r.at("micros_per_hour").get<int64_t>(),
+        job.runs.push_back(JobRun{from_micros(r.at("start_us").get<int64_t>()),
+                                  read_opt_time(r, "end_us"), r.at("cluster").get<std::string>(),
+                                  r.at("micros_per_hour").get<int64_t>(),
                                   r.at("pods").get<int32_t>()});
       }
     }
     job.history_count = j.value("history_count", uint64_t{0});
     for (const Json& e : j.at("history")) {
-      job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()), e.at("reason").get<std::string>(),
+      job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()),
+                                     e.at("reason").get<std::string>(),
                                      e.at("message").get<std::string>()});
     }
     if (j.contains("dispatch") && !j.at("dispatch").is_null()) {

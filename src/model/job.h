@@ -17,10 +17,21 @@
 namespace gf {
 
 // AWS Batch service-job statuses (SPEC §4.1).
-enum class JobStatus { kSubmitted, kPending, kRunnable, kScheduled, kStarting, kRunning, kSucceeded, kFailed };
+enum class JobStatus {
+  kSubmitted,
+  kPending,
+  kRunnable,
+  kScheduled,
+  kStarting,
+  kRunning,
+  kSucceeded,
+  kFailed
+};
 std::string_view to_string(JobStatus s);
 std::optional<JobStatus> parse_job_status(std::string_view s);
-inline bool is_terminal(JobStatus s) { return s == JobStatus::kSucceeded || s == JobStatus::kFailed; }
+inline bool is_terminal(JobStatus s) {
+  return s == JobStatus::kSucceeded || s == JobStatus::kFailed;
+}
 
 // `count` identical pods. `requests` maps resource names to Kubernetes quantities; a whole-node
 // pod (`whole_node`) takes every resource of a node of `instance_type`.
@@ -35,8 +46,8 @@ struct JobPodSet {
 
 struct JobPreemption {
   Time time{};
-  std::string by;      // the preempting job's id
-  std::string rule;    // InQueue | Reclaim | BorrowWithinCohort
+  std::string by;    // the preempting job's id
+  std::string rule;  // InQueue | Reclaim | BorrowWithinCohort
   std::string message;
   bool terminated = false;
   bool operator==(const JobPreemption&) const = default;
@@ -45,7 +56,7 @@ struct JobPreemption {
 // One line of a job's history (describe job).
 struct JobEvent {
   Time time{};
-  std::string reason;   // Submitted, Admitted, Preempted, Interrupted, Placed, Running, ...
+  std::string reason;  // Submitted, Admitted, Preempted, Interrupted, Placed, Running, ...
   std::string message;
   bool operator==(const JobEvent&) const = default;
 };
@@ -69,8 +80,8 @@ struct JobRun {
 // cannot run.
 struct MemberCopy {
   std::string cluster;
-  std::string state;             // the job's state there when it was left (Created, Restarting, ...)
-  Time since{};                  // when it was left
+  std::string state;  // the job's state there when it was left (Created, Restarting, ...)
+  Time since{};       // when it was left
   std::optional<Time> purge_at;  // Gracefully: removed by then at the latest; none: Never
   int32_t restarts = 0;
   bool operator==(const MemberCopy&) const = default;
@@ -89,7 +100,7 @@ struct Dispatch {
   std::optional<int32_t> backoff_limit;               // runPolicy.backoffLimit; none = no limit
   std::optional<int64_t> active_deadline_seconds;
   std::optional<int64_t> ttl_seconds_after_finished;
-  bool suspended = false;                             // runPolicy.suspend
+  bool suspended = false;  // runPolicy.suspend
   // On the member cluster.
   std::string cluster;                    // bound member cluster; kept across interrupts
   std::optional<Time> bound_at;           // when its pods were created there
@@ -111,10 +122,10 @@ struct Job;
 std::string_view workload_state(const Job& job);
 
 struct Job {
-  std::string id;     // jobId
-  uint64_t key = 0;   // dense scheduler key: the submission order
+  std::string id;           // jobId
+  uint64_t key = 0;         // dense scheduler key: the submission order
   uint64_t submit_seq = 0;  // journal seq of job.submitted (answers a repeated submission)
-  std::string name;   // jobName
+  std::string name;         // jobName
   std::string kind = "ServiceJob";
   // Where it queues: a quota share of a job queue, a Kueue LocalQueue, or a namespace of the
   // ElasticQuotaTree; none of them = placement only.
@@ -143,9 +154,9 @@ struct Job {
   std::optional<Time> admitted_at;
   std::string cluster;
   std::vector<std::string> pod_nodes;
-  std::vector<JobEvent> history;  // at most kMaxHistory, oldest dropped
-  uint64_t history_count = 0;     // lines ever added (the newest ones become user events)
-  std::vector<JobRun> runs;       // every stretch it ran, for billing by share
+  std::vector<JobEvent> history;     // at most kMaxHistory, oldest dropped
+  uint64_t history_count = 0;        // lines ever added (the newest ones become user events)
+  std::vector<JobRun> runs;          // every stretch it ran, for billing by share
   std::optional<Dispatch> dispatch;  // workloads (PyTorchJob) only
 
   static constexpr size_t kMaxHistory = 50;

@@ -72,8 +72,11 @@ void WebhookDriver::run() {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    if (!ok) spdlog::warn("webhook {}: alert {} not delivered: {}", url, in.payload.value("AlertId", ""), error);
-    report_(in.payload.value("AlertId", ""), in.payload.value("Target", ""), in.payload.value("State", ""), ok, error);
+    if (!ok)
+      spdlog::warn("webhook {}: alert {} not delivered: {}", url, in.payload.value("AlertId", ""),
+                   error);
+    report_(in.payload.value("AlertId", ""), in.payload.value("Target", ""),
+            in.payload.value("State", ""), ok, error);
   }
 }
 

@@ -19,7 +19,8 @@ class WebhookDriver final : public Driver {
  public:
   // (alert id, target, alert state, delivered?, error) — called on the worker thread.
   using ReportFn = std::function<void(std::string, std::string, std::string, bool, std::string)>;
-  explicit WebhookDriver(ReportFn report, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+  explicit WebhookDriver(ReportFn report,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
   ~WebhookDriver() override;
   WebhookDriver(const WebhookDriver&) = delete;
   WebhookDriver& operator=(const WebhookDriver&) = delete;

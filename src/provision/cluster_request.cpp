@@ -36,17 +36,19 @@ Result<GroupSpec> parse_group(const Json& j, const std::string& path, const Cata
   if (r.ok() && !catalog.find(g.instance_type)) {
     std::string known;
     for (const auto& n : catalog.names()) known += (known.empty() ? "" : ", ") + n;
-    r.fail("InstanceType", "unknown instance type \"" + g.instance_type + "\"; the catalog has " + known);
+    r.fail("InstanceType",
+           "unknown instance type \"" + g.instance_type + "\"; the catalog has " + known);
   }
   g.target = r.required_int("InstanceCount");
   if (r.ok() && (g.target < 0 || g.target > kMaxInstanceCount)) {
-    r.fail("InstanceCount", "must be between 0 and " + std::to_string(kMaxInstanceCount) + ", got " +
-                                std::to_string(g.target));
+    r.fail("InstanceCount", "must be between 0 and " + std::to_string(kMaxInstanceCount) +
+                                ", got " + std::to_string(g.target));
   }
   auto min = r.optional_int("MinInstanceCount");
   min_given = min.has_value();
   if (min) {
-    if (*min < 0) r.fail("MinInstanceCount", "must be >= 0, got " + std::to_string(*min));
+    if (*min < 0)
+      r.fail("MinInstanceCount", "must be >= 0, got " + std::to_string(*min));
     else if (r.ok() && *min > g.target) {
       r.fail("MinInstanceCount", "must not exceed InstanceCount (" + std::to_string(g.target) +
                                      "), got " + std::to_string(*min));
@@ -94,7 +96,8 @@ Result<GroupSpec> parse_group(const Json& j, const std::string& path, const Cata
   return g;
 }
 
-Status check_orchestrator_rules(const std::vector<GroupSpec>& groups, Orchestrator orch, bool continuous) {
+Status check_orchestrator_rules(const std::vector<GroupSpec>& groups, Orchestrator orch,
+                                bool continuous) {
   int controllers = 0;
   for (size_t i = 0; i < groups.size(); ++i) {
     const GroupSpec& g = groups[i];
@@ -106,17 +109,21 @@ Status check_orchestrator_rules(const std::vector<GroupSpec>& groups, Orchestrat
                               "not supported with continuous provisioning)");
     }
     if (orch == Orchestrator::kSlurm && g.lifecycle_config.is_null()) {
-      return validation_error(path_index("InstanceGroups", i) +
-                              ".LifeCycleConfig: is required for Slurm clusters (SourceS3Uri, OnCreate)");
+      return validation_error(
+          path_index("InstanceGroups", i) +
+          ".LifeCycleConfig: is required for Slurm clusters (SourceS3Uri, OnCreate)");
     }
   }
   if (controllers > 1) {
-    return validation_error("InstanceGroups: at most one group may have SlurmConfig.NodeType "
-                            "Controller, found " + std::to_string(controllers));
+    return validation_error(
+        "InstanceGroups: at most one group may have SlurmConfig.NodeType "
+        "Controller, found " +
+        std::to_string(controllers));
   }
   if (orch == Orchestrator::kSlurm && controllers != 1) {
-    return validation_error("InstanceGroups: a Slurm cluster needs exactly one group with "
-                            "SlurmConfig.NodeType Controller, found none");
+    return validation_error(
+        "InstanceGroups: a Slurm cluster needs exactly one group with "
+        "SlurmConfig.NodeType Controller, found none");
   }
   return ok_status();
 }
@@ -129,7 +136,8 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
   CreateClusterRequest req;
   req.name = r.required_string("ClusterName");
   if (r.ok() && !valid_cluster_name(req.name)) {
-    r.fail("ClusterName", "\"" + req.name + "\" is not valid: use 1-63 letters, digits and hyphens");
+    r.fail("ClusterName",
+           "\"" + req.name + "\" is not valid: use 1-63 letters, digits and hyphens");
   }
   if (r.ok() && state.find_cluster(req.name)) {
     r.fail("ClusterName", "a cluster named \"" + req.name +
@@ -137,8 +145,10 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
   }
   auto mode = r.optional_string("NodeProvisioningMode");
   if (mode && *mode != "Continuous") {
-    r.fail("NodeProvisioningMode", "expected \"Continuous\" (or leave it out for all-or-nothing "
-                                   "provisioning), got \"" + *mode + "\"");
+    r.fail("NodeProvisioningMode",
+           "expected \"Continuous\" (or leave it out for all-or-nothing "
+           "provisioning), got \"" +
+               *mode + "\"");
   }
   req.continuous = mode.has_value();
   auto recovery = r.optional_string("NodeRecovery");
@@ -161,11 +171,14 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
       ObjectReader s(*slurm, "Orchestrator.Slurm");
       auto strategy = s.optional_string("SlurmConfigStrategy");
       if (strategy && req.continuous) {
-        s.fail("SlurmConfigStrategy", "is not supported with NodeProvisioningMode Continuous "
-                                      "(continuous provisioning manages slurm.conf in merge mode "
-                                      "only); remove it");
-      } else if (strategy && *strategy != "Overwrite" && *strategy != "Managed" && *strategy != "Merge") {
-        s.fail("SlurmConfigStrategy", "expected Overwrite, Managed or Merge, got \"" + *strategy + "\"");
+        s.fail("SlurmConfigStrategy",
+               "is not supported with NodeProvisioningMode Continuous "
+               "(continuous provisioning manages slurm.conf in merge mode "
+               "only); remove it");
+      } else if (strategy && *strategy != "Overwrite" && *strategy != "Managed" &&
+                 *strategy != "Merge") {
+        s.fail("SlurmConfigStrategy",
+               "expected Overwrite, Managed or Merge, got \"" + *strategy + "\"");
       }
       o.fail_status(s.status());
       req.orchestrator = Orchestrator::kSlurm;
@@ -188,12 +201,15 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
   for (size_t i = 0; i < groups->size(); ++i) {
     const std::string path = path_index("InstanceGroups", i);
     bool min_given = false;
-    GF_ASSIGN_OR_RETURN(GroupSpec g, parse_group((*groups)[i], path, catalog, min_given, req.warnings));
+    GF_ASSIGN_OR_RETURN(GroupSpec g,
+                        parse_group((*groups)[i], path, catalog, min_given, req.warnings));
     if (!names.insert(g.name).second) {
-      return validation_error(path + ".InstanceGroupName: \"" + g.name + "\" is used by another group");
+      return validation_error(path + ".InstanceGroupName: \"" + g.name +
+                              "\" is used by another group");
     }
     if (min_given && !req.continuous) {
-      return validation_error(path + ".MinInstanceCount: is only supported with "
+      return validation_error(path +
+                              ".MinInstanceCount: is only supported with "
                               "NodeProvisioningMode Continuous");
     }
     if (!min_given && req.continuous &&
@@ -231,17 +247,21 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
   if (const Json* orch = r.optional_object("Orchestrator")) {
     if (orch->contains("Slurm") && (*orch)["Slurm"].is_object() &&
         (*orch)["Slurm"].contains("SlurmConfigStrategy") && c->continuous) {
-      r.fail("Orchestrator", "Slurm.SlurmConfigStrategy is not supported with continuous provisioning");
+      r.fail("Orchestrator",
+             "Slurm.SlurmConfigStrategy is not supported with continuous provisioning");
     }
   }
-  if (auto mode = r.optional_string("NodeProvisioningMode"); mode && (*mode != "Continuous" || !c->continuous)) {
+  if (auto mode = r.optional_string("NodeProvisioningMode");
+      mode && (*mode != "Continuous" || !c->continuous)) {
     r.fail("NodeProvisioningMode", "cannot be changed after creation");
   }
   const Json* groups = r.optional_array("InstanceGroups");
-  req.groups_to_delete = r.optional_string_list("InstanceGroupsToDelete").value_or(std::vector<std::string>{});
+  req.groups_to_delete =
+      r.optional_string_list("InstanceGroupsToDelete").value_or(std::vector<std::string>{});
   if (!r.ok()) return r.status();
   if (c->status == ClusterStatus::kDeleting || c->status == ClusterStatus::kFailed) {
-    return Status(ErrorCode::kConflict, "cluster \"" + name + "\" is " + std::string(to_string(c->status)) +
+    return Status(ErrorCode::kConflict, "cluster \"" + name + "\" is " +
+                                            std::string(to_string(c->status)) +
                                             "; it cannot be updated");
   }
   if (!c->continuous && c->status != ClusterStatus::kInService) {
@@ -259,12 +279,14 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
     for (size_t i = 0; i < groups->size(); ++i) {
       const std::string path = path_index("InstanceGroups", i);
       bool min_given = false;
-      GF_ASSIGN_OR_RETURN(GroupSpec g, parse_group((*groups)[i], path, catalog, min_given, req.warnings));
+      GF_ASSIGN_OR_RETURN(GroupSpec g,
+                          parse_group((*groups)[i], path, catalog, min_given, req.warnings));
       if (!names.insert(g.name).second) {
         return validation_error(path + ".InstanceGroupName: \"" + g.name + "\" appears twice");
       }
       if (min_given && !c->continuous) {
-        return validation_error(path + ".MinInstanceCount: is only supported with "
+        return validation_error(path +
+                                ".MinInstanceCount: is only supported with "
                                 "NodeProvisioningMode Continuous");
       }
       const InstanceGroup* existing = c->find_group(g.name);
@@ -273,13 +295,17 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
       }
       if (existing) {
         if (existing->spec.instance_type != g.instance_type) {
-          return validation_error(path + ".InstanceType: cannot change the instance type of "
-                                  "existing group \"" + g.name + "\" (" +
-                                  existing->spec.instance_type + "); add a new group instead");
+          return validation_error(path +
+                                  ".InstanceType: cannot change the instance type of "
+                                  "existing group \"" +
+                                  g.name + "\" (" + existing->spec.instance_type +
+                                  "); add a new group instead");
         }
         if (existing->spec.node_type != g.node_type) {
-          return validation_error(path + ".SlurmConfig.NodeType: cannot change the node type of "
-                                  "existing group \"" + g.name + "\"");
+          return validation_error(path +
+                                  ".SlurmConfig.NodeType: cannot change the node type of "
+                                  "existing group \"" +
+                                  g.name + "\"");
         }
         if (!min_given) g.min = std::min(existing->spec.min, g.target);
       } else if (!min_given && c->continuous &&
@@ -295,8 +321,8 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
     const std::string& del = req.groups_to_delete[i];
     const InstanceGroup* g = c->find_group(del);
     if (!g) {
-      return validation_error(path_index("InstanceGroupsToDelete", i) + ": no group named \"" + del +
-                              "\" in cluster " + name);
+      return validation_error(path_index("InstanceGroupsToDelete", i) + ": no group named \"" +
+                              del + "\" in cluster " + name);
     }
     if (names.count(del)) {
       return validation_error(path_index("InstanceGroupsToDelete", i) + ": \"" + del +
@@ -309,8 +335,9 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
     std::erase_if(resulting, [&](const GroupSpec& s) { return s.name == del; });
   }
   if (!groups && req.groups_to_delete.empty() && !req.node_recovery) {
-    return validation_error("InstanceGroups: nothing to update (give InstanceGroups, "
-                            "InstanceGroupsToDelete or NodeRecovery)");
+    return validation_error(
+        "InstanceGroups: nothing to update (give InstanceGroups, "
+        "InstanceGroupsToDelete or NodeRecovery)");
   }
   GF_RETURN_IF_ERROR(check_orchestrator_rules(resulting, c->orchestrator, c->continuous));
   (void)r.optional_string("ClientToken");  // the idempotency token, read by the API layer
@@ -324,7 +351,8 @@ Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body) {
   if (r.ok() && !list->is_array()) r.fail("NodesToAdd", "expected array");
   if (!r.ok()) return r.status();
   if (list->empty() || list->size() > 5) {
-    return validation_error("NodesToAdd: expected 1 to 5 entries, got " + std::to_string(list->size()));
+    return validation_error("NodesToAdd: expected 1 to 5 entries, got " +
+                            std::to_string(list->size()));
   }
   std::vector<NodesToAdd> out;
   int64_t total = 0;
@@ -334,14 +362,16 @@ Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body) {
     a.group = e.required_string("InstanceGroupName");
     a.increment = e.required_int("IncrementTargetCountBy");
     if (e.ok() && (a.increment < 1 || a.increment > 50)) {
-      e.fail("IncrementTargetCountBy", "must be between 1 and 50, got " + std::to_string(a.increment));
+      e.fail("IncrementTargetCountBy",
+             "must be between 1 and 50, got " + std::to_string(a.increment));
     }
     if (!e.ok()) return e.status();
     total += a.increment;
     out.push_back(a);
   }
   if (total > 50) {
-    return validation_error("NodesToAdd: at most 50 nodes per request in total, got " + std::to_string(total));
+    return validation_error("NodesToAdd: at most 50 nodes per request in total, got " +
+                            std::to_string(total));
   }
   return out;
 }
@@ -350,18 +380,20 @@ Result<std::vector<std::string>> parse_batch_delete(const Json& body) {
   ObjectReader r(body, "");
   auto ids = r.optional_string_list("NodeIds");
   if (r.ok() && (!ids || ids->empty())) r.fail("NodeIds", "is required (1 to 99 instance ids)");
-  if (r.ok() && ids->size() > 99) r.fail("NodeIds", "at most 99 per request, got " + std::to_string(ids->size()));
+  if (r.ok() && ids->size() > 99)
+    r.fail("NodeIds", "at most 99 per request, got " + std::to_string(ids->size()));
   if (!r.ok()) return r.status();
   return *ids;
 }
 
-std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g, std::string_view operation) {
+std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g,
+                                 std::string_view operation) {
   if (g.status != GroupStatus::kCreating && g.status != GroupStatus::kUpdating) return std::nullopt;
   return Status(ErrorCode::kConflict,
-                std::string(operation) + " is refused while InstanceGroup " + g.spec.name + " of cluster " +
-                    c.name + " is " + std::string(to_string(g.status)) + " (CurrentCount " +
-                    std::to_string(c.current_count(g.spec.name)) + " < MinCount " +
-                    std::to_string(g.spec.min) +
+                std::string(operation) + " is refused while InstanceGroup " + g.spec.name +
+                    " of cluster " + c.name + " is " + std::string(to_string(g.status)) +
+                    " (CurrentCount " + std::to_string(c.current_count(g.spec.name)) +
+                    " < MinCount " + std::to_string(g.spec.min) +
                     "); change its InstanceCount/MinInstanceCount with UpdateCluster, or delete "
                     "the group");
 }

@@ -26,7 +26,7 @@ struct CreateClusterRequest {
 
 struct UpdateClusterRequest {
   std::string name;
-  std::vector<GroupSpec> groups;             // full desired specs; new names add groups
+  std::vector<GroupSpec> groups;  // full desired specs; new names add groups
   std::vector<std::string> groups_to_delete;
   std::optional<std::string> node_recovery;
   std::vector<std::string> warnings;
@@ -47,6 +47,7 @@ Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body);
 Result<std::vector<std::string>> parse_batch_delete(const Json& body);
 
 // A group in Creating/Updating refuses BatchAdd/BatchDelete (SPEC §2.4): the 409 message.
-std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g, std::string_view operation);
+std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g,
+                                 std::string_view operation);
 
 }  // namespace gf

@@ -43,7 +43,8 @@ Provisioner::Provisioner(ProvisionOptions options, const Catalog& catalog, Rando
     : options_(std::move(options)), catalog_(catalog), rng_(rng) {}
 
 std::string Provisioner::instance_id(int64_t counter) const {
-  const uint64_t v = mix64(options_.id_seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(counter));
+  const uint64_t v =
+      mix64(options_.id_seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(counter));
   char buf[32];
   std::snprintf(buf, sizeof buf, "i-%017llx",
                 static_cast<unsigned long long>(v & 0x0fffffffffffffffULL) |
@@ -85,7 +86,8 @@ ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
   return d;
 }
 
-void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter, ControllerDecision& d) {
+void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter,
+                                    ControllerDecision& d) {
   reissue_lost_intents(c, d);
   counts_.clear();
   for (const auto& [id, n] : c.nodes) {
@@ -99,7 +101,8 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
   if (c.status == ClusterStatus::kDeleting || c.status == ClusterStatus::kFailed) {
     for (const auto& [id, n] : c.nodes) {
       if (n.status != NodeStatus::kShuttingDown) {
-        terminate(c, n, c.status == ClusterStatus::kFailed ? "cluster failed" : "cluster deletion", d);
+        terminate(c, n, c.status == ClusterStatus::kFailed ? "cluster failed" : "cluster deletion",
+                  d);
       }
     }
     if (c.status == ClusterStatus::kDeleting && c.nodes.empty()) {
@@ -140,9 +143,9 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
   };
   if (!c.continuous) {
     if (c.status != ClusterStatus::kInService && groups_at_target()) {
-      status_event(ClusterStatus::kInService,
-                   c.status == ClusterStatus::kRollingBack ? "rollback complete; previous state restored"
-                                                           : "every instance group is fully provisioned");
+      status_event(ClusterStatus::kInService, c.status == ClusterStatus::kRollingBack
+                                                  ? "rollback complete; previous state restored"
+                                                  : "every instance group is fully provisioned");
     }
     return;
   }
@@ -150,7 +153,8 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
     bool ready = false;
     std::string reason;
     if (c.orchestrator == Orchestrator::kSlurm) {
-      const bool login_ok = !has_group_of(c, NodeType::kLogin) || group_has_running(c, NodeType::kLogin);
+      const bool login_ok =
+          !has_group_of(c, NodeType::kLogin) || group_has_running(c, NodeType::kLogin);
       ready = controller_up && login_ok;
       reason = has_group_of(c, NodeType::kLogin) ? "a controller and a login node are Running"
                                                  : "a controller node is Running";
@@ -164,8 +168,8 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
   }
 }
 
-void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool may_launch, Time now,
-                                  int64_t& counter, ControllerDecision& d) {
+void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool may_launch,
+                                  Time now, int64_t& counter, ControllerDecision& d) {
   const std::string& gname = g.spec.name;
   const Json base = {{"Name", c.name}, {"Group", gname}};
   const GroupCounts& gc = counts_[gname];
@@ -200,7 +204,8 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
       launch(c, g, n, counter, d);
     }
   } else if (live > g.spec.target) {
-    terminate_excess(c, g, live - g.spec.target, "scale-down to TargetCount " + std::to_string(g.spec.target), d);
+    terminate_excess(c, g, live - g.spec.target,
+                     "scale-down to TargetCount " + std::to_string(g.spec.target), d);
   }
 
   if (!c.continuous) return;
@@ -210,11 +215,11 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
     if (current >= g.spec.min) {
       Json p = base;
       p["Status"] = "InService";
-      p["Reason"] = g.spec.min > 0
-                        ? "minimum capacity reached: InstanceGroup " + gname + " has " +
-                              std::to_string(current) + " Running of MinCount " + std::to_string(g.spec.min) +
-                              " (TargetCount " + std::to_string(g.spec.target) + ")"
-                        : "";
+      p["Reason"] = g.spec.min > 0 ? "minimum capacity reached: InstanceGroup " + gname + " has " +
+                                         std::to_string(current) + " Running of MinCount " +
+                                         std::to_string(g.spec.min) + " (TargetCount " +
+                                         std::to_string(g.spec.target) + ")"
+                                   : "";
       d.events.push_back(ev(event_type::kGroupStatus, p));
     } else if (g.min_deadline && now >= *g.min_deadline) {
       const int64_t target = g.ever_in_service ? g.last_in_service_target : 0;
@@ -255,7 +260,8 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
   }
 }
 
-void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& reason, ControllerDecision& d) {
+void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& reason,
+                            ControllerDecision& d) {
   d.events.push_back(ev(event_type::kNodeTerminateRequested,
                         Json{{"Name", c.name}, {"InstanceId", n.instance_id}, {"Reason", reason}}));
   TerminateOp op{c.name, n.instance_id, n.instance_type};
@@ -302,7 +308,8 @@ void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) 
   }
 }
 
-Result<Decision> Provisioner::handle_report(const FleetState& state, Time now, const CloudReport& rep) {
+Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
+                                            const CloudReport& rep) {
   Decision d;
   const Cluster* c = state.view().find_cluster(rep.cluster);
   if (!c) return d;  // stale: the cluster is gone
@@ -355,15 +362,16 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now, c
   const Json cbase = {{"Name", c->name}};
 
   // Non-retryable controller failures while creating fail the cluster (SPEC §2.3).
-  if (c->continuous && c->status == ClusterStatus::kCreating && c->orchestrator == Orchestrator::kSlurm &&
-      g->spec.node_type == NodeType::kController) {
+  if (c->continuous && c->status == ClusterStatus::kCreating &&
+      c->orchestrator == Orchestrator::kSlurm && g->spec.node_type == NodeType::kController) {
     Json p = cbase;
     p["Status"] = "Failed";
     if (capacity) {
-      p["FailureMessage"] = "Cluster creation failed: there is no capacity for the controller group " +
-                            g->spec.name + "'s instance type " + g->spec.instance_type + " (" + rep.message +
-                            "). Choose another instance type for the controller group, or create the "
-                            "cluster in another availability zone.";
+      p["FailureMessage"] =
+          "Cluster creation failed: there is no capacity for the controller group " + g->spec.name +
+          "'s instance type " + g->spec.instance_type + " (" + rep.message +
+          "). Choose another instance type for the controller group, or create the "
+          "cluster in another availability zone.";
     } else {
       p["FailureMessage"] = "Cluster creation failed: the lifecycle script " + script_name(*g) +
                             " failed on controller instance " + n.instance_id + " (" + rep.message +
@@ -374,10 +382,10 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now, c
     return d;
   }
   if (!c->continuous) {
-    const std::string why = capacity ? "could not provision " + g->spec.instance_type + " for InstanceGroup " +
-                                           g->spec.name + ": " + rep.message
-                                     : "lifecycle script " + script_name(*g) + " failed on " + n.instance_id +
-                                           ": " + rep.message;
+    const std::string why = capacity ? "could not provision " + g->spec.instance_type +
+                                           " for InstanceGroup " + g->spec.name + ": " + rep.message
+                                     : "lifecycle script " + script_name(*g) + " failed on " +
+                                           n.instance_id + ": " + rep.message;
     if (c->status == ClusterStatus::kCreating) {
       Json p = cbase;
       p["Status"] = "Failed";
@@ -386,14 +394,16 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now, c
       p["Reason"] = p["FailureMessage"];
       d.events.push_back(ev(event_type::kClusterStatus, p));
     } else if (c->status == ClusterStatus::kUpdating) {
-      d.events.push_back(ev(event_type::kClusterRollback, Json{{"Name", c->name}, {"Reason", why}}));
+      d.events.push_back(
+          ev(event_type::kClusterRollback, Json{{"Name", c->name}, {"Reason", why}}));
     }
     return d;
   }
   // Worker (or login) failure: retry the group with backoff, once per failed round.
   if (!(g->next_attempt && *g->next_attempt > now)) {
     const int64_t failures = g->consecutive_failures + 1;
-    Json p = {{"Name", c->name}, {"Group", g->spec.name}, {"Failures", failures}, {"Attempt", n.attempt}};
+    Json p = {
+        {"Name", c->name}, {"Group", g->spec.name}, {"Failures", failures}, {"Attempt", n.attempt}};
     p["NextAttemptUs"] = to_micros(now + backoff(failures));
     p["Reason"] = capacity ? "insufficient capacity for " + g->spec.instance_type
                            : "lifecycle script " + script_name(*g) + " failed";

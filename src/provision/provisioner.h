@@ -56,9 +56,9 @@ class Provisioner final : public Controller {
                         const std::string& reason, ControllerDecision& d);
   void reissue_lost_intents(const Cluster& c, ControllerDecision& d);
   struct GroupCounts {
-    int64_t live = 0;      // not on its way out
-    int64_t current = 0;   // Running
-    int64_t leaving = 0;   // ShuttingDown
+    int64_t live = 0;     // not on its way out
+    int64_t current = 0;  // Running
+    int64_t leaving = 0;  // ShuttingDown
   };
   std::unordered_map<std::string, GroupCounts> counts_;  // per group of the cluster in hand
   static void wake(ControllerDecision& d, Time t);

@@ -62,7 +62,8 @@ std::string DecisionLog::to_string(const Decision& d, const QuotaGraph& graph) c
   const std::string node = d.node < graph.size() ? graph.spec(d.node).name : "-";
   switch (d.kind) {
     case DecisionKind::kAdmit:
-      return out + " queue=" + node + ((d.code & 1) ? " (borrowing)" : "") + ((d.code & 2) ? " (placed again)" : "") +
+      return out + " queue=" + node + ((d.code & 1) ? " (borrowing)" : "") +
+             ((d.code & 2) ? " (placed again)" : "") +
              ((d.code & 4) ? " (dispatched, pods pending)" : "");
     case DecisionKind::kRelease:
       return out + " queue=" + node;

@@ -129,7 +129,9 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   std::vector<const VictimCandidate*> heap;
   heap.reserve(cands.size());
   for (const VictimCandidate& c : cands) heap.push_back(&c);
-  auto later = [](const VictimCandidate* a, const VictimCandidate* b) { return victim_before(*b, *a); };
+  auto later = [](const VictimCandidate* a, const VictimCandidate* b) {
+    return victim_before(*b, *a);
+  };
   std::make_heap(heap.begin(), heap.end(), later);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
@@ -144,7 +146,8 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
     }
   }
   if (!fit) {
-    for (const VictimCandidate* c : chosen) graph_.charge(scratch, c->workload->queue, c->workload->request, +1);
+    for (const VictimCandidate* c : chosen)
+      graph_.charge(scratch, c->workload->queue, c->workload->request, +1);
     return std::nullopt;
   }
   // Minimize: give back the most valuable victims first while the incoming workload still fits.
@@ -161,7 +164,8 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   std::vector<Victim> victims;
   for (size_t i = 0; i < chosen.size(); ++i) {
     // Leave the scratch ledger equal to ledger_ again.
-    if (needed[i]) graph_.charge(scratch, chosen[i]->workload->queue, chosen[i]->workload->request, +1);
+    if (needed[i])
+      graph_.charge(scratch, chosen[i]->workload->queue, chosen[i]->workload->request, +1);
     if (needed[i])
       victims.push_back({chosen[i]->workload->id, chosen[i]->workload->queue, chosen[i]->reason});
   }

@@ -108,7 +108,8 @@ Status QuotaEngine::set_request(WorkloadId id, const ResourceVector& request) {
   if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
   Workload& w = it->second;
   if (w.admitted) return conflict_error("workload " + std::to_string(id) + " is admitted");
-  if (request.any_negative()) return validation_error("workload " + std::to_string(id) + ": negative request");
+  if (request.any_negative())
+    return validation_error("workload " + std::to_string(id) + ": negative request");
   w.request = request;
   return ok_status();
 }

@@ -109,8 +109,8 @@ class QuotaEngine {
   mutable Ledger scratch_;
   uint64_t ledger_version_ = 0;
   mutable uint64_t scratch_version_ = ~uint64_t{0};
-  std::map<WorkloadId, Workload> workloads_;    // ordered: deterministic iteration
-  std::vector<std::set<PendingKey>> pending_;   // per node (queues only)
+  std::map<WorkloadId, Workload> workloads_;   // ordered: deterministic iteration
+  std::vector<std::set<PendingKey>> pending_;  // per node (queues only)
   // Per node (queues only), by id; the pointers are into workloads_ (std::map nodes are stable).
   std::vector<std::map<WorkloadId, const Workload*>> admitted_;
 };

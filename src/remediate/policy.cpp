@@ -6,17 +6,23 @@ namespace gf::remediate {
 
 std::string_view to_string(Action a) {
   switch (a) {
-    case Action::kNone: return "none";
-    case Action::kReboot: return "reboot";
-    case Action::kReprovision: return "reprovision";
-    case Action::kMigrate: return "migrate";
-    case Action::kDelete: return "delete";
+    case Action::kNone:
+      return "none";
+    case Action::kReboot:
+      return "reboot";
+    case Action::kReprovision:
+      return "reprovision";
+    case Action::kMigrate:
+      return "migrate";
+    case Action::kDelete:
+      return "delete";
   }
   return "none";
 }
 
 std::optional<Action> parse_action(std::string_view s) {
-  for (Action a : {Action::kNone, Action::kReboot, Action::kReprovision, Action::kMigrate, Action::kDelete}) {
+  for (Action a :
+       {Action::kNone, Action::kReboot, Action::kReprovision, Action::kMigrate, Action::kDelete}) {
     if (s == to_string(a)) return a;
   }
   return std::nullopt;
@@ -43,7 +49,8 @@ std::optional<Duration> read_duration(ObjectReader& r, std::string_view key) {
 
 void refuse_unknown(ObjectReader& r) {
   // unknown_fields() already names the full path ("WaitForIdle.X"); fail() would prefix it again.
-  for (const std::string& f : r.unknown_fields()) r.fail_status(validation_error(f + ": unknown field"));
+  for (const std::string& f : r.unknown_fields())
+    r.fail_status(validation_error(f + ": unknown field"));
 }
 
 bool valid_fault_pattern(std::string_view p) {
@@ -52,7 +59,8 @@ bool valid_fault_pattern(std::string_view p) {
   if (p.starts_with("xid:")) {
     std::string_view rest = p.substr(4);
     if (rest == "*") return true;
-    return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !rest.empty() &&
+           std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
   }
   // A detector name, or a detector's fault code ("dcgm:row-remap-failure").
   return std::all_of(p.begin(), p.end(), [](char c) {
@@ -77,12 +85,16 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
       const std::string action = rr.required_string("Action");
       const std::string approval = rr.optional_string("Approval").value_or("auto");
       if (rr.ok() && !valid_fault_pattern(rule.fault)) {
-        rr.fail("Fault", "'" + rule.fault + "' is not a fault pattern (xid:119, xid:*, a detector name such as dcgm-row-remap, or *)");
+        rr.fail("Fault", "'" + rule.fault +
+                             "' is not a fault pattern (xid:119, xid:*, a detector name such as "
+                             "dcgm-row-remap, or *)");
       }
       if (std::optional<Action> a = parse_action(action); rr.ok() && !a) {
-        rr.fail("Action", "must be one of none, reboot, reprovision, migrate; got '" + action + "'");
+        rr.fail("Action",
+                "must be one of none, reboot, reprovision, migrate; got '" + action + "'");
       } else if (a && *a == Action::kDelete) {
-        rr.fail("Action", "delete sends a node to repair and is done only by a person, never by a policy");
+        rr.fail("Action",
+                "delete sends a node to repair and is done only by a person, never by a policy");
       } else if (a) {
         rule.action = *a;
       }
@@ -104,7 +116,9 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
     std::optional<Duration> max = read_duration(wr, "MaxWait");
     if (never && max) wr.fail("Never", "give either MaxWait or Never: true, not both");
     if (max && *max > kMaxWaitCap) {
-      wr.fail("MaxWait", format_duration(*max) + " is above the 24h cap; use Never: true to never interrupt running jobs");
+      wr.fail("MaxWait",
+              format_duration(*max) +
+                  " is above the 24h cap; use Never: true to never interrupt running jobs");
     }
     refuse_unknown(wr);
     if (!wr.ok()) return wr.status();
@@ -119,7 +133,8 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
       ObjectReader ar(*ap, r.field_path("AlertPersistence"));
       for (auto it = ap->begin(); it != ap->end(); ++it) {
         if (it.key() != "*" && !health::detector_rule(it.key())) {
-          ar.fail(it.key(), "unknown detector (use a detector name such as xid, or * for every detector)");
+          ar.fail(it.key(),
+                  "unknown detector (use a detector name such as xid, or * for every detector)");
           break;
         }
         if (std::optional<Duration> d = read_duration(ar, it.key())) p.persistence[it.key()] = *d;
@@ -166,7 +181,8 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
     if (!cr.ok()) return cr.status();
   }
   if (std::optional<Duration> d = read_duration(r, "EscalationWindow")) p.escalation_window = *d;
-  if (std::optional<Duration> d = read_duration(r, "MigrationEvidenceWindow")) p.migration_evidence_window = *d;
+  if (std::optional<Duration> d = read_duration(r, "MigrationEvidenceWindow"))
+    p.migration_evidence_window = *d;
   refuse_unknown(r);
   if (!r.ok()) return r.status();
   return p;
@@ -175,7 +191,9 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
 Json Policy::to_json() const {
   Json rules_json = Json::array();
   for (const Rule& rule : rules) {
-    Json o = {{"Fault", rule.fault}, {"Action", to_string(rule.action)}, {"Approval", to_string(rule.approval)}};
+    Json o = {{"Fault", rule.fault},
+              {"Action", to_string(rule.action)},
+              {"Approval", to_string(rule.approval)}};
     if (!rule.node_pool.empty()) o["NodePool"] = rule.node_pool;
     rules_json.push_back(std::move(o));
   }
@@ -183,13 +201,15 @@ Json Policy::to_json() const {
   Json persist = Json::object();
   persist["*"] = format_duration(health::kDefaultPersistence);
   for (const auto& [k, v] : persistence) persist[k] = format_duration(v);
-  Json mc = max_concurrent_count > 0 ? Json(max_concurrent_count) : Json(std::to_string(max_concurrent_percent) + "%");
+  Json mc = max_concurrent_count > 0 ? Json(max_concurrent_count)
+                                     : Json(std::to_string(max_concurrent_percent) + "%");
   return {{"Rules", std::move(rules_json)},
           {"WaitForIdle", std::move(wait)},
           {"AlertPersistence", std::move(persist)},
           {"Cooldown", format_duration(cooldown)},
           {"MaxConcurrent", std::move(mc)},
-          {"CircuitBreaker", {{"MaxAuto", breaker_max_auto}, {"Window", format_duration(breaker_window)}}},
+          {"CircuitBreaker",
+           {{"MaxAuto", breaker_max_auto}, {"Window", format_duration(breaker_window)}}},
           {"EscalationWindow", format_duration(escalation_window)},
           {"MigrationEvidenceWindow", format_duration(migration_evidence_window)}};
 }
@@ -209,11 +229,13 @@ Duration Policy::persistence_for(std::string_view detector) const {
 namespace {
 
 // 0 = no match; higher = more specific.
-int specificity(const Rule& rule, std::string_view detector, std::string_view fault, std::string_view pool) {
+int specificity(const Rule& rule, std::string_view detector, std::string_view fault,
+                std::string_view pool) {
   int s = 0;
   if (rule.fault == fault) {
     s = 40;
-  } else if (rule.fault.ends_with(":*") && fault.starts_with(std::string_view(rule.fault).substr(0, rule.fault.size() - 1))) {
+  } else if (rule.fault.ends_with(":*") &&
+             fault.starts_with(std::string_view(rule.fault).substr(0, rule.fault.size() - 1))) {
     s = 30;
   } else if (rule.fault == detector) {
     s = 20;
@@ -256,12 +278,14 @@ RuleMatch match(const Policy& policy, std::string_view detector, std::string_vie
   const health::AlertClass c = health::classify(detector, fault);
   RuleMatch m;
   m.rule = "default:" + std::string(fault.empty() ? detector : fault);
-  if (c.action == health::kActionSupport || (c.action == health::kActionDriverRecovery && !default_action)) {
+  if (c.action == health::kActionSupport ||
+      (c.action == health::kActionDriverRecovery && !default_action)) {
     m.support = true;
     return m;
   }
   m.action = default_action ? *default_action : table_action(c.action);
-  m.approval = (c.approval_required || m.action == Action::kMigrate) ? Approval::kManual : Approval::kAuto;
+  m.approval =
+      (c.approval_required || m.action == Action::kMigrate) ? Approval::kManual : Approval::kAuto;
   return m;
 }
 

@@ -39,7 +39,7 @@ struct Rule {
 inline constexpr Duration kMaxWaitCap = hours(24);
 
 struct Policy {
-  std::vector<Rule> rules;                 // matched before the default mapping
+  std::vector<Rule> rules;                      // matched before the default mapping
   std::optional<Duration> max_wait = hours(2);  // WaitForIdle.MaxWait; nullopt = Never (no limit)
   std::map<std::string, Duration, std::less<>> persistence;  // AlertPersistence by detector; "*"
   Duration cooldown = minutes(30);
@@ -85,8 +85,8 @@ RuleMatch match(const Policy& policy, std::string_view detector, std::string_vie
 struct Attempt {
   Action action = Action::kReboot;  // the effective action that ran
   std::string fault;
-  Time at{};                // when it was proposed
-  bool counts = true;       // false: cancelled/rejected, or its fault cleared on its own
+  Time at{};           // when it was proposed
+  bool counts = true;  // false: cancelled/rejected, or its fault cleared on its own
 };
 
 struct Effective {

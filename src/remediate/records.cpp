@@ -7,10 +7,12 @@ namespace gf::remediate {
 namespace {
 
 constexpr std::array<std::string_view, 10> kStatusNames{
-    "Proposed", "Approved", "WaitingForIdle", "Draining", "Executing", "Rejoining",
-    "Succeeded", "Failed", "Cancelled", "Rejected"};
+    "Proposed",  "Approved",  "WaitingForIdle", "Draining",  "Executing",
+    "Rejoining", "Succeeded", "Failed",         "Cancelled", "Rejected"};
 
-Json time_json(bool canonical, Time t) { return canonical ? Json(to_micros(t)) : Json(format_iso8601(t)); }
+Json time_json(bool canonical, Time t) {
+  return canonical ? Json(to_micros(t)) : Json(format_iso8601(t));
+}
 Json opt_time_json(bool canonical, const std::optional<Time>& t) {
   return t ? time_json(canonical, *t) : Json(nullptr);
 }
@@ -115,7 +117,8 @@ Result<AlertRecord> AlertRecord::from_canonical(const Json& j) {
     a.resolved_by = j.at("ResolvedBy").get<std::string>();
     a.observations = j.at("Observations").get<uint64_t>();
     for (const Json& e : j.at("Evidence")) {
-      a.evidence.push_back(health::Evidence{from_micros(e.at("At").get<int64_t>()), e.at("Present").get<bool>(),
+      a.evidence.push_back(health::Evidence{from_micros(e.at("At").get<int64_t>()),
+                                            e.at("Present").get<bool>(),
                                             e.at("Text").get<std::string>()});
     }
     a.action = j.at("Action").get<std::string>();
@@ -189,10 +192,14 @@ Result<Remediation> Remediation::from_canonical(const Json& j) {
 }
 
 Json Host::to_json(bool canonical) const {
-  return {{"HostId", id},           {"Status", status},
-          {"PreviousStatus", previous}, {"ClusterName", cluster},
-          {"NodeId", node},         {"InstanceType", instance_type},
-          {"Since", time_json(canonical, since)}, {"Reason", reason},
+  return {{"HostId", id},
+          {"Status", status},
+          {"PreviousStatus", previous},
+          {"ClusterName", cluster},
+          {"NodeId", node},
+          {"InstanceType", instance_type},
+          {"Since", time_json(canonical, since)},
+          {"Reason", reason},
           {"LastCriticalAlert", opt_time_json(canonical, last_critical)}};
 }
 
@@ -213,9 +220,14 @@ Result<Host> Host::from_json(const Json& j) {
 }
 
 Json Ticket::to_json(bool canonical) const {
-  return {{"TicketId", id},     {"HostId", host},       {"ClusterName", cluster}, {"NodeId", node},
-          {"InstanceType", instance_type}, {"OpenedAt", time_json(canonical, opened_at)},
-          {"Summary", summary}, {"Checks", checks}};
+  return {{"TicketId", id},
+          {"HostId", host},
+          {"ClusterName", cluster},
+          {"NodeId", node},
+          {"InstanceType", instance_type},
+          {"OpenedAt", time_json(canonical, opened_at)},
+          {"Summary", summary},
+          {"Checks", checks}};
 }
 
 Result<Ticket> Ticket::from_json(const Json& j) {
@@ -233,8 +245,8 @@ Result<Ticket> Ticket::from_json(const Json& j) {
   });
 }
 
-std::string HealthState::alert_key(std::string_view node, std::string_view detector, std::string_view subject,
-                                   std::string_view fault) {
+std::string HealthState::alert_key(std::string_view node, std::string_view detector,
+                                   std::string_view subject, std::string_view fault) {
   std::string k;
   k.append(node).append("|").append(detector).append("|").append(subject).append("|").append(fault);
   return k;
@@ -262,22 +274,30 @@ const Policy& HealthState::policy(std::string_view cluster) const {
 }
 
 Json HealthState::to_json() const {
-  Json a = Json::array(), r = Json::array(), h = Json::array(), t = Json::array(), p = Json::object(),
-       b = Json::object(), rec = Json::array(), lc = Json::object();
+  Json a = Json::array(), r = Json::array(), h = Json::array(), t = Json::array(),
+       p = Json::object(), b = Json::object(), rec = Json::array(), lc = Json::object();
   for (const auto& [id, x] : alerts) a.push_back(x.to_canonical());
   for (const auto& [id, x] : remediations) r.push_back(x.to_canonical());
   for (const auto& [id, x] : hosts) h.push_back(x.to_json(true));
   for (const Ticket& x : tickets) t.push_back(x.to_json(true));
   for (const auto& [c, x] : policies) p[c] = x.to_json();
   for (const auto& [c, x] : breakers) {
-    b[c] = {{"Open", x.open}, {"TrippedAt", opt_time_json(true, x.tripped_at)}, {"Reason", x.reason},
-            {"ResetAt", opt_time_json(true, x.reset_at)}, {"ResetBy", x.reset_by}};
+    b[c] = {{"Open", x.open},
+            {"TrippedAt", opt_time_json(true, x.tripped_at)},
+            {"Reason", x.reason},
+            {"ResetAt", opt_time_json(true, x.reset_at)},
+            {"ResetBy", x.reset_by}};
   }
   for (const auto& [at, id] : recurrences) rec.push_back({to_micros(at), id});
   for (const auto& [host, at] : host_last_critical) lc[host] = opt_time_json(true, at);
-  return {{"Alerts", std::move(a)}, {"Remediations", std::move(r)}, {"Hosts", std::move(h)},
-          {"Tickets", std::move(t)}, {"Policies", std::move(p)}, {"Breakers", std::move(b)},
-          {"Recurrences", std::move(rec)}, {"HostLastCritical", std::move(lc)},
+  return {{"Alerts", std::move(a)},
+          {"Remediations", std::move(r)},
+          {"Hosts", std::move(h)},
+          {"Tickets", std::move(t)},
+          {"Policies", std::move(p)},
+          {"Breakers", std::move(b)},
+          {"Recurrences", std::move(rec)},
+          {"HostLastCritical", std::move(lc)},
           {"Counters", {alert_counter, remediation_counter, ticket_counter, host_counter}}};
 }
 
@@ -317,9 +337,12 @@ Result<HealthState> HealthState::from_json(const Json& j) {
       b.reset_by = it.value().at("ResetBy").get<std::string>();
       s.breakers[it.key()] = std::move(b);
     }
-    for (const Json& x : j.at("Recurrences")) s.recurrences.emplace(from_micros(x.at(0).get<int64_t>()), x.at(1).get<std::string>());
+    for (const Json& x : j.at("Recurrences"))
+      s.recurrences.emplace(from_micros(x.at(0).get<int64_t>()), x.at(1).get<std::string>());
     for (auto it = j.at("HostLastCritical").begin(); it != j.at("HostLastCritical").end(); ++it) {
-      s.host_last_critical[it.key()] = it.value().is_null() ? std::nullopt : std::optional<Time>(from_micros(it.value().get<int64_t>()));
+      s.host_last_critical[it.key()] =
+          it.value().is_null() ? std::nullopt
+                               : std::optional<Time>(from_micros(it.value().get<int64_t>()));
     }
     const Json& c = j.at("Counters");
     s.alert_counter = c.at(0).get<int64_t>();

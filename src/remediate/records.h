@@ -20,8 +20,16 @@
 namespace gf::remediate {
 
 enum class Status : uint8_t {
-  kProposed, kApproved, kWaitingForIdle, kDraining, kExecuting, kRejoining,
-  kSucceeded, kFailed, kCancelled, kRejected
+  kProposed,
+  kApproved,
+  kWaitingForIdle,
+  kDraining,
+  kExecuting,
+  kRejoining,
+  kSucceeded,
+  kFailed,
+  kCancelled,
+  kRejected
 };
 std::string_view to_string(Status s);
 std::optional<Status> parse_status(std::string_view s);
@@ -57,12 +65,12 @@ struct AlertRecord {
   uint64_t observations = 0;
   std::vector<health::Evidence> evidence;  // the first, then the last kMaxRecentEvidence (verbatim)
   // The policy's verdict when it was raised.
-  std::string action;   // none | reboot | reprovision | migrate
-  bool support = false; // nothing mapped: forwarded to the support webhook
+  std::string action;    // none | reboot | reprovision | migrate
+  bool support = false;  // nothing mapped: forwarded to the support webhook
   // Simulated fault model (scenario `fault`: clearedBy, recurs).
   std::vector<std::string> cleared_by;  // empty = any action fixes it
   int64_t recurs = 0;
-  Json signal;  // the raw signal, for a recurrence
+  Json signal;                      // the raw signal, for a recurrence
   std::set<std::string> delivered;  // "<target>:<state>" already delivered
 
   bool active() const { return state == "pending" || state == "firing"; }
@@ -96,7 +104,7 @@ struct Remediation {
 struct Host {
   std::string id;
   std::string status = "InService";  // InService | Inspecting | BurnIn | Repair
-  std::string previous;              // the status before BurnIn (an interrupted burn-in returns here)
+  std::string previous;  // the status before BurnIn (an interrupted burn-in returns here)
   std::string cluster, node, instance_type;
   Time since{};
   std::string reason;
@@ -127,8 +135,9 @@ struct Breaker {
 // Everything of §5 in the state. Shared immutable between published views; health_apply.cpp
 // copies it on write.
 struct HealthState {
-  std::map<std::string, AlertRecord, std::less<>> alerts;       // by id
-  std::map<std::string, std::string, std::less<>> open_alerts;  // "<node>|<detector>|<subject>|<fault>" -> id
+  std::map<std::string, AlertRecord, std::less<>> alerts;  // by id
+  std::map<std::string, std::string, std::less<>>
+      open_alerts;  // "<node>|<detector>|<subject>|<fault>" -> id
   std::map<std::string, Remediation, std::less<>> remediations;  // by id
   std::map<std::string, std::string, std::less<>> requests;      // "<detector>|<request id>" -> id
   std::map<std::string, std::string, std::less<>> open_by_node;  // node -> its open remediation
@@ -141,8 +150,8 @@ struct HealthState {
   std::map<std::string, std::optional<Time>, std::less<>> host_last_critical;  // by host id
   int64_t alert_counter = 0, remediation_counter = 0, ticket_counter = 0, host_counter = 0;
 
-  static std::string alert_key(std::string_view node, std::string_view detector, std::string_view subject,
-                               std::string_view fault);
+  static std::string alert_key(std::string_view node, std::string_view detector,
+                               std::string_view subject, std::string_view fault);
   const AlertRecord* find_alert(std::string_view id) const;
   const Remediation* find_remediation(std::string_view id) const;
   // The open remediation of that node, or null (at most one: one node per remediation).

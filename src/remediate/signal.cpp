@@ -34,18 +34,21 @@ std::vector<Detection> from_kernel_log(const std::string& text) {
       d.fault = (sxid ? "sxid:" : "xid:") + std::to_string(x->code);
       const health::XidInfo info = health::xid_info(x->code);
       d.summary = std::string(sxid ? "NVSwitch SXid " : "GPU Xid ") + std::to_string(x->code) +
-                  (info.mnemonic.empty() || sxid ? "" : " (" + std::string(info.mnemonic) + ")") + " on PCI " + x->pci +
-                  (x->message.empty() ? "" : ": " + x->message);
+                  (info.mnemonic.empty() || sxid ? "" : " (" + std::string(info.mnemonic) + ")") +
+                  " on PCI " + x->pci + (x->message.empty() ? "" : ": " + x->message);
       d.evidence = line;
       if (!sxid && x->code == 154) {
-        if (std::optional<std::string_view> a = health::xid154_recovery_action(x->message)) d.default_action = parse_action(*a);
+        if (std::optional<std::string_view> a = health::xid154_recovery_action(x->message))
+          d.default_action = parse_action(*a);
       }
       out.push_back(std::move(d));
       continue;
     }
     if (std::optional<std::string> pci = fob.feed(line)) {
-      out.push_back(Detection{"pcie-bus", *pci, "pcie-bus:missing",
-                              "GPU " + *pci + " has fallen off the bus and is not responding (no Xid)", line, std::nullopt});
+      out.push_back(
+          Detection{"pcie-bus", *pci, "pcie-bus:missing",
+                    "GPU " + *pci + " has fallen off the bus and is not responding (no Xid)", line,
+                    std::nullopt});
       continue;
     }
     if (std::optional<health::KernelPattern> k = health::match_kernel_pattern(line)) {
@@ -82,11 +85,12 @@ Result<std::vector<Detection>> from_dcgm(const Json& j, const std::string& path)
   ObjectReader r(j, path);
   const std::string field = r.required_string("field");
   const int64_t gpu = r.optional_int("gpu").value_or(0);
-  const std::string pci = r.optional_string("pci").value_or("0000:" + std::string(0x18 + gpu < 16 ? "0" : "") + [&] {
-    std::ostringstream s;
-    s << std::hex << (0x18 + gpu);
-    return s.str();
-  }() + ":00.0");
+  const std::string pci =
+      r.optional_string("pci").value_or("0000:" + std::string(0x18 + gpu < 16 ? "0" : "") + [&] {
+        std::ostringstream s;
+        s << std::hex << (0x18 + gpu);
+        return s.str();
+      }() + ":00.0");
   if (!r.ok()) return r.status();
   GF_ASSIGN_OR_RETURN(int64_t value, int_value(r, "value"));
   health::GpuReading cur;
@@ -105,7 +109,8 @@ Result<std::vector<Detection>> from_dcgm(const Json& j, const std::string& path)
     s = health::check_row_remap(cur);
   } else if (field == "DCGM_FI_DEV_PCIE_REPLAY_COUNTER") {
     cur.pcie_replay_counter = static_cast<uint64_t>(std::max<int64_t>(0, value));
-    cur.pcie_link_gen = prev.pcie_link_gen = static_cast<int32_t>(r.optional_int("linkGen").value_or(4));
+    cur.pcie_link_gen = prev.pcie_link_gen =
+        static_cast<int32_t>(r.optional_int("linkGen").value_or(4));
     cur.pcie_link_width = prev.pcie_link_width = 16;
     s = health::check_pcie_replay(prev, kT0, cur, kT0 + health::kMinRateWindow);
   } else if (field == "DCGM_FI_DEV_CLOCKS_EVENT_REASONS") {
@@ -118,7 +123,8 @@ Result<std::vector<Detection>> from_dcgm(const Json& j, const std::string& path)
                             "DCGM_FI_DEV_CLOCKS_EVENT_REASONS)");
   }
   std::vector<Detection> out;
-  if (s) out.push_back(Detection{s->detector, s->pci, s->fault, s->reason, s->evidence, std::nullopt});
+  if (s)
+    out.push_back(Detection{s->detector, s->pci, s->fault, s->reason, s->evidence, std::nullopt});
   return out;
 }
 
@@ -127,8 +133,10 @@ Result<std::vector<Detection>> from_dcgm(const Json& j, const std::string& path)
 Result<std::vector<Detection>> detect(const Json& signal, const std::string& path) {
   if (signal.is_string()) return from_kernel_log(signal.get<std::string>());
   if (!signal.is_object() || signal.size() != 1) {
-    return validation_error(path + ": must be a kernel-log line or an object with exactly one of dcgm, mount, "
-                            "slurm, ib, unreachable, diskPressure, gpuMissing, restarts");
+    return validation_error(
+        path +
+        ": must be a kernel-log line or an object with exactly one of dcgm, mount, "
+        "slurm, ib, unreachable, diskPressure, gpuMissing, restarts");
   }
   const std::string kind = signal.begin().key();
   const Json& v = signal.begin().value();
@@ -140,11 +148,14 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
     if (!v.get<bool>()) return out;
     if (kind == "unreachable") {
       out.push_back(Detection{"host-reachability", "", "host-reachability:unreachable",
-                              "host missed " + std::to_string(health::HeartbeatTracker::kMissedBeats) + " heartbeats in a row",
+                              "host missed " +
+                                  std::to_string(health::HeartbeatTracker::kMissedBeats) +
+                                  " heartbeats in a row",
                               "unreachable=true", std::nullopt});
     } else {
       out.push_back(Detection{"disk-pressure", "", "disk-pressure:nodefs",
-                              "less than 10% of the node filesystem is available", "diskPressure=true", std::nullopt});
+                              "less than 10% of the node filesystem is available",
+                              "diskPressure=true", std::nullopt});
     }
     return out;
   }
@@ -156,10 +167,13 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
     const std::string fstype = r.optional_string("fstype").value_or("ext4");
     const std::string device = r.optional_string("device").value_or("/dev/nvme0n1p1");
     if (!r.ok()) return r.status();
-    const std::string line = device + " " + mp + " " + fstype + " " + (ro ? "ro" : "rw") + ",relatime 0 0";
+    const std::string line =
+        device + " " + mp + " " + fstype + " " + (ro ? "ro" : "rw") + ",relatime 0 0";
     for (const health::ReadOnlyMount& m : health::readonly_mounts(line)) {
-      out.push_back(Detection{"npd-readonly-fs", m.mount_point, "npd-readonly-fs:ReadonlyFilesystem",
-                              "filesystem " + m.mount_point + " (" + m.fstype + ") is mounted read-only", line, std::nullopt});
+      out.push_back(
+          Detection{"npd-readonly-fs", m.mount_point, "npd-readonly-fs:ReadonlyFilesystem",
+                    "filesystem " + m.mount_point + " (" + m.fstype + ") is mounted read-only",
+                    line, std::nullopt});
     }
     return out;
   }
@@ -168,35 +182,43 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
     const std::string reason = r.optional_string("reason").value_or("");
     if (!r.ok()) return r.status();
     if (state != "DOWN" && state != "DRAIN" && state != "DRAINED" && state != "DRAINING") {
-      return validation_error(p + ".state: must be DOWN, DRAIN, DRAINING or DRAINED; got '" + state + "'");
+      return validation_error(p + ".state: must be DOWN, DRAIN, DRAINING or DRAINED; got '" +
+                              state + "'");
     }
     if (reason.starts_with("gpufleet:")) return out;  // our own drain (cordon) is not a fault
     std::string lower = state == "DOWN" ? "down" : "drain";
     out.push_back(Detection{"slurm-node-state", "", "slurm:" + lower,
                             "Slurm set the node " + state + " for a reason that is not gpufleet's" +
                                 (reason.empty() ? "" : ": " + reason),
-                            "State=" + state + (reason.empty() ? "" : " Reason=" + reason), std::nullopt});
+                            "State=" + state + (reason.empty() ? "" : " Reason=" + reason),
+                            std::nullopt});
     return out;
   }
   if (kind == "ib") {
     const int64_t port = r.optional_int("port").value_or(1);
     const std::string state = r.optional_string("state").value_or("Active");
     std::optional<double> rate;
-    if (std::optional<int64_t> n = r.optional_int("symbolErrorsPerHour")) rate = static_cast<double>(*n);
+    if (std::optional<int64_t> n = r.optional_int("symbolErrorsPerHour"))
+      rate = static_cast<double>(*n);
     if (!r.ok()) return r.status();
     const bool down = state == "Down" || state == "DOWN";
-    if (!down && state != "Active" && state != "ACTIVE") return validation_error(p + ".state: must be Active or Down; got '" + state + "'");
+    if (!down && state != "Active" && state != "ACTIVE")
+      return validation_error(p + ".state: must be Active or Down; got '" + state + "'");
     const health::IbPortReading reading =
         health::parse_ib_port(down ? "1: DOWN" : "4: ACTIVE", down ? "3: Disabled" : "5: LinkUp");
     const health::IbLinkVerdict verdict = health::ib_link_verdict(reading, rate);
     const std::string subject = "port " + std::to_string(port);
-    const std::string ev = "port=" + std::to_string(port) + " state=" + reading.state_name + " phys_state=" +
-                           reading.phys_state_name + (rate ? " symbol_errors_per_hour=" + std::to_string(static_cast<int64_t>(*rate)) : "");
+    const std::string ev =
+        "port=" + std::to_string(port) + " state=" + reading.state_name +
+        " phys_state=" + reading.phys_state_name +
+        (rate ? " symbol_errors_per_hour=" + std::to_string(static_cast<int64_t>(*rate)) : "");
     if (verdict == health::IbLinkVerdict::kPortDown) {
-      out.push_back(Detection{"ib-link", subject, "ib-link:port-down", "InfiniBand " + subject + " is down", ev, std::nullopt});
+      out.push_back(Detection{"ib-link", subject, "ib-link:port-down",
+                              "InfiniBand " + subject + " is down", ev, std::nullopt});
     } else if (verdict == health::IbLinkVerdict::kSymbolErrors) {
       out.push_back(Detection{"ib-link", subject, "ib-link:symbol-errors",
-                              "InfiniBand " + subject + " has more than 120 symbol errors per hour", ev, std::nullopt});
+                              "InfiniBand " + subject + " has more than 120 symbol errors per hour",
+                              ev, std::nullopt});
     }
     return out;
   }
@@ -217,16 +239,19 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
     if (count < 0 || count > 10000) return validation_error(p + ".count: must be 0 to 10000");
     health::RestartLoopCounter counter;
     bool loop = false;
-    for (int64_t i = 0; i < count; ++i) loop = counter.record(unit, kT0 + minutes(1) * i * 19 / std::max<int64_t>(1, count));
+    for (int64_t i = 0; i < count; ++i)
+      loop = counter.record(unit, kT0 + minutes(1) * i * 19 / std::max<int64_t>(1, count));
     if (loop) {
-      out.push_back(Detection{"npd-restart-loop", unit, "npd-restart-loop:" + unit,
-                              unit + " restarted " + std::to_string(count) + " times within 20 minutes",
-                              "unit=" + unit + " restarts=" + std::to_string(count), std::nullopt});
+      out.push_back(
+          Detection{"npd-restart-loop", unit, "npd-restart-loop:" + unit,
+                    unit + " restarted " + std::to_string(count) + " times within 20 minutes",
+                    "unit=" + unit + " restarts=" + std::to_string(count), std::nullopt});
     }
     return out;
   }
-  return validation_error(p + ": unknown signal kind '" + kind +
-                          "' (dcgm, mount, slurm, ib, unreachable, diskPressure, gpuMissing, restarts)");
+  return validation_error(
+      p + ": unknown signal kind '" + kind +
+      "' (dcgm, mount, slurm, ib, unreachable, diskPressure, gpuMissing, restarts)");
 }
 
 }  // namespace gf::remediate

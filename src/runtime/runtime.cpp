@@ -25,9 +25,11 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
              [this](Time at, CloudReport report) {
                Request r;
                r.name = "CloudReport";
-               const bool healing = report.kind == CloudReport::Kind::kRemediated || report.kind == CloudReport::Kind::kBurnIn;
+               const bool healing = report.kind == CloudReport::Kind::kRemediated ||
+                                    report.kind == CloudReport::Kind::kBurnIn;
                r.handle = [this, report, healing](const FleetState& s, Time now) {
-                 return healing ? remediation_.handle_report(s, now, report) : provisioner_.handle_report(s, now, report);
+                 return healing ? remediation_.handle_report(s, now, report)
+                                : provisioner_.handle_report(s, now, report);
                };
                loop_.submit_at(at, std::move(r));
              }),
@@ -37,13 +39,15 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
   loop_.add_controller(&workloads_);
   loop_.add_controller(&remediation_);
   api_.set_capacity_check([this](const std::string& type) { return cloud_.spare(type); });
-  api_.set_heartbeat_handler([this](const FleetState& s, Time now, const std::string& cluster, const std::string& node) {
-    return remediation_.handle_heartbeat(s, now, cluster, node);
-  });
+  api_.set_heartbeat_handler(
+      [this](const FleetState& s, Time now, const std::string& cluster, const std::string& node) {
+        return remediation_.handle_heartbeat(s, now, cluster, node);
+      });
   loop_.add_driver(kCloudDriver, &cloud_);
   if (!options_.healing.webhook_url.empty() || !options_.healing.support_webhook_url.empty()) {
-    webhook_ = std::make_unique<WebhookDriver>(
-        [this](std::string alert, std::string target, std::string state, bool ok, std::string error) {
+    webhook_ =
+        std::make_unique<WebhookDriver>([this](std::string alert, std::string target,
+                                               std::string state, bool ok, std::string error) {
           Request r;
           r.name = "WebhookDelivery";
           r.handle = [this, alert, target, state, ok, error](const FleetState& s, Time now) {

@@ -31,7 +31,8 @@ std::optional<Placement> Scheduler::choose(const Job& j, const Alternative& alt)
     } else {
       narrowed = *allowed;
     }
-    std::erase_if(narrowed, [&](ClusterIdx c) { return std::ranges::binary_search(j.excluded, c); });
+    std::erase_if(narrowed,
+                  [&](ClusterIdx c) { return std::ranges::binary_search(j.excluded, c); });
     if (narrowed.empty()) return std::nullopt;  // every cluster it may use failed it: it waits
     allowed = &narrowed;
   }
@@ -57,9 +58,12 @@ Status Scheduler::failover(JobKey key, Time /*now*/) {
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
   Job& j = it->second;
-  if (j.wait != Wait::kAdmitted) return conflict_error("job " + std::to_string(key) + " is not admitted: nothing to fail over");
+  if (j.wait != Wait::kAdmitted)
+    return conflict_error("job " + std::to_string(key) + " is not admitted: nothing to fail over");
   if (!j.bound) {
-    return conflict_error("job " + std::to_string(key) + " is not bound to a cluster: it already waits to be placed on any allowed one");
+    return conflict_error(
+        "job " + std::to_string(key) +
+        " is not bound to a cluster: it already waits to be placed on any allowed one");
   }
   const ClusterIdx from = *j.bound;
   do_unbind(j);
@@ -92,7 +96,8 @@ std::string Scheduler::pods_fit_message(const Job& j, ClusterIdx c) const {
   const std::vector<PodSet>& gang = j.spec.shape->alternatives[j.alternative].pods;
   int64_t pods = 0;
   for (const PodSet& ps : gang) pods += ps.count;
-  return std::to_string(index_.pods_that_fit(c, gang)) + " of " + std::to_string(pods) + " pods fit";
+  return std::to_string(index_.pods_that_fit(c, gang)) + " of " + std::to_string(pods) +
+         " pods fit";
 }
 
 std::string Scheduler::cluster_list(const std::vector<ClusterIdx>& clusters) const {

@@ -8,17 +8,28 @@ namespace gf::sched {
 
 std::string_view wait_kind_name(WaitKind kind) {
   switch (kind) {
-    case WaitKind::kNotWaiting: return "NotWaiting";
-    case WaitKind::kQuota: return "Quota";
-    case WaitKind::kStrictFifo: return "StrictFIFO";
-    case WaitKind::kPlacement: return "Placement";
-    case WaitKind::kInfeasible: return "Infeasible";
-    case WaitKind::kBackoff: return "Backoff";
-    case WaitKind::kNoQueue: return "NoQueue";
-    case WaitKind::kHeldForReclaim: return "HeldForReclaim";
-    case WaitKind::kCeiling: return "EnvironmentCapacity";
-    case WaitKind::kUnplaced: return "Unplaced";
-    case WaitKind::kPodsPending: return "PodsPending";
+    case WaitKind::kNotWaiting:
+      return "NotWaiting";
+    case WaitKind::kQuota:
+      return "Quota";
+    case WaitKind::kStrictFifo:
+      return "StrictFIFO";
+    case WaitKind::kPlacement:
+      return "Placement";
+    case WaitKind::kInfeasible:
+      return "Infeasible";
+    case WaitKind::kBackoff:
+      return "Backoff";
+    case WaitKind::kNoQueue:
+      return "NoQueue";
+    case WaitKind::kHeldForReclaim:
+      return "HeldForReclaim";
+    case WaitKind::kCeiling:
+      return "EnvironmentCapacity";
+    case WaitKind::kUnplaced:
+      return "Unplaced";
+    case WaitKind::kPodsPending:
+      return "PodsPending";
   }
   return "?";
 }
@@ -63,12 +74,15 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
         r.available = index_.pods_that_fit(*j.bound, gang);
         r.shortfall = r.requested - r.available;
         const std::string name = index_.cluster_name(*j.bound);
-        r.message = j.dispatched ? "dispatched to cluster " + name +
-                                       " (estimated from summed free capacity), but no node arrangement there "
-                                       "fits the gang: " + pods_fit_message(j, *j.bound)
-                                 : "waiting for room in its cluster " + name +
-                                       (j.spec.sticky ? " (sticky: placed again only there until a failover)" : "") +
-                                       ": " + pods_fit_message(j, *j.bound);
+        r.message =
+            j.dispatched
+                ? "dispatched to cluster " + name +
+                      " (estimated from summed free capacity), but no node arrangement there "
+                      "fits the gang: " +
+                      pods_fit_message(j, *j.bound)
+                : "waiting for room in its cluster " + name +
+                      (j.spec.sticky ? " (sticky: placed again only there until a failover)" : "") +
+                      ": " + pods_fit_message(j, *j.bound);
         if (r.shortfall == 0) r.message += "; the next pass places it";
         if (!j.excluded.empty()) r.message += "; failed over from " + cluster_list(j.excluded);
       } else if (!j.excluded.empty()) {
@@ -83,15 +97,17 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
                           : "; every cluster it may use is excluded, so it waits for a new one";
       } else {
         r.kind = WaitKind::kUnplaced;
-        r.message = "admitted (its quota is kept) but its gang lost a node; waiting for one cluster "
-                    "with room for all " + std::to_string(j.spec.shape->alternatives[j.alternative].pods.size()) +
-                    " pod set(s) to place it again";
+        r.message =
+            "admitted (its quota is kept) but its gang lost a node; waiting for one cluster "
+            "with room for all " +
+            std::to_string(j.spec.shape->alternatives[j.alternative].pods.size()) +
+            " pod set(s) to place it again";
       }
       return r;
     case Wait::kBackoff:
       r.kind = WaitKind::kBackoff;
-      r.message = "preempted " + std::to_string(j.spec.preemptions) + " time(s); requeued with backoff until " +
-                  format_iso8601(j.backoff_until);
+      r.message = "preempted " + std::to_string(j.spec.preemptions) +
+                  " time(s); requeued with backoff until " + format_iso8601(j.backoff_until);
       return r;
     case Wait::kOrphan:
       r.kind = WaitKind::kNoQueue;
@@ -99,8 +115,9 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
       return r;
     case Wait::kParked:
       r.kind = WaitKind::kInfeasible;
-      r.message = "infeasible: no member cluster could ever hold the whole gang on its nodes (even "
-                  "empty, at its target size); parked until the fleet's shape changes";
+      r.message =
+          "infeasible: no member cluster could ever hold the whole gang on its nodes (even "
+          "empty, at its target size); parked until the fleet's shape changes";
       return r;
     case Wait::kActive:
     case Wait::kGone:
@@ -130,7 +147,8 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
       r.shortfall = fit.shortfall;
       r.message = "waiting for quota: " + describe_fit(fit);
       const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
-      if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty()) r.message += "; preemption cannot help: " + plan.why;
+      if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty())
+        r.message += "; preemption cannot help: " + plan.why;
       return r;
     }
     if (!within_ceiling(j, alt.quota_request)) {
@@ -155,7 +173,8 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
   int64_t best_fit = -1;
   for (ClusterIdx c = 0; c < index_.cluster_count(); ++c) {
     if (!j.spec.allowed_clusters.empty() &&
-        std::find(j.spec.allowed_clusters.begin(), j.spec.allowed_clusters.end(), c) == j.spec.allowed_clusters.end()) {
+        std::find(j.spec.allowed_clusters.begin(), j.spec.allowed_clusters.end(), c) ==
+            j.spec.allowed_clusters.end()) {
       continue;
     }
     const int64_t n = index_.pods_that_fit(c, alt.pods);
@@ -167,15 +186,17 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
   r.requested = pods;
   r.available = std::max<int64_t>(best_fit, 0);
   r.shortfall = pods - r.available;
-  const std::string short_of = options_.reservation
-                                   ? "no single cluster has free nodes for the whole gang"
-                                   : "no single cluster has enough free capacity in total for the whole gang "
-                                     "(estimate mode dispatches by summed free capacity)";
-  r.message = best.empty() ? "quota admits it, but there is no member cluster to place it on"
-                           : "quota admits it, but " + short_of + " (gang scheduling places all " +
-                                 std::to_string(pods) + " pods on one cluster or none); the best, " + best +
-                                 ", has room for " + std::to_string(r.available) + " of " +
-                                 std::to_string(pods) + " pods now";
+  const std::string short_of =
+      options_.reservation
+          ? "no single cluster has free nodes for the whole gang"
+          : "no single cluster has enough free capacity in total for the whole gang "
+            "(estimate mode dispatches by summed free capacity)";
+  r.message = best.empty()
+                  ? "quota admits it, but there is no member cluster to place it on"
+                  : "quota admits it, but " + short_of + " (gang scheduling places all " +
+                        std::to_string(pods) + " pods on one cluster or none); the best, " + best +
+                        ", has room for " + std::to_string(r.available) + " of " +
+                        std::to_string(pods) + " pods now";
   return r;
 }
 
@@ -200,16 +221,19 @@ Status Scheduler::check_invariants() const {
       return broken("is admitted without pods but not waiting to be placed");
     }
     if (j.placement) {
-      if (j.wait != Wait::kAdmitted) return internal_error("job " + std::to_string(key) + " placed but not admitted");
+      if (j.wait != Wait::kAdmitted)
+        return internal_error("job " + std::to_string(key) + " placed but not admitted");
       const Alternative& alt = j.spec.shape->alternatives[j.alternative];
       int64_t pods = 0;
       for (const PodSet& ps : alt.pods) pods += ps.count;
       if (static_cast<int64_t>(j.placement->pods.size()) != pods) {
-        return internal_error("job " + std::to_string(key) + " has " + std::to_string(j.placement->pods.size()) +
-                              " of " + std::to_string(pods) + " pods placed");
+        return internal_error("job " + std::to_string(key) + " has " +
+                              std::to_string(j.placement->pods.size()) + " of " +
+                              std::to_string(pods) + " pods placed");
       }
       for (const PodBinding& b : j.placement->pods) {
-        if (!index_.alive(b.node)) return internal_error("job " + std::to_string(key) + " bound to a removed node");
+        if (!index_.alive(b.node))
+          return internal_error("job " + std::to_string(key) + " bound to a removed node");
         if (index_.cluster_of(b.node) != j.placement->cluster) {
           return internal_error("job " + std::to_string(key) + " spans two clusters");
         }
@@ -218,25 +242,31 @@ Status Scheduler::check_invariants() const {
     }
     if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
       const quota::Workload* w = engine_->find(key);
-      if (w == nullptr) return internal_error("job " + std::to_string(key) + " missing from the quota engine");
+      if (w == nullptr)
+        return internal_error("job " + std::to_string(key) + " missing from the quota engine");
       if (w->admitted != (j.wait == Wait::kAdmitted)) {
-        return internal_error("job " + std::to_string(key) + " admitted state differs from the quota engine");
+        return internal_error("job " + std::to_string(key) +
+                              " admitted state differs from the quota engine");
       }
     }
   }
   for (const Key& k : unplaced_) {
     auto it = jobs_.find(std::get<2>(k));
-    if (it == jobs_.end() || it->second.wait != Wait::kAdmitted || it->second.placement || key_of(it->second) != k) {
-      return internal_error("job " + std::to_string(std::get<2>(k)) + " waits to be placed but is not admitted without pods");
+    if (it == jobs_.end() || it->second.wait != Wait::kAdmitted || it->second.placement ||
+        key_of(it->second) != k) {
+      return internal_error("job " + std::to_string(std::get<2>(k)) +
+                            " waits to be placed but is not admitted without pods");
     }
   }
   // Jobs without pods (dispatched, interrupted, failed over) reserve nothing on any node.
   for (NodeIdx n = 0; n < index_.node_slots(); ++n) {
     if (!index_.alive(n)) continue;
     if (index_.capacity(n) - used[n] != index_.free(n)) {
-      return internal_error("node " + index_.instance_id(n) + ": free capacity does not match its pods");
+      return internal_error("node " + index_.instance_id(n) +
+                            ": free capacity does not match its pods");
     }
-    if (index_.free(n).any_negative()) return internal_error("node " + index_.instance_id(n) + " over-committed");
+    if (index_.free(n).any_negative())
+      return internal_error("node " + index_.instance_id(n) + " over-committed");
   }
   return ok_status();
 }

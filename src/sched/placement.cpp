@@ -141,7 +141,8 @@ std::vector<NodeIdx> PlacementIndex::nodes_of(ClusterIdx c) const {
   return out;
 }
 
-void PlacementIndex::set_targets(ClusterIdx c, std::map<std::string, int64_t, std::less<>> targets) {
+void PlacementIndex::set_targets(ClusterIdx c,
+                                 std::map<std::string, int64_t, std::less<>> targets) {
   clusters_[c].targets = std::move(targets);
 }
 
@@ -238,7 +239,8 @@ std::optional<Placement> PlacementIndex::place(ClusterIdx ci, const std::vector<
   return p;
 }
 
-std::optional<Placement> PlacementIndex::find_in(ClusterIdx c, const std::vector<PodSet>& gang) const {
+std::optional<Placement> PlacementIndex::find_in(ClusterIdx c,
+                                                 const std::vector<PodSet>& gang) const {
   return place(c, gang, nullptr);
 }
 
@@ -269,7 +271,7 @@ std::optional<Placement> PlacementIndex::find(const std::vector<PodSet>& gang,
 
 std::optional<ClusterIdx> PlacementIndex::estimate(const std::vector<PodSet>& gang,
                                                    const std::vector<ClusterIdx>* allowed) const {
-  ResourceVector total;                                         // the whole gang
+  ResourceVector total;                                           // the whole gang
   std::map<std::string_view, ResourceVector, std::less<>> typed;  // pod sets bound to a type
   for (const PodSet& ps : gang) {
     ResourceVector need;
@@ -324,12 +326,14 @@ bool PlacementIndex::ever_fits(const std::vector<PodSet>& gang,
     };
     std::vector<Virtual> virt;
     std::map<std::string, int64_t, std::less<>> counts;
-    for (const Pool& p : c.pools) counts[p.instance_type] = std::max(counts[p.instance_type], p.live);
+    for (const Pool& p : c.pools)
+      counts[p.instance_type] = std::max(counts[p.instance_type], p.live);
     for (const auto& [type, n] : c.targets) counts[type] = std::max(counts[type], n);
     for (const auto& [type, n] : counts) {
       auto cap = type_capacity_.find(type);
       if (cap == type_capacity_.end()) continue;
-      for (int64_t i = 0; i < std::min(n, pods); ++i) virt.push_back(Virtual{&cap->first, cap->second});
+      for (int64_t i = 0; i < std::min(n, pods); ++i)
+        virt.push_back(Virtual{&cap->first, cap->second});
     }
     for (uint16_t ps_idx : order) {
       const PodSet& ps = gang[ps_idx];

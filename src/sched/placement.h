@@ -143,8 +143,10 @@ class PlacementIndex {
   uint32_t pool(Cluster& c, std::string_view instance_type);
   void index_in(NodeIdx n);
   void index_out(NodeIdx n);
-  std::optional<NodeIdx> best_node(const Cluster& c, const PodSet& ps, const Overlay& overlay) const;
-  std::optional<Placement> place(ClusterIdx c, const std::vector<PodSet>& gang, int64_t* placed) const;
+  std::optional<NodeIdx> best_node(const Cluster& c, const PodSet& ps,
+                                   const Overlay& overlay) const;
+  std::optional<Placement> place(ClusterIdx c, const std::vector<PodSet>& gang,
+                                 int64_t* placed) const;
 
   std::vector<Node> nodes_;
   std::vector<Cluster> clusters_;

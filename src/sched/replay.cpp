@@ -6,12 +6,15 @@
 
 namespace gf::sched {
 
-Status Scheduler::restore(JobKey key, uint16_t alternative, const Placement* placement, Time admitted_at) {
+Status Scheduler::restore(JobKey key, uint16_t alternative, const Placement* placement,
+                          Time admitted_at) {
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
   Job& j = it->second;
-  if (j.wait == Wait::kAdmitted) return conflict_error("job " + std::to_string(key) + " already admitted");
-  if (alternative >= j.spec.shape->alternatives.size()) return validation_error("job " + std::to_string(key) + ": no such alternative");
+  if (j.wait == Wait::kAdmitted)
+    return conflict_error("job " + std::to_string(key) + " already admitted");
+  if (alternative >= j.spec.shape->alternatives.size())
+    return validation_error("job " + std::to_string(key) + ": no such alternative");
   if (placement != nullptr) {
     if (placement->pods.empty() && placement->cluster >= index_.cluster_count()) {
       return validation_error("job " + std::to_string(key) + ": dispatched to an unknown cluster");
@@ -35,7 +38,8 @@ Status Scheduler::restore_backoff(JobKey key, Time until) {
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
   Job& j = it->second;
-  if (j.wait == Wait::kAdmitted) return conflict_error("job " + std::to_string(key) + " is admitted");
+  if (j.wait == Wait::kAdmitted)
+    return conflict_error("job " + std::to_string(key) + " is admitted");
   leave_pending(j);
   j.backoff_until = until;
   j.wait = Wait::kBackoff;
@@ -48,9 +52,11 @@ Status Scheduler::restore_binding(JobKey key, std::optional<ClusterIdx> bound,
   auto it = jobs_.find(key);
   if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
   Job& j = it->second;
-  if (j.wait != Wait::kAdmitted) return conflict_error("job " + std::to_string(key) + " is not admitted");
+  if (j.wait != Wait::kAdmitted)
+    return conflict_error("job " + std::to_string(key) + " is not admitted");
   if (j.placement) {
-    return conflict_error("job " + std::to_string(key) + " has its pods placed: it is bound where they are");
+    return conflict_error("job " + std::to_string(key) +
+                          " has its pods placed: it is bound where they are");
   }
   std::ranges::sort(excluded);
   excluded.erase(std::unique(excluded.begin(), excluded.end()), excluded.end());
@@ -59,7 +65,8 @@ Status Scheduler::restore_binding(JobKey key, std::optional<ClusterIdx> bound,
     return validation_error("job " + std::to_string(key) + ": binding names an unknown cluster");
   }
   if (bound && std::ranges::binary_search(excluded, *bound)) {
-    return validation_error("job " + std::to_string(key) + ": bound to a cluster it failed over from");
+    return validation_error("job " + std::to_string(key) +
+                            ": bound to a cluster it failed over from");
   }
   if (j.bound != bound) j.dispatched = false;  // restore() with an empty placement sets it
   j.bound = bound;
@@ -73,11 +80,14 @@ Status Scheduler::apply(const Action& action, Time now) {
     case ActionKind::kAdmit: {
       if (it == jobs_.end()) return not_found_error("job " + std::to_string(action.job));
       Job& j = it->second;
-      if (j.wait == Wait::kAdmitted && j.placement && *j.placement == action.placement) return ok_status();
+      if (j.wait == Wait::kAdmitted && j.placement && *j.placement == action.placement)
+        return ok_status();
       if (action.placement.pods.empty()) {  // a dispatch with pods pending
-        if (j.wait == Wait::kAdmitted && !j.placement && j.bound == action.placement.cluster) return ok_status();
+        if (j.wait == Wait::kAdmitted && !j.placement && j.bound == action.placement.cluster)
+          return ok_status();
         if (action.placement.cluster >= index_.cluster_count()) {
-          return validation_error("job " + std::to_string(action.job) + ": dispatched to an unknown cluster");
+          return validation_error("job " + std::to_string(action.job) +
+                                  ": dispatched to an unknown cluster");
         }
       }
       if (action.alternative >= j.spec.shape->alternatives.size()) {
@@ -86,7 +96,8 @@ Status Scheduler::apply(const Action& action, Time now) {
       }
       for (const PodBinding& b : action.placement.pods) {
         if (b.node >= index_.node_slots() || !index_.alive(b.node)) {
-          return internal_error("job " + std::to_string(action.job) + ": placement on a node that does not exist");
+          return internal_error("job " + std::to_string(action.job) +
+                                ": placement on a node that does not exist");
         }
       }
       if (j.wait == Wait::kAdmitted) {

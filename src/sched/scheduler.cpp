@@ -101,12 +101,19 @@ void Scheduler::make_active(Job& j) {
 
 void Scheduler::leave_pending(Job& j) {
   switch (j.wait) {
-    case Wait::kActive: queue_of(j).erase(j); break;
-    case Wait::kBackoff: backoff_.erase({j.backoff_until, j.spec.key}); break;
-    case Wait::kParked: parked_.erase(j.spec.key); break;
+    case Wait::kActive:
+      queue_of(j).erase(j);
+      break;
+    case Wait::kBackoff:
+      backoff_.erase({j.backoff_until, j.spec.key});
+      break;
+    case Wait::kParked:
+      parked_.erase(j.spec.key);
+      break;
     case Wait::kGone:
     case Wait::kAdmitted:
-    case Wait::kOrphan: break;
+    case Wait::kOrphan:
+      break;
   }
   for (auto& [root, holders] : holds_) holders.erase(j.spec.key);
 }
@@ -182,7 +189,8 @@ std::vector<Action> Scheduler::sync_cluster(
   for (const NodeDesc& d : nodes) {
     const std::optional<NodeIdx> before = index_.find_node(c, d.instance_id);
     const bool was_schedulable = before && index_.schedulable(*before);
-    const NodeIdx n = index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable);
+    const NodeIdx n =
+        index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable);
     present.insert(n);
     if (!before) grew = true;
     if (d.schedulable && !was_schedulable) node_gen_ = ++gen_counter_;
@@ -229,13 +237,15 @@ std::vector<Action> Scheduler::sync_cluster(
 // Jobs
 
 Status Scheduler::submit(JobSpec spec) {
-  if (jobs_.contains(spec.key)) return conflict_error("job " + std::to_string(spec.key) + " already exists");
+  if (jobs_.contains(spec.key))
+    return conflict_error("job " + std::to_string(spec.key) + " already exists");
   if (!spec.shape || spec.shape->alternatives.empty()) {
     return validation_error("job " + std::to_string(spec.key) + ": no way to run it (no pods)");
   }
   Job j;
   j.spec = std::move(spec);
-  if (j.spec.quota_managed && !engine_->graph().is_queue(j.spec.queue)) j.spec.queue = quota::kNoNode;
+  if (j.spec.quota_managed && !engine_->graph().is_queue(j.spec.queue))
+    j.spec.queue = quota::kNoNode;
   if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
     quota::Workload w;
     w.id = j.spec.key;
@@ -402,7 +412,8 @@ int64_t Scheduler::fair_key(const Job& j) const {
   // Weighted dominant-resource share of the job's queue above its own quota, in parts per
   // million of the root's capacity: the borrower with the smallest share goes first.
   const quota::NodeId root = root_of(j);
-  if (root == quota::kNoNode || root >= fair_share_roots_.size() || !fair_share_roots_[root]) return 0;
+  if (root == quota::kNoNode || root >= fair_share_roots_.size() || !fair_share_roots_[root])
+    return 0;
   const quota::QuotaGraph& g = engine_->graph();
   const ResourceVector& usage = engine_->usage(j.spec.queue);
   const ResourceVector& own = g.subtree_quota(j.spec.queue);
@@ -507,7 +518,8 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
     const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
     if (plan.outcome != quota::PlanOutcome::kPreempt) {
       const quota::QuotaGraph& g = engine_->graph();
-      const bool within_nominal = !g.would_borrow(engine_->ledger(), j.spec.queue, alt.quota_request);
+      const bool within_nominal =
+          !g.would_borrow(engine_->ledger(), j.spec.queue, alt.quota_request);
       if (within_nominal && options_.min_run_time > Duration::zero() &&
           g.spec(j.spec.queue).preemption.reclaim != quota::ReclaimPolicy::kNever &&
           plan.blocking.limit == quota::LimitKind::kCohortCapacity) {
@@ -551,7 +563,8 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
     for (size_t i = 0; i < plan.victims.size(); ++i) {
       const quota::Victim& v = plan.victims[i];
       Job& vj = *saved[i].job;
-      const bool term = vj.spec.max_preemptions && vj.spec.preemptions + 1 > *vj.spec.max_preemptions;
+      const bool term =
+          vj.spec.max_preemptions && vj.spec.preemptions + 1 > *vj.spec.max_preemptions;
       const Time until = backoff_for(vj.spec.preemptions + 1, now);
       Action act;
       act.kind = ActionKind::kPreempt;
@@ -654,7 +667,8 @@ PassResult Scheduler::schedule(Time now) {
     bool borrows = false;
     int64_t fair = 0;
     if (j.spec.quota_managed) {
-      borrows = g.would_borrow(engine_->ledger(), j.spec.queue, j.spec.shape->alternatives[0].quota_request);
+      borrows = g.would_borrow(engine_->ledger(), j.spec.queue,
+                               j.spec.shape->alternatives[0].quota_request);
       if (borrows) fair = fair_key(j);
     }
     heads.push(Head{borrows, fair, it->first, slot});
@@ -714,7 +728,8 @@ PassResult Scheduler::schedule(Time now) {
 
   std::optional<Time> wake;
   if (!backoff_.empty()) wake = backoff_.begin()->first;
-  if (!hold_expiry_.empty() && (!wake || hold_expiry_.begin()->first < *wake)) wake = hold_expiry_.begin()->first;
+  if (!hold_expiry_.empty() && (!wake || hold_expiry_.begin()->first < *wake))
+    wake = hold_expiry_.begin()->first;
   out.next_wake = wake;
   return out;
 }
@@ -723,7 +738,8 @@ PassResult Scheduler::schedule(Time now) {
 
 namespace gf::sched {
 
-std::vector<JobKey> Scheduler::jobs_on_node(std::string_view cluster, std::string_view instance_id) const {
+std::vector<JobKey> Scheduler::jobs_on_node(std::string_view cluster,
+                                            std::string_view instance_id) const {
   std::vector<JobKey> out;
   const std::optional<ClusterIdx> c = index_.find_cluster(cluster);
   if (!c) return out;

@@ -29,8 +29,8 @@ namespace gf::sched {
 using JobKey = quota::WorkloadId;
 
 struct SchedulerOptions {
-  Duration requeue_base = seconds(10);   // first backoff after a preemption; doubles each time
-  Duration requeue_max = minutes(10);    // backoff cap
+  Duration requeue_base = seconds(10);       // first backoff after a preemption; doubles each time
+  Duration requeue_max = minutes(10);        // backoff cap
   Duration min_run_time = Duration::zero();  // protects a job from reclaim this long after start
   // true: a gang is admitted only with real per-node room on one cluster (SPEC §4.3 reservation).
   // false ("estimate mode", ACK One Fleet without resource reservation): the cluster is chosen by
@@ -98,17 +98,17 @@ struct PassResult {
 };
 
 enum class WaitKind : uint8_t {
-  kNotWaiting,     // admitted and placed
-  kQuota,          // a limit of a quota node
-  kStrictFifo,     // behind an older head in a StrictFIFO queue
-  kPlacement,      // quota admits it, but no single cluster has free nodes for the whole gang
-  kInfeasible,     // no cluster could ever hold the gang: parked
-  kBackoff,        // requeued after a preemption
-  kNoQueue,        // its quota queue does not exist
-  kHeldForReclaim, // another queue is reclaiming its nominal capacity in this cohort
-  kCeiling,        // the service environment's capacity limit
-  kUnplaced,       // admitted, waiting to be placed again after an interruption or a failover
-  kPodsPending,    // admitted and bound to a cluster whose nodes cannot hold the gang yet
+  kNotWaiting,      // admitted and placed
+  kQuota,           // a limit of a quota node
+  kStrictFifo,      // behind an older head in a StrictFIFO queue
+  kPlacement,       // quota admits it, but no single cluster has free nodes for the whole gang
+  kInfeasible,      // no cluster could ever hold the gang: parked
+  kBackoff,         // requeued after a preemption
+  kNoQueue,         // its quota queue does not exist
+  kHeldForReclaim,  // another queue is reclaiming its nominal capacity in this cohort
+  kCeiling,         // the service environment's capacity limit
+  kUnplaced,        // admitted, waiting to be placed again after an interruption or a failover
+  kPodsPending,     // admitted and bound to a cluster whose nodes cannot hold the gang yet
 };
 std::string_view wait_kind_name(WaitKind kind);
 
@@ -135,8 +135,7 @@ class Scheduler {
   // Replaces the quota graph. `requeue` gives every known job its queue in the new graph
   // (kNoNode when gone); admitted jobs stay admitted even above the new limits (they become
   // preemptible), pending ones are re-queued. `ceilings`: per root, a cap on the root's usage.
-  void set_quota(quota::QuotaGraph graph,
-                 const std::function<quota::NodeId(JobKey)>& requeue,
+  void set_quota(quota::QuotaGraph graph, const std::function<quota::NodeId(JobKey)>& requeue,
                  std::map<quota::NodeId, ResourceVector> ceilings = {},
                  std::vector<bool> fair_share_roots = {});
   const quota::QuotaEngine& engine() const { return *engine_; }
@@ -158,9 +157,10 @@ class Scheduler {
   // capacity requeues jobs that waited for placement. `targets`: instance count per type the
   // cluster is heading for (infeasibility is judged against it); `type_capacity`: the capacity
   // of each type in `targets`.
-  std::vector<Action> sync_cluster(std::string_view cluster, const std::vector<NodeDesc>& nodes,
-                                   const std::map<std::string, int64_t, std::less<>>& targets,
-                                   const std::map<std::string, ResourceVector, std::less<>>& type_capacity);
+  std::vector<Action> sync_cluster(
+      std::string_view cluster, const std::vector<NodeDesc>& nodes,
+      const std::map<std::string, int64_t, std::less<>>& targets,
+      const std::map<std::string, ResourceVector, std::less<>>& type_capacity);
 
   // A new job, pending. Errors: duplicate key, no alternatives.
   Status submit(JobSpec spec);
@@ -196,7 +196,8 @@ class Scheduler {
   // After restore() of an admitted job that has no pods placed: the cluster it is bound to
   // (nullopt = none) and the clusters it failed over from. Errors: unknown job, not admitted or
   // placed (conflict), unknown cluster (validation).
-  Status restore_binding(JobKey job, std::optional<ClusterIdx> bound, std::vector<ClusterIdx> excluded);
+  Status restore_binding(JobKey job, std::optional<ClusterIdx> bound,
+                         std::vector<ClusterIdx> excluded);
   // The caller saw the admitted job's pods unable to run on its bound cluster (SPEC §4.4, after
   // tolerationSeconds): its pods are unbound, the cluster is excluded for it until its pods are
   // placed again, and it stays admitted (quota, admission time and alternative kept), waiting
@@ -228,11 +229,11 @@ class Scheduler {
     uint16_t alternative = 0;
     std::optional<Placement> placement;  // admitted with its pods placed (never without pods)
     std::optional<ClusterIdx> bound;     // see bound_cluster(); only while admitted
-    std::vector<ClusterIdx> excluded;    // failed over from, sorted; only while admitted without pods
+    std::vector<ClusterIdx> excluded;  // failed over from, sorted; only while admitted without pods
     Time admitted_at{};
     Time backoff_until{};
     WaitKind last_kind = WaitKind::kNotWaiting;  // why the last attempt failed
-    bool dispatched = false;  // bound by a dispatch whose pods never fit there yet
+    bool dispatched = false;       // bound by a dispatch whose pods never fit there yet
     uint64_t failed_root_gen = 0;  // generations when the last attempt failed (0 = none since)
     uint64_t failed_node_gen = 0;
   };
@@ -301,20 +302,20 @@ class Scheduler {
   quota::DecisionLog log_{4096};  // recent decisions; the hash covers all
 
   std::unordered_map<JobKey, Job> jobs_;
-  std::vector<Queue> queues_;        // per quota node; the last slot holds quota-free jobs
+  std::vector<Queue> queues_;  // per quota node; the last slot holds quota-free jobs
   // Generations: values from one increasing counter, so a mark never matches a later world.
   uint64_t gen_counter_ = 1;
-  std::vector<uint64_t> root_gen_;   // per quota node (roots): bumped when capacity is returned
-  uint64_t node_gen_ = 1;            // bumped when node capacity is freed or added
+  std::vector<uint64_t> root_gen_;  // per quota node (roots): bumped when capacity is returned
+  uint64_t node_gen_ = 1;           // bumped when node capacity is freed or added
   uint64_t root_gen_of(const Job& j) const;
-  uint64_t topology_gen_ = 1;        // bumped when nodes or targets are added
-  uint64_t parked_gen_ = 0;          // topology_gen_ when the parked set was last re-checked
+  uint64_t topology_gen_ = 1;  // bumped when nodes or targets are added
+  uint64_t parked_gen_ = 0;    // topology_gen_ when the parked set was last re-checked
   std::set<std::pair<Time, JobKey>> backoff_;
   std::set<JobKey> parked_;
-  std::set<Key> unplaced_;           // admitted, waiting to be placed again
-  std::map<quota::NodeId, std::set<JobKey>> holds_;  // root -> jobs holding it for reclaim
+  std::set<Key> unplaced_;                                // admitted, waiting to be placed again
+  std::map<quota::NodeId, std::set<JobKey>> holds_;       // root -> jobs holding it for reclaim
   std::set<std::pair<Time, quota::NodeId>> hold_expiry_;  // when holders retry
-  std::map<NodeIdx, std::set<JobKey>> on_node_;      // jobs with pods on each node
+  std::map<NodeIdx, std::set<JobKey>> on_node_;           // jobs with pods on each node
   std::map<const Alternative*, std::pair<ShapePtr, bool>> feasible_memo_;  // ever_fits per shape
   uint64_t feasible_memo_gen_ = 0;
 };

@@ -342,7 +342,9 @@ Result<ScenarioConfig> parse_config(const Json& v) {
       }
       (key == "region" ? c.region : c.account) = it.value().get<std::string>();
     } else if (key == "reservation") {
-      if (!it.value().is_boolean()) return validation_error(path + ": expected true or false, got " + describe_json_value(it.value()));
+      if (!it.value().is_boolean())
+        return validation_error(path + ": expected true or false, got " +
+                                describe_json_value(it.value()));
       c.reservation = it.value().get<bool>();
     } else {
       return validation_error(path +
@@ -363,11 +365,11 @@ Result<ScenarioConfig> parse_config(const Json& v) {
 // SimCloudConfig::from_json reads the known fields; misspelt ones are refused here.
 Status check_cloud_keys(const Json& cloud) {
   if (!cloud.is_object()) return ok_status();
-  GF_RETURN_IF_ERROR(check_known_keys(cloud, "cloud",
-                                      {"launchLatency", "lifecycleDuration", "failureLatency",
-                                       "terminateLatency", "capacity", "changes", "launchFaults",
-                                       "rebootDuration", "reprovisionDuration", "migrateDuration",
-                                       "deleteDuration", "burnInDuration", "burnIn"}));
+  GF_RETURN_IF_ERROR(check_known_keys(
+      cloud, "cloud",
+      {"launchLatency", "lifecycleDuration", "failureLatency", "terminateLatency", "capacity",
+       "changes", "launchFaults", "rebootDuration", "reprovisionDuration", "migrateDuration",
+       "deleteDuration", "burnInDuration", "burnIn"}));
   for (const auto& [key, fields] :
        {std::pair<std::string, std::vector<std::string>>{"changes", {"at", "capacity"}},
         {"launchFaults", {"group", "attempt", "outcome"}},

@@ -382,10 +382,12 @@ class Simulation {
       for (const auto& [id, n] : c->nodes) {
         if (n.group == group && n.is_live()) live.push_back(&n);
       }
-      std::sort(live.begin(), live.end(), [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
+      std::sort(live.begin(), live.end(),
+                [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
       if (index < live.size()) return std::make_pair(name, live[index]->instance_id);
-      return not_found_error("node: group " + group + " of cluster " + name + " has " + std::to_string(live.size()) +
-                             " live node(s); there is no index " + std::to_string(index));
+      return not_found_error("node: group " + group + " of cluster " + name + " has " +
+                             std::to_string(live.size()) + " live node(s); there is no index " +
+                             std::to_string(index));
     }
     return not_found_error("node: no cluster has an instance group named " + group);
   }
@@ -406,7 +408,9 @@ class Simulation {
       case StepKind::kClear:
         return call("POST", base + "/signals/clear", {}, "{}", step.as);
       case StepKind::kRequest: {
-        Json body = {{"ClusterName", cluster}, {"NodeId", id}, {"Action", step.value.value("action", "")},
+        Json body = {{"ClusterName", cluster},
+                     {"NodeId", id},
+                     {"Action", step.value.value("action", "")},
                      {"Detector", step.value.value("detector", "scenario")}};
         if (step.value.contains("requestId")) body["RequestId"] = step.value.at("requestId");
         return call("POST", "/v1/remediations", {}, body.dump(), step.as);
@@ -416,8 +420,11 @@ class Simulation {
       case StepKind::kCancel: {
         auto view = runtime_->loop().view();
         const remediate::Remediation* open = view->health_state().open_remediation(id);
-        if (!open) return error_response(not_found_error("node " + id + " has no open remediation"));
-        const std::string verb = step.kind == StepKind::kApprove ? "approve" : step.kind == StepKind::kReject ? "reject" : "cancel";
+        if (!open)
+          return error_response(not_found_error("node " + id + " has no open remediation"));
+        const std::string verb = step.kind == StepKind::kApprove  ? "approve"
+                                 : step.kind == StepKind::kReject ? "reject"
+                                                                  : "cancel";
         Json body = Json::object();
         if (step.value.contains("reason")) body["Reason"] = step.value.at("reason");
         return call("POST", "/v1/remediations/" + open->id + "/" + verb, {}, body.dump(), step.as);
@@ -445,8 +452,11 @@ class Simulation {
       for (char& c : plural) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       plural += plural.ends_with("y") ? "" : "s";
       if (plural.ends_with("y")) plural = plural.substr(0, plural.size() - 1) + "ies";
-      r = call("DELETE", "/v1/objects/" + plural + "/" + step.value.value("namespace", std::string("default")) + "/" +
-                             step.value.value("name", ""), {}, "", step.as);
+      r = call("DELETE",
+               "/v1/objects/" + plural + "/" +
+                   step.value.value("namespace", std::string("default")) + "/" +
+                   step.value.value("name", ""),
+               {}, "", step.as);
     } else if (step.kind == StepKind::kPriority) {
       r = call("PATCH", "/v1/service-jobs/" + step.value.value("serviceJob", ""), {},
                Json{{"schedulingPriority", step.value.value("value", 0)}}.dump(), step.as);
@@ -556,8 +566,8 @@ class Simulation {
   Json remediation_metrics() const {
     auto view = runtime_->loop().view();
     const remediate::HealthState& h = view->health_state();
-    int64_t fired = 0, discarded = 0, approved = 0, executed = 0, succeeded = 0, failed = 0, escalated = 0,
-            cancelled = 0, rejected = 0, auto_approved = 0;
+    int64_t fired = 0, discarded = 0, approved = 0, executed = 0, succeeded = 0, failed = 0,
+            escalated = 0, cancelled = 0, rejected = 0, auto_approved = 0;
     for (const auto& [id, a] : h.alerts) {
       fired += a.fired_at.has_value();
       discarded += a.state == "discarded";
@@ -572,10 +582,20 @@ class Simulation {
       rejected += r.status == remediate::Status::kRejected;
       escalated += r.effective != r.action;
     }
-    return {{"measured", true}, {"alerts", h.alerts.size()}, {"fired", fired}, {"discarded", discarded},
-            {"proposed", h.remediations.size()}, {"approved", approved}, {"autoApproved", auto_approved},
-            {"executed", executed}, {"succeeded", succeeded}, {"failed", failed}, {"cancelled", cancelled},
-            {"rejected", rejected}, {"escalated", escalated}, {"tickets", h.tickets.size()}};
+    return {{"measured", true},
+            {"alerts", h.alerts.size()},
+            {"fired", fired},
+            {"discarded", discarded},
+            {"proposed", h.remediations.size()},
+            {"approved", approved},
+            {"autoApproved", auto_approved},
+            {"executed", executed},
+            {"succeeded", succeeded},
+            {"failed", failed},
+            {"cancelled", cancelled},
+            {"rejected", rejected},
+            {"escalated", escalated},
+            {"tickets", h.tickets.size()}};
   }
 
   // Utilization (GPU-hours jobs held over GPU-hours running instances offered) and queueing
@@ -595,37 +615,45 @@ class Simulation {
           per_pod = info != nullptr ? info->gpus : 0;
         } else if (ps.requests.contains("nvidia.com/gpu")) {
           const Json& g = ps.requests.at("nvidia.com/gpu");
-          per_pod = g.is_number_integer() ? g.get<int64_t>() : std::atoll(g.get<std::string>().c_str());
+          per_pod =
+              g.is_number_integer() ? g.get<int64_t>() : std::atoll(g.get<std::string>().c_str());
         }
         gpus += per_pod * ps.count;
       }
       for (const JobRun& r : j->runs) {
-        busy += static_cast<double>((r.end.value_or(end) - r.start).count()) * static_cast<double>(gpus) / 3.6e9;
+        busy += static_cast<double>((r.end.value_or(end) - r.start).count()) *
+                static_cast<double>(gpus) / 3.6e9;
       }
       if (!j->runs.empty()) {
-        delays.push_back(static_cast<double>((j->runs.front().start - j->created_at).count()) / 1e6);
+        delays.push_back(static_cast<double>((j->runs.front().start - j->created_at).count()) /
+                         1e6);
       } else {
         never_started += 1;
       }
     }
-    m["utilization"] = {{"measured", true},
-                        {"busyGpuHours", round4(busy)},
-                        {"offeredGpuHours", round4(offered_gpu_hours)},
-                        {"busyFraction", offered_gpu_hours > 0 ? Json(round4(busy / offered_gpu_hours)) : Json(nullptr)}};
+    m["utilization"] = {
+        {"measured", true},
+        {"busyGpuHours", round4(busy)},
+        {"offeredGpuHours", round4(offered_gpu_hours)},
+        {"busyFraction",
+         offered_gpu_hours > 0 ? Json(round4(busy / offered_gpu_hours)) : Json(nullptr)}};
     std::sort(delays.begin(), delays.end());
     auto pct = [&](double q) -> Json {
       if (delays.empty()) return nullptr;
-      return round4(delays[std::min(delays.size() - 1, static_cast<size_t>(q * static_cast<double>(delays.size())))]);
+      return round4(delays[std::min(delays.size() - 1,
+                                    static_cast<size_t>(q * static_cast<double>(delays.size())))]);
     };
     double sum = 0;
     for (double d : delays) sum += d;
-    m["queueingDelay"] = {{"measured", true},
-                          {"jobs", delays.size()},
-                          {"neverStarted", never_started},
-                          {"meanSeconds", delays.empty() ? Json(nullptr) : Json(round4(sum / static_cast<double>(delays.size())))},
-                          {"p50Seconds", pct(0.5)},
-                          {"p95Seconds", pct(0.95)},
-                          {"maxSeconds", delays.empty() ? Json(nullptr) : Json(round4(delays.back()))}};
+    m["queueingDelay"] = {
+        {"measured", true},
+        {"jobs", delays.size()},
+        {"neverStarted", never_started},
+        {"meanSeconds",
+         delays.empty() ? Json(nullptr) : Json(round4(sum / static_cast<double>(delays.size())))},
+        {"p50Seconds", pct(0.5)},
+        {"p95Seconds", pct(0.95)},
+        {"maxSeconds", delays.empty() ? Json(nullptr) : Json(round4(delays.back()))}};
   }
 
   const Scenario& scenario_;

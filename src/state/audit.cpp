@@ -5,7 +5,7 @@
 namespace gf {
 
 Json AuditRecord::payload() const {
-  Json j{{"Identity", identity}, {"Roles", roles}, {"Method", method}, {"Path", path},
+  Json j{{"Identity", identity}, {"Roles", roles}, {"Method", method},       {"Path", path},
          {"Resource", resource}, {"Code", code},   {"RequestId", request_id}};
   if (!error.empty()) j["Error"] = error;
   if (!idempotency_key.empty()) j["IdempotencyKey"] = idempotency_key;
@@ -57,7 +57,8 @@ std::string audit_resource(const std::string& path) {
   while (!p.empty() && p.back() == '/') p.pop_back();
   for (int i = 0; i < 2; ++i) {
     const size_t slash = p.rfind('/');
-    if (slash == std::string::npos || !kVerbs.contains(std::string_view(p).substr(slash + 1))) break;
+    if (slash == std::string::npos || !kVerbs.contains(std::string_view(p).substr(slash + 1)))
+      break;
     p = p.substr(0, slash);
   }
   return p;

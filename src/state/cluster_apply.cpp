@@ -90,10 +90,11 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       }
     }
     view_.cluster_counter += 1;
-    add_user_event(rec, cluster_user_event(c, "Cluster", EventLevel::kInfo,
-                                           "Cluster " + name + " creation started (" +
-                                               std::string(c.continuous ? "Continuous" : "all-or-nothing") +
-                                               " provisioning)"));
+    add_user_event(
+        rec, cluster_user_event(c, "Cluster", EventLevel::kInfo,
+                                "Cluster " + name + " creation started (" +
+                                    std::string(c.continuous ? "Continuous" : "all-or-nothing") +
+                                    " provisioning)"));
     view_.clusters.emplace(name, std::make_shared<const Cluster>(std::move(c)));
     return ok_status();
   }
@@ -152,9 +153,10 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
         g->spec.target = 0;
         g->spec.min = 0;
         g->min_deadline.reset();
-        add_user_event(rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
-                                               "InstanceGroup " + del + " deletion started in Cluster " + name,
-                                               del));
+        add_user_event(
+            rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
+                                    "InstanceGroup " + del + " deletion started in Cluster " + name,
+                                    del));
       }
     }
     return r.status();
@@ -226,7 +228,8 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
             kept.push_back(g);
           }
         }
-        if (!std::any_of(prev.begin(), prev.end(), [&](const GroupSpec& s) { return s.name == g.spec.name; })) {
+        if (!std::any_of(prev.begin(), prev.end(),
+                         [&](const GroupSpec& s) { return s.name == g.spec.name; })) {
           g.spec.target = 0;
           g.spec.min = 0;
           g.status = GroupStatus::kDeleting;
@@ -242,12 +245,13 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
   }
 
   if (type == event_type::kClusterRemoved) {
-    auto retired = view_.retired_billing ? std::make_shared<std::vector<BillingRecord>>(*view_.retired_billing)
-                                         : std::make_shared<std::vector<BillingRecord>>();
+    auto retired = view_.retired_billing
+                       ? std::make_shared<std::vector<BillingRecord>>(*view_.retired_billing)
+                       : std::make_shared<std::vector<BillingRecord>>();
     for (const auto& b : c->billing) retired->push_back(b);
     view_.retired_billing = std::move(retired);
-    add_user_event(rec, cluster_user_event(*c, "Cluster", EventLevel::kInfo,
-                                           "Cluster " + name + " deleted"));
+    add_user_event(
+        rec, cluster_user_event(*c, "Cluster", EventLevel::kInfo, "Cluster " + name + " deleted"));
     view_.clusters.erase(view_.clusters.find(name));
     return ok_status();
   }
@@ -269,8 +273,9 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
         g->last_in_service_min = g->spec.min;
         g->min_deadline.reset();
       }
-      std::string text = reason.empty() ? "InstanceGroup " + group + " is " + std::string(to_string(*status))
-                                        : reason;
+      std::string text = reason.empty()
+                             ? "InstanceGroup " + group + " is " + std::string(to_string(*status))
+                             : reason;
       add_user_event(rec, cluster_user_event(*c, "InstanceGroup",
                                              *status == GroupStatus::kFailed ? EventLevel::kError
                                                                              : EventLevel::kInfo,
@@ -296,15 +301,18 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       g->consecutive_failures = r.required_int("Failures");
       g->next_attempt = from_micros(r.required_int("NextAttemptUs"));
       g->last_failure = r.optional_string("Reason").value_or("");
-      g->last_failed_attempt = std::max(g->last_failed_attempt, r.optional_int("Attempt").value_or(0));
+      g->last_failed_attempt =
+          std::max(g->last_failed_attempt, r.optional_int("Attempt").value_or(0));
       if (!r.ok()) return r.status();
       UserEvent e = cluster_user_event(
           *c, "InstanceGroup", EventLevel::kWarn,
           "InstanceGroup " + group + ": " + g->last_failure + "; retry " +
               std::to_string(g->consecutive_failures) + " in " +
-              format_duration(std::chrono::duration_cast<std::chrono::seconds>(*g->next_attempt - t)),
+              format_duration(
+                  std::chrono::duration_cast<std::chrono::seconds>(*g->next_attempt - t)),
           group);
-      e.details = Json{{"Attempt", g->consecutive_failures}, {"NextAttempt", format_iso8601(*g->next_attempt)}};
+      e.details = Json{{"Attempt", g->consecutive_failures},
+                       {"NextAttempt", format_iso8601(*g->next_attempt)}};
       add_user_event(rec, std::move(e));
       return ok_status();
     }
@@ -316,14 +324,15 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       if (g->spec.min > target) g->spec.min = target;
       add_user_event(rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
                                              "InstanceGroup " + group + " TargetCount set to " +
-                                                 std::to_string(target) + (reason.empty() ? "" : " (" + reason + ")"),
+                                                 std::to_string(target) +
+                                                 (reason.empty() ? "" : " (" + reason + ")"),
                                              group));
       return ok_status();
     }
     if (type == event_type::kGroupRemoved) {
-      add_user_event(rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
-                                             "InstanceGroup " + group + " deleted from Cluster " + name,
-                                             group));
+      add_user_event(rec, cluster_user_event(
+                              *c, "InstanceGroup", EventLevel::kInfo,
+                              "InstanceGroup " + group + " deleted from Cluster " + name, group));
       std::erase_if(c->groups, [&](const InstanceGroup& x) { return x.spec.name == group; });
       return ok_status();
     }
@@ -347,11 +356,12 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       n.message = "Launch requested";
       n.requested_at = t;
       n.launch_order = ++view_.instance_counter;
-      add_user_event(rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
-                                             "Instance creation in Cluster " + name + " and InstanceGroup " +
-                                                 n.group + " started (" + n.instance_type + ", attempt " +
-                                                 std::to_string(n.attempt) + ")",
-                                             n.group, id));
+      add_user_event(
+          rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
+                                  "Instance creation in Cluster " + name + " and InstanceGroup " +
+                                      n.group + " started (" + n.instance_type + ", attempt " +
+                                      std::to_string(n.attempt) + ")",
+                                  n.group, id));
       c->nodes.emplace(id, std::move(n));
       return ok_status();
     }
@@ -362,8 +372,8 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       std::string reason = r.optional_string("Reason").value_or("");
       std::string message = r.optional_string("Message").value_or("");
       UserEvent e = cluster_user_event(*c, "Instance", EventLevel::kError,
-                                       "Instance creation in Cluster " + name + " and InstanceGroup " +
-                                           n.group + " failed: " + message,
+                                       "Instance creation in Cluster " + name +
+                                           " and InstanceGroup " + n.group + " failed: " + message,
                                        n.group, id);
       e.details = Json{{"Reason", reason}, {"FailureMessage", message}, {"Attempt", n.attempt}};
       add_user_event(rec, std::move(e));
@@ -374,12 +384,14 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       n.launch_time = t;
       n.message = "Running lifecycle script";
       std::string script = "lifecycle script";
-      if (const InstanceGroup* g = c->find_group(n.group); g && g->spec.lifecycle_config.is_object()) {
-        script = "lifecycle script " + g->spec.lifecycle_config.value("OnCreate", std::string("on_create.sh"));
+      if (const InstanceGroup* g = c->find_group(n.group);
+          g && g->spec.lifecycle_config.is_object()) {
+        script = "lifecycle script " +
+                 g->spec.lifecycle_config.value("OnCreate", std::string("on_create.sh"));
       }
       add_user_event(rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
-                                             "EC2 Instance " + id + " successfully provisioned; " + script +
-                                                 " started (billing started)",
+                                             "EC2 Instance " + id + " successfully provisioned; " +
+                                                 script + " started (billing started)",
                                              n.group, id));
       return ok_status();
     }
@@ -393,16 +405,18 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
         g->consecutive_failures = 0;
         g->next_attempt.reset();
       }
-      add_user_event(rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
-                                             "Instance lifecycle script execution for EC2 Instance " + id +
-                                                 " has succeeded; instance is Running",
-                                             n.group, id));
+      add_user_event(
+          rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
+                                  "Instance lifecycle script execution for EC2 Instance " + id +
+                                      " has succeeded; instance is Running",
+                                  n.group, id));
       return ok_status();
     }
     if (type == event_type::kNodeLifecycleFailed || type == event_type::kNodeUnhealthy ||
         type == event_type::kNodeTerminateRequested) {
-      std::string why = r.optional_string(type == event_type::kNodeTerminateRequested ? "Reason" : "Message")
-                            .value_or("");
+      std::string why =
+          r.optional_string(type == event_type::kNodeTerminateRequested ? "Reason" : "Message")
+              .value_or("");
       if (n.status == NodeStatus::kShuttingDown) return ok_status();
       close_billing(*c, n, t);
       n.status = NodeStatus::kShuttingDown;
@@ -414,8 +428,8 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       if (type == event_type::kNodeLifecycleFailed) {
         n.healthy = false;
         level = EventLevel::kError;
-        text = "Instance lifecycle script execution for EC2 Instance " + id + " has failed: " + why +
-               "; the instance is replaced";
+        text = "Instance lifecycle script execution for EC2 Instance " + id +
+               " has failed: " + why + "; the instance is replaced";
       } else if (type == event_type::kNodeUnhealthy) {
         n.healthy = false;
         level = EventLevel::kWarn;
@@ -431,10 +445,11 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       std::string message = r.optional_string("Message").value_or("");
       if (!r.ok()) return r.status();
       n.healthy = healthy;
-      add_user_event(rec, cluster_user_event(*c, "Instance", healthy ? EventLevel::kInfo : EventLevel::kWarn,
-                                             "EC2 Instance " + id + (healthy ? " is healthy" : " is unhealthy") +
-                                                 (message.empty() ? "" : ": " + message),
-                                             n.group, id));
+      add_user_event(rec, cluster_user_event(
+                              *c, "Instance", healthy ? EventLevel::kInfo : EventLevel::kWarn,
+                              "EC2 Instance " + id + (healthy ? " is healthy" : " is unhealthy") +
+                                  (message.empty() ? "" : ": " + message),
+                              n.group, id));
       return ok_status();
     }
     if (type == event_type::kNodeTerminated) {

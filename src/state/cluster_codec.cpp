@@ -143,8 +143,9 @@ Result<Cluster> cluster_from_snapshot(const Json& j) {
   c.creation_time = from_micros(r.required_int("CreationTime"));
   c.failure_message = r.optional_string("FailureMessage").value_or("");
   c.continuous = r.optional_bool("Continuous").value_or(true);
-  c.orchestrator = r.optional_string("Orchestrator").value_or("Slurm") == "Native" ? Orchestrator::kNative
-                                                                                 : Orchestrator::kSlurm;
+  c.orchestrator = r.optional_string("Orchestrator").value_or("Slurm") == "Native"
+                       ? Orchestrator::kNative
+                       : Orchestrator::kSlurm;
   if (const Json* v = r.optional_value("VpcConfig")) c.vpc_config = *v;
   c.node_recovery = r.optional_string("NodeRecovery").value_or("Automatic");
   c.ever_in_service = r.optional_bool("EverInService").value_or(false);

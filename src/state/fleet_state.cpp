@@ -8,7 +8,6 @@
 
 // SchedCache is defined in job_apply.cpp.
 
-
 namespace gf {
 
 Event record_event(std::string resource_type, EventLevel level, std::string description,
@@ -41,16 +40,20 @@ void FleetState::add_user_event(const EventRecord& record, UserEvent event) {
   view_.events.append(std::move(event));
 }
 
-void FleetState::add_job_user_event(const EventRecord& record, const Job& job, const JobEvent& line) {
-  static const std::set<std::string, std::less<>> kWarnings = {"Failover", "PodsPending", "Restarting", "Preempted",
-                                                               "Interrupted", "FAILED", "Failed"};
+void FleetState::add_job_user_event(const EventRecord& record, const Job& job,
+                                    const JobEvent& line) {
+  static const std::set<std::string, std::less<>> kWarnings = {
+      "Failover", "PodsPending", "Restarting", "Preempted", "Interrupted", "FAILED", "Failed"};
   UserEvent e;
   e.resource_type = "Job";
   e.level = kWarnings.contains(line.reason) ? EventLevel::kWarn : EventLevel::kInfo;
-  e.description = job.kind + " " + (job.dispatch ? job.ns + "/" : "") + job.name + ": " + line.reason + ": " + line.message;
-  e.details = Json{{"JobId", job.id}, {"JobName", job.name}, {"Kind", job.kind}, {"Reason", line.reason}};
+  e.description = job.kind + " " + (job.dispatch ? job.ns + "/" : "") + job.name + ": " +
+                  line.reason + ": " + line.message;
+  e.details =
+      Json{{"JobId", job.id}, {"JobName", job.name}, {"Kind", job.kind}, {"Reason", line.reason}};
   if (!job.ns.empty()) e.details["Namespace"] = job.ns;
-  const std::string cluster = job.dispatch && !job.dispatch->cluster.empty() ? job.dispatch->cluster : job.cluster;
+  const std::string cluster =
+      job.dispatch && !job.dispatch->cluster.empty() ? job.dispatch->cluster : job.cluster;
   if (const Cluster* c = view_.find_cluster(cluster)) {
     e.cluster_name = c->name;
     e.cluster_arn = c->arn;
@@ -69,9 +72,9 @@ Status FleetState::apply(const EventRecord& record, const Json& payload) {
                           std::to_string(view_.applied_seq) + ": sequence gap");
   }
   user_events_in_record_ = 0;
-  GF_RETURN_IF_ERROR(apply_payload(record, payload)
-                         .with_prefix("journal event " + std::to_string(record.seq) + " (" +
-                                      record.type + ")"));
+  GF_RETURN_IF_ERROR(
+      apply_payload(record, payload)
+          .with_prefix("journal event " + std::to_string(record.seq) + " (" + record.type + ")"));
   if (!record.idempotency_key.empty()) keys_.emplace(record.idempotency_key, record.seq);
   view_.applied_seq = record.seq;
   view_.applied_time = record.time;
@@ -89,10 +92,9 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
     view_.control_plane.last_started = record.time;
     UserEvent e;
     e.resource_type = "ControlPlane";
-    e.description = "gpufleet " + view_.control_plane.version + " started (" +
-                    (view_.control_plane.store.empty() ? "embedded store"
-                                                       : view_.control_plane.store) +
-                    ")";
+    e.description =
+        "gpufleet " + view_.control_plane.version + " started (" +
+        (view_.control_plane.store.empty() ? "embedded store" : view_.control_plane.store) + ")";
     e.details = payload;
     add_user_event(record, std::move(e));
     return ok_status();
@@ -111,7 +113,8 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
   if (type == event_type::kAuditRecorded) {
     GF_ASSIGN_OR_RETURN(AuditRecord a, AuditRecord::from_payload(payload, record.seq, record.time));
     view_.audit.append(std::move(a));
-    while (view_.audit.size() > kAuditKept + EventLog::kChunkSize && view_.audit.drop_oldest_chunk()) {
+    while (view_.audit.size() > kAuditKept + EventLog::kChunkSize &&
+           view_.audit.drop_oldest_chunk()) {
     }
     return ok_status();
   }
@@ -132,24 +135,29 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
   if (type.rfind("job.", 0) == 0) {
     // Every new line of the job's history is also a user event (ResourceType Job, SPEC §8).
     std::string id = payload.value("id", std::string());
-    if (id.empty() && payload.contains("job") && payload.at("job").is_object()) id = payload.at("job").value("id", "");
+    if (id.empty() && payload.contains("job") && payload.at("job").is_object())
+      id = payload.at("job").value("id", "");
     auto it = view_.jobs.find(id);
     const uint64_t count_before = it == view_.jobs.end() ? 0 : it->second->history_count;
     GF_RETURN_IF_ERROR(apply_job_event(record, payload));
     it = view_.jobs.find(id);
     if (it == view_.jobs.end()) return ok_status();
     const Job* after = it->second.get();
-    const uint64_t added = std::min<uint64_t>(after->history_count - count_before, after->history.size());
-    for (size_t i = after->history.size() - added; i < after->history.size(); ++i) add_job_user_event(record, *after, after->history[i]);
+    const uint64_t added =
+        std::min<uint64_t>(after->history_count - count_before, after->history.size());
+    for (size_t i = after->history.size() - added; i < after->history.size(); ++i)
+      add_job_user_event(record, *after, after->history[i]);
     if (after->dispatch) refresh_workload_deadline(*after);
     return ok_status();
   }
   if (type.rfind("policy.", 0) == 0) return apply_policy_event(record, payload);
-  if (type.rfind("alert.", 0) == 0 || type.rfind("remediation.", 0) == 0 || type.rfind("host.", 0) == 0 ||
-      type.rfind("breaker.", 0) == 0 || type.rfind("health.", 0) == 0) {
+  if (type.rfind("alert.", 0) == 0 || type.rfind("remediation.", 0) == 0 ||
+      type.rfind("host.", 0) == 0 || type.rfind("breaker.", 0) == 0 ||
+      type.rfind("health.", 0) == 0) {
     return apply_health_event(record, payload);
   }
-  return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
+  return internal_error("unknown event type \"" + type +
+                        "\" (journal written by a newer gpufleet?)");
 }
 
 Json FleetState::to_json() const {
@@ -183,7 +191,8 @@ Json FleetState::to_json() const {
     }
   }
   Json resources = Json::array();
-  for (size_t i = 0; i < registry().size(); ++i) resources.push_back(std::string(registry().name(static_cast<ResourceId>(i))));
+  for (size_t i = 0; i < registry().size(); ++i)
+    resources.push_back(std::string(registry().name(static_cast<ResourceId>(i))));
   return Json{{"format", 1},
               {"quota_objects", std::move(quota_objects)},
               {"jobs", std::move(jobs)},
@@ -242,7 +251,8 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       auto c = cluster_from_snapshot(cj);
       if (!c.ok()) return c.status().with_prefix("snapshot.clusters");
       std::string name = c->name;
-      s.view_.clusters.emplace(std::move(name), std::make_shared<const Cluster>(std::move(c).value()));
+      s.view_.clusters.emplace(std::move(name),
+                               std::make_shared<const Cluster>(std::move(c).value()));
     }
   }
   if (const Json* retired = r.optional_array("retired_billing")) {
@@ -266,7 +276,8 @@ Result<FleetState> FleetState::from_json(const Json& j) {
   if (const Json* resources = r.optional_array("resources")) {
     for (const Json& name : *resources) {
       if (!name.is_string()) return validation_error("snapshot.resources: expected strings");
-      GF_RETURN_IF_ERROR(s.registry().intern(name.get<std::string>()).status().with_prefix("snapshot.resources"));
+      GF_RETURN_IF_ERROR(
+          s.registry().intern(name.get<std::string>()).status().with_prefix("snapshot.resources"));
     }
   }
   if (const Json* objects = r.optional_array("quota_objects")) {
@@ -276,9 +287,11 @@ Result<FleetState> FleetState::from_json(const Json& j) {
     for (const Json& o : *objects) {
       std::optional<frontend::Kind> kind;
       for (int k = 0; k <= static_cast<int>(frontend::Kind::kQuotaShare); ++k) {
-        if (frontend::kind_name(static_cast<frontend::Kind>(k)) == o.value("kind", "")) kind = static_cast<frontend::Kind>(k);
+        if (frontend::kind_name(static_cast<frontend::Kind>(k)) == o.value("kind", ""))
+          kind = static_cast<frontend::Kind>(k);
       }
-      if (!kind) return validation_error("snapshot.quota_objects: unknown kind " + o.value("kind", ""));
+      if (!kind)
+        return validation_error("snapshot.quota_objects: unknown kind " + o.value("kind", ""));
       frontend::QuotaObject obj;
       obj.key = frontend::ObjectKey{*kind, o.value("namespace", ""), o.value("name", "")};
       obj.doc = o.value("doc", Json::object());
@@ -326,7 +339,8 @@ uint64_t FleetState::hash() const {
 
 uint64_t FleetState::model_hash() const {
   Json j = to_json();
-  for (const char* key : {"applied_seq", "applied_time_us", "idempotency_keys", "audit"}) j.erase(key);
+  for (const char* key : {"applied_seq", "applied_time_us", "idempotency_keys", "audit"})
+    j.erase(key);
   const std::string text = safe_dump(j);
   uint64_t h = 14695981039346656037ULL;  // FNV-1a 64 offset basis
   for (unsigned char c : text) {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "core/json.h"
-#include "journal/journal.h"
 #include "frontend/quota_objects.h"
+#include "journal/journal.h"
 #include "model/cluster.h"
 #include "model/job.h"
 #include "remediate/records.h"
@@ -54,8 +54,10 @@ struct FleetView {
   std::map<std::string, JobPtr, std::less<>> jobs;  // by job id, finished ones included
   int64_t job_counter = 0;                          // jobs ever submitted (ids and keys)
   std::shared_ptr<const PolicyMap> policies;        // PropagationPolicies (null until the first)
-  std::map<std::string, std::string, std::less<>> workload_ids;  // "<kind>/<ns>/<name>" -> live job id
-  std::shared_ptr<const remediate::HealthState> health;  // alerts, remediations, hosts (null until the first)
+  std::map<std::string, std::string, std::less<>>
+      workload_ids;  // "<kind>/<ns>/<name>" -> live job id
+  std::shared_ptr<const remediate::HealthState>
+      health;  // alerts, remediations, hosts (null until the first)
   // The newest audit records (at most kAuditKept; the journal keeps every one).
   AppendLog<AuditRecord> audit;
 
@@ -140,8 +142,8 @@ class FleetState {
   // Alerts, remediations, hosts, breakers, remediation policies: health_apply.cpp.
   Status apply_health_event(const EventRecord& record, const Json& payload);
   remediate::HealthState& mutable_health();
-  void set_node_flags(const std::string& cluster, const std::string& node, std::optional<bool> cordoned,
-                      std::optional<bool> maintenance);
+  void set_node_flags(const std::string& cluster, const std::string& node,
+                      std::optional<bool> cordoned, std::optional<bool> maintenance);
   // The scheduling cache forgets a job's pending completion, start and interrupts.
   void sched_drop(uint64_t key);
   // Removes a deleted workload's record.

@@ -26,8 +26,8 @@ remediate::HealthState& FleetState::mutable_health() {
   return const_cast<HealthState&>(*view_.health);
 }
 
-void FleetState::set_node_flags(const std::string& cluster, const std::string& node, std::optional<bool> cordoned,
-                                std::optional<bool> maintenance) {
+void FleetState::set_node_flags(const std::string& cluster, const std::string& node,
+                                std::optional<bool> cordoned, std::optional<bool> maintenance) {
   const Cluster* c = view_.find_cluster(cluster);
   if (!c || !c->nodes.contains(node)) return;
   Cluster* m = mutable_cluster(cluster);
@@ -41,9 +41,9 @@ namespace {
 
 EventLevel alert_level(const AlertRecord& a) {
   if (a.state == "resolved" || a.state == "discarded") return EventLevel::kInfo;
-  return a.severity == health::Severity::kCritical ? EventLevel::kError
+  return a.severity == health::Severity::kCritical  ? EventLevel::kError
          : a.severity == health::Severity::kWarning ? EventLevel::kWarn
-                                                     : EventLevel::kInfo;
+                                                    : EventLevel::kInfo;
 }
 
 }  // namespace
@@ -72,7 +72,10 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
     user_event("Alert", alert_level(a),
                "Alert " + a.id + " " + what + " on " + a.node + ": " + a.fault + " [" +
                    std::string(health::to_string(a.severity)) + "] " + a.summary,
-               Json{{"AlertId", a.id}, {"Detector", a.detector}, {"Fault", a.fault}, {"State", a.state},
+               Json{{"AlertId", a.id},
+                    {"Detector", a.detector},
+                    {"Fault", a.fault},
+                    {"State", a.state},
                     {"Severity", health::to_string(a.severity)}},
                a.cluster, a.node);
   };
@@ -81,7 +84,8 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       HealthState& h = mutable_health();
       const std::string node = p.at("Node").get<std::string>();
       const std::string key = HealthState::alert_key(node, p.at("Detector").get<std::string>(),
-                                                     p.at("Subject").get<std::string>(), p.at("Fault").get<std::string>());
+                                                     p.at("Subject").get<std::string>(),
+                                                     p.at("Fault").get<std::string>());
       const bool present = p.at("Present").get<bool>();
       const std::string evidence = p.value("Evidence", "");
       auto open = h.open_alerts.find(key);
@@ -91,7 +95,8 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           a.last_seen = std::max(a.last_seen, t);
           ++a.observations;
           a.evidence.push_back(health::Evidence{t, true, evidence});
-          if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence) a.evidence.erase(a.evidence.begin() + 1);
+          if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
+            a.evidence.erase(a.evidence.begin() + 1);
           return ok_status();
         }
         AlertRecord a;
@@ -114,7 +119,8 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
         a.evidence.push_back(health::Evidence{t, true, evidence});
         a.action = p.value("Action", "none");
         a.support = p.value("Support", false);
-        if (p.contains("ClearedBy")) a.cleared_by = p.at("ClearedBy").get<std::vector<std::string>>();
+        if (p.contains("ClearedBy"))
+          a.cleared_by = p.at("ClearedBy").get<std::vector<std::string>>();
         a.recurs = p.value("Recurs", int64_t{0});
         a.signal = p.value("Signal", Json(nullptr));
         if (a.persistence <= Duration::zero()) {
@@ -123,7 +129,9 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           if (a.severity == health::Severity::kCritical) h.host_last_critical[a.host] = t;
         }
         h.open_alerts[key] = a.id;
-        const std::string what = a.state == "firing" ? "firing" : "pending (fires after " + format_duration(a.persistence) + ")";
+        const std::string what =
+            a.state == "firing" ? "firing"
+                                : "pending (fires after " + format_duration(a.persistence) + ")";
         auto& stored = h.alerts[a.id] = std::move(a);
         alert_event(stored, what);
         return ok_status();
@@ -134,16 +142,19 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       a.last_seen = std::max(a.last_seen, t);
       ++a.observations;
       a.evidence.push_back(health::Evidence{t, false, evidence});
-      if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence) a.evidence.erase(a.evidence.begin() + 1);
+      if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
+        a.evidence.erase(a.evidence.begin() + 1);
       a.resolved_at = t;
       a.resolved_by = p.value("ResolvedBy", "signal cleared");
       if (a.state == "pending") {
         a.state = "discarded";
-        alert_event(a, "discarded: cleared before its " + format_duration(a.persistence) + " persistence window (" + a.resolved_by + ")");
+        alert_event(a, "discarded: cleared before its " + format_duration(a.persistence) +
+                           " persistence window (" + a.resolved_by + ")");
       } else {
         a.state = "resolved";
         alert_event(a, "resolved (" + a.resolved_by + ")");
-        if (a.recurs > 0 && p.value("Fixed", false)) h.recurrences.emplace(t + Duration(p.value("RecurAfterUs", minutes(10).count())), a.id);
+        if (a.recurs > 0 && p.value("Fixed", false))
+          h.recurrences.emplace(t + Duration(p.value("RecurAfterUs", minutes(10).count())), a.id);
       }
       return ok_status();
     }
@@ -173,7 +184,9 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
     if (type == event_type::kAlertDelivered) {
       HealthState& h = mutable_health();
       auto it = h.alerts.find(p.at("AlertId").get<std::string>());
-      if (it != h.alerts.end()) it->second.delivered.insert(p.at("Target").get<std::string>() + ":" + p.at("State").get<std::string>());
+      if (it != h.alerts.end())
+        it->second.delivered.insert(p.at("Target").get<std::string>() + ":" +
+                                    p.at("State").get<std::string>());
       return ok_status();
     }
     if (type == event_type::kRemediationProposed) {
@@ -181,33 +194,41 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       HealthState& h = mutable_health();
       ++h.remediation_counter;
       if (!r.request_id.empty()) h.requests[r.detector + "|" + r.request_id] = r.id;
-      std::string text = "Remediation " + r.id + " proposed for " + r.node + ": " + std::string(to_string(r.effective)) +
-                         " for " + r.fault + " (requester " + r.requester + ", rule " + r.rule + ")";
-      if (r.effective != r.action) text += "; asked " + std::string(to_string(r.action)) + ": " + r.effective_reason;
+      std::string text = "Remediation " + r.id + " proposed for " + r.node + ": " +
+                         std::string(to_string(r.effective)) + " for " + r.fault + " (requester " +
+                         r.requester + ", rule " + r.rule + ")";
+      if (r.effective != r.action)
+        text += "; asked " + std::string(to_string(r.action)) + ": " + r.effective_reason;
       if (r.status == RStatus::kApproved) text += "; approved by " + r.approver;
       if (r.status == RStatus::kProposed && !r.reason.empty()) text += "; " + r.reason;
       if (remediate::is_open(r.status)) h.open_by_node[r.node] = r.id;
       const std::string cluster = r.cluster, node = r.node;
-      Json details{{"RemediationId", r.id}, {"Status", to_string(r.status)}, {"EffectiveAction", to_string(r.effective)}};
+      Json details{{"RemediationId", r.id},
+                   {"Status", to_string(r.status)},
+                   {"EffectiveAction", to_string(r.effective)}};
       h.remediations[r.id] = std::move(r);
-      user_event("Remediation", EventLevel::kInfo, std::move(text), std::move(details), cluster, node);
+      user_event("Remediation", EventLevel::kInfo, std::move(text), std::move(details), cluster,
+                 node);
       return ok_status();
     }
     if (type == event_type::kRemediationUpdated) {
       HealthState& h = mutable_health();
       auto it = h.remediations.find(p.at("RemediationId").get<std::string>());
-      if (it == h.remediations.end()) return internal_error("remediation.updated: unknown remediation");
+      if (it == h.remediations.end())
+        return internal_error("remediation.updated: unknown remediation");
       Remediation& r = it->second;
       const std::optional<RStatus> st = remediate::parse_status(p.at("Status").get<std::string>());
       if (!st) return internal_error("remediation.updated: unknown status");
       const RStatus before = r.status;
       r.status = *st;
       if (!remediate::is_open(*st)) {
-        if (auto o = h.open_by_node.find(r.node); o != h.open_by_node.end() && o->second == r.id) h.open_by_node.erase(o);
+        if (auto o = h.open_by_node.find(r.node); o != h.open_by_node.end() && o->second == r.id)
+          h.open_by_node.erase(o);
       }
       r.reason = p.value("Reason", r.reason);
       const std::string by = p.value("By", "");
-      std::string text = "Remediation " + r.id + " (" + std::string(to_string(r.effective)) + " " + r.node + "): ";
+      std::string text =
+          "Remediation " + r.id + " (" + std::string(to_string(r.effective)) + " " + r.node + "): ";
       if (before == *st) {
         text += "waiting: " + r.reason;
       } else {
@@ -222,7 +243,8 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
         case RStatus::kWaitingForIdle:
           if (before != *st) {
             r.started_at = t;
-            if (p.contains("IdleDeadlineUs") && !p.at("IdleDeadlineUs").is_null()) r.idle_deadline = from_micros(p.at("IdleDeadlineUs").get<int64_t>());
+            if (p.contains("IdleDeadlineUs") && !p.at("IdleDeadlineUs").is_null())
+              r.idle_deadline = from_micros(p.at("IdleDeadlineUs").get<int64_t>());
             set_node_flags(r.cluster, r.node, true, std::nullopt);
           }
           break;
@@ -231,7 +253,8 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           break;
         case RStatus::kRejoining: {
           r.acted_at = t;
-          if (r.effective == remediate::Action::kMigrate || r.effective == remediate::Action::kDelete) {
+          if (r.effective == remediate::Action::kMigrate ||
+              r.effective == remediate::Action::kDelete) {
             remediate::Host old;
             old.id = r.host;
             old.status = "Inspecting";
@@ -242,11 +265,14 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
             if (const Cluster* c = view_.find_cluster(r.cluster); c && c->nodes.contains(r.node)) {
               old.instance_type = c->nodes.at(r.node).instance_type;
             }
-            if (auto lc = h.host_last_critical.find(r.host); lc != h.host_last_critical.end()) old.last_critical = lc->second;
+            if (auto lc = h.host_last_critical.find(r.host); lc != h.host_last_critical.end())
+              old.last_critical = lc->second;
             h.hosts[old.id] = std::move(old);
             if (r.effective == remediate::Action::kMigrate) {
-              const std::string fresh = p.value("NewHost", "host-m" + std::to_string(++h.host_counter));
-              if (const Cluster* c = view_.find_cluster(r.cluster); c && c->nodes.contains(r.node)) {
+              const std::string fresh =
+                  p.value("NewHost", "host-m" + std::to_string(++h.host_counter));
+              if (const Cluster* c = view_.find_cluster(r.cluster);
+                  c && c->nodes.contains(r.node)) {
                 mutable_cluster(r.cluster)->nodes.at(r.node).host_id = fresh;
               }
               text += " (moved to " + fresh + "; " + r.host + " sent to inspection)";
@@ -260,7 +286,8 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           break;
         case RStatus::kFailed:
           r.completed_at = t;
-          set_node_flags(r.cluster, r.node, std::nullopt, false);  // stays cordoned: still unhealthy
+          set_node_flags(r.cluster, r.node, std::nullopt,
+                         false);  // stays cordoned: still unhealthy
           break;
         case RStatus::kCancelled:
         case RStatus::kRejected:
@@ -272,18 +299,23 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           break;
       }
       const EventLevel level = *st == RStatus::kFailed ? EventLevel::kError
-                               : (*st == RStatus::kCancelled || *st == RStatus::kRejected) ? EventLevel::kWarn
-                                                                                          : EventLevel::kInfo;
+                               : (*st == RStatus::kCancelled || *st == RStatus::kRejected)
+                                   ? EventLevel::kWarn
+                                   : EventLevel::kInfo;
       user_event("Remediation", level, std::move(text),
-                 Json{{"RemediationId", r.id}, {"Status", to_string(*st)}, {"EffectiveAction", to_string(r.effective)}},
+                 Json{{"RemediationId", r.id},
+                      {"Status", to_string(*st)},
+                      {"EffectiveAction", to_string(r.effective)}},
                  r.cluster, r.node);
       return ok_status();
     }
     if (type == event_type::kRemediationPolicySet) {
-      GF_ASSIGN_OR_RETURN(remediate::Policy pol, remediate::Policy::from_json(p.at("Policy"), "Policy"));
+      GF_ASSIGN_OR_RETURN(remediate::Policy pol,
+                          remediate::Policy::from_json(p.at("Policy"), "Policy"));
       const std::string cluster = p.at("Cluster").get<std::string>();
       mutable_health().policies[cluster] = std::move(pol);
-      user_event("Cluster", EventLevel::kInfo, "Remediation policy of " + cluster + " updated", p.at("Policy"), cluster, "");
+      user_event("Cluster", EventLevel::kInfo, "Remediation policy of " + cluster + " updated",
+                 p.at("Policy"), cluster, "");
       return ok_status();
     }
     if (type == event_type::kHostStatus) {
@@ -320,8 +352,8 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       host.status = status;
       host.since = t;
       host.reason = reason;
-      user_event("Host", status == "Repair" ? EventLevel::kWarn : EventLevel::kInfo, std::move(text),
-                 Json{{"HostId", id}, {"Status", status}}, host.cluster, "");
+      user_event("Host", status == "Repair" ? EventLevel::kWarn : EventLevel::kInfo,
+                 std::move(text), Json{{"HostId", id}, {"Status", status}}, host.cluster, "");
       return ok_status();
     }
     if (type == event_type::kBreakerTripped || type == event_type::kBreakerReset) {
@@ -331,13 +363,16 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
         b.open = true;
         b.tripped_at = t;
         b.reason = p.value("Reason", "");
-        user_event("Cluster", EventLevel::kError, "Remediation circuit breaker of " + cluster + " tripped: " + b.reason +
-                   "; automatic remediation halted until a person resets it", Json{{"CircuitBreaker", "Open"}}, cluster, "");
+        user_event("Cluster", EventLevel::kError,
+                   "Remediation circuit breaker of " + cluster + " tripped: " + b.reason +
+                       "; automatic remediation halted until a person resets it",
+                   Json{{"CircuitBreaker", "Open"}}, cluster, "");
       } else {
         b.open = false;
         b.reset_at = t;
         b.reset_by = p.value("By", "");
-        user_event("Cluster", EventLevel::kInfo, "Remediation circuit breaker of " + cluster + " reset by " + b.reset_by,
+        user_event("Cluster", EventLevel::kInfo,
+                   "Remediation circuit breaker of " + cluster + " reset by " + b.reset_by,
                    Json{{"CircuitBreaker", "Closed"}}, cluster, "");
       }
       return ok_status();
@@ -347,13 +382,15 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
       const std::string node = p.at("InstanceId").get<std::string>();
       const Cluster* c = view_.find_cluster(cluster);
       if (!c || !c->nodes.contains(node)) return ok_status();
-      mutable_cluster(cluster)->nodes.at(node).labels = p.at("Labels").get<std::map<std::string, std::string>>();
+      mutable_cluster(cluster)->nodes.at(node).labels =
+          p.at("Labels").get<std::map<std::string, std::string>>();
       return ok_status();
     }
   } catch (const std::exception& e) {
     return internal_error(type + ": malformed payload: " + e.what());
   }
-  return internal_error("unknown event type \"" + type + "\" (journal written by a newer gpufleet?)");
+  return internal_error("unknown event type \"" + type +
+                        "\" (journal written by a newer gpufleet?)");
 }
 
 }  // namespace gf

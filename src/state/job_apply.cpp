@@ -60,9 +60,13 @@ ResourceRegistry& FleetState::registry() const { return sched_->registry; }
 void FleetState::set_scheduler_options(const sched::SchedulerOptions& options) {
   sched_->scheduler.set_options(options);
 }
-const std::set<std::pair<Time, uint64_t>>& FleetState::completions() const { return sched_->completions; }
+const std::set<std::pair<Time, uint64_t>>& FleetState::completions() const {
+  return sched_->completions;
+}
 const std::set<uint64_t>& FleetState::scheduled() const { return sched_->scheduled; }
-const std::set<std::pair<Time, uint64_t>>& FleetState::workload_deadlines() const { return sched_->deadlines; }
+const std::set<std::pair<Time, uint64_t>>& FleetState::workload_deadlines() const {
+  return sched_->deadlines;
+}
 void FleetState::refresh_workload_deadline(const Job& job) {
   sched_->set_deadline(job.key, job.dispatch ? workload_deadline(job) : std::nullopt);
 }
@@ -95,7 +99,9 @@ void FleetState::sched_drop(uint64_t key) {
   sched_->drop_completion(key);
   sched_->scheduled.erase(key);
   auto& pend = sched_->interrupts;
-  pend.erase(std::remove_if(pend.begin(), pend.end(), [&](const sched::Action& x) { return x.job == key; }), pend.end());
+  pend.erase(std::remove_if(pend.begin(), pend.end(),
+                            [&](const sched::Action& x) { return x.job == key; }),
+             pend.end());
 }
 
 void FleetState::forget_job(uint64_t key, const std::string& id) {
@@ -142,11 +148,13 @@ void FleetState::sync_clusters() const {
     std::map<std::string, int64_t, std::less<>> targets;
     std::map<std::string, ResourceVector, std::less<>> capacities;
     if (const Cluster* c = view_.find_cluster(name)) {
-      const bool usable = c->status != ClusterStatus::kFailed && c->status != ClusterStatus::kDeleting &&
+      const bool usable = c->status != ClusterStatus::kFailed &&
+                          c->status != ClusterStatus::kDeleting &&
                           c->status != ClusterStatus::kRollingBack;
       std::set<std::string, std::less<>> compute_groups;
       for (const InstanceGroup& g : c->groups) {
-        if (g.spec.node_type == NodeType::kController || g.spec.node_type == NodeType::kLogin) continue;
+        if (g.spec.node_type == NodeType::kController || g.spec.node_type == NodeType::kLogin)
+          continue;
         compute_groups.insert(g.spec.name);
         if (usable) {
           targets[g.spec.instance_type] += g.spec.target;
@@ -160,12 +168,13 @@ void FleetState::sync_clusters() const {
         d.instance_type = n.instance_type;
         d.capacity = node_capacity(n.instance_type);
         d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
-                       !d.capacity.is_zero();
+                        !d.capacity.is_zero();
         d.cordoned = n.cordoned && n.status == NodeStatus::kRunning && n.healthy;
         nodes.push_back(std::move(d));
       }
     }
-    std::vector<sched::Action> down = sched_->scheduler.sync_cluster(name, nodes, targets, capacities);
+    std::vector<sched::Action> down =
+        sched_->scheduler.sync_cluster(name, nodes, targets, capacities);
     for (sched::Action& a : down) sched_->interrupts.push_back(std::move(a));
   }
   sched_->generation += 1;
@@ -177,10 +186,12 @@ std::string shape_key(const sched::JobShape& shape) {
   std::string k;
   for (const sched::Alternative& a : shape.alternatives) {
     k += a.label + "|";
-    for (size_t d = 0; d < kMaxResources; ++d) k += std::to_string(a.quota_request.get(static_cast<ResourceId>(d))) + ",";
+    for (size_t d = 0; d < kMaxResources; ++d)
+      k += std::to_string(a.quota_request.get(static_cast<ResourceId>(d))) + ",";
     for (const sched::PodSet& p : a.pods) {
       k += "[" + std::to_string(p.count) + ":" + p.instance_type + ":";
-      for (size_t d = 0; d < kMaxResources; ++d) k += std::to_string(p.request.get(static_cast<ResourceId>(d))) + ",";
+      for (size_t d = 0; d < kMaxResources; ++d)
+        k += std::to_string(p.request.get(static_cast<ResourceId>(d))) + ",";
       k += "]";
     }
     k += ";";
@@ -202,7 +213,7 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
 
   // Pod sets as the nodes see them.
   std::vector<sched::PodSet> pods;
-  ResourceVector total;  // what the pods ask for altogether (EQT and Kueue charge this)
+  ResourceVector total;      // what the pods ask for altogether (EQT and Kueue charge this)
   ResourceVector instances;  // whole nodes per instance type (quota shares charge this)
   for (size_t i = 0; i < job.pod_sets.size(); ++i) {
     const JobPodSet& ps = job.pod_sets[i];
@@ -214,7 +225,9 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
       GF_ASSIGN_OR_RETURN(ResourceId type_dim, reg.intern(ps.instance_type));
       instances.set(type_dim, instances.get(type_dim) + ps.count);
     } else {
-      GF_ASSIGN_OR_RETURN(p.request, ResourceVector::from_json(ps.requests, reg, "pod_sets[" + std::to_string(i) + "].requests"));
+      GF_ASSIGN_OR_RETURN(
+          p.request, ResourceVector::from_json(ps.requests, reg,
+                                               "pod_sets[" + std::to_string(i) + "].requests"));
       p.request.set(kPods, 1);
     }
     ResourceVector scaled;
@@ -240,7 +253,8 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
       if (it != q->share_leaf.end()) spec.queue = it->second;
       auto env = q->environment_clusters.find(job.job_queue);
       if (env != q->environment_clusters.end()) {
-        for (const std::string& c : env->second) spec.allowed_clusters.push_back(sched_->scheduler.cluster_index(c));
+        for (const std::string& c : env->second)
+          spec.allowed_clusters.push_back(sched_->scheduler.cluster_index(c));
       }
     }
     shape->alternatives.push_back(sched::Alternative{instances, pods, ""});
@@ -285,10 +299,13 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
         for (size_t u = 0; u < used.size() && ok; ++u) {
           const frontend::FlavorOption& f = *groups[used[u]][pick[u]];
           alt.label += (alt.label.empty() ? "" : "+") + f.flavor;
-          for (const auto& [plain, flavored] : f.dims) alt.quota_request.set(flavored, total.get(plain));
+          for (const auto& [plain, flavored] : f.dims)
+            alt.quota_request.set(flavored, total.get(plain));
           if (!f.instance_type.empty()) {
             std::string t = f.instance_type;
-            if (Catalog::builtin().find(t) == nullptr && Catalog::builtin().find("ml." + t) != nullptr) t = "ml." + t;
+            if (Catalog::builtin().find(t) == nullptr &&
+                Catalog::builtin().find("ml." + t) != nullptr)
+              t = "ml." + t;
             if (!type.empty() && type != t) ok = false;
             type = t;
           }
@@ -320,7 +337,8 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
         if (!advanced) break;
       }
     }
-    if (shape->alternatives.empty()) shape->alternatives.push_back(sched::Alternative{total, pods, ""});
+    if (shape->alternatives.empty())
+      shape->alternatives.push_back(sched::Alternative{total, pods, ""});
   } else {
     ResourceVector charged = total;
     if (ns_queued && q != nullptr) {
@@ -347,12 +365,14 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
 }
 
 Status FleetState::recompile_quota(std::shared_ptr<const frontend::ObjectMap> objects) {
-  GF_ASSIGN_OR_RETURN(frontend::CompiledQuota compiled, frontend::compile(*objects, sched_->registry));
+  GF_ASSIGN_OR_RETURN(frontend::CompiledQuota compiled,
+                      frontend::compile(*objects, sched_->registry));
   auto q = std::make_shared<const frontend::CompiledQuota>(std::move(compiled));
   view_.quota_objects = std::move(objects);
   view_.quota = q;
   std::vector<bool> fair(q->graph.size(), false);
-  for (size_t i = 0; i < q->idle.size() && i < fair.size(); ++i) fair[i] = q->idle[i] == frontend::IdleStrategy::kFairShare;
+  for (size_t i = 0; i < q->idle.size() && i < fair.size(); ++i)
+    fair[i] = q->idle[i] == frontend::IdleStrategy::kFairShare;
   // Every job's queue in the new graph.
   std::map<uint64_t, quota::NodeId> queues;
   for (const auto& [id, j] : view_.jobs) {
@@ -360,10 +380,13 @@ Status FleetState::recompile_quota(std::shared_ptr<const frontend::ObjectMap> ob
     auto spec = job_spec(*j);
     if (spec.ok()) queues[j->key] = spec->queue;
   }
-  sched_->scheduler.set_quota(q->graph, [&](sched::JobKey k) {
-    auto it = queues.find(k);
-    return it == queues.end() ? quota::kNoNode : it->second;
-  }, q->root_ceiling, fair);
+  sched_->scheduler.set_quota(
+      q->graph,
+      [&](sched::JobKey k) {
+        auto it = queues.find(k);
+        return it == queues.end() ? quota::kNoNode : it->second;
+      },
+      q->root_ceiling, fair);
   sched_->generation += 1;
   return ok_status();
 }
@@ -381,10 +404,11 @@ std::optional<frontend::Kind> kind_by_name(std::string_view name) {
 }  // namespace
 
 Status FleetState::apply_quota_event(const EventRecord& rec, const Json& p) {
-  auto objects = std::make_shared<frontend::ObjectMap>(
-      view_.quota_objects ? *view_.quota_objects : frontend::ObjectMap{});
+  auto objects = std::make_shared<frontend::ObjectMap>(view_.quota_objects ? *view_.quota_objects
+                                                                           : frontend::ObjectMap{});
   if (rec.type == event_type::kQuotaApplied) {
-    if (!p.contains("objects") || !p.at("objects").is_array()) return internal_error("quota.applied without objects");
+    if (!p.contains("objects") || !p.at("objects").is_array())
+      return internal_error("quota.applied without objects");
     for (const Json& o : p.at("objects")) {
       auto kind = kind_by_name(o.value("kind", ""));
       if (!kind) return internal_error("quota.applied: unknown kind " + o.value("kind", ""));
@@ -445,11 +469,19 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job.created_at = t;
     job.submit_seq = rec.seq;
     if (job.dispatch) {
-      job.add_history(t, "Created", "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
-                                        job.dispatch->policy + (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota" : " sends it straight to placement"));
+      job.add_history(t, "Created",
+                      "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
+                          job.dispatch->policy +
+                          (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota"
+                                                : " sends it straight to placement"));
       view_.workload_ids[workload_key(job.kind, job.ns, job.name)] = job.id;
     } else {
-      job.add_history(t, "Submitted", "submitted to " + (job.job_queue.empty() ? (job.local_queue.empty() ? "namespace " + job.ns : "local queue " + job.local_queue) : "job queue " + job.job_queue + ", share " + job.quota_share));
+      job.add_history(
+          t, "Submitted",
+          "submitted to " + (job.job_queue.empty()
+                                 ? (job.local_queue.empty() ? "namespace " + job.ns
+                                                            : "local queue " + job.local_queue)
+                                 : "job queue " + job.job_queue + ", share " + job.quota_share));
     }
     view_.job_counter = std::max<int64_t>(view_.job_counter, static_cast<int64_t>(job.key));
     if (!job.dispatch || !job.dispatch->suspended) {
@@ -492,17 +524,21 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       // Dispatched on an estimate of the cluster's room (--reservation=false): its pods wait
       // there until the cluster's nodes fit them or failover moves the job.
       job->status = JobStatus::kStarting;
-      job->status_reason = "dispatched to cluster " + cluster + "; pods Pending: no node arrangement there fits the gang yet";
+      job->status_reason = "dispatched to cluster " + cluster +
+                           "; pods Pending: no node arrangement there fits the gang yet";
     } else {
       job->status = JobStatus::kScheduled;
-      job->status_reason = replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
+      job->status_reason =
+          replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
       sched_->scheduled.insert(job->key);
     }
     if (job->dispatch) {
       note_binding(*job, t, cluster, nodes.empty(), p.value("borrowing", false));
       return ok_status();
     }
-    std::string msg = (replaced ? "placed again on cluster " : "admitted; gang placed on cluster ") + cluster + " (" + std::to_string(nodes.size()) + " pods)";
+    std::string msg =
+        (replaced ? "placed again on cluster " : "admitted; gang placed on cluster ") + cluster +
+        " (" + std::to_string(nodes.size()) + " pods)";
     if (p.value("borrowing", false)) msg += ", borrowing idle capacity of its cohort";
     job->add_history(t, replaced ? "Placed" : "Admitted", msg);
     return ok_status();
@@ -551,7 +587,9 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       d.excluded.clear();
       if (!d.first_started_at) d.first_started_at = t;
     }
-    job->add_history(t, "Running", "all " + std::to_string(job->pod_nodes.size()) + " pods started on cluster " + job->cluster);
+    job->add_history(t, "Running",
+                     "all " + std::to_string(job->pod_nodes.size()) + " pods started on cluster " +
+                         job->cluster);
     return ok_status();
   }
   auto drop_completion = [&] {
@@ -567,10 +605,12 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     a.until = from_micros(p.value("until_us", int64_t{0}));
     GF_RETURN_IF_ERROR(s.apply(a, t));
     drop_completion();
-    JobPreemption pre{t, p.value("by", ""), p.value("rule", ""), p.value("message", ""), a.terminated};
+    JobPreemption pre{t, p.value("by", ""), p.value("rule", ""), p.value("message", ""),
+                      a.terminated};
     job->preempted_count += 1;
     job->recent_preemptions.push_back(pre);
-    if (job->recent_preemptions.size() > 5) job->recent_preemptions.erase(job->recent_preemptions.begin());
+    if (job->recent_preemptions.size() > 5)
+      job->recent_preemptions.erase(job->recent_preemptions.begin());
     job->admitted = false;
     job->cluster.clear();
     job->pod_nodes.clear();
@@ -593,7 +633,9 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     a.job = job->key;
     GF_RETURN_IF_ERROR(s.apply(a, t));
     auto& pend = sched_->interrupts;
-    pend.erase(std::remove_if(pend.begin(), pend.end(), [&](const sched::Action& x) { return x.job == job->key; }), pend.end());
+    pend.erase(std::remove_if(pend.begin(), pend.end(),
+                              [&](const sched::Action& x) { return x.job == job->key; }),
+               pend.end());
     drop_completion();
     job->cluster.clear();
     job->pod_nodes.clear();
@@ -611,7 +653,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
   }
   if (rec.type == event_type::kJobFinished) {
     auto st = parse_job_status(p.value("status", ""));
-    if (!st || !is_terminal(*st)) return internal_error("job.finished with status " + p.value("status", ""));
+    if (!st || !is_terminal(*st))
+      return internal_error("job.finished with status " + p.value("status", ""));
     if (s.contains(job->key)) GF_RETURN_IF_ERROR(s.finish(job->key));
     drop_completion();
     job->status = *st;
@@ -621,7 +664,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     if (job->dispatch) {
       job->dispatch->restarting = false;
       job->dispatch->not_running_since.reset();
-      job->add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed", job->status_reason);
+      job->add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed",
+                       job->status_reason);
       return ok_status();
     }
     job->add_history(t, std::string(to_string(*st)), job->status_reason);
@@ -629,7 +673,9 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
   }
   if (rec.type == event_type::kJobPriority) {
     const int32_t prio = p.value("priority", 0);
-    job->add_history(t, "PriorityChanged", "schedulingPriority " + std::to_string(job->priority) + " -> " + std::to_string(prio));
+    job->add_history(
+        t, "PriorityChanged",
+        "schedulingPriority " + std::to_string(job->priority) + " -> " + std::to_string(prio));
     job->priority = prio;
     if (s.contains(job->key)) GF_RETURN_IF_ERROR(s.set_priority(job->key, prio));
     return ok_status();
@@ -649,7 +695,8 @@ Status FleetState::restore_scheduler() {
     sched_->key_to_id[j->key] = id;
     if (j->dispatch) refresh_workload_deadline(*j);
     if (j->dispatch) view_.workload_ids[workload_key(j->kind, j->ns, j->name)] = id;
-    if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended)) live.push_back(j.get());
+    if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended))
+      live.push_back(j.get());
   }
   std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
   sched::Scheduler& s = sched_->scheduler;
@@ -660,9 +707,11 @@ Status FleetState::restore_scheduler() {
       const Time at = j->admitted_at.value_or(Time{});
       if (!j->cluster.empty()) {
         Status err;
-        const sched::Placement placement = to_placement(s, j->cluster, j->pod_nodes, *spec.shape, j->alternative, &err);
+        const sched::Placement placement =
+            to_placement(s, j->cluster, j->pod_nodes, *spec.shape, j->alternative, &err);
         GF_RETURN_IF_ERROR(err);
-        GF_RETURN_IF_ERROR(s.restore(j->key, static_cast<uint16_t>(j->alternative), &placement, at));
+        GF_RETURN_IF_ERROR(
+            s.restore(j->key, static_cast<uint16_t>(j->alternative), &placement, at));
         if (j->dispatch && j->pod_nodes.empty()) {
           std::vector<sched::ClusterIdx> excluded;
           for (const std::string& c : j->dispatch->excluded) excluded.push_back(s.cluster_index(c));

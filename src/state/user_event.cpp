@@ -4,9 +4,12 @@ namespace gf {
 
 std::string_view event_level_name(EventLevel level) {
   switch (level) {
-    case EventLevel::kInfo: return "Info";
-    case EventLevel::kWarn: return "Warn";
-    case EventLevel::kError: return "Error";
+    case EventLevel::kInfo:
+      return "Info";
+    case EventLevel::kWarn:
+      return "Warn";
+    case EventLevel::kError:
+      return "Error";
   }
   return "Info";
 }

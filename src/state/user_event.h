@@ -16,14 +16,14 @@ std::string_view event_level_name(EventLevel level);
 Result<EventLevel> parse_event_level(std::string_view text);
 
 struct UserEvent {
-  std::string event_id;       // "ev-<seq>-<index>", ordered like the journal
+  std::string event_id;  // "ev-<seq>-<index>", ordered like the journal
   Seq seq = 0;
   std::string resource_type;  // Cluster | InstanceGroup | Instance | ControlPlane | Job | …
   Time time{};
   EventLevel level = EventLevel::kInfo;
   std::string description;
   Json details = Json::object();
-  std::string cluster_name;   // empty when not about a cluster
+  std::string cluster_name;  // empty when not about a cluster
   std::string cluster_arn;
   std::string instance_group;
   std::string instance_id;

@@ -14,7 +14,8 @@ std::string workload_key(std::string_view kind, std::string_view ns, std::string
   return std::string(kind) + "/" + std::string(ns) + "/" + std::string(name);
 }
 
-const Job* FleetView::find_workload(std::string_view kind, std::string_view ns, std::string_view name) const {
+const Job* FleetView::find_workload(std::string_view kind, std::string_view ns,
+                                    std::string_view name) const {
   auto it = workload_ids.find(workload_key(kind, ns, name));
   if (it == workload_ids.end()) return nullptr;
   auto j = jobs.find(it->second);
@@ -29,7 +30,8 @@ std::optional<Time> workload_deadline(const Job& job) {
     if (!at || t < *at) at = t;
   };
   if (is_terminal(job.status)) {
-    if (d.ttl_seconds_after_finished && job.stopped_at) consider(*job.stopped_at + seconds(*d.ttl_seconds_after_finished));
+    if (d.ttl_seconds_after_finished && job.stopped_at)
+      consider(*job.stopped_at + seconds(*d.ttl_seconds_after_finished));
     return at;
   }
   if (d.suspended) return std::nullopt;
@@ -37,7 +39,8 @@ std::optional<Time> workload_deadline(const Job& job) {
     if (!c.purge_at) continue;
     consider(job.status == JobStatus::kRunning && job.started_at ? *job.started_at : *c.purge_at);
   }
-  if (d.active_deadline_seconds && d.first_started_at) consider(*d.first_started_at + seconds(*d.active_deadline_seconds));
+  if (d.active_deadline_seconds && d.first_started_at)
+    consider(*d.first_started_at + seconds(*d.active_deadline_seconds));
   if (d.toleration_seconds && d.not_running_since && !d.cluster.empty() && job.admitted &&
       job.status != JobStatus::kRunning) {
     consider(*d.not_running_since + seconds(*d.toleration_seconds));
@@ -61,23 +64,31 @@ void note_binding(Job& job, Time t, const std::string& cluster, bool pods_pendin
     d.cluster = cluster;
     d.bound_at = t;
     d.not_running_since = t;  // each cluster gets its own tolerationSeconds
-    job.add_history(t, "ScheduleBindingSucceed", "Binding has been scheduled successfully. Result: " + binding_result(job, cluster));
-    if (borrowing) job.add_history(t, "Borrowing", "admitted on idle quota its cohort lends (above its quota node's min)");
+    job.add_history(
+        t, "ScheduleBindingSucceed",
+        "Binding has been scheduled successfully. Result: " + binding_result(job, cluster));
+    if (borrowing)
+      job.add_history(t, "Borrowing",
+                      "admitted on idle quota its cohort lends (above its quota node's min)");
   }
   if (pods_pending) {
     if (!d.not_running_since) d.not_running_since = t;
     job.add_history(t, "PodsPending",
-                    "cluster " + cluster + " was chosen on an estimate of its summed free resources, but no node "
-                    "arrangement there fits the gang: its pods stay Pending");
+                    "cluster " + cluster +
+                        " was chosen on an estimate of its summed free resources, but no node "
+                        "arrangement there fits the gang: its pods stay Pending");
   } else {
-    job.add_history(t, "PodsBound", "all " + std::to_string(job.pod_nodes.size()) + " pods bound to nodes of cluster " + cluster);
+    job.add_history(t, "PodsBound",
+                    "all " + std::to_string(job.pod_nodes.size()) +
+                        " pods bound to nodes of cluster " + cluster);
   }
 }
 
 Status FleetState::apply_policy_event(const EventRecord& rec, const Json& p) {
   auto map = std::make_shared<PolicyMap>(view_.policies ? *view_.policies : PolicyMap{});
   if (rec.type == event_type::kPolicyApplied) {
-    if (!p.contains("objects") || !p.at("objects").is_array()) return internal_error("policy.applied without objects");
+    if (!p.contains("objects") || !p.at("objects").is_array())
+      return internal_error("policy.applied without objects");
     for (const Json& o : p.at("objects")) {
       auto pol = workload::parse_propagation_policy(o.value("doc", Json::object()));
       if (!pol.ok()) return internal_error("policy.applied: " + pol.status().message());
@@ -94,7 +105,8 @@ Status FleetState::apply_policy_event(const EventRecord& rec, const Json& p) {
 
 Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, Job& job) {
   const Time t = rec.time;
-  if (!job.dispatch) return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  if (!job.dispatch)
+    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
   Dispatch& d = *job.dispatch;
   sched::Scheduler& s = scheduler();
 
@@ -120,19 +132,24 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
     job.pod_nodes.clear();
     job.status = JobStatus::kRunnable;
     job.status_reason = "failing over from cluster " + from;
-    std::string what = mode == "Gracefully" ? "its copy there is removed once the new placement runs (at most " +
-                                                  std::to_string(d.grace_period_seconds) + "s)"
-                       : mode == "Never"    ? "its copy there is left in place (purgeMode Never)"
-                                            : "its copy there is purged at once (purgeMode " + mode + ")";
-    job.add_history(t, "Failover", p.value("message", std::string("pods could not run")) + "; " + what);
+    std::string what =
+        mode == "Gracefully" ? "its copy there is removed once the new placement runs (at most " +
+                                   std::to_string(d.grace_period_seconds) + "s)"
+        : mode == "Never" ? "its copy there is left in place (purgeMode Never)"
+                          : "its copy there is purged at once (purgeMode " + mode + ")";
+    job.add_history(t, "Failover",
+                    p.value("message", std::string("pods could not run")) + "; " + what);
     return ok_status();
   }
   if (rec.type == event_type::kJobCopyPurged) {
     const std::string cluster = p.value("cluster", "");
     const auto before = d.left.size();
     std::erase_if(d.left, [&](const MemberCopy& c) { return c.cluster == cluster; });
-    if (d.left.size() == before) return internal_error("job " + job.id + " has no copy on cluster " + cluster);
-    job.add_history(t, "CopyPurged", "copy on cluster " + cluster + " removed: " + p.value("reason", std::string("")));
+    if (d.left.size() == before)
+      return internal_error("job " + job.id + " has no copy on cluster " + cluster);
+    job.add_history(
+        t, "CopyPurged",
+        "copy on cluster " + cluster + " removed: " + p.value("reason", std::string("")));
     return ok_status();
   }
   if (rec.type == event_type::kJobSuspend) {

@@ -106,8 +106,8 @@ Status read_placement(ObjectReader& spec, PropagationPolicy& p) {
     p.cluster_names = a.optional_string_list("clusterNames").value_or(std::vector<std::string>{});
     for (size_t i = 0; a.ok() && i < p.cluster_names.size(); ++i) {
       if (p.cluster_names[i].empty()) {
-        a.fail_status(validation_error(path_index(a.field_path("clusterNames"), i) +
-                                       ": must not be empty"));
+        a.fail_status(
+            validation_error(path_index(a.field_path("clusterNames"), i) + ": must not be empty"));
       }
     }
     if (!a.ok()) return a.status();
@@ -118,8 +118,9 @@ Status read_placement(ObjectReader& spec, PropagationPolicy& p) {
     if (auto type = r.optional_string("replicaSchedulingType")) {
       if (*type != "Divided" && *type != "Duplicated") {
         r.fail("replicaSchedulingType",
-               in_quotes(*type) + " is not a replica scheduling type (expected Divided or "
-                                  "Duplicated)");
+               in_quotes(*type) +
+                   " is not a replica scheduling type (expected Divided or "
+                   "Duplicated)");
       }
       p.replica_scheduling_type = *type;
     }
@@ -241,9 +242,9 @@ Result<PropagationPolicy> parse_propagation_policy(const Json& doc) {
   }
   if (!spec.ok()) return spec.status();
   for (size_t i = 0; i < selectors->size(); ++i) {
-    GF_ASSIGN_OR_RETURN(ResourceSelector s,
-                        read_selector((*selectors)[i],
-                                      path_index(spec.field_path("resourceSelectors"), i), p));
+    GF_ASSIGN_OR_RETURN(
+        ResourceSelector s,
+        read_selector((*selectors)[i], path_index(spec.field_path("resourceSelectors"), i), p));
     p.selectors.push_back(std::move(s));
   }
   if (const Json* suspension = spec.optional_object("suspension")) {

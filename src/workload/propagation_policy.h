@@ -33,8 +33,8 @@ std::optional<PurgeMode> parse_purge_mode(std::string_view s);
 struct ResourceSelector {
   std::string api_version;
   std::string kind;
-  std::string name;  // empty = any
-  std::string ns;    // empty = the policy's namespace
+  std::string name;                                 // empty = any
+  std::string ns;                                   // empty = the policy's namespace
   std::map<std::string, std::string> match_labels;  // labelSelector.matchLabels
   bool operator==(const ResourceSelector&) const = default;
 };
@@ -43,11 +43,11 @@ struct PropagationPolicy {
   std::string name;
   std::string ns;  // "default" when absent
   std::vector<ResourceSelector> selectors;
-  bool suspend_scheduling = false;        // spec.suspension.scheduling
-  bool propagate_deps = false;            // spec.propagateDeps
+  bool suspend_scheduling = false;                  // spec.suspension.scheduling
+  bool propagate_deps = false;                      // spec.propagateDeps
   std::string replica_scheduling_type = "Divided";  // Divided | Duplicated
-  bool gang = false;                      // placement.replicaScheduling.customSchedulingType: Gang
-  std::vector<std::string> cluster_names; // placement.clusterAffinity.clusterNames; empty = any
+  bool gang = false;                       // placement.replicaScheduling.customSchedulingType: Gang
+  std::vector<std::string> cluster_names;  // placement.clusterAffinity.clusterNames; empty = any
   // spec.failover.application.
   std::optional<int64_t> toleration_seconds;  // decisionConditions.tolerationSeconds
   PurgeMode purge_mode = PurgeMode::kImmediately;

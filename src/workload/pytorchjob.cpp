@@ -76,9 +76,9 @@ Status read_metadata(ObjectReader& top, PyTorchJob& job) {
   const Json* labels = m.optional_value("labels");
   const Json* annotations = m.optional_value("annotations");
   // Server-set and bookkeeping fields that objects read back from a cluster carry.
-  for (const char* known : {"uid", "resourceVersion", "generation", "creationTimestamp",
-                            "deletionTimestamp", "managedFields", "finalizers", "ownerReferences",
-                            "generateName"}) {
+  for (const char* known :
+       {"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+        "managedFields", "finalizers", "ownerReferences", "generateName"}) {
     m.optional_value(known);
   }
   if (!m.ok()) return m.status();
@@ -316,8 +316,8 @@ Result<PyTorchJob> parse_pytorchjob(const Json& doc) {
   const std::string kind = top.required_string("kind");
   if (top.ok() && !is_pytorchjob(api_version, kind)) {
     top.fail("kind", api_version + " " + kind + " is not a PyTorchJob (expected " +
-                         std::string(kPyTorchJobApiVersion) + " " +
-                         std::string(kPyTorchJobKind) + ")");
+                         std::string(kPyTorchJobApiVersion) + " " + std::string(kPyTorchJobKind) +
+                         ")");
   }
   if (!top.ok()) return top.status();
   GF_RETURN_IF_ERROR(read_metadata(top, job));

@@ -63,11 +63,11 @@ struct PyTorchJob {
   // What happens to the pods once the job finishes: None keeps them, Running deletes those still
   // running, All deletes every pod (Kubeflow's default for PyTorchJob is None).
   std::string clean_pod_policy = "None";
-  std::optional<Duration> duration;  // annotation gpufleet.io/duration (parse_duration)
-  std::string local_queue;           // label kueue.x-k8s.io/queue-name
-  std::string priority_class;        // label kueue.x-k8s.io/priority-class
-  Json doc;                          // the document as given
-  std::vector<std::string> warnings; // "<path>: unknown field, ignored", ...
+  std::optional<Duration> duration;   // annotation gpufleet.io/duration (parse_duration)
+  std::string local_queue;            // label kueue.x-k8s.io/queue-name
+  std::string priority_class;         // label kueue.x-k8s.io/priority-class
+  Json doc;                           // the document as given
+  std::vector<std::string> warnings;  // "<path>: unknown field, ignored", ...
 
   int32_t worker_count() const { return worker ? worker->replicas : 0; }
   int32_t world_size() const { return 1 + worker_count(); }

@@ -81,8 +81,8 @@ const FleetView& fleet() {
 void check_group(const GroupSpec& g) {
   FUZZ_CHECK(!g.name.empty() && g.name.size() <= 63, g.name);
   FUZZ_CHECK(Catalog::builtin().find(g.instance_type) != nullptr, g.instance_type);
-  FUZZ_CHECK(g.min >= 0 && g.min <= g.target, g.name + ": min " + std::to_string(g.min) +
-                                                  " target " + std::to_string(g.target));
+  FUZZ_CHECK(g.min >= 0 && g.min <= g.target,
+             g.name + ": min " + std::to_string(g.min) + " target " + std::to_string(g.target));
   const Json wire = g.to_json();
   const Result<GroupSpec> back = GroupSpec::from_json(wire);
   FUZZ_CHECK(back.ok(), fuzz::dump(wire) + "\n" + back.status().to_string());

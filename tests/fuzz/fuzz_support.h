@@ -27,8 +27,7 @@ inline std::string_view as_text(const uint8_t* data, size_t size) {
 
 [[noreturn]] inline void fail(const char* file, int line, const char* what,
                               const std::string& detail) {
-  std::fprintf(stderr, "%s:%d: fuzz invariant broken: %s\n%s\n", file, line, what,
-               detail.c_str());
+  std::fprintf(stderr, "%s:%d: fuzz invariant broken: %s\n%s\n", file, line, what, detail.c_str());
   std::abort();
 }
 

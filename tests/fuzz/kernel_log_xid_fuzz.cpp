@@ -121,7 +121,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto [state_file, phys_file] = gf::fuzz::split_once(text, std::string_view("\0", 1));
   const IbPortReading port = parse_ib_port(state_file, phys_file);
   const IbLinkVerdict verdict = ib_link_verdict(port, std::nullopt);
-  FUZZ_CHECK((verdict == IbLinkVerdict::kPortDown) == !port.up(),
-             std::string(to_string(verdict)));
+  FUZZ_CHECK((verdict == IbLinkVerdict::kPortDown) == !port.up(), std::string(to_string(verdict)));
   return 0;
 }

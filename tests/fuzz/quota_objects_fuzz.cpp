@@ -41,8 +41,8 @@ void check_object(const Accepted& a) {
   FUZZ_CHECK(kind_from_plural(kind_plural(o.key.kind)) == o.key.kind,
              std::string(kind_plural(o.key.kind)));
   const Result<QuotaObject> again = a.parser(o.doc);
-  FUZZ_CHECK(again.ok(), "stored document refused: " + again.status().to_string() + "\n" +
-                             fuzz::dump(o.doc));
+  FUZZ_CHECK(again.ok(),
+             "stored document refused: " + again.status().to_string() + "\n" + fuzz::dump(o.doc));
   FUZZ_CHECK(again->key == o.key, again->key.name + " vs " + o.key.name);
   FUZZ_CHECK(again->doc == o.doc, fuzz::dump(o.doc) + "\nbecame\n" + fuzz::dump(again->doc));
 }
@@ -55,9 +55,9 @@ void check_compiled(const CompiledQuota& c) {
     FUZZ_CHECK(g.find(g.spec(id).name) == id, g.spec(id).name);
     FUZZ_CHECK(g.root(id) < g.size(), g.spec(id).name);
   }
-  FUZZ_CHECK(c.charged.size() == g.size() && c.flavors.size() == g.size() &&
-                 c.idle.size() == g.size(),
-             std::to_string(g.size()));
+  FUZZ_CHECK(
+      c.charged.size() == g.size() && c.flavors.size() == g.size() && c.idle.size() == g.size(),
+      std::to_string(g.size()));
   auto check_leaf = [&](quota::NodeId id, const std::string& what) {
     FUZZ_CHECK(id < g.size() && g.is_queue(id), what);
   };
@@ -118,8 +118,7 @@ void collect(const Json& doc, std::vector<Accepted>& out) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gf::frontend;  // NOLINT(google-build-using-namespace): one file, one namespace
   if (size > gf::fuzz::kMaxInputBytes) return -1;
-  const gf::Result<std::vector<gf::Json>> docs =
-      gf::parse_documents(gf::fuzz::as_text(data, size));
+  const gf::Result<std::vector<gf::Json>> docs = gf::parse_documents(gf::fuzz::as_text(data, size));
   if (!docs.ok()) return 0;
   std::vector<Accepted> accepted;
   for (const gf::Json& doc : *docs) collect(doc, accepted);
@@ -139,8 +138,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const gf::Result<CompiledQuota> compiled = compile(objects, registry);
   if (!compiled.ok()) {
     FUZZ_CHECK_ERROR(compiled.status());
-    FUZZ_CHECK(!applies.ok(), "check_apply accepted what compile refuses: " +
-                                  compiled.status().to_string());
+    FUZZ_CHECK(!applies.ok(),
+               "check_apply accepted what compile refuses: " + compiled.status().to_string());
     return 0;
   }
   check_compiled(*compiled);

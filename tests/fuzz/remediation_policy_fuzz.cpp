@@ -39,8 +39,8 @@ void check_policy(const Policy& p) {
   // Cooldown, now + MaxWait): an attempt from the simulation's start, seen a century later,
   // must be judged without overflow (UBSan reports one).
   const Time now = kSimEpoch + days(36500);
-  for (Duration d : {p.cooldown, p.breaker_window, p.escalation_window,
-                     p.migration_evidence_window, p.max_wait.value_or(Duration::zero())}) {
+  for (Duration d : {p.cooldown, p.breaker_window, p.escalation_window, p.migration_evidence_window,
+                     p.max_wait.value_or(Duration::zero())}) {
     FUZZ_CHECK(now + d > now || d == Duration::zero(), format_duration(d));
   }
   for (const auto& [detector, d] : p.persistence) FUZZ_CHECK(now + d >= now, detector);

@@ -71,10 +71,10 @@ void check_scenario(const Scenario& s) {
       FUZZ_CHECK(step.label().starts_with(step.method + " " + step.path), step.label());
     } else {
       FUZZ_CHECK(step.label() == step_kind_name(step.kind), step.label());
-      const bool manifests = step.value.is_object() ||
-                             (step.value.is_array() && !step.value.empty() &&
-                              std::all_of(step.value.begin(), step.value.end(),
-                                          [](const Json& d) { return d.is_object(); }));
+      const bool manifests =
+          step.value.is_object() || (step.value.is_array() && !step.value.empty() &&
+                                     std::all_of(step.value.begin(), step.value.end(),
+                                                 [](const Json& d) { return d.is_object(); }));
       FUZZ_CHECK(step.kind != StepKind::kApply || manifests, fuzz::dump(step.value));
       FUZZ_CHECK(step.kind == StepKind::kApply || step.value.is_object(), fuzz::dump(step.value));
     }
@@ -85,10 +85,10 @@ void check_scenario(const Scenario& s) {
 
   // Cloud latencies are added to the clock of a run that may last as long as its last step.
   const Time late = s.cloud.epoch + s.last_scheduled();
-  for (Duration d : {s.cloud.launch_latency, s.cloud.lifecycle_duration, s.cloud.failure_latency,
-                     s.cloud.terminate_latency, s.cloud.reboot_duration,
-                     s.cloud.reprovision_duration, s.cloud.migrate_duration,
-                     s.cloud.delete_duration, s.cloud.burn_in_duration}) {
+  for (Duration d :
+       {s.cloud.launch_latency, s.cloud.lifecycle_duration, s.cloud.failure_latency,
+        s.cloud.terminate_latency, s.cloud.reboot_duration, s.cloud.reprovision_duration,
+        s.cloud.migrate_duration, s.cloud.delete_duration, s.cloud.burn_in_duration}) {
     FUZZ_CHECK(d >= Duration::zero() && late + d >= late, format_duration(d));
   }
 

@@ -30,8 +30,7 @@ std::string describe(const Detection& d) {
 void check_detections(const Json& signal, const std::vector<Detection>& found) {
   static const Policy kDefaults;
   for (const Detection& d : found) {
-    FUZZ_CHECK(!d.detector.empty() && !d.fault.empty() && !d.summary.empty() &&
-                   !d.evidence.empty(),
+    FUZZ_CHECK(!d.detector.empty() && !d.fault.empty() && !d.summary.empty() && !d.evidence.empty(),
                describe(d));
     // The fault code's family is the detector's, except the Xid detector's two families.
     const std::string family = d.fault.substr(0, d.fault.find(':'));
@@ -80,9 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     size_t xid_found = 0;
     for (const Detection& d : *found) xid_found += d.detector == "xid";
-    FUZZ_CHECK(xid_found == xid_lines,
-               std::to_string(xid_found) + " Xid detections, " + std::to_string(xid_lines) +
-                   " Xid lines");
+    FUZZ_CHECK(xid_found == xid_lines, std::to_string(xid_found) + " Xid detections, " +
+                                           std::to_string(xid_lines) + " Xid lines");
   }
   return 0;
 }

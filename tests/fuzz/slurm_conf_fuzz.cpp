@@ -116,16 +116,15 @@ void check_merge(std::string_view existing, const SlurmLayout& layout) {
   const SlurmMergeResult same = merge_slurm_conf(existing, layout);
   FUZZ_CHECK(same.text == out.text && same.warnings == out.warnings, "not deterministic");
   const SlurmMergeResult again = merge_slurm_conf(out.text, layout);
-  FUZZ_CHECK(again.text == out.text,
-             "merging the result again changed it\n--- once ---\n" + out.text +
-                 "\n--- twice ---\n" + again.text);
+  FUZZ_CHECK(again.text == out.text, "merging the result again changed it\n--- once ---\n" +
+                                         out.text + "\n--- twice ---\n" + again.text);
   if (out.text == existing) return;  // malformed markers (or nothing to change)
 
   const Parts before = split_blocks(existing);
   const Parts after = split_blocks(out.text);
-  FUZZ_CHECK(after.outside.starts_with(before.outside),
-             "user bytes changed\n--- before ---\n" + before.outside + "\n--- after ---\n" +
-                 after.outside);
+  FUZZ_CHECK(after.outside.starts_with(before.outside), "user bytes changed\n--- before ---\n" +
+                                                            before.outside + "\n--- after ---\n" +
+                                                            after.outside);
   const std::string_view added = std::string_view(after.outside).substr(before.outside.size());
   FUZZ_CHECK(added.empty() || ((added == "\n" || added == "\r\n") && !existing.ends_with('\n')),
              "bytes added outside the blocks: \"" + std::string(added) + "\"");
@@ -168,9 +167,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = gf::fuzz::as_text(data, size);
   const size_t at = text.find("\n@@layout\n");
   const std::string_view existing = text.substr(0, at);
-  const gf::SlurmLayout layout = at == std::string_view::npos
-                                     ? gf::default_layout()
-                                     : gf::parse_layout(text.substr(at + 10));
+  const gf::SlurmLayout layout =
+      at == std::string_view::npos ? gf::default_layout() : gf::parse_layout(text.substr(at + 10));
   gf::check_merge(existing, layout);
   gf::check_hostlist(existing, layout);
   return 0;

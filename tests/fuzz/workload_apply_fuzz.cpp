@@ -138,8 +138,7 @@ void check_document(const Json& doc) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > gf::fuzz::kMaxInputBytes) return -1;
-  const gf::Result<std::vector<gf::Json>> docs =
-      gf::parse_documents(gf::fuzz::as_text(data, size));
+  const gf::Result<std::vector<gf::Json>> docs = gf::parse_documents(gf::fuzz::as_text(data, size));
   if (!docs.ok()) return 0;
   for (const gf::Json& doc : *docs) gf::workload::check_document(doc);
   return 0;

@@ -1,7 +1,8 @@
 // `gpufleet agent` (SPEC §6.1, detector part) against a real `serve`: the real binary reads fixture
 // sources once (--once) and the server's alerts show what it reported — Xid and hung-task lines
 // with the raw line as evidence, the read-only mount, the InfiniBand port that is down — while the
-// fixture's garbage and user-space lines created nothing. Waits are blocking HTTP reads (no sleeping).
+// fixture's garbage and user-space lines created nothing. Waits are blocking HTTP reads (no
+// sleeping).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -32,7 +33,9 @@ class AgentCli : public ::testing::Test {
   void SetUp() override {
     const std::string cloud_file = dir_.file("cloud.json");
     std::ofstream(cloud_file) << R"({"launchLatency":"1m","lifecycleDuration":"1m"})";
-    server_ = std::make_unique<GpufleetServer>(dir_.file("data"), std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", cloud_file});
+    server_ = std::make_unique<GpufleetServer>(
+        dir_.file("data"),
+        std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", cloud_file});
     ASSERT_FALSE(server_->url().empty()) << server_->process().output();
     std::ofstream(dir_.file("cluster.json"))
         << R"({"ClusterName":"ac","NodeProvisioningMode":"Continuous","InstanceGroups":[)"
@@ -60,10 +63,26 @@ class AgentCli : public ::testing::Test {
 };
 
 TEST_F(AgentCli, Agent_ReportsRecognisedSignalsFromRealSources_GarbageCreatesNothing) {
-  const CommandResult r = testing::run_command(
-      {GPUFLEET_BINARY, "agent", "--server", server_->url(), "--cluster", "ac", "--node-id", node_, "--kernel-log",
-       kFixtures + "/kern.log", "--from-start", "--proc-mounts", kFixtures + "/mounts_ro.txt", "--infiniband-dir",
-       kFixtures + "/ib", "--nvml", "none", "--disk", "/tmp", "--once"});
+  const CommandResult r = testing::run_command({GPUFLEET_BINARY,
+                                                "agent",
+                                                "--server",
+                                                server_->url(),
+                                                "--cluster",
+                                                "ac",
+                                                "--node-id",
+                                                node_,
+                                                "--kernel-log",
+                                                kFixtures + "/kern.log",
+                                                "--from-start",
+                                                "--proc-mounts",
+                                                kFixtures + "/mounts_ro.txt",
+                                                "--infiniband-dir",
+                                                kFixtures + "/ib",
+                                                "--nvml",
+                                                "none",
+                                                "--disk",
+                                                "/tmp",
+                                                "--once"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("refused"), std::string::npos) << r.out;
 
@@ -73,7 +92,8 @@ TEST_F(AgentCli, Agent_ReportsRecognisedSignalsFromRealSources_GarbageCreatesNot
 
   ASSERT_EQ(by_detector["xid"].size(), 2u) << alerts().dump(2);
   std::map<std::string, std::string> xid_evidence;
-  for (const Json& a : by_detector["xid"]) xid_evidence[a.value("Fault", "")] = a["Evidence"][0].value("Text", "");
+  for (const Json& a : by_detector["xid"])
+    xid_evidence[a.value("Fault", "")] = a["Evidence"][0].value("Text", "");
   EXPECT_EQ(xid_evidence["xid:79"], kXid79);  // the raw line, byte for byte, reported once
   EXPECT_EQ(xid_evidence["xid:48"], kXid48);
 
@@ -82,7 +102,10 @@ TEST_F(AgentCli, Agent_ReportsRecognisedSignalsFromRealSources_GarbageCreatesNot
 
   ASSERT_EQ(by_detector["npd-readonly-fs"].size(), 1u) << alerts().dump(2);
   EXPECT_EQ(by_detector["npd-readonly-fs"][0].value("Subject", ""), "/scratch");
-  EXPECT_NE(by_detector["npd-readonly-fs"][0]["Evidence"][0].value("Text", "").find("/dev/nvme1n1 /scratch xfs ro"), std::string::npos)
+  EXPECT_NE(by_detector["npd-readonly-fs"][0]["Evidence"][0]
+                .value("Text", "")
+                .find("/dev/nvme1n1 /scratch xfs ro"),
+            std::string::npos)
       << by_detector["npd-readonly-fs"][0].dump(2);
 
   ASSERT_EQ(by_detector["ib-link"].size(), 1u) << alerts().dump(2);
@@ -98,10 +121,26 @@ TEST_F(AgentCli, Agent_ReportsRecognisedSignalsFromRealSources_GarbageCreatesNot
 }
 
 TEST_F(AgentCli, Agent_ServerUnreachable_OnceExitsOneAndSaysSo) {
-  const CommandResult r = testing::run_command(
-      {GPUFLEET_BINARY, "--server", "http://127.0.0.1:1", "agent", "--cluster", "ac", "--node-id", node_, "--kernel-log",
-       kFixtures + "/kern.log", "--from-start", "--proc-mounts", "-", "--infiniband-dir", "-", "--nvml",
-       "/nonexistent/libnvidia-ml.so.1", "--disk", "-", "--once"});
+  const CommandResult r = testing::run_command({GPUFLEET_BINARY,
+                                                "--server",
+                                                "http://127.0.0.1:1",
+                                                "agent",
+                                                "--cluster",
+                                                "ac",
+                                                "--node-id",
+                                                node_,
+                                                "--kernel-log",
+                                                kFixtures + "/kern.log",
+                                                "--from-start",
+                                                "--proc-mounts",
+                                                "-",
+                                                "--infiniband-dir",
+                                                "-",
+                                                "--nvml",
+                                                "/nonexistent/libnvidia-ml.so.1",
+                                                "--disk",
+                                                "-",
+                                                "--once"});
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("cannot reach gpufleet"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NVML not available: "), std::string::npos) << r.out;
@@ -110,10 +149,26 @@ TEST_F(AgentCli, Agent_ServerUnreachable_OnceExitsOneAndSaysSo) {
 }
 
 TEST_F(AgentCli, Agent_UnknownNodeIsRefusedByTheServer_TheAgentSaysWhy) {
-  const CommandResult r = testing::run_command(
-      {GPUFLEET_BINARY, "agent", "--server", server_->url(), "--cluster", "ac", "--node-id", "i-doesnotexist",
-       "--kernel-log", kFixtures + "/kern.log", "--from-start", "--proc-mounts", "-", "--infiniband-dir", "-", "--nvml",
-       "none", "--disk", "-", "--once"});
+  const CommandResult r = testing::run_command({GPUFLEET_BINARY,
+                                                "agent",
+                                                "--server",
+                                                server_->url(),
+                                                "--cluster",
+                                                "ac",
+                                                "--node-id",
+                                                "i-doesnotexist",
+                                                "--kernel-log",
+                                                kFixtures + "/kern.log",
+                                                "--from-start",
+                                                "--proc-mounts",
+                                                "-",
+                                                "--infiniband-dir",
+                                                "-",
+                                                "--nvml",
+                                                "none",
+                                                "--disk",
+                                                "-",
+                                                "--once"});
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("3 refused"), std::string::npos) << r.out;
 }

@@ -34,7 +34,8 @@ long rss_kib(pid_t pid) {
 }
 
 std::string alias_bomb() {
-  std::string y = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  std::string y =
+      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
   for (char c = 'b'; c <= 'i'; ++c) {
     y += std::string(1, c) + ": &" + c + " [";
     for (int k = 0; k < 9; ++k) y += std::string(k ? "," : "") + "*" + static_cast<char>(c - 1);
@@ -57,7 +58,8 @@ std::vector<BadBody> bad_bodies() {
       {"huge number", "1e400"},
       {"binary garbage", std::string("\x00\x01\x02\xfe\xff{[", 7)},
       {"invalid UTF-8 in a string", "{\"ClusterName\": \"\xff\xfe\", \"Reason\": \"\xc3\"}"},
-      {"wrong-typed fields", R"({"ClusterName": 5, "Reason": 5, "reason": [], "Detector": {}, "Labels": 3, "Signal": 7,
+      {"wrong-typed fields",
+       R"({"ClusterName": 5, "Reason": 5, "reason": [], "Detector": {}, "Labels": 3, "Signal": 7,
                                 "schedulingPriority": "high", "InstanceGroups": "x", "apiVersion": 1, "kind": 2})"},
       {"deep JSON", std::string(100000, '[') + std::string(100000, ']')},
       {"deep object", "{\"a\":" + std::string(60000, '[') + std::string(60000, ']') + "}"},
@@ -72,15 +74,18 @@ class BadInputCli : public ::testing::Test {
   void SetUp() override {
     std::ofstream(dir_.file("cloud.json")) << R"({"launchLatency":"1m","lifecycleDuration":"1m"})";
     server_ = std::make_unique<GpufleetServer>(
-        dir_.file("data"), std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", dir_.file("cloud.json")});
+        dir_.file("data"),
+        std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", dir_.file("cloud.json")});
     ASSERT_FALSE(server_->url().empty()) << server_->process().output();
     std::ofstream(dir_.file("cluster.json"))
         << R"({"ClusterName":"training","NodeProvisioningMode":"Continuous","InstanceGroups":[)"
         << R"({"InstanceGroupName":"workers","InstanceType":"ml.g5.xlarge","InstanceCount":3}]})";
     ASSERT_EQ(server_->cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
-    ASSERT_EQ(server_->cli({"cluster", "wait", "training", "--full", "--timeout", "2m"}).exit_code, 0);
+    ASSERT_EQ(server_->cli({"cluster", "wait", "training", "--full", "--timeout", "2m"}).exit_code,
+              0);
     ASSERT_EQ(server_->cli({"apply", "-f", kExamples + "quota-shares.json"}).exit_code, 0);
-    CommandResult sub = server_->cli({"-o", "json", "job", "submit", "-f", kExamples + "service-job.json"});
+    CommandResult sub =
+        server_->cli({"-o", "json", "job", "submit", "-f", kExamples + "service-job.json"});
     ASSERT_EQ(sub.exit_code, 0) << sub.out;
     job_ = Json::parse(sub.out)["jobId"];
     const Json nodes = server_->get("/v1/clusters/training/nodes");
@@ -140,8 +145,10 @@ TEST_F(BadInputCli, EveryClassToEveryMutatingEndpointIs4xxChangesNothingAndTheSe
       auto res = c.send(req);
       ++sent;
       ASSERT_TRUE(res) << b.name << " → " << method << " " << path << ": no answer (server down?)";
-      EXPECT_GE(res->status, 400) << b.name << " → " << method << " " << path << ": " << res->body.substr(0, 200);
-      EXPECT_LT(res->status, 500) << b.name << " → " << method << " " << path << ": " << res->body.substr(0, 300);
+      EXPECT_GE(res->status, 400) << b.name << " → " << method << " " << path << ": "
+                                  << res->body.substr(0, 200);
+      EXPECT_LT(res->status, 500) << b.name << " → " << method << " " << path << ": "
+                                  << res->body.substr(0, 300);
       auto j = parse_json(res->body);
       ASSERT_TRUE(j.ok()) << b.name << " → " << path << ": the answer is not JSON";
       EXPECT_FALSE(j->value("message", "").empty()) << res->body;
@@ -157,7 +164,8 @@ TEST_F(BadInputCli, EveryClassToEveryMutatingEndpointIs4xxChangesNothingAndTheSe
   // Bounded: a few hundred requests (an alias bomb and 5 MiB bodies among them) cost well under
   // 300 MiB more than the idle server (1 GiB under AddressSanitizer, whose quarantine keeps freed
   // memory).
-  EXPECT_LT(rss_peak - rss_before, kRssBudgetKib) << "RSS grew from " << rss_before << " to " << rss_peak << " KiB";
+  EXPECT_LT(rss_peak - rss_before, kRssBudgetKib)
+      << "RSS grew from " << rss_before << " to " << rss_peak << " KiB";
   EXPECT_GT(sent, 300);
 }
 

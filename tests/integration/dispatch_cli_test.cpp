@@ -42,11 +42,13 @@ class DispatchCli : public ::testing::Test {
     const std::string cloud_file = dir_.file("cloud.json");
     std::ofstream(cloud_file) << R"({"launchLatency":"1m","lifecycleDuration":"1m"})";
     server_ = std::make_unique<GpufleetServer>(
-        dir_.file("data"), std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", cloud_file});
+        dir_.file("data"),
+        std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", cloud_file});
     ASSERT_FALSE(server_->url().empty()) << server_->process().output();
     for (const std::string name : {"member-one", "member-two"}) {
       std::ofstream(dir_.file(name + ".json"))
-          << R"({"ClusterName":")" << name << R"(","NodeProvisioningMode":"Continuous","InstanceGroups":[)"
+          << R"({"ClusterName":")" << name
+          << R"(","NodeProvisioningMode":"Continuous","InstanceGroups":[)"
           << R"({"InstanceGroupName":"workers","InstanceType":"ml.m5.xlarge","InstanceCount":2}]})";
       CommandResult r = cli({"cluster", "create", "-f", dir_.file(name + ".json")});
       ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -96,13 +98,16 @@ TEST_F(DispatchCli, SeedWalkthrough_QueueGangBindingAndMemberViews) {
   EXPECT_EQ(t[1][0], "pytorch-test");
   EXPECT_EQ(t[1][1], "Running");
 
-  // Which member cluster: ScheduleBindingSucceed with the gang's replica counts; Created came first.
+  // Which member cluster: ScheduleBindingSucceed with the gang's replica counts; Created came
+  // first.
   r = cli({"describe", "pytorchjob", "pytorch-test"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m,
-                                std::regex(R"(Normal\s+ScheduleBindingSucceed\s+\S+\s+default-scheduler\s+Binding has been )"
-                                           R"(scheduled successfully\. Result: \{(member-one|member-two):0,\[\{master 1\} \{worker 2\}\]\})")))
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(
+          R"(Normal\s+ScheduleBindingSucceed\s+\S+\s+default-scheduler\s+Binding has been )"
+          R"(scheduled successfully\. Result: \{(member-one|member-two):0,\[\{master 1\} \{worker 2\}\]\})")))
       << r.out;
   const std::string member = m[1];
   EXPECT_LT(r.out.find("Created"), r.out.find("ScheduleBindingSucceed")) << r.out;
@@ -122,8 +127,10 @@ TEST_F(DispatchCli, SeedWalkthrough_QueueGangBindingAndMemberViews) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   t = rows(r.out);
   ASSERT_EQ(t.size(), 4u) << r.out;
-  EXPECT_EQ(t[0], (std::vector<std::string>{"NAME", "CLUSTER", "READY", "STATUS", "RESTARTS", "AGE"}));
-  const std::vector<std::string> pods{"pytorch-test-master-0", "pytorch-test-worker-0", "pytorch-test-worker-1"};
+  EXPECT_EQ(t[0],
+            (std::vector<std::string>{"NAME", "CLUSTER", "READY", "STATUS", "RESTARTS", "AGE"}));
+  const std::vector<std::string> pods{"pytorch-test-master-0", "pytorch-test-worker-0",
+                                      "pytorch-test-worker-1"};
   for (size_t i = 0; i < pods.size(); ++i) {
     EXPECT_EQ(t[i + 1][0], pods[i]);
     EXPECT_EQ(t[i + 1][1], member);  // all three on the same cluster
@@ -152,8 +159,10 @@ TEST_F(DispatchCli, BadManifestsAreRefusedNamingTheField) {
   // No policy selects the job yet.
   CommandResult r = cli({"apply", "-f", kExamples + "pytorchjob.yaml"});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("no PropagationPolicy in namespace default selects PyTorchJob default/pytorch-test"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(
+          "no PropagationPolicy in namespace default selects PyTorchJob default/pytorch-test"),
+      std::string::npos)
       << r.out;
   ASSERT_EQ(cli({"apply", "-f", kExamples + "propagationpolicy-gang.yaml"}).exit_code, 0);
   std::ifstream in(kExamples + "pytorchjob.yaml");
@@ -162,7 +171,9 @@ TEST_F(DispatchCli, BadManifestsAreRefusedNamingTheField) {
   std::ofstream(dir_.file("two-masters.yaml")) << job;
   r = cli({"apply", "-f", dir_.file("two-masters.yaml")});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("spec.pytorchReplicaSpecs.Master.replicas: must be 1, got 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("spec.pytorchReplicaSpecs.Master.replicas: must be 1, got 2"),
+            std::string::npos)
+      << r.out;
   r = cli({"get", "pytorchjob"});
   EXPECT_EQ(rows(r.out).size(), 1u) << r.out;  // nothing created
 }

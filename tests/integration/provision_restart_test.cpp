@@ -19,12 +19,15 @@ using testing::TempDir;
 
 struct Serve {
   Serve(const TempDir& dir, const std::string& cloud_file)
-      : server(dir.file("data"), {"--sim-speed", "600", "--sim-cloud", cloud_file, "--snapshot-every", "50"}),
+      : server(dir.file("data"),
+               {"--sim-speed", "600", "--sim-cloud", cloud_file, "--snapshot-every", "50"}),
         proc(&server.process()),
         up(!server.url().empty()) {}
   Json get(const std::string& path) const { return server.get(path); }
   template <typename Pred>
-  Json poll(const std::string& path, Pred pred) const { return server.poll(path, pred); }
+  Json poll(const std::string& path, Pred pred) const {
+    return server.poll(path, pred);
+  }
   testing::GpufleetServer server;
   Process* proc;
   bool up;
@@ -76,7 +79,8 @@ TEST(ProvisionRestart, Kill9WhileRetryingKeepsClustersNodesEventsBillingAndRetri
   // Every node that was there is still there (Running ones still Running).
   Json nodes_after = s.get("/v1/clusters/my-training-cluster/nodes");
   std::map<std::string, std::string> after;
-  for (const auto& n : nodes_after["ClusterNodeSummaries"]) after[n["InstanceId"]] = n["InstanceStatus"]["Status"];
+  for (const auto& n : nodes_after["ClusterNodeSummaries"])
+    after[n["InstanceId"]] = n["InstanceStatus"]["Status"];
   for (const auto& n : before_nodes["ClusterNodeSummaries"]) {
     if (n["InstanceStatus"]["Status"] != "Running") continue;
     ASSERT_TRUE(after.count(n["InstanceId"])) << n.dump();
@@ -88,16 +92,20 @@ TEST(ProvisionRestart, Kill9WhileRetryingKeepsClustersNodesEventsBillingAndRetri
   do {
     Json page = s.get("/v1/clusters/my-training-cluster/events?MaxResults=100" +
                       (token.empty() ? "" : "&NextToken=" + token));
-    for (const auto& e : page["Events"]) ids_after.insert(e["EventId"].get<std::string>() + "|" + e["Description"].get<std::string>());
+    for (const auto& e : page["Events"])
+      ids_after.insert(e["EventId"].get<std::string>() + "|" + e["Description"].get<std::string>());
     token = page.value("NextToken", "");
   } while (!token.empty());
   for (const auto& e : before_events["Events"]) {
-    EXPECT_TRUE(ids_after.count(e["EventId"].get<std::string>() + "|" + e["Description"].get<std::string>())) << e.dump();
+    EXPECT_TRUE(ids_after.count(e["EventId"].get<std::string>() + "|" +
+                                e["Description"].get<std::string>()))
+        << e.dump();
   }
   // Billing never goes backwards for an instance. Over the same window, that is: a sped-up clock
   // resumes from the journal's last event after a kill -9, which can be earlier than the moment
   // the first server answered (docs/decisions.md), so compare up to that answer's `To`.
-  Json billing_after = s.get("/v1/billing?groupBy=instance&to=" + before_billing["To"].get<std::string>());
+  Json billing_after =
+      s.get("/v1/billing?groupBy=instance&to=" + before_billing["To"].get<std::string>());
   std::map<std::string, int64_t> cost_after;
   for (const auto& i : billing_after["Items"]) cost_after[i["InstanceId"]] = i["CostMicros"];
   for (const auto& i : before_billing["Items"]) {

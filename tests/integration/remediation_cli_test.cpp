@@ -28,7 +28,8 @@ using testing::GpufleetServer;
 using testing::TempDir;
 
 const std::string kXid79 = "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.";
-const std::string kXid200 = "NVRM: Xid (PCI:0000:3b:00): 200, pid=4321, an Xid code the SPEC table does not name.";
+const std::string kXid200 =
+    "NVRM: Xid (PCI:0000:3b:00): 200, pid=4321, an Xid code the SPEC table does not name.";
 
 // An HTTP receiver on 127.0.0.1 that records every POST body per path. With fail_first, the very
 // first POST it gets is answered 500 (and recorded as refused).
@@ -52,7 +53,8 @@ class Receiver {
           return;
         }
         ++accepted_total_;
-        Delivery d{req.body, req.get_header_value("X-Gpufleet-Alert"), req.get_header_value("X-Gpufleet-Alert-State"),
+        Delivery d{req.body, req.get_header_value("X-Gpufleet-Alert"),
+                   req.get_header_value("X-Gpufleet-Alert-State"),
                    Json::parse(req.body, nullptr, false)};
         got_[req.path].push_back(std::move(d));
         res.status = 200;
@@ -67,7 +69,9 @@ class Receiver {
     if (thread_.joinable()) thread_.join();
   }
 
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
 
   // The first delivery to `path` whose JSON satisfies `pred`, waiting up to `timeout`.
   template <typename Pred>
@@ -130,7 +134,8 @@ class RemediationCli : public ::testing::Test {
   void create_cluster(int nodes) {
     std::ofstream(dir_.file("cluster.json"))
         << R"({"ClusterName":"hc","NodeProvisioningMode":"Continuous","InstanceGroups":[)"
-        << R"({"InstanceGroupName":"workers","InstanceType":"ml.p5.48xlarge","InstanceCount":)" << nodes << "}]}";
+        << R"({"InstanceGroupName":"workers","InstanceType":"ml.p5.48xlarge","InstanceCount":)"
+        << nodes << "}]}";
     CommandResult r = cli({"cluster", "create", "-f", dir_.file("cluster.json")});
     ASSERT_EQ(r.exit_code, 0) << r.out;
     r = cli({"cluster", "wait", "hc", "--full", "--timeout", "2m"});
@@ -138,7 +143,8 @@ class RemediationCli : public ::testing::Test {
     r = cli({"-o", "json", "node", "list", "hc"});
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const Json nodes_json = parse_out(r);
-    for (const Json& n : nodes_json["ClusterNodeSummaries"]) nodes_.push_back(n["InstanceId"].get<std::string>());
+    for (const Json& n : nodes_json["ClusterNodeSummaries"])
+      nodes_.push_back(n["InstanceId"].get<std::string>());
     ASSERT_EQ(nodes_.size(), static_cast<size_t>(nodes)) << r.out;
   }
   void set_policy(const std::string& yaml) {
@@ -150,7 +156,9 @@ class RemediationCli : public ::testing::Test {
 
   Json get(const std::string& path) const { return server_->get(path); }
   template <typename Pred>
-  Json poll(const std::string& path, Pred pred) const { return server_->poll(path, pred); }
+  Json poll(const std::string& path, Pred pred) const {
+    return server_->poll(path, pred);
+  }
   // The node's firing alert from `detector` (its JSON as `alert list -o json` shows it).
   Json firing_alert(const std::string& node, const std::string& detector) const {
     const Json list = poll("/v1/alerts?node=" + node + "&state=firing", [&](const Json& j) {
@@ -171,12 +179,16 @@ class RemediationCli : public ::testing::Test {
   std::vector<std::string> nodes_;
 };
 
-TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSupport_DiskPressureOnlyRecorded) {
+TEST_F(RemediationCli,
+       Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSupport_DiskPressureOnlyRecorded) {
   Receiver receiver(/*fail_first=*/true);
-  ASSERT_NO_FATAL_FAILURE(start({"--webhook", receiver.url("/hook"), "--support-webhook", receiver.url("/support")}));
+  ASSERT_NO_FATAL_FAILURE(
+      start({"--webhook", receiver.url("/hook"), "--support-webhook", receiver.url("/support")}));
   ASSERT_NO_FATAL_FAILURE(create_cluster(3));
   // Alerts fire at once; Xid 79 waits for a person, so the node stays as it is.
-  ASSERT_NO_FATAL_FAILURE(set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:79\"\n    Action: reboot\n    Approval: manual\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:79\"\n    Action: reboot\n    "
+                 "Approval: manual\n"));
   CommandResult r = cli({"-o", "json", "policy", "get", "hc"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(parse_out(r)["Rules"][0]["Approval"], "manual") << r.out;
@@ -188,10 +200,12 @@ TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSu
   const Json alert = firing_alert(nodes_[0], "xid");
   const std::string id = alert.value("AlertId", "");
   ASSERT_FALSE(id.empty()) << alert.dump();
-  auto delivered = receiver.wait_for("/hook", [&](const Json& j) { return j.value("AlertId", "") == id; });
+  auto delivered =
+      receiver.wait_for("/hook", [&](const Json& j) { return j.value("AlertId", "") == id; });
   ASSERT_TRUE(delivered) << "alert " << id << " never reached the webhook";
   ASSERT_EQ(receiver.refused().size(), 1u);
-  EXPECT_EQ(Json::parse(receiver.refused().front())["AlertId"], id) << "the refused POST was this alert's firing";
+  EXPECT_EQ(Json::parse(receiver.refused().front())["AlertId"], id)
+      << "the refused POST was this alert's firing";
   EXPECT_EQ(delivered->alert_header, id);
   EXPECT_EQ(delivered->state_header, "firing");
 
@@ -199,9 +213,11 @@ TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSu
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const Json shown = parse_out(r);
   const Json& got = delivered->json;
-  for (const char* key : {"AlertId", "ClusterName", "InstanceGroupName", "NodeId", "HostId", "Detector", "Subject",
-                          "Fault", "Severity", "Summary", "FirstSeen", "FiredAt", "Action", "Support", "Persistence"}) {
-    EXPECT_EQ(got[key], shown[key]) << key << "\nwebhook: " << got.dump() << "\ncli: " << shown.dump();
+  for (const char* key : {"AlertId", "ClusterName", "InstanceGroupName", "NodeId", "HostId",
+                          "Detector", "Subject", "Fault", "Severity", "Summary", "FirstSeen",
+                          "FiredAt", "Action", "Support", "Persistence"}) {
+    EXPECT_EQ(got[key], shown[key])
+        << key << "\nwebhook: " << got.dump() << "\ncli: " << shown.dump();
   }
   EXPECT_EQ(got["State"], "firing");
   EXPECT_EQ(got["Fault"], "xid:79");
@@ -228,11 +244,13 @@ TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSu
   ASSERT_FALSE(unmapped_id.empty());
   EXPECT_EQ(unmapped["Fault"], "xid:200");
   EXPECT_EQ(unmapped["Support"], true) << unmapped.dump();
-  auto support = receiver.wait_for("/support", [&](const Json& j) { return j.value("AlertId", "") == unmapped_id; });
+  auto support = receiver.wait_for(
+      "/support", [&](const Json& j) { return j.value("AlertId", "") == unmapped_id; });
   ASSERT_TRUE(support) << "alert " << unmapped_id << " never reached the support webhook";
   EXPECT_EQ(support->json["Evidence"][0]["Text"], kXid200);
   EXPECT_EQ(support->json["Support"], true);
-  EXPECT_TRUE(receiver.wait_for("/hook", [&](const Json& j) { return j.value("AlertId", "") == unmapped_id; }));
+  EXPECT_TRUE(receiver.wait_for(
+      "/hook", [&](const Json& j) { return j.value("AlertId", "") == unmapped_id; }));
 
   // Disk pressure: an alert, recorded only.
   r = cli({"node", "signal", "hc", nodes_[2], "--json", R"({"diskPressure": true})"});
@@ -248,14 +266,17 @@ TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSu
   EXPECT_NE(r.out.find("disk-pressure"), std::string::npos) << r.out;
   // Every alert's firing reaches the webhook, disk pressure's too; once it has, nothing has been
   // proposed for it (proposals are decided before deliveries in the same pass).
-  ASSERT_TRUE(receiver.wait_for("/hook", [&](const Json& j) { return j.value("AlertId", "") == disk_id; }));
+  ASSERT_TRUE(
+      receiver.wait_for("/hook", [&](const Json& j) { return j.value("AlertId", "") == disk_id; }));
   r = cli({"-o", "json", "remediation", "list", "--node", nodes_[2]});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(parse_out(r)["Remediations"].empty()) << r.out;
   r = cli({"remediation", "list", "--node", nodes_[2]});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out, "ID   CLUSTER   NODE   ACTION   EFFECTIVE   STATUS   REQUESTER   APPROVER   REASON\n");
-  for (const auto& d : receiver.deliveries("/support")) EXPECT_EQ(d.json["Support"], true) << d.body;
+  EXPECT_EQ(r.out,
+            "ID   CLUSTER   NODE   ACTION   EFFECTIVE   STATUS   REQUESTER   APPROVER   REASON\n");
+  for (const auto& d : receiver.deliveries("/support"))
+    EXPECT_EQ(d.json["Support"], true) << d.body;
 
   // Bad filters are the server's message, exit 1.
   r = cli({"alert", "list", "--state", "burning"});
@@ -266,10 +287,13 @@ TEST_F(RemediationCli, Remediation_AlertsReachTheWebhookUnchanged_UnmappedGoToSu
   EXPECT_NE(r.out.find("not found"), std::string::npos) << r.out;
 }
 
-TEST_F(RemediationCli, Remediation_SameRequestTwiceAndTwoServeProcessesOnOneJournal_CreateOneRemediation) {
+TEST_F(RemediationCli,
+       Remediation_SameRequestTwiceAndTwoServeProcessesOnOneJournal_CreateOneRemediation) {
   ASSERT_NO_FATAL_FAILURE(start());
   ASSERT_NO_FATAL_FAILURE(create_cluster(2));
-  ASSERT_NO_FATAL_FAILURE(set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:*\"\n    Action: reboot\n    Approval: manual\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      set_policy("AlertPersistence: 0s\nRules:\n  - Fault: \"xid:*\"\n    Action: reboot\n    "
+                 "Approval: manual\n"));
   const std::string node = nodes_[0];
   CommandResult r = cli({"node", "signal", "hc", node, "--line", kXid79});
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -288,8 +312,9 @@ TEST_F(RemediationCli, Remediation_SameRequestTwiceAndTwoServeProcessesOnOneJour
 
   // The same request twice, then again to a second serve on the same journal: each is refused
   // naming the one open remediation, and none is created.
-  const std::vector<std::string> request = {"remediation", "request", "--cluster", "hc", "--node", node,
-                                            "--action", "reboot", "--detector", "ops", "--request-id", "r-1"};
+  const std::vector<std::string> request = {"remediation", "request", "--cluster",    "hc",
+                                            "--node",      node,      "--action",     "reboot",
+                                            "--detector",  "ops",     "--request-id", "r-1"};
   const std::string refusal = "node " + node + " already has remediation " + rem_id + " (Proposed)";
   for (int i = 0; i < 2; ++i) {
     r = cli(request);
@@ -316,9 +341,10 @@ TEST_F(RemediationCli, Remediation_SameRequestTwiceAndTwoServeProcessesOnOneJour
   r = cli({"--user", "alice", "remediation", "cancel", rem_id, "--reason", "will migrate"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out, "remediation " + rem_id + " Cancelled\n");
-  const std::vector<std::string> migrate = {"--user", "alice", "-o", "json", "remediation", "request", "--cluster", "hc",
-                                            "--node", node, "--action", "migrate", "--detector", "ops",
-                                            "--request-id", "m-1", "--reason", "GPU fell off the bus"};
+  const std::vector<std::string> migrate = {
+      "--user",     "alice", "-o",           "json", "remediation", "request",
+      "--cluster",  "hc",    "--node",       node,   "--action",    "migrate",
+      "--detector", "ops",   "--request-id", "m-1",  "--reason",    "GPU fell off the bus"};
   r = cli(migrate);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const Json mig = parse_out(r);

@@ -25,7 +25,8 @@ class SchedulingCli : public ::testing::Test {
     const std::string cloud_file = dir_.file("cloud.json");
     std::ofstream(cloud_file) << R"({"launchLatency":"1m","lifecycleDuration":"1m"})";
     server_ = std::make_unique<GpufleetServer>(
-        dir_.file("data"), std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", cloud_file});
+        dir_.file("data"),
+        std::vector<std::string>{"--sim-speed", "600", "--sim-cloud", cloud_file});
     ASSERT_FALSE(server_->url().empty()) << server_->process().output();
     std::ofstream(dir_.file("g5.json"))
         << R"({"ClusterName":"training","NodeProvisioningMode":"Continuous","InstanceGroups":[)"

@@ -37,7 +37,8 @@ Token make_token(const std::string& subject, const std::vector<std::string>& rol
   const size_t at = r.out.find("  - sha256:");
   if (at != std::string::npos) t.entry = r.out.substr(at);
   EXPECT_FALSE(t.plain.empty()) << r.out;
-  EXPECT_EQ(r.out.find(t.plain, r.out.find("sha256")), std::string::npos) << "the entry never holds the plain token";
+  EXPECT_EQ(r.out.find(t.plain, r.out.find("sha256")), std::string::npos)
+      << "the entry never holds the plain token";
   return t;
 }
 
@@ -56,16 +57,20 @@ class SecurityCli : public ::testing::Test {
     agent = make_token("node-agent", {"agent"});
     std::ofstream out(dir_.file("auth.yaml"));
     out << "tokens:\n";
-    for (const Token* t : {&admin, &op, &op_again, &op2, &viewer, &qs1, &qs2, &agent}) out << t->entry;
+    for (const Token* t : {&admin, &op, &op_again, &op2, &viewer, &qs1, &qs2, &agent})
+      out << t->entry;
     out.close();
     std::ofstream(dir_.file("cloud.json")) << R"({"launchLatency":"1m","lifecycleDuration":"1m"})";
     server_ = std::make_unique<GpufleetServer>(
-        dir_.file("data"), std::vector<std::string>{"--auth-file", dir_.file("auth.yaml"), "--sim-speed", "600",
-                                                    "--sim-cloud", dir_.file("cloud.json"), "--rate-limit", "0"});
+        dir_.file("data"),
+        std::vector<std::string>{"--auth-file", dir_.file("auth.yaml"), "--sim-speed", "600",
+                                 "--sim-cloud", dir_.file("cloud.json"), "--rate-limit", "0"});
     ASSERT_FALSE(server_->url().empty()) << server_->process().output();
   }
 
-  CommandResult as(const Token& t, std::vector<std::string> args) const { return server_->cli_as(t.plain, std::move(args)); }
+  CommandResult as(const Token& t, std::vector<std::string> args) const {
+    return server_->cli_as(t.plain, std::move(args));
+  }
 
   TempDir dir_;
   Token admin, op, op_again, op2, viewer, qs1, qs2, agent;
@@ -120,8 +125,10 @@ TEST_F(SecurityCli, RolesTeamsApprovalsAndTheAuditLogThroughTheRealBinary) {
   CommandResult list2 = as(qs2, {"-o", "json", "get", "jobs"});
   EXPECT_EQ(list2.out.find(id), std::string::npos) << list2.out;
   EXPECT_NE(as(qs1, {"-o", "json", "get", "jobs"}).out.find(id), std::string::npos);
-  EXPECT_NE(as(viewer, {"-o", "json", "get", "jobs"}).out.find(id), std::string::npos) << "a viewer reads everything";
-  CommandResult cancel2 = as(qs2, {"job", "terminate", id});  // its GET of the job already finds nothing
+  EXPECT_NE(as(viewer, {"-o", "json", "get", "jobs"}).out.find(id), std::string::npos)
+      << "a viewer reads everything";
+  CommandResult cancel2 =
+      as(qs2, {"job", "terminate", id});  // its GET of the job already finds nothing
   EXPECT_NE(cancel2.out.find("not found"), std::string::npos) << cancel2.out;
   // A team token cannot act on clusters either.
   CommandResult team_delete = as(qs1, {"cluster", "delete", "training"});
@@ -135,16 +142,18 @@ TEST_F(SecurityCli, RolesTeamsApprovalsAndTheAuditLogThroughTheRealBinary) {
   std::ofstream(dir_.file("policy.yaml")) << "Rules:\n  - Fault: \"xid:79\"\n    Action: none\n";
   ASSERT_EQ(as(op, {"policy", "set", "training", "-f", dir_.file("policy.yaml")}).exit_code, 0);
   ++mutating_calls;
-  CommandResult sig = as(agent, {"node", "signal", "training", node, "--line",
-                                 "NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus."});
+  CommandResult sig =
+      as(agent, {"node", "signal", "training", node, "--line",
+                 "NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus."});
   ++mutating_calls;
   ASSERT_EQ(sig.exit_code, 0) << sig.out;
   EXPECT_NE(as(agent, {"cluster", "delete", "training"}).exit_code, 0);
   ++mutating_calls;
   server_->set_token(op.plain);
-  server_->poll("/v1/alerts?node=" + node + "&state=firing", [](const Json& j) { return !j.value("Alerts", Json::array()).empty(); });
-  CommandResult req = as(op, {"-o", "json", "remediation", "request", "--cluster", "training", "--node", node, "--action", "migrate",
-                                  "--request-id", "m-1"});
+  server_->poll("/v1/alerts?node=" + node + "&state=firing",
+                [](const Json& j) { return !j.value("Alerts", Json::array()).empty(); });
+  CommandResult req = as(op, {"-o", "json", "remediation", "request", "--cluster", "training",
+                              "--node", node, "--action", "migrate", "--request-id", "m-1"});
   ++mutating_calls;
   ASSERT_EQ(req.exit_code, 0) << req.out;
   const std::string rem = parse_out(req)["RemediationId"];
@@ -156,7 +165,8 @@ TEST_F(SecurityCli, RolesTeamsApprovalsAndTheAuditLogThroughTheRealBinary) {
   }
   CommandResult viewer_approve = as(viewer, {"remediation", "approve", rem});
   ++mutating_calls;
-  EXPECT_NE(viewer_approve.out.find("needs the operator role"), std::string::npos) << viewer_approve.out;
+  EXPECT_NE(viewer_approve.out.find("needs the operator role"), std::string::npos)
+      << viewer_approve.out;
   CommandResult ok = as(op2, {"-o", "json", "remediation", "approve", rem});
   ++mutating_calls;
   ASSERT_EQ(ok.exit_code, 0) << ok.out;
@@ -171,7 +181,8 @@ TEST_F(SecurityCli, RolesTeamsApprovalsAndTheAuditLogThroughTheRealBinary) {
   // The CLI's cluster wait and node signal make only the calls counted; heartbeats are not audited.
   EXPECT_EQ(records.size(), static_cast<size_t>(mutating_calls)) << records.dump(1);
   std::map<std::string, int> by_identity;
-  for (const Json& r : records) by_identity[r["Identity"].get<std::string>() + " " + std::to_string(r["Code"].get<int>())]++;
+  for (const Json& r : records)
+    by_identity[r["Identity"].get<std::string>() + " " + std::to_string(r["Code"].get<int>())]++;
   EXPECT_EQ(by_identity["vic 403"], 2) << Json(by_identity).dump();
   EXPECT_EQ(by_identity["bob 200"], 1);
   EXPECT_EQ(by_identity["OLGA 400"], 1);
@@ -191,14 +202,18 @@ TEST_F(SecurityCli, RolesTeamsApprovalsAndTheAuditLogThroughTheRealBinary) {
 
 TEST(SecurityServe, NonLoopbackListenWithoutAuthIsRefusedUnlessInsecure) {
   TempDir dir;
-  CommandResult r = run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.file("d"), "--listen", "0.0.0.0:0"});
+  CommandResult r =
+      run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.file("d"), "--listen", "0.0.0.0:0"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--auth-file"), std::string::npos) << r.out;
-  CommandResult bad = run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.file("d"), "--auth-file", dir.file("none.yaml")});
+  CommandResult bad = run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.file("d"),
+                                   "--auth-file", dir.file("none.yaml")});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("cannot read"), std::string::npos) << bad.out;
-  std::ofstream(dir.file("bad.yaml")) << "tokens:\n  - sha256: abc\n    subject: x\n    roles: [admin]\n";
-  CommandResult short_hash = run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.file("d"), "--auth-file", dir.file("bad.yaml")});
+  std::ofstream(dir.file("bad.yaml"))
+      << "tokens:\n  - sha256: abc\n    subject: x\n    roles: [admin]\n";
+  CommandResult short_hash = run_command(
+      {GPUFLEET_BINARY, "serve", "--data-dir", dir.file("d"), "--auth-file", dir.file("bad.yaml")});
   EXPECT_EQ(short_hash.exit_code, 2);
   EXPECT_NE(short_hash.out.find("tokens[0].sha256"), std::string::npos) << short_hash.out;
 }
@@ -210,26 +225,32 @@ TEST(SecurityServe, LoopbackWithoutAuthSaysSoAtStartup) {
   server.process().signal(SIGTERM);
   const std::string rest = server.process().read_rest();
   server.process().wait();
-  EXPECT_NE(rest.find("authentication: none"), std::string::npos) << server.process().output() << rest;
+  EXPECT_NE(rest.find("authentication: none"), std::string::npos)
+      << server.process().output() << rest;
 }
 
 TEST(SecurityServe, TlsWithASelfSignedPairServesHttpsOnly) {
   TempDir dir;
-  CommandResult gen = run_command({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-                                   "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", dir.file("key.pem"),
-                                   "-out", dir.file("cert.pem")});
+  CommandResult gen =
+      run_command({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                   "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
+                   dir.file("key.pem"), "-out", dir.file("cert.pem")});
   ASSERT_EQ(gen.exit_code, 0) << gen.out;
-  GpufleetServer server(dir.file("data"), {"--tls-cert", dir.file("cert.pem"), "--tls-key", dir.file("key.pem")});
+  GpufleetServer server(dir.file("data"),
+                        {"--tls-cert", dir.file("cert.pem"), "--tls-key", dir.file("key.pem")});
   ASSERT_EQ(server.url().rfind("https://", 0), 0u) << server.process().output();
   server.set_ca_cert(dir.file("cert.pem"));
   CommandResult v = server.cli({"version"});
   EXPECT_EQ(v.exit_code, 0) << v.out;
   EXPECT_NE(v.out.find("server"), std::string::npos) << v.out;
   // Plain HTTP to the TLS port gets no answer it could mistake for one.
-  CommandResult plain = run_command({GPUFLEET_BINARY, "--server", "http://127.0.0.1:" + std::to_string(server.port()), "version"});
+  CommandResult plain =
+      run_command({GPUFLEET_BINARY, "--server", "http://127.0.0.1:" + std::to_string(server.port()),
+                   "version"});
   EXPECT_EQ(plain.out.find("\"Version\""), std::string::npos) << plain.out;
   // Without the CA the client refuses the certificate.
-  CommandResult untrusted = run_command({GPUFLEET_BINARY, "--server", server.url(), "cluster", "list"});
+  CommandResult untrusted =
+      run_command({GPUFLEET_BINARY, "--server", server.url(), "cluster", "list"});
   EXPECT_NE(untrusted.exit_code, 0) << untrusted.out;
 }
 

@@ -120,7 +120,8 @@ TEST(ServeIntegration, ASecondServeOnTheSameDataDirIsRefused) {
   TempDir dir;
   Server first(dir.path());
   ASSERT_FALSE(first.url().empty());
-  CommandResult second = run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0"});
+  CommandResult second =
+      run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0"});
   EXPECT_NE(second.exit_code, 0);
   EXPECT_NE(second.out.find("in use by another gpufleet serve"), std::string::npos) << second.out;
 }

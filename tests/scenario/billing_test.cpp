@@ -10,16 +10,20 @@ namespace {
 using testing::Fleet;
 using testing::shared_example;
 
-int64_t price(const std::string& type) { return Catalog::builtin().find(type)->price_micros_per_hour; }
+int64_t price(const std::string& type) {
+  return Catalog::builtin().find(type)->price_micros_per_hour;
+}
 int64_t cost(int64_t price_per_hour, Duration d) {
   return static_cast<int64_t>(static_cast<__int128>(d.count()) * price_per_hour / 3'600'000'000LL);
 }
 
 TEST(Billing, EachNodeIsBilledFromLifecycleStartUntilShuttingDown) {
   Fleet f;  // launch 4m, lifecycle 6m, terminate 1m (defaults)
-  Json body = {{"ClusterName", "bill"},
-               {"NodeProvisioningMode", "Continuous"},
-               {"InstanceGroups", {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 2}}}}};
+  Json body = {
+      {"ClusterName", "bill"},
+      {"NodeProvisioningMode", "Continuous"},
+      {"InstanceGroups",
+       {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 2}}}}};
   ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
   f.run_for(hours(2));
   // Two nodes launched at t=0, up (billing starts) at 4m: 1h56m each so far.
@@ -32,11 +36,15 @@ TEST(Billing, EachNodeIsBilledFromLifecycleStartUntilShuttingDown) {
   }
   // Scale to 0 at 2h: billing ends at ShuttingDown (2h), not at termination (2h01m).
   body["InstanceGroups"][0]["InstanceCount"] = 0;
-  ASSERT_EQ(f.call("PUT", "/v1/clusters/bill", Json{{"InstanceGroups", body["InstanceGroups"]}}.dump()).status, 200);
+  ASSERT_EQ(
+      f.call("PUT", "/v1/clusters/bill", Json{{"InstanceGroups", body["InstanceGroups"]}}.dump())
+          .status,
+      200);
   f.run_for(hours(3));
   Json after = Json::parse(f.call("GET", "/v1/billing", "", {{"groupBy", "cluster"}}).body);
   ASSERT_EQ(after["Items"].size(), 1u);
-  EXPECT_EQ(after["Items"][0]["CostMicros"], 2 * cost(price("ml.g5.xlarge"), hours(2) - minutes(4)));
+  EXPECT_EQ(after["Items"][0]["CostMicros"],
+            2 * cost(price("ml.g5.xlarge"), hours(2) - minutes(4)));
   EXPECT_EQ(after["TotalMicros"], after["Items"][0]["CostMicros"]);
 }
 
@@ -45,9 +53,11 @@ TEST(Billing, FailedLaunchesAreNeverBilledAndLifecycleFailuresBillTheScriptRunTi
   cloud.capacity = {{"ml.g5.xlarge", 1}};
   cloud.faults.push_back({"g", 1, LaunchOutcome::kLifecycleScriptFailure});
   Fleet f(cloud);
-  Json body = {{"ClusterName", "bill"},
-               {"NodeProvisioningMode", "Continuous"},
-               {"InstanceGroups", {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 3}}}}};
+  Json body = {
+      {"ClusterName", "bill"},
+      {"NodeProvisioningMode", "Continuous"},
+      {"InstanceGroups",
+       {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 3}}}}};
   ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
   f.run_until(kSimEpoch + minutes(12));
   // Attempt 1 got the single instance and failed its 6-minute script; attempts 2 and 3 found no
@@ -91,7 +101,8 @@ TEST(Billing, GroupAndClusterSumsEqualTheSumOfNodesAndSurviveDeletion) {
   ASSERT_EQ(f.call("DELETE", "/v1/clusters/my-training-cluster").status, 200);
   f.run_for(hours(1));
   EXPECT_EQ(f.call("GET", "/v1/clusters/my-training-cluster").status, 404);
-  Json retired = Json::parse(f.call("GET", "/v1/billing", "", {{"cluster", "my-training-cluster"}}).body);
+  Json retired =
+      Json::parse(f.call("GET", "/v1/billing", "", {{"cluster", "my-training-cluster"}}).body);
   ASSERT_EQ(retired["Items"].size(), 1u);
   // Deleted at the same instant the sums were taken: billing stopped at ShuttingDown, so the
   // retired total is exactly what was billed up to then.
@@ -100,14 +111,17 @@ TEST(Billing, GroupAndClusterSumsEqualTheSumOfNodesAndSurviveDeletion) {
 
 TEST(Billing, WindowAndBadParameters) {
   Fleet f;
-  Json body = {{"ClusterName", "bill"},
-               {"NodeProvisioningMode", "Continuous"},
-               {"InstanceGroups", {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}};
+  Json body = {
+      {"ClusterName", "bill"},
+      {"NodeProvisioningMode", "Continuous"},
+      {"InstanceGroups",
+       {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}};
   ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
   f.run_for(hours(5));
   Json window = Json::parse(f.call("GET", "/v1/billing", "",
                                    {{"from", format_iso8601(kSimEpoch + hours(1))},
-                                    {"to", format_iso8601(kSimEpoch + hours(2))}}).body);
+                                    {"to", format_iso8601(kSimEpoch + hours(2))}})
+                                .body);
   EXPECT_EQ(window["TotalMicros"], cost(price("ml.g5.xlarge"), hours(1)));
   EXPECT_EQ(f.call("GET", "/v1/billing", "", {{"groupBy", "team"}}).status, 400);
   EXPECT_EQ(f.call("GET", "/v1/billing", "", {{"from", "yesterday"}}).status, 400);

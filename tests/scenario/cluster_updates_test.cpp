@@ -29,10 +29,14 @@ TEST(ConcurrentUpdates, UpdatesOfDifferentGroupsOneSecondApartBothTakeEffect) {
   Json gpu_b = group_spec("worker-gpu-a", 4);
   gpu_b["InstanceGroupName"] = "worker-gpu-b";
   ASSERT_EQ(f.call("PUT", "/v1/clusters/my-training-cluster",
-                   Json{{"InstanceGroups", {group_spec("worker-gpu-a", 20)}}}.dump()).status, 200);
+                   Json{{"InstanceGroups", {group_spec("worker-gpu-a", 20)}}}.dump())
+                .status,
+            200);
   f.run_for(seconds(1));
-  ASSERT_EQ(f.call("PUT", "/v1/clusters/my-training-cluster",
-                   Json{{"InstanceGroups", {gpu_b}}}.dump()).status, 200);
+  ASSERT_EQ(
+      f.call("PUT", "/v1/clusters/my-training-cluster", Json{{"InstanceGroups", {gpu_b}}}.dump())
+          .status,
+      200);
   f.run_for(hours(1));
   EXPECT_EQ(f.group(kSeed, "worker-gpu-a")["CurrentCount"], 20);
   EXPECT_EQ(f.group(kSeed, "worker-gpu-b")["CurrentCount"], 4);
@@ -43,7 +47,9 @@ TEST(ConcurrentUpdates, TwoUpdatesOfOneGroupTheSecondTargetWinsWithoutWaiting) {
   ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster.json")).status, 200);
   f.run_for(hours(1));
   ASSERT_EQ(f.call("PUT", "/v1/clusters/my-training-cluster",
-                   Json{{"InstanceGroups", {group_spec("worker-gpu-a", 30)}}}.dump()).status, 200);
+                   Json{{"InstanceGroups", {group_spec("worker-gpu-a", 30)}}}.dump())
+                .status,
+            200);
   f.run_for(seconds(1));  // the first update's launches are in flight
   EXPECT_EQ(f.cluster(kSeed)->live_count("worker-gpu-a"), 30);
   HttpResponse second = f.call("PUT", "/v1/clusters/my-training-cluster",
@@ -114,10 +120,12 @@ TEST(LegacyMode, BatchAddNeedsContinuousMode) {
   Json body = Json::parse(shared_example("create_cluster.json"));
   body.erase("NodeProvisioningMode");
   ASSERT_EQ(f.call("POST", "/v1/clusters", body.dump()).status, 200);
-  HttpResponse add = f.call("POST", "/v1/clusters/my-training-cluster/nodes/batch-add",
-                            R"({"NodesToAdd":[{"InstanceGroupName":"worker-gpu-a","IncrementTargetCountBy":1}]})");
+  HttpResponse add =
+      f.call("POST", "/v1/clusters/my-training-cluster/nodes/batch-add",
+             R"({"NodesToAdd":[{"InstanceGroupName":"worker-gpu-a","IncrementTargetCountBy":1}]})");
   EXPECT_EQ(add.status, 400);
-  EXPECT_NE(Json::parse(add.body)["message"].get<std::string>().find("Continuous"), std::string::npos);
+  EXPECT_NE(Json::parse(add.body)["message"].get<std::string>().find("Continuous"),
+            std::string::npos);
 }
 
 TEST(ScaleDown, BatchDeleteRemovesChosenNodesAndLowersTheTarget) {
@@ -131,7 +139,8 @@ TEST(ScaleDown, BatchDeleteRemovesChosenNodesAndLowersTheTarget) {
     if (n.group == "controller-group") controller = id;
   }
   Json req = {{"NodeIds", {workers[0], workers[1], controller, "i-00000000000000000"}}};
-  HttpResponse r = f.call("POST", "/v1/clusters/my-training-cluster/nodes/batch-delete", req.dump());
+  HttpResponse r =
+      f.call("POST", "/v1/clusters/my-training-cluster/nodes/batch-delete", req.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   Json b = Json::parse(r.body);
   EXPECT_EQ(b["Successful"].size(), 2u);
@@ -143,8 +152,9 @@ TEST(ScaleDown, BatchDeleteRemovesChosenNodesAndLowersTheTarget) {
   EXPECT_EQ(f.group(kSeed, "worker-gpu-a")["CurrentCount"], 14);
   EXPECT_FALSE(f.cluster(kSeed)->nodes.count(workers[0]));
 
-  HttpResponse add = f.call("POST", "/v1/clusters/my-training-cluster/nodes/batch-add",
-                            R"({"NodesToAdd":[{"InstanceGroupName":"worker-gpu-a","IncrementTargetCountBy":3},
+  HttpResponse add =
+      f.call("POST", "/v1/clusters/my-training-cluster/nodes/batch-add",
+             R"({"NodesToAdd":[{"InstanceGroupName":"worker-gpu-a","IncrementTargetCountBy":3},
                                                {"InstanceGroupName":"nope","IncrementTargetCountBy":1}]})");
   ASSERT_EQ(add.status, 200) << add.body;
   Json ab = Json::parse(add.body);

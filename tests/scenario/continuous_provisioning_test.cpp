@@ -17,20 +17,25 @@ SimCloudConfig seed_cloud() {
   return c;
 }
 
-std::optional<Time> first_event_time(Fleet& f, const std::string& text, const std::string& group = "") {
+std::optional<Time> first_event_time(Fleet& f, const std::string& text,
+                                     const std::string& group = "") {
   for (const auto& e : f.events()) {
-    if (e.description.find(text) != std::string::npos && (group.empty() || e.instance_group == group)) {
+    if (e.description.find(text) != std::string::npos &&
+        (group.empty() || e.instance_group == group)) {
       return e.time;
     }
   }
   return std::nullopt;
 }
 
-TEST(ContinuousProvisioning, SeedClusterWithTenOfSixteenP5ControllerFirstThenFillsWhenCapacityAppears) {
+TEST(ContinuousProvisioning,
+     SeedClusterWithTenOfSixteenP5ControllerFirstThenFillsWhenCapacityAppears) {
   Fleet f(seed_cloud());
   HttpResponse created = f.call("POST", "/v1/clusters", shared_example("create_cluster.json"));
   ASSERT_EQ(created.status, 200) << created.body;
-  EXPECT_EQ(Json::parse(created.body)["ClusterArn"].get<std::string>().rfind("arn:gpufleet:local:000000000000:cluster/", 0), 0u);
+  EXPECT_EQ(Json::parse(created.body)["ClusterArn"].get<std::string>().rfind(
+                "arn:gpufleet:local:000000000000:cluster/", 0),
+            0u);
 
   // Only the controller launches at first.
   const Cluster* c = f.cluster("my-training-cluster");
@@ -41,8 +46,10 @@ TEST(ContinuousProvisioning, SeedClusterWithTenOfSixteenP5ControllerFirstThenFil
   f.run_for(hours(1));
   // No login or worker launch before a controller is Running.
   auto controller_running = first_event_time(f, "has succeeded", "controller-group");
-  auto first_login = first_event_time(f, "Instance creation in Cluster my-training-cluster and InstanceGroup login-group started");
-  auto first_worker = first_event_time(f, "Instance creation in Cluster my-training-cluster and InstanceGroup worker-gpu-a started");
+  auto first_login = first_event_time(
+      f, "Instance creation in Cluster my-training-cluster and InstanceGroup login-group started");
+  auto first_worker = first_event_time(
+      f, "Instance creation in Cluster my-training-cluster and InstanceGroup worker-gpu-a started");
   ASSERT_TRUE(controller_running && first_login && first_worker);
   EXPECT_GE(*first_login, *controller_running);
   EXPECT_GE(*first_worker, *controller_running);
@@ -60,7 +67,9 @@ TEST(ContinuousProvisioning, SeedClusterWithTenOfSixteenP5ControllerFirstThenFil
   // The other 6 are retried with growing intervals, each attempt recorded.
   std::vector<Time> retries;
   for (const auto& e : f.events()) {
-    if (e.instance_group == "worker-gpu-a" && e.description.find("insufficient capacity for ml.p5.48xlarge; retry") != std::string::npos) {
+    if (e.instance_group == "worker-gpu-a" &&
+        e.description.find("insufficient capacity for ml.p5.48xlarge; retry") !=
+            std::string::npos) {
       retries.push_back(e.time);
     }
   }
@@ -71,7 +80,10 @@ TEST(ContinuousProvisioning, SeedClusterWithTenOfSixteenP5ControllerFirstThenFil
     if (gaps[i] >= minutes(5)) break;  // the cap (10m, jittered) is reached
     EXPECT_GT(gaps[i], gaps[i - 2]) << "retry intervals must grow";
   }
-  EXPECT_FALSE(f.events_containing("Instance creation in Cluster my-training-cluster and InstanceGroup worker-gpu-a failed").empty());
+  EXPECT_FALSE(
+      f.events_containing(
+           "Instance creation in Cluster my-training-cluster and InstanceGroup worker-gpu-a failed")
+          .empty());
 
   // Capacity appears at 2h: the 6 join, nothing is rolled back.
   f.run_for(hours(2));
@@ -89,7 +101,11 @@ TEST(ContinuousProvisioning, ControllerWithoutCapacityFailsTheClusterAndSaysWhat
   Json d = f.describe("my-training-cluster");
   EXPECT_EQ(d["ClusterStatus"], "Failed");
   const std::string msg = d["FailureMessage"];
-  EXPECT_NE(msg.find("no capacity for the controller group controller-group's instance type ml.m5.xlarge"), std::string::npos) << msg;
+  EXPECT_NE(
+      msg.find(
+          "no capacity for the controller group controller-group's instance type ml.m5.xlarge"),
+      std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("Choose another instance type"), std::string::npos) << msg;
   EXPECT_NE(msg.find("another availability zone"), std::string::npos) << msg;
   EXPECT_TRUE(f.cluster("my-training-cluster")->nodes.empty());
@@ -104,7 +120,10 @@ TEST(ContinuousProvisioning, ControllerLifecycleScriptFailureFailsTheClusterNami
   Json d = f.describe("my-training-cluster");
   EXPECT_EQ(d["ClusterStatus"], "Failed");
   const std::string msg = d["FailureMessage"];
-  EXPECT_NE(msg.find("lifecycle script on_create.sh (s3://amzn-s3-demo-bucket/lifecycle-scripts/src/)"), std::string::npos) << msg;
+  EXPECT_NE(
+      msg.find("lifecycle script on_create.sh (s3://amzn-s3-demo-bucket/lifecycle-scripts/src/)"),
+      std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("Fix the lifecycle script"), std::string::npos) << msg;
   // Nothing keeps billing after the failure; the script's run time was billed.
   f.run_for(hours(1));

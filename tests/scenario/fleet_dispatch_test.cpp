@@ -17,9 +17,11 @@ using testing::shared_example;
 
 // A Continuous cluster of `count` nodes of `type`, InService.
 void cluster(Fleet& f, const std::string& name, const std::string& type, int count) {
-  Json c = {{"ClusterName", name},
-            {"NodeProvisioningMode", "Continuous"},
-            {"InstanceGroups", {{{"InstanceGroupName", "workers"}, {"InstanceType", type}, {"InstanceCount", count}}}}};
+  Json c = {
+      {"ClusterName", name},
+      {"NodeProvisioningMode", "Continuous"},
+      {"InstanceGroups",
+       {{{"InstanceGroupName", "workers"}, {"InstanceType", type}, {"InstanceCount", count}}}}};
   HttpResponse r = f.call("POST", "/v1/clusters", c.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   f.run_for(hours(1));
@@ -37,10 +39,14 @@ Json pytorchjob(Fleet& f, const std::string& name, const std::string& query = ""
   HttpResponse r = f.call("GET", "/v1/objects/pytorchjobs/default/" + name, "", q);
   return Json::parse(r.body);
 }
-std::string state(Fleet& f, const std::string& name) { return pytorchjob(f, name)["status"].value("state", ""); }
+std::string state(Fleet& f, const std::string& name) {
+  return pytorchjob(f, name)["status"].value("state", "");
+}
 Json members(Fleet& f, const std::string& name) { return pytorchjob(f, name)["status"]["members"]; }
 Json pods(Fleet& f) { return f.json("GET", "/v1/objects/pods")["items"]; }
-std::string events_text(Fleet& f, const std::string& name) { return pytorchjob(f, name, "describe=true")["events"].dump(); }
+std::string events_text(Fleet& f, const std::string& name) {
+  return pytorchjob(f, name, "describe=true")["events"].dump();
+}
 
 // A PyTorchJob: a master and `workers` workers, each pod asking for `gpus` GPUs (the master for
 // `master_gpus`), with a label `app: <app>` for policies to select.
@@ -62,9 +68,12 @@ std::string job_yaml(const JobSpec& j) {
   y += "spec:\n";
   if (!j.run_policy.empty()) y += "  runPolicy: " + j.run_policy + "\n";
   auto replica = [](const std::string& type, int n, int gpus, const std::string& restart) {
-    return "    " + type + ":\n      replicas: " + std::to_string(n) + "\n      restartPolicy: " + restart +
-           "\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: x\n"
-           "            resources:\n              requests: {cpu: \"1\", nvidia.com/gpu: " + std::to_string(gpus) + "}\n";
+    return "    " + type + ":\n      replicas: " + std::to_string(n) +
+           "\n      restartPolicy: " + restart +
+           "\n      template:\n        spec:\n          containers:\n          - name: pytorch\n   "
+           "         image: x\n"
+           "            resources:\n              requests: {cpu: \"1\", nvidia.com/gpu: " +
+           std::to_string(gpus) + "}\n";
   };
   y += "  pytorchReplicaSpecs:\n" + replica("Master", 1, j.master_gpus, j.master_restart);
   if (j.workers > 0) y += replica("Worker", j.workers, j.gpus, j.worker_restart);
@@ -72,15 +81,23 @@ std::string job_yaml(const JobSpec& j) {
 }
 
 // A policy in namespace default selecting PyTorchJobs labelled app=<app>.
-std::string policy_yaml(const std::string& name, const std::string& app, const std::string& extra = "",
-                        const std::string& purge = "Immediately", int toleration = 30) {
-  return "apiVersion: policy.one.alibabacloud.com/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: " + name +
-         ", namespace: default}\nspec:\n  failover:\n    application:\n      decisionConditions: {tolerationSeconds: " +
+std::string policy_yaml(const std::string& name, const std::string& app,
+                        const std::string& extra = "", const std::string& purge = "Immediately",
+                        int toleration = 30) {
+  return "apiVersion: policy.one.alibabacloud.com/v1alpha1\nkind: PropagationPolicy\nmetadata: "
+         "{name: " +
+         name +
+         ", namespace: default}\nspec:\n  failover:\n    application:\n      decisionConditions: "
+         "{tolerationSeconds: " +
          std::to_string(toleration) + "}\n      purgeMode: " + purge +
-         "\n      gracePeriodSeconds: 600\n  placement:\n    replicaScheduling: {replicaSchedulingType: Divided, "
-         "customSchedulingType: Gang}\n" + extra +
-         "  resourceSelectors:\n  - apiVersion: kubeflow.org/v1\n    kind: PyTorchJob\n    labelSelector:\n"
-         "      matchLabels: {app: " + app + "}\n";
+         "\n      gracePeriodSeconds: 600\n  placement:\n    replicaScheduling: "
+         "{replicaSchedulingType: Divided, "
+         "customSchedulingType: Gang}\n" +
+         extra +
+         "  resourceSelectors:\n  - apiVersion: kubeflow.org/v1\n    kind: PyTorchJob\n    "
+         "labelSelector:\n"
+         "      matchLabels: {app: " +
+         app + "}\n";
 }
 std::string affinity(const std::string& cluster) {
   return "    clusterAffinity: {clusterNames: [" + cluster + "]}\n";
@@ -94,7 +111,11 @@ TEST(FleetDispatch, SeedWalkthrough_QueuedGangRunsWholeOnOneMemberCluster) {
   cluster(f, "cf-one", "ml.m5.4xlarge", 2);
   cluster(f, "cf-two", "ml.m5.4xlarge", 2);
   apply_yaml(f, shared_example("elasticquotatree.yaml"));
-  EXPECT_EQ(Json::parse(f.call("GET", "/v1/objects/queues", "", {{"namespace", "kube-queue"}}).body)["items"].size(), 2u);
+  EXPECT_EQ(
+      Json::parse(
+          f.call("GET", "/v1/objects/queues", "", {{"namespace", "kube-queue"}}).body)["items"]
+          .size(),
+      2u);
   apply_yaml(f, shared_example("propagationpolicy-gang-queue.yaml"));
   HttpResponse r = f.call("POST", "/v1/apply", shared_example("pytorchjob.yaml"));
   ASSERT_EQ(r.status, 200) << r.body;
@@ -118,7 +139,8 @@ TEST(FleetDispatch, SeedWalkthrough_QueuedGangRunsWholeOnOneMemberCluster) {
   for (const Json& e : job["events"]) {
     if (e["reason"] == "ScheduleBindingSucceed") {
       binding = true;
-      EXPECT_EQ(e["message"], "Binding has been scheduled successfully. Result: {" + member + ":0,[{master 1} {worker 2}]}");
+      EXPECT_EQ(e["message"], "Binding has been scheduled successfully. Result: {" + member +
+                                  ":0,[{master 1} {worker 2}]}");
       EXPECT_EQ(e["from"], "default-scheduler");
     }
   }
@@ -131,7 +153,8 @@ TEST(FleetDispatch, SeedWalkthrough_QueuedGangRunsWholeOnOneMemberCluster) {
 
   const Json p = pods(f);
   ASSERT_EQ(p.size(), 3u);
-  const std::vector<std::string> names{"pytorch-test-master-0", "pytorch-test-worker-0", "pytorch-test-worker-1"};
+  const std::vector<std::string> names{"pytorch-test-master-0", "pytorch-test-worker-0",
+                                       "pytorch-test-worker-1"};
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(p[i]["metadata"]["name"], names[i]);
     EXPECT_EQ(p[i]["spec"]["clusterName"], member);
@@ -154,7 +177,10 @@ TEST(FleetDispatch, SeedWalkthrough_QueuedGangRunsWholeOnOneMemberCluster) {
   const Json copy = pytorchjob(f, "pytorch-test", "cluster=" + member);
   EXPECT_EQ(copy["metadata"]["annotations"]["gpufleet.io/member-cluster"], member);
   EXPECT_EQ(copy["status"]["state"], "Running");
-  EXPECT_EQ(f.call("GET", "/v1/objects/pytorchjobs/default/pytorch-test", "", {{"cluster", "nowhere"}}).status, 404);
+  EXPECT_EQ(
+      f.call("GET", "/v1/objects/pytorchjobs/default/pytorch-test", "", {{"cluster", "nowhere"}})
+          .status,
+      404);
 
   // Re-applying the same manifest changes nothing.
   r = f.call("POST", "/v1/apply", shared_example("pytorchjob.yaml"));
@@ -181,7 +207,8 @@ TEST(FleetDispatch, QueuePolicyMaxJobsOne_SecondJobWaitsWithReasonUntilTheFirstF
   EXPECT_EQ(second["status"]["state"], "Created");
   EXPECT_EQ(second["explanation"]["kind"], "Quota") << second.dump(2);
   EXPECT_EQ(second["explanation"]["quotaNode"], "child-2");
-  EXPECT_NE(second["explanation"]["message"].get<std::string>().find("kube-queue/max-jobs"), std::string::npos);
+  EXPECT_NE(second["explanation"]["message"].get<std::string>().find("kube-queue/max-jobs"),
+            std::string::npos);
   EXPECT_EQ(second["status"]["members"].size(), 0u);  // not dispatched anywhere yet
   f.run_for(minutes(10));
   EXPECT_EQ(state(f, "first"), "Succeeded");
@@ -230,7 +257,11 @@ void fragmented_fleet(Fleet& f) {
   cluster(f, "frag", "ml.p4d.24xlarge", 3);
   cluster(f, "whole", "ml.p4d.24xlarge", 2);
   apply_yaml(f, policy_yaml("fillers", "filler", affinity("frag")));
-  for (int i = 0; i < 3; ++i) apply_yaml(f, job_yaml({.name = "filler-" + std::to_string(i), .app = "filler", .master_gpus = 5, .workers = 0}));
+  for (int i = 0; i < 3; ++i)
+    apply_yaml(f, job_yaml({.name = "filler-" + std::to_string(i),
+                            .app = "filler",
+                            .master_gpus = 5,
+                            .workers = 0}));
   f.run_for(seconds(1));
   for (const Json& p : pods(f)) ASSERT_EQ(p["spec"]["clusterName"], "frag");
   apply_yaml(f, policy_yaml("main", "main"));
@@ -242,7 +273,8 @@ TEST(EstimateVsReservation, EstimatePicksTheFragmentedCluster_PodsPending_ThenFa
   Fleet f({}, opts);
   fragmented_fleet(f);
   const Time submitted = f.now();
-  apply_yaml(f, job_yaml({.name = "main", .app = "main", .master_gpus = 1, .workers = 2, .gpus = 4}));
+  apply_yaml(f,
+             job_yaml({.name = "main", .app = "main", .master_gpus = 1, .workers = 2, .gpus = 4}));
   f.run_for(seconds(1));
   Json job = pytorchjob(f, "main", "describe=true");
   EXPECT_EQ(job["status"]["state"], "Created");
@@ -277,7 +309,8 @@ TEST(EstimateVsReservation, ReservationPlacesTheGangRightTheFirstTime) {
   Fleet f;
   fragmented_fleet(f);
   const Time submitted = f.now();
-  apply_yaml(f, job_yaml({.name = "main", .app = "main", .master_gpus = 1, .workers = 2, .gpus = 4}));
+  apply_yaml(f,
+             job_yaml({.name = "main", .app = "main", .master_gpus = 1, .workers = 2, .gpus = 4}));
   f.run_for(seconds(1));
   const Json job = pytorchjob(f, "main", "describe=true");
   EXPECT_EQ(job["status"]["state"], "Running");
@@ -298,7 +331,8 @@ class ClusterDeleted : public ::testing::Test {
     cluster(f, "a", "ml.p4d.24xlarge", 2);
     cluster(f, "b", "ml.p4d.24xlarge", 2);
     apply_yaml(f, policy_yaml("main", "main", "", purge));
-    apply_yaml(f, job_yaml({.name = "main", .app = "main", .master_gpus = 4, .workers = 2, .gpus = 4}));
+    apply_yaml(
+        f, job_yaml({.name = "main", .app = "main", .master_gpus = 4, .workers = 2, .gpus = 4}));
     f.run_for(seconds(1));
     ASSERT_EQ(state(f, "main"), "Running");
     ASSERT_EQ(members(f, "main")[0]["cluster"], "a");
@@ -339,7 +373,12 @@ TEST_F(ClusterDeleted, Gracefully_RemovesTheOldCopyOnlyAfterTheNewOneRuns) {
   start("Gracefully");
   // "b" is busy until 5 minutes from now: the failed-over job must wait for it.
   apply_yaml(f, policy_yaml("blockers", "blocker", affinity("b")));
-  apply_yaml(f, job_yaml({.name = "blocker", .app = "blocker", .master_gpus = 8, .workers = 1, .gpus = 8, .duration = "5m"}));
+  apply_yaml(f, job_yaml({.name = "blocker",
+                          .app = "blocker",
+                          .master_gpus = 8,
+                          .workers = 1,
+                          .gpus = 8,
+                          .duration = "5m"}));
   f.run_for(seconds(1));
   ASSERT_EQ(state(f, "blocker"), "Running");
   ASSERT_EQ(f.call("DELETE", "/v1/clusters/a").status, 200);
@@ -366,8 +405,12 @@ class NodeLost : public ::testing::Test {
   void start(const std::string& worker_restart, const std::string& run_policy) {
     cluster(f, "gpu", "ml.p4d.24xlarge", 3);
     apply_yaml(f, shared_example("propagationpolicy-gang.yaml"));
-    apply_yaml(f, job_yaml({.name = "main", .master_gpus = 8, .workers = 1, .gpus = 8, .worker_restart = worker_restart,
-                       .run_policy = run_policy}));
+    apply_yaml(f, job_yaml({.name = "main",
+                            .master_gpus = 8,
+                            .workers = 1,
+                            .gpus = 8,
+                            .worker_restart = worker_restart,
+                            .run_policy = run_policy}));
     f.run_for(seconds(1));
     ASSERT_EQ(state(f, "main"), "Running");
   }
@@ -378,7 +421,8 @@ class NodeLost : public ::testing::Test {
       if (p["metadata"]["name"] == "main-worker-0") node = p["spec"]["nodeName"];
     }
     ASSERT_FALSE(node.empty());
-    HttpResponse r = f.call("POST", "/v1/clusters/gpu/nodes/batch-delete", Json{{"NodeIds", Json::array({node})}}.dump());
+    HttpResponse r = f.call("POST", "/v1/clusters/gpu/nodes/batch-delete",
+                            Json{{"NodeIds", Json::array({node})}}.dump());
     ASSERT_EQ(r.status, 200) << r.body;
   }
   Fleet f;
@@ -405,7 +449,9 @@ TEST_F(NodeLost, NeverWithBackoffLimitZero_Fails) {
   const Json job = pytorchjob(f, "main", "describe=true");
   EXPECT_EQ(job["status"]["state"], "Failed") << job.dump(2);
   EXPECT_EQ(job["status"]["conditions"].back()["type"], "Failed");
-  EXPECT_NE(job["status"]["conditions"].back()["message"].get<std::string>().find("restartPolicy is Never"), std::string::npos);
+  EXPECT_NE(job["status"]["conditions"].back()["message"].get<std::string>().find(
+                "restartPolicy is Never"),
+            std::string::npos);
 }
 
 TEST_F(NodeLost, OnFailureWithBackoffLimitZero_Fails) {
@@ -413,7 +459,8 @@ TEST_F(NodeLost, OnFailureWithBackoffLimitZero_Fails) {
   lose_worker_node();
   f.run_for(seconds(1));
   EXPECT_EQ(state(f, "main"), "Failed");
-  EXPECT_NE(pytorchjob(f, "main")["status"]["conditions"].back()["message"].get<std::string>().find("backoffLimit"),
+  EXPECT_NE(pytorchjob(f, "main")["status"]["conditions"].back()["message"].get<std::string>().find(
+                "backoffLimit"),
             std::string::npos);
 }
 
@@ -424,7 +471,9 @@ TEST(RunPolicy, SuspendedJobWaitsUntilResumed_ThenRunsAndTtlDeletesItAfterFinish
   Fleet f;
   cluster(f, "gpu", "ml.p4d.24xlarge", 1);
   apply_yaml(f, shared_example("propagationpolicy-gang.yaml"));
-  JobSpec spec{.name = "main", .duration = "10m", .run_policy = "{suspend: true, ttlSecondsAfterFinished: 60}"};
+  JobSpec spec{.name = "main",
+               .duration = "10m",
+               .run_policy = "{suspend: true, ttlSecondsAfterFinished: 60}"};
   apply_yaml(f, job_yaml(spec));
   f.run_for(minutes(1));
   EXPECT_EQ(state(f, "main"), "Suspended");
@@ -460,7 +509,8 @@ TEST(FleetDispatchRestart, PendingDispatchSurvivesARestart_AndFailsOverOnTime) {
   opts.scheduler.reservation = false;
   Fleet f({}, opts);
   fragmented_fleet(f);
-  apply_yaml(f, job_yaml({.name = "main", .app = "main", .master_gpus = 1, .workers = 2, .gpus = 4}));
+  apply_yaml(f,
+             job_yaml({.name = "main", .app = "main", .master_gpus = 1, .workers = 2, .gpus = 4}));
   f.run_for(seconds(10));
   const Json before = pytorchjob(f, "main");
   f.restart();
@@ -488,8 +538,10 @@ TEST(BadManifests, ClearErrorsNamingTheField_AndNothingIsCreated) {
   // No policy selects the job yet.
   refused(job, "no PropagationPolicy in namespace default selects PyTorchJob default/pytorch-test");
   // A policy selecting nothing.
-  refused("apiVersion: policy.one.alibabacloud.com/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p}\nspec: {}\n",
-          "spec.resourceSelectors");
+  refused(
+      "apiVersion: policy.one.alibabacloud.com/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: "
+      "p}\nspec: {}\n",
+      "spec.resourceSelectors");
   apply_yaml(f, shared_example("propagationpolicy-gang.yaml"));
   std::string two_masters = job;
   two_masters.replace(two_masters.find("replicas: 1"), 11, "replicas: 2");
@@ -500,10 +552,12 @@ TEST(BadManifests, ClearErrorsNamingTheField_AndNothingIsCreated) {
   refused(no_resources, "containers");
   refused("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: [unclosed\n", "");
   // A valid policy and job followed by a bad document: none of them is created.
-  refused(policy_yaml("extra", "x") + "---\n" + job_yaml({.name = "good", .app = "x"}) + "---\n" + two_masters,
+  refused(policy_yaml("extra", "x") + "---\n" + job_yaml({.name = "good", .app = "x"}) + "---\n" +
+              two_masters,
           "document 3");
   EXPECT_EQ(f.json("GET", "/v1/objects/pytorchjobs")["items"].size(), 0u);
-  EXPECT_EQ(f.json("GET", "/v1/objects/propagationpolicies")["items"].size(), 1u);  // the gang policy
+  EXPECT_EQ(f.json("GET", "/v1/objects/propagationpolicies")["items"].size(),
+            1u);  // the gang policy
   // Changing a created job's spec is refused, naming what may change.
   apply_yaml(f, job);
   std::string changed = job;

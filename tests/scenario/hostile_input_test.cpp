@@ -13,7 +13,9 @@ using testing::Fleet;
 using testing::shared_example;
 
 uint64_t model(Fleet& f) { return f.runtime().loop().state().model_hash(); }
-std::string status_of(Fleet& f, const std::string& id) { return testing::remediation(f, id).value("Status", ""); }
+std::string status_of(Fleet& f, const std::string& id) {
+  return testing::remediation(f, id).value("Status", "");
+}
 
 // Answers are JSON (never a body that breaks a JSON reader) with a __type and a message.
 Json error_of(const HttpResponse& r) {
@@ -41,11 +43,14 @@ class HostileInput : public ::testing::Test {
 TEST_F(HostileInput, ServiceJobPayloadStringWithAnOutOfRangeNumberIs400NotACrash) {
   Json body = Json::parse(shared_example("service-job.json"));
   body["jobName"] = "overflow";
-  body["serviceRequestPayload"] = "{\"ResourceConfig\": {\"InstanceType\": \"ml.g5.xlarge\", \"InstanceCount\": 1e400}}";
+  body["serviceRequestPayload"] =
+      "{\"ResourceConfig\": {\"InstanceType\": \"ml.g5.xlarge\", \"InstanceCount\": 1e400}}";
   const uint64_t before = model(f);
   HttpResponse r = f.call("POST", "/v1/service-jobs", body.dump());
   EXPECT_EQ(r.status, 400) << r.body;
-  EXPECT_NE(error_of(r)["message"].get<std::string>().find("serviceRequestPayload"), std::string::npos) << r.body;
+  EXPECT_NE(error_of(r)["message"].get<std::string>().find("serviceRequestPayload"),
+            std::string::npos)
+      << r.body;
   EXPECT_EQ(model(f), before);
   HttpResponse bare = f.call("POST", "/v1/service-jobs", "1e400");
   EXPECT_EQ(bare.status, 400) << bare.body;
@@ -64,15 +69,20 @@ TEST_F(HostileInput, TerminateWithANonStringReasonIs400AndChangesNothing) {
 TEST_F(HostileInput, DecisionBodiesThatAreNotTheDocumentedObjectAre400AndChangeNothing) {
   // A migrate proposal waiting for a person.
   const std::string node = testing::group_nodes(f, "training", "workers").at(0);
-  ASSERT_EQ(testing::send_signal(f, "training", node, Json{{"dcgm", {{"field", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}, {"value", 1}}}}).status, 200);
+  ASSERT_EQ(testing::send_signal(
+                f, "training", node,
+                Json{{"dcgm", {{"field", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}, {"value", 1}}}})
+                .status,
+            200);
   f.run_for(minutes(6));
   Json rems = testing::remediations(f, node);
   ASSERT_EQ(rems.size(), 1u);
   const std::string id = rems[0]["RemediationId"];
   const std::string garbage("\x00\x01\xfe\xff{", 5);
   for (const std::string verb : {"approve", "reject", "cancel"}) {
-    for (const std::string& body : {std::string("[]"), std::string("\"x\""), std::string("12"), garbage,
-                                    std::string(R"({"Reason": 7})"), std::string(R"({"Reason": "ok", "Extra": 1})")}) {
+    for (const std::string& body :
+         {std::string("[]"), std::string("\"x\""), std::string("12"), garbage,
+          std::string(R"({"Reason": 7})"), std::string(R"({"Reason": "ok", "Extra": 1})")}) {
       const uint64_t before = model(f);
       HttpResponse r = f.call_as("bob", "POST", "/v1/remediations/" + id + "/" + verb, body);
       EXPECT_EQ(r.status, 400) << verb << " " << body << ": " << r.body;
@@ -80,7 +90,8 @@ TEST_F(HostileInput, DecisionBodiesThatAreNotTheDocumentedObjectAre400AndChangeN
       EXPECT_EQ(model(f), before) << verb << " " << body;
     }
   }
-  for (const std::string& body : {std::string("[]"), std::string("\"x\""), std::string("12"), garbage}) {
+  for (const std::string& body :
+       {std::string("[]"), std::string("\"x\""), std::string("12"), garbage}) {
     const uint64_t before = model(f);
     EXPECT_EQ(f.call("POST", "/v1/service-jobs/" + job + "/terminate", body).status, 400) << body;
     EXPECT_EQ(model(f), before);
@@ -91,11 +102,14 @@ TEST_F(HostileInput, DecisionBodiesThatAreNotTheDocumentedObjectAre400AndChangeN
 TEST_F(HostileInput, ApplyNestedDeeperThanTheLimitIs400NamingTheLimit) {
   const uint64_t before = model(f);
   for (int depth : {100000, 60000, 300}) {
-    std::string body = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{\"name\":\"deep\"},\"x\":" +
-                       std::string(depth, '[') + std::string(depth, ']') + "}";
+    std::string body =
+        "{\"apiVersion\":\"kubeflow.org/"
+        "v1\",\"kind\":\"PyTorchJob\",\"metadata\":{\"name\":\"deep\"},\"x\":" +
+        std::string(depth, '[') + std::string(depth, ']') + "}";
     HttpResponse r = f.call("POST", "/v1/apply", body);
     EXPECT_EQ(r.status, 400) << depth;
-    EXPECT_NE(r.body.find("deeper than the limit of 256 levels"), std::string::npos) << r.body.substr(0, 300);
+    EXPECT_NE(r.body.find("deeper than the limit of 256 levels"), std::string::npos)
+        << r.body.substr(0, 300);
   }
   EXPECT_EQ(model(f), before);
 }
@@ -105,16 +119,22 @@ TEST_F(HostileInput, ApplyNestedDeeperThanTheLimitIs400NamingTheLimit) {
 TEST_F(HostileInput, AcceptedNestingJustUnderTheLimitReplaysAfterARestart) {
   ASSERT_EQ(f.call("POST", "/v1/apply", shared_example("propagationpolicy-gang.yaml")).status, 200);
   const int depth = 255;  // with the body object: 256 levels, the most a request may have
-  std::string body = "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{\"name\":\"deep\"}," +
-                     std::string("\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":{") +
-                     "\"containers\":[{\"name\":\"m\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":1}}}]}}}}}," +
-                     "\"x\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  std::string body =
+      "{\"apiVersion\":\"kubeflow.org/"
+      "v1\",\"kind\":\"PyTorchJob\",\"metadata\":{\"name\":\"deep\"}," +
+      std::string(
+          "\"spec\":{\"pytorchReplicaSpecs\":{\"Master\":{\"replicas\":1,\"template\":{\"spec\":"
+          "{") +
+      "\"containers\":[{\"name\":\"m\",\"image\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/"
+      "gpu\":1}}}]}}}}}," +
+      "\"x\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
   HttpResponse r = f.call("POST", "/v1/apply", body);
   ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
   const uint64_t before = f.runtime().loop().state().hash();
   f.restart();
   EXPECT_EQ(f.runtime().loop().state().hash(), before);
-  EXPECT_NE(f.runtime().loop().state().view().find_workload("PyTorchJob", "default", "deep"), nullptr);
+  EXPECT_NE(f.runtime().loop().state().view().find_workload("PyTorchJob", "default", "deep"),
+            nullptr);
 }
 
 // U+FFFE/U+FFFF cannot be written as YAML (a reader refuses them, yaml-cpp's writer replaces
@@ -129,14 +149,17 @@ TEST_F(HostileInput, UnicodeNoncharactersAreRefusedInJsonAndYaml) {
     EXPECT_EQ(r.status, 400) << r.body;
     EXPECT_NE(error_of(r).value("message", "").find("noncharacter"), std::string::npos) << r.body;
   }
-  HttpResponse y = f.call("POST", "/v1/apply", "apiVersion: v1\nkind: ClusterQueue\nmetadata: {name: \"q\\uFFFE\"}\n");
+  HttpResponse y = f.call("POST", "/v1/apply",
+                          "apiVersion: v1\nkind: ClusterQueue\nmetadata: {name: \"q\\uFFFE\"}\n");
   EXPECT_EQ(y.status, 400) << y.body;
   EXPECT_NE(error_of(y).value("message", "").find("line 3"), std::string::npos) << y.body;
   EXPECT_EQ(model(f), before);
 }
 
 TEST_F(HostileInput, ApplyYamlAliasBombIsRefusedWithinTheBudget) {
-  std::string y = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: lol}\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n";
+  std::string y =
+      "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: lol}\na: &a "
+      "[lol,lol,lol,lol,lol,lol,lol,lol,lol]\n";
   for (char c = 'b'; c <= 'i'; ++c) {
     y += std::string(1, c) + ": &" + c + " [";
     for (int k = 0; k < 9; ++k) y += std::string(k ? "," : "") + "*" + static_cast<char>(c - 1);
@@ -160,8 +183,10 @@ TEST_F(HostileInput, MalformedValuesAre400NotInternalFailures) {
       {"POST", "/v1/apply", "1e400"},
       {"POST", "/v1/apply", R"({"apiVersion": 5, "kind": "PyTorchJob"})"},
       {"POST", "/v1/apply", R"({"apiVersion": "kubeflow.org/v1", "kind": ["PyTorchJob"]})"},
-      {"POST", "/v1/remediations", R"({"ClusterName": "training", "NodeId": "x", "Action": "reboot", "Reason": 5})"},
-      {"POST", "/v1/remediations", R"({"ClusterName": "training", "NodeId": "x", "Action": "reboot", "Detector": {}})"},
+      {"POST", "/v1/remediations",
+       R"({"ClusterName": "training", "NodeId": "x", "Action": "reboot", "Reason": 5})"},
+      {"POST", "/v1/remediations",
+       R"({"ClusterName": "training", "NodeId": "x", "Action": "reboot", "Detector": {}})"},
       {"POST", "/v1/clusters/training/nodes/x/signals/clear", R"({"Detector": 5})"},
       {"POST", "/v1/clusters", R"({"ClusterName": 5})"},
       {"POST", "/v1/service-jobs", R"({"jobName": "j", "clientToken": 5})"},
@@ -207,9 +232,11 @@ TEST_F(HostileInput, IdempotencyKeyReusedWithADifferentBodyIs409AndCreatesNothin
 }
 
 TEST_F(HostileInput, ClientTokenIsHonouredWithoutAnUnknownFieldWarning) {
-  Json c = {{"ClusterName", "tokened"},
-            {"ClientToken", "t-1"},
-            {"InstanceGroups", {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}};
+  Json c = {
+      {"ClusterName", "tokened"},
+      {"ClientToken", "t-1"},
+      {"InstanceGroups",
+       {{{"InstanceGroupName", "g"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}};
   HttpResponse r = f.call("POST", "/v1/clusters", c.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.body.find("ClientToken"), std::string::npos) << r.body;
@@ -218,7 +245,8 @@ TEST_F(HostileInput, ClientTokenIsHonouredWithoutAnUnknownFieldWarning) {
 }
 
 TEST_F(HostileInput, TrailingSlashOrEmptySegmentIs404AndDeletesNothing) {
-  for (const std::string path : {"/v1/clusters/training/", "/v1/clusters//training", "//v1/clusters/training"}) {
+  for (const std::string path :
+       {"/v1/clusters/training/", "/v1/clusters//training", "//v1/clusters/training"}) {
     HttpResponse r = f.call("DELETE", path);
     EXPECT_EQ(r.status, 404) << path << ": " << r.body;
   }
@@ -230,14 +258,16 @@ TEST_F(HostileInput, LabelKeysFollowKubernetesLabelSyntax) {
   const std::string node = testing::group_nodes(f, "training", "workers").at(0);
   const std::string path = "/v1/clusters/training/nodes/" + node + "/labels";
   const uint64_t before = model(f);
-  for (const std::string body : {R"({"Labels": {"": "x"}})", R"({"Labels": {"has space": "x"}})",
-                                 R"({"Labels": {"Bad_Prefix/x": "y"}})", R"({"Labels": {"ok": "bad value!"}})"}) {
+  for (const std::string body :
+       {R"({"Labels": {"": "x"}})", R"({"Labels": {"has space": "x"}})",
+        R"({"Labels": {"Bad_Prefix/x": "y"}})", R"({"Labels": {"ok": "bad value!"}})"}) {
     HttpResponse r = f.call("PUT", path, body);
     EXPECT_EQ(r.status, 400) << body << ": " << r.body;
     EXPECT_NE(r.body.find("Labels."), std::string::npos) << r.body;
   }
   EXPECT_EQ(model(f), before);
-  EXPECT_EQ(f.call("PUT", path, R"({"Labels": {"team": "ml", "example.com/zone": "a-1"}})").status, 200);
+  EXPECT_EQ(f.call("PUT", path, R"({"Labels": {"team": "ml", "example.com/zone": "a-1"}})").status,
+            200);
 }
 
 TEST_F(HostileInput, SignalOfTenThousandXidLinesIsBoundedAndEachEventCarriesOnlyItsLine) {
@@ -253,11 +283,14 @@ TEST_F(HostileInput, SignalOfTenThousandXidLinesIsBoundedAndEachEventCarriesOnly
   EXPECT_LE(after - before, 1 + 1 + static_cast<Seq>(remediate::kMaxRecentEvidence) + 4);
   // The journal holds each line once per kept event, never the whole text.
   size_t bytes = 0;
-  ASSERT_TRUE(f.journal().replay(before, [&](const EventRecord& e) {
-    bytes += e.payload.size();
-    EXPECT_LT(e.payload.size(), 8000u) << e.type;
-    return ok_status();
-  }).ok());
+  ASSERT_TRUE(f.journal()
+                  .replay(before,
+                          [&](const EventRecord& e) {
+                            bytes += e.payload.size();
+                            EXPECT_LT(e.payload.size(), 8000u) << e.type;
+                            return ok_status();
+                          })
+                  .ok());
   EXPECT_LT(bytes, 100000u);
   // Many different faults in one request are refused, and nothing is recorded.
   std::string many;
@@ -278,7 +311,11 @@ TEST_F(HostileInput, RequesterCannotApproveItsOwnMigrateUnderAnySpelling) {
   ASSERT_EQ(testing::send_signal(f, "training", node, testing::kXid79).status, 200);
   f.run_for(minutes(6));
   HttpResponse req = f.call_as("alice", "POST", "/v1/remediations",
-                               Json{{"ClusterName", "training"}, {"NodeId", node}, {"Action", "migrate"}, {"RequestId", "spell"}}.dump());
+                               Json{{"ClusterName", "training"},
+                                    {"NodeId", node},
+                                    {"Action", "migrate"},
+                                    {"RequestId", "spell"}}
+                                   .dump());
   ASSERT_EQ(req.status, 201) << req.body;
   const std::string id = Json::parse(req.body)["RemediationId"];
   for (const std::string who : {"alice", "Alice", "ALICE", " alice "}) {
@@ -291,14 +328,19 @@ TEST_F(HostileInput, RequesterCannotApproveItsOwnMigrateUnderAnySpelling) {
 
 TEST_F(HostileInput, EveryMutatingCallIsAuditedRefusedOnesIncludedWithoutBodies) {
   const size_t before = f.runtime().loop().state().view().audit.size();
-  EXPECT_EQ(f.call_as("carol", "POST", "/v1/service-jobs/" + job + "/terminate", R"({"reason": 5})").status, 400);
+  EXPECT_EQ(f.call_as("carol", "POST", "/v1/service-jobs/" + job + "/terminate", R"({"reason": 5})")
+                .status,
+            400);
   EXPECT_EQ(f.call_as("carol", "DELETE", "/v1/clusters/nope").status, 404);
-  EXPECT_EQ(f.call_as("carol", "POST", "/v1/service-jobs/" + job + "/terminate", R"({"reason": "done"})").status, 200);
+  EXPECT_EQ(
+      f.call_as("carol", "POST", "/v1/service-jobs/" + job + "/terminate", R"({"reason": "done"})")
+          .status,
+      200);
   EXPECT_EQ(f.call("GET", "/v1/clusters").status, 200);  // reads are not audited
   Json audit = f.json("GET", "/v1/audit");
   const Json& list = audit["AuditRecords"];
   ASSERT_EQ(list.size(), before + 3) << audit.dump(2);
-  const Json& a = list[before], &b = list[before + 1], &c = list[before + 2];
+  const Json &a = list[before], &b = list[before + 1], &c = list[before + 2];
   EXPECT_EQ(a["Identity"], "carol");
   EXPECT_EQ(a["Code"], 400);
   EXPECT_EQ(a["Error"], "ValidationException");
@@ -309,7 +351,8 @@ TEST_F(HostileInput, EveryMutatingCallIsAuditedRefusedOnesIncludedWithoutBodies)
   EXPECT_EQ(c["Method"], "POST");
   EXPECT_TRUE(c["RequestId"].get<std::string>().rfind("req-", 0) == 0);
   EXPECT_EQ(audit.dump().find("done"), std::string::npos) << "bodies are never recorded";
-  HttpResponse filtered = f.call("GET", "/v1/audit", "", {{"identity", "Carol"}, {"resource", "clusters"}});
+  HttpResponse filtered =
+      f.call("GET", "/v1/audit", "", {{"identity", "Carol"}, {"resource", "clusters"}});
   ASSERT_EQ(filtered.status, 200);
   EXPECT_EQ(Json::parse(filtered.body)["AuditRecords"].size(), 1u) << filtered.body;
 }
@@ -317,7 +360,8 @@ TEST_F(HostileInput, EveryMutatingCallIsAuditedRefusedOnesIncludedWithoutBodies)
 // Found by the api_requests fuzz target: a refused path with ill-formed UTF-8 went into the
 // audit record raw, and the next snapshot (or state hash) threw while serializing it.
 TEST_F(HostileInput, RefusedPathWithIllFormedUtf8IsAuditedPrintablyAndSnapshotsStillWork) {
-  HttpResponse r = f.call("DELETE", std::string("/v1/clust\x82" "ers/none"));
+  HttpResponse r = f.call("DELETE", std::string("/v1/clust\x82"
+                                                "ers/none"));
   EXPECT_EQ(r.status, 400);
   const auto& audit = f.runtime().loop().state().view().audit;
   ASSERT_GT(audit.size(), 0u);

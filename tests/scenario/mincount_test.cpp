@@ -19,8 +19,10 @@ Json update_body(const std::string& group, int64_t count, std::optional<int64_t>
   for (auto& g : body["InstanceGroups"]) {
     if (g["InstanceGroupName"] == group) {
       g["InstanceCount"] = count;
-      if (min) g["MinInstanceCount"] = *min;
-      else g.erase("MinInstanceCount");
+      if (min)
+        g["MinInstanceCount"] = *min;
+      else
+        g.erase("MinInstanceCount");
       return Json{{"InstanceGroups", Json::array({g})}};
     }
   }
@@ -47,7 +49,8 @@ TEST(MinCount, NewGroupIsCreatingUntilMinCountRunsThenInServiceThenReachesTarget
   cloud.changes.push_back({hours(1), {{"ml.c5.xlarge", 3}}});
   cloud.changes.push_back({hours(2), {{"ml.c5.xlarge", 4}}});
   Fleet f(cloud);
-  ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster_mincount.json")).status, 200);
+  ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster_mincount.json")).status,
+            200);
   // Controller and login groups default to MinCount 1; the worker group has Min 1, Target 2.
   EXPECT_EQ(f.group(kCluster, "controller-machine")["MinCount"], 1);
   EXPECT_EQ(f.group(kCluster, "my-login-group")["MinCount"], 1);
@@ -94,13 +97,15 @@ TEST(MinCount, RaisedMinCountRollsBackToLastInServiceCountsTerminatingUnhealthyT
   SimCloudConfig cloud;
   cloud.capacity = {{"ml.c5.xlarge", 6}};  // controller + login + up to 4 workers
   Fleet f(cloud);
-  ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster_mincount.json")).status, 200);
+  ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster_mincount.json")).status,
+            200);
   f.run_for(hours(1));
   ASSERT_EQ(f.group(kCluster, "worker-group-1")["CurrentCount"], 2);
   ASSERT_EQ(f.group(kCluster, "worker-group-1")["Status"], "InService");
 
   // Raise to Min 6 / Target 6: only 4 can ever run.
-  HttpResponse up = f.call("PUT", std::string("/v1/clusters/") + kCluster, update_body("worker-group-1", 6, 6).dump());
+  HttpResponse up = f.call("PUT", std::string("/v1/clusters/") + kCluster,
+                           update_body("worker-group-1", 6, 6).dump());
   ASSERT_EQ(up.status, 200) << up.body;
   EXPECT_EQ(f.group(kCluster, "worker-group-1")["Status"], "Updating");
   f.run_for(hours(1));
@@ -118,9 +123,10 @@ TEST(MinCount, RaisedMinCountRollsBackToLastInServiceCountsTerminatingUnhealthyT
   Request sick;
   sick.handle = [&](const FleetState&, Time) -> Result<Decision> {
     Decision d;
-    d.events.push_back(Event{std::string(event_type::kNodeHealth),
-                             Json{{"Name", kCluster}, {"InstanceId", second}, {"Healthy", false},
-                                  {"Message", "xid 79"}}, ""});
+    d.events.push_back(Event{
+        std::string(event_type::kNodeHealth),
+        Json{{"Name", kCluster}, {"InstanceId", second}, {"Healthy", false}, {"Message", "xid 79"}},
+        ""});
     return d;
   };
   f.runtime().loop().submit(std::move(sick));
@@ -145,7 +151,10 @@ TEST(MinCount, UpdatingMinCountAtTwoHoursRestartsTheThreeHourTimer) {
   Fleet f(short_cloud());
   ASSERT_EQ(f.call("POST", "/v1/clusters", unreachable_min_body().dump()).status, 200);
   f.run_for(hours(2));
-  ASSERT_EQ(f.call("PUT", std::string("/v1/clusters/") + kCluster, update_body("worker-group-1", 3, 3).dump()).status, 200);
+  ASSERT_EQ(f.call("PUT", std::string("/v1/clusters/") + kCluster,
+                   update_body("worker-group-1", 3, 3).dump())
+                .status,
+            200);
   f.run_for(hours(2) + minutes(30));  // 4h30: past the original 3h deadline
   EXPECT_TRUE(f.events_containing("rollback initiated").empty());
   EXPECT_EQ(f.group(kCluster, "worker-group-1")["Status"], "Creating");
@@ -162,8 +171,9 @@ TEST(MinCount, CreatingGroupRefusesBatchAddAndDeleteButTakesCountChangesAndDelet
   ASSERT_EQ(f.group(kCluster, "worker-group-1")["Status"], "Creating");
   const std::string base = std::string("/v1/clusters/") + kCluster;
 
-  HttpResponse add = f.call("POST", base + "/nodes/batch-add",
-                            R"({"NodesToAdd":[{"InstanceGroupName":"worker-group-1","IncrementTargetCountBy":1}]})");
+  HttpResponse add = f.call(
+      "POST", base + "/nodes/batch-add",
+      R"({"NodesToAdd":[{"InstanceGroupName":"worker-group-1","IncrementTargetCountBy":1}]})");
   EXPECT_EQ(add.status, 409);
   Json ab = Json::parse(add.body);
   EXPECT_EQ(ab["__type"], "ConflictException");
@@ -175,7 +185,8 @@ TEST(MinCount, CreatingGroupRefusesBatchAddAndDeleteButTakesCountChangesAndDelet
     if (n.group == "worker-group-1") worker_id = id;
   }
   ASSERT_FALSE(worker_id.empty());
-  HttpResponse del = f.call("POST", base + "/nodes/batch-delete", Json{{"NodeIds", {worker_id}}}.dump());
+  HttpResponse del =
+      f.call("POST", base + "/nodes/batch-delete", Json{{"NodeIds", {worker_id}}}.dump());
   EXPECT_EQ(del.status, 409);
   EXPECT_EQ(Json::parse(del.body)["__type"], "ConflictException");
 

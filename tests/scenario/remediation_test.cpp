@@ -15,17 +15,21 @@ namespace {
 using testing::Fleet;
 using namespace gf::testing;
 
-std::string status_of(Fleet& f, const std::string& id) { return remediation(f, id).value("Status", ""); }
+std::string status_of(Fleet& f, const std::string& id) {
+  return remediation(f, id).value("Status", "");
+}
 
 // Acceptance 1: Xid 119 and Xid 95 on busy nodes. The reboot is auto-approved (default policy),
 // waits for the job to finish or 2 h, then cordon → drain → reboot → rejoin; the gang that was
 // evicted is placed again; the timeline is in the events.
-TEST(Remediation, Xid119AndXid95OnBusyNodes_AutoApprovedRebootWaitsForIdleThenCordonDrainRebootRejoin) {
+TEST(Remediation,
+     Xid119AndXid95OnBusyNodes_AutoApprovedRebootWaitsForIdleThenCordonDrainRebootRejoin) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 6}});
   run_job(f, "short", 1, "1h");
   run_job(f, "long", 1, "10h");
-  const std::vector<std::string> short_nodes = job_nodes(f, "short"), long_nodes = job_nodes(f, "long");
+  const std::vector<std::string> short_nodes = job_nodes(f, "short"),
+                                 long_nodes = job_nodes(f, "long");
   ASSERT_EQ(short_nodes.size(), 2u);
   ASSERT_EQ(long_nodes.size(), 2u);
   const Time t0 = f.now();
@@ -52,7 +56,8 @@ TEST(Remediation, Xid119AndXid95OnBusyNodes_AutoApprovedRebootWaitsForIdleThenCo
   EXPECT_EQ(rems[0]["Approver"], "policy:default:xid:119");
   EXPECT_EQ(rems[0]["Status"], "WaitingForIdle");
   EXPECT_TRUE(node_of(f, "heal", short_nodes[0]).cordoned);
-  EXPECT_EQ(job_state(f, "short"), "Running") << "the job is not interrupted while the node waits for idle";
+  EXPECT_EQ(job_state(f, "short"), "Running")
+      << "the job is not interrupted while the node waits for idle";
 
   // The job ends at 1 h: drain, reboot, rejoin.
   f.run_until(t0 + minutes(61));
@@ -64,10 +69,12 @@ TEST(Remediation, Xid119AndXid95OnBusyNodes_AutoApprovedRebootWaitsForIdleThenCo
   EXPECT_EQ(alerts(f, short_nodes[0])[0]["State"], "resolved");
   EXPECT_EQ(alerts(f, short_nodes[0])[0]["ResolvedBy"], "reboot");
   const std::string timeline = done["Timeline"].dump();
-  for (const char* step : {"proposed", "WaitingForIdle", "Draining", "Executing", "Rejoining", "Succeeded"}) {
+  for (const char* step :
+       {"proposed", "WaitingForIdle", "Draining", "Executing", "Rejoining", "Succeeded"}) {
     EXPECT_NE(timeline.find(step), std::string::npos) << step << " missing from " << timeline;
   }
-  EXPECT_FALSE(f.events_containing("instance rebooted (local scratch and temporary data kept)").empty());
+  EXPECT_FALSE(
+      f.events_containing("instance rebooted (local scratch and temporary data kept)").empty());
 
   // Xid 95 on a node of the 10-hour job: the reboot waits at most 2 h, then evicts the gang, which
   // restarts on other nodes.
@@ -93,7 +100,6 @@ TEST(Remediation, Xid119AndXid95OnBusyNodes_AutoApprovedRebootWaitsForIdleThenCo
   EXPECT_NE(remediation(f, id95)["Timeline"].dump().find("max wait reached"), std::string::npos);
 }
 
-
 // Acceptance 2: a migrate proposal waits for a person; approval by a second identity runs it; the
 // requester cannot approve its own migrate.
 TEST(Remediation, MigrateWaitsForApproval_SecondIdentityApproves_RequesterCannotApproveOwn) {
@@ -101,7 +107,10 @@ TEST(Remediation, MigrateWaitsForApproval_SecondIdentityApproves_RequesterCannot
   heal_cluster(f, "heal", {{"workers", 3}});
   const std::vector<std::string> n = group_nodes(f, "heal", "workers");
   // DCGM row-remap failure: migrate [critical], approval by a person (default policy).
-  ASSERT_EQ(send_signal(f, "heal", n[0], Json{{"dcgm", {{"field", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}, {"value", 1}}}}).status, 200);
+  ASSERT_EQ(send_signal(f, "heal", n[0],
+                        Json{{"dcgm", {{"field", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}, {"value", 1}}}})
+                .status,
+            200);
   f.run_for(minutes(6));
   Json rems = remediations(f, n[0]);
   ASSERT_EQ(rems.size(), 1u);
@@ -110,7 +119,9 @@ TEST(Remediation, MigrateWaitsForApproval_SecondIdentityApproves_RequesterCannot
   EXPECT_EQ(rems[0]["Requester"], "detector:dcgm-row-remap");
   f.run_for(hours(3));
   EXPECT_EQ(status_of(f, rems[0]["RemediationId"]), "Proposed") << "nothing runs without a person";
-  HttpResponse ok = f.call_as("alice", "POST", "/v1/remediations/" + rems[0]["RemediationId"].get<std::string>() + "/approve");
+  HttpResponse ok =
+      f.call_as("alice", "POST",
+                "/v1/remediations/" + rems[0]["RemediationId"].get<std::string>() + "/approve");
   ASSERT_EQ(ok.status, 200) << ok.body;
   EXPECT_EQ(Json::parse(ok.body)["Approver"], "alice");
   const std::string old_host = node_of(f, "heal", n[0]).host();
@@ -118,15 +129,22 @@ TEST(Remediation, MigrateWaitsForApproval_SecondIdentityApproves_RequesterCannot
   Json done = remediation(f, rems[0]["RemediationId"]);
   EXPECT_EQ(done["Status"], "Succeeded") << done.dump(2);
   EXPECT_EQ(done["Approver"], "alice");
-  EXPECT_NE(node_of(f, "heal", n[0]).host(), old_host) << "migrate moves the node to other hardware";
+  EXPECT_NE(node_of(f, "heal", n[0]).host(), old_host)
+      << "migrate moves the node to other hardware";
 
   // A person's own migrate request: alice asks, alice may not approve, bob may.
   ASSERT_EQ(send_signal(f, "heal", n[1], kXid79).status, 200);
-  put_policy(f, "heal", Json{{"Rules", {{{"Fault", "xid:79"}, {"Action", "none"}}}}});  // no detector proposal
+  put_policy(f, "heal",
+             Json{{"Rules", {{{"Fault", "xid:79"}, {"Action", "none"}}}}});  // no detector proposal
   f.run_for(minutes(6));
   HttpResponse req = f.call_as("alice", "POST", "/v1/remediations",
-                               Json{{"ClusterName", "heal"}, {"NodeId", n[1]}, {"Action", "migrate"}, {"Detector", "ops"},
-                                    {"RequestId", "r-1"}, {"Reason", "flaky GPU"}}.dump());
+                               Json{{"ClusterName", "heal"},
+                                    {"NodeId", n[1]},
+                                    {"Action", "migrate"},
+                                    {"Detector", "ops"},
+                                    {"RequestId", "r-1"},
+                                    {"Reason", "flaky GPU"}}
+                                   .dump());
   ASSERT_EQ(req.status, 201) << req.body;
   const std::string id = Json::parse(req.body)["RemediationId"];
   EXPECT_EQ(Json::parse(req.body)["Requester"], "alice");
@@ -144,7 +162,8 @@ TEST(Remediation, MigrateWaitsForApproval_SecondIdentityApproves_RequesterCannot
 
 // A job that runs `duration` on two nodes, and a reboot-worthy fault on one of them: the time its
 // remediation left WaitingForIdle, counted from when the alert fired.
-Duration wait_for_idle_with(const Json& policy, const std::string& duration, std::string* how = nullptr) {
+Duration wait_for_idle_with(const Json& policy, const std::string& duration,
+                            std::string* how = nullptr) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 4}});
   if (!policy.is_null()) put_policy(f, "heal", policy);
@@ -190,7 +209,8 @@ TEST(Remediation, WaitForIdle_NeverInterruptWaitsUntilTheJobEndsHoweverLong) {
 TEST(Remediation, WaitForIdle_MaxWaitAbove24hIsRefusedAndChangesNothing) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 1}});
-  HttpResponse r = f.call("PUT", "/v1/clusters/heal/remediation-policy", Json{{"WaitForIdle", {{"MaxWait", "25h"}}}}.dump());
+  HttpResponse r = f.call("PUT", "/v1/clusters/heal/remediation-policy",
+                          Json{{"WaitForIdle", {{"MaxWait", "25h"}}}}.dump());
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("WaitForIdle.MaxWait"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find("24h cap"), std::string::npos) << r.body;
@@ -223,14 +243,20 @@ TEST(Remediation, Escalation_ThirdRebootBecomesReprovision_ThirdReprovisionBecom
   const std::string node = group_nodes(f, "heal", "workers")[0];
   ASSERT_EQ(send_signal(f, "heal", node, kXid79, Json{{"Recurs", 4}}).status, 200);
   const std::vector<std::string> actions = ladder(f, node, 5);
-  EXPECT_EQ(actions, (std::vector<std::string>{"reboot", "reboot", "reprovision", "reprovision", "migrate"}));
+  EXPECT_EQ(actions, (std::vector<std::string>{"reboot", "reboot", "reprovision", "reprovision",
+                                               "migrate"}));
   const Json rems = remediations(f, node);
   ASSERT_EQ(rems.size(), 5u);
   EXPECT_EQ(rems[2]["Action"], "reboot");
-  EXPECT_NE(rems[2]["EffectiveActionReason"].get<std::string>().find("after 2 reboots"), std::string::npos) << rems[2].dump();
-  EXPECT_NE(rems[4]["EffectiveActionReason"].get<std::string>().find("after 2 reprovisions"), std::string::npos) << rems[4].dump();
+  EXPECT_NE(rems[2]["EffectiveActionReason"].get<std::string>().find("after 2 reboots"),
+            std::string::npos)
+      << rems[2].dump();
+  EXPECT_NE(rems[4]["EffectiveActionReason"].get<std::string>().find("after 2 reprovisions"),
+            std::string::npos)
+      << rems[4].dump();
   EXPECT_EQ(rems[4]["Status"], "Proposed") << "migrate needs a person";
-  EXPECT_FALSE(f.events_containing("instance reprovisioned from a clean image (local data lost)").empty());
+  EXPECT_FALSE(
+      f.events_containing("instance reprovisioned from a clean image (local data lost)").empty());
 }
 
 TEST(Remediation, Escalation_OldAttemptsCancelledProposalsAndSelfClearedFaultsDoNotCount) {
@@ -268,20 +294,28 @@ TEST(Remediation, Escalation_OldAttemptsCancelledProposalsAndSelfClearedFaultsDo
   EXPECT_EQ(rems[3]["EffectiveAction"], "reboot") << rems[3].dump();
 }
 
-// Acceptance 5: migrate without a critical alert now or within 10 days → reprovision, reason recorded.
+// Acceptance 5: migrate without a critical alert now or within 10 days → reprovision, reason
+// recorded.
 TEST(Remediation, MigrateWithoutCriticalEvidence_BecomesReprovisionWithTheReason) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
   const std::string node = group_nodes(f, "heal", "workers")[0];
   // Sustained thermal throttle: migrate [warning] — a warning is no evidence for migrate.
-  ASSERT_EQ(send_signal(f, "heal", node, Json{{"dcgm", {{"field", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}, {"value", "0x40"}}}}).status, 200);
+  ASSERT_EQ(send_signal(
+                f, "heal", node,
+                Json{{"dcgm", {{"field", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}, {"value", "0x40"}}}})
+                .status,
+            200);
   f.run_for(minutes(6));
   const Json rems = remediations(f, node);
   ASSERT_EQ(rems.size(), 1u);
   EXPECT_EQ(rems[0]["Action"], "migrate");
   EXPECT_EQ(rems[0]["EffectiveAction"], "reprovision");
-  EXPECT_NE(rems[0]["EffectiveActionReason"].get<std::string>().find("critical alert"), std::string::npos) << rems[0].dump();
-  EXPECT_NE(rems[0]["EffectiveActionReason"].get<std::string>().find("10d"), std::string::npos) << rems[0].dump();
+  EXPECT_NE(rems[0]["EffectiveActionReason"].get<std::string>().find("critical alert"),
+            std::string::npos)
+      << rems[0].dump();
+  EXPECT_NE(rems[0]["EffectiveActionReason"].get<std::string>().find("10d"), std::string::npos)
+      << rems[0].dump();
 }
 
 TEST(Remediation, MigrateWithACriticalAlertOnTheMachineWithin10Days_StaysMigrate) {
@@ -293,7 +327,11 @@ TEST(Remediation, MigrateWithACriticalAlertOnTheMachineWithin10Days_StaysMigrate
   f.run_for(minutes(6));
   ASSERT_EQ(clear_signal(f, "heal", node).status, 200);
   f.run_for(hours(24 * 9));  // nine days later: no critical alert firing now, one within 10 days
-  ASSERT_EQ(send_signal(f, "heal", node, Json{{"dcgm", {{"field", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}, {"value", "0x40"}}}}).status, 200);
+  ASSERT_EQ(send_signal(
+                f, "heal", node,
+                Json{{"dcgm", {{"field", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}, {"value", "0x40"}}}})
+                .status,
+            200);
   f.run_for(minutes(6));
   const Json rems = remediations(f, node);
   ASSERT_EQ(rems.size(), 1u);
@@ -321,7 +359,9 @@ TEST(Remediation, ProposalWhoseAlertClearsBeforeItStarts_IsCancelledWithTheReaso
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
   const std::string node = group_nodes(f, "heal", "workers")[0];
-  put_policy(f, "heal", Json{{"Rules", {{{"Fault", "xid:119"}, {"Action", "reboot"}, {"Approval", "manual"}}}}});
+  put_policy(
+      f, "heal",
+      Json{{"Rules", {{{"Fault", "xid:119"}, {"Action", "reboot"}, {"Approval", "manual"}}}}});
   ASSERT_EQ(send_signal(f, "heal", node, kXid119).status, 200);
   f.run_for(minutes(6));
   Json rems = remediations(f, node);
@@ -331,7 +371,9 @@ TEST(Remediation, ProposalWhoseAlertClearsBeforeItStarts_IsCancelledWithTheReaso
   f.run_for(seconds(1));
   const Json r = remediation(f, rems[0]["RemediationId"]);
   EXPECT_EQ(r["Status"], "Cancelled");
-  EXPECT_NE(r["Reason"].get<std::string>().find("resolved before the remediation started"), std::string::npos) << r.dump();
+  EXPECT_NE(r["Reason"].get<std::string>().find("resolved before the remediation started"),
+            std::string::npos)
+      << r.dump();
   EXPECT_FALSE(node_of(f, "heal", node).cordoned);
 }
 
@@ -346,12 +388,16 @@ TEST(Remediation, Cooldown_SecondFaultWithin30MinOfARemediationWaitsForTheCooldo
   ASSERT_EQ(rems.size(), 1u);
   ASSERT_EQ(rems[0]["Status"], "Succeeded");
   const Time completed = parse_iso8601(rems[0]["CompletedAt"].get<std::string>()).value();
-  ASSERT_EQ(send_signal(f, "heal", node, "INFO: task python:4242 blocked for more than 120 seconds.").status, 200);
+  ASSERT_EQ(
+      send_signal(f, "heal", node, "INFO: task python:4242 blocked for more than 120 seconds.")
+          .status,
+      200);
   f.run_for(minutes(6));
   rems = remediations(f, node);
   ASSERT_EQ(rems.size(), 2u);
   EXPECT_EQ(rems[1]["Status"], "Approved");
-  EXPECT_NE(rems[1]["Reason"].get<std::string>().find("cooldown"), std::string::npos) << rems[1].dump();
+  EXPECT_NE(rems[1]["Reason"].get<std::string>().find("cooldown"), std::string::npos)
+      << rems[1].dump();
   f.run_for(hours(1));
   const Json second = remediation(f, rems[1]["RemediationId"]);
   ASSERT_FALSE(second["StartedAt"].is_null());
@@ -362,7 +408,8 @@ TEST(Remediation, Cooldown_SecondFaultWithin30MinOfARemediationWaitsForTheCooldo
 // Acceptance 7: 20 nodes of one pool fail at once. At every instant at most the concurrency cap
 // runs and at most one per pool; the circuit breaker trips on the surge and halts automatic
 // remediation until a person resets it.
-TEST(Remediation, SurgeOf20NodesInOnePool_CapAndOnePerPoolHoldAtEveryInstant_BreakerTripsUntilReset) {
+TEST(Remediation,
+     SurgeOf20NodesInOnePool_CapAndOnePerPoolHoldAtEveryInstant_BreakerTripsUntilReset) {
   Fleet f;
   heal_cluster(f, "heal", {{"pool-a", 20}, {"pool-b", 20}});
   const std::vector<std::string> a = group_nodes(f, "heal", "pool-a");
@@ -385,7 +432,8 @@ TEST(Remediation, SurgeOf20NodesInOnePool_CapAndOnePerPoolHoldAtEveryInstant_Bre
   }
   const Json breaker = f.json("GET", "/v1/clusters/heal/circuit-breaker");
   EXPECT_EQ(breaker["State"], "Open") << breaker.dump();
-  EXPECT_NE(breaker["Reason"].get<std::string>().find("limit 5"), std::string::npos) << breaker.dump();
+  EXPECT_NE(breaker["Reason"].get<std::string>().find("limit 5"), std::string::npos)
+      << breaker.dump();
   Json rems = remediations(f);
   ASSERT_EQ(rems.size(), 20u);
   int succeeded = 0, proposed = 0, approved = 0;
@@ -394,14 +442,16 @@ TEST(Remediation, SurgeOf20NodesInOnePool_CapAndOnePerPoolHoldAtEveryInstant_Bre
     proposed += r["Status"] == "Proposed";
     approved += r["Status"] == "Approved";
   }
-  EXPECT_EQ(proposed, 15) << "after the 5th auto-approval the breaker leaves everything to a person";
+  EXPECT_EQ(proposed, 15)
+      << "after the 5th auto-approval the breaker leaves everything to a person";
   // The surge trips the breaker in the same pass that proposed it: the 5 auto-approved ones have
   // not started, and wait.
   EXPECT_EQ(succeeded, 0) << "automatic remediation is halted";
   EXPECT_EQ(approved, 5);
   for (const Json& r : rems) {
     if (r["Status"] == "Approved") {
-      EXPECT_NE(r["Reason"].get<std::string>().find("circuit breaker open"), std::string::npos) << r.dump();
+      EXPECT_NE(r["Reason"].get<std::string>().find("circuit breaker open"), std::string::npos)
+          << r.dump();
     }
   }
   // A person resets the breaker: the auto-approved ones continue (one per pool at a time).
@@ -423,10 +473,16 @@ TEST(Remediation, Idempotency_SameDetectorAndRequestIdTwice_AndAcrossControlPlan
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
   const std::string node = group_nodes(f, "heal", "workers")[0];
-  put_policy(f, "heal", Json{{"AlertPersistence", "0s"}, {"Rules", {{{"Fault", "xid:*"}, {"Action", "none"}}}}});
+  put_policy(
+      f, "heal",
+      Json{{"AlertPersistence", "0s"}, {"Rules", {{{"Fault", "xid:*"}, {"Action", "none"}}}}});
   ASSERT_EQ(send_signal(f, "heal", node, kXid79).status, 200);
-  const std::string body = Json{{"ClusterName", "heal"}, {"NodeId", node}, {"Action", "reboot"}, {"Detector", "ops"},
-                                {"RequestId", "r-1"}}.dump();
+  const std::string body = Json{
+      {"ClusterName", "heal"},
+      {"NodeId", node},
+      {"Action", "reboot"},
+      {"Detector", "ops"},
+      {"RequestId", "r-1"}}.dump();
   HttpResponse first = f.call_as("alice", "POST", "/v1/remediations", body);
   ASSERT_EQ(first.status, 201) << first.body;
   HttpResponse second = f.call_as("alice", "POST", "/v1/remediations", body);
@@ -444,7 +500,9 @@ TEST(Remediation, Idempotency_ADetectorProposalIsMadeOnceAcrossARestartOfTheCont
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
   const std::string node = group_nodes(f, "heal", "workers")[0];
-  put_policy(f, "heal", Json{{"Rules", {{{"Fault", "xid:119"}, {"Action", "reboot"}, {"Approval", "manual"}}}}});
+  put_policy(
+      f, "heal",
+      Json{{"Rules", {{{"Fault", "xid:119"}, {"Action", "reboot"}, {"Approval", "manual"}}}}});
   ASSERT_EQ(send_signal(f, "heal", node, kXid119).status, 200);
   f.run_for(minutes(6));
   ASSERT_EQ(remediations(f, node).size(), 1u);
@@ -457,11 +515,18 @@ TEST(Remediation, Idempotency_ADetectorProposalIsMadeOnceAcrossARestartOfTheCont
 
 // Acceptance 9: burn-in of the host a migrate freed.
 void migrate_one(Fleet& f, const std::string& node) {
-  ASSERT_EQ(send_signal(f, "heal", node, Json{{"dcgm", {{"field", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}, {"value", 1}}}}).status, 200);
+  ASSERT_EQ(send_signal(f, "heal", node,
+                        Json{{"dcgm", {{"field", "DCGM_FI_DEV_ROW_REMAP_FAILURE"}, {"value", 1}}}})
+                .status,
+            200);
   f.run_for(minutes(6));
   const Json rems = remediations(f, node);
   ASSERT_EQ(rems.size(), 1u);
-  ASSERT_EQ(f.call_as("alice", "POST", "/v1/remediations/" + rems[0]["RemediationId"].get<std::string>() + "/approve").status, 200);
+  ASSERT_EQ(
+      f.call_as("alice", "POST",
+                "/v1/remediations/" + rems[0]["RemediationId"].get<std::string>() + "/approve")
+          .status,
+      200);
   f.run_for(minutes(30));
   ASSERT_EQ(status_of(f, rems[0]["RemediationId"]), "Succeeded");
 }
@@ -533,7 +598,10 @@ TEST(Remediation, DiskPressureIsRecordedAndNeverRemediated_UnmappedAlertIsMarked
   heal_cluster(f, "heal", {{"workers", 2}});
   const std::string node = group_nodes(f, "heal", "workers")[0];
   ASSERT_EQ(send_signal(f, "heal", node, Json{{"diskPressure", true}}).status, 200);
-  ASSERT_EQ(send_signal(f, "heal", node, "NVRM: Xid (PCI:0000:18:00): 200, pid=1, name=x, something new").status, 200);
+  ASSERT_EQ(
+      send_signal(f, "heal", node, "NVRM: Xid (PCI:0000:18:00): 200, pid=1, name=x, something new")
+          .status,
+      200);
   f.run_for(hours(3));
   const Json a = alerts(f, node);
   ASSERT_EQ(a.size(), 2u);
@@ -569,13 +637,15 @@ TEST(Remediation, RequestWithoutAFiringAlertIsRefusedNamingTheFieldAndChangesNot
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
   const std::string node = group_nodes(f, "heal", "workers")[0];
-  HttpResponse r = f.call_as("alice", "POST", "/v1/remediations",
-                             Json{{"ClusterName", "heal"}, {"NodeId", node}, {"Action", "reboot"}}.dump());
+  HttpResponse r =
+      f.call_as("alice", "POST", "/v1/remediations",
+                Json{{"ClusterName", "heal"}, {"NodeId", node}, {"Action", "reboot"}}.dump());
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("NodeId"), std::string::npos);
   EXPECT_NE(r.body.find("evidence"), std::string::npos) << r.body;
-  HttpResponse bad = f.call_as("alice", "POST", "/v1/remediations",
-                               Json{{"ClusterName", "heal"}, {"NodeId", node}, {"Action", "format-disk"}}.dump());
+  HttpResponse bad =
+      f.call_as("alice", "POST", "/v1/remediations",
+                Json{{"ClusterName", "heal"}, {"NodeId", node}, {"Action", "format-disk"}}.dump());
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.find("Action"), std::string::npos) << bad.body;
   EXPECT_TRUE(remediations(f).empty());
@@ -585,7 +655,9 @@ TEST(Remediation, NodeLabelRequestsARemediation) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
   const std::string node = group_nodes(f, "heal", "workers")[0];
-  put_policy(f, "heal", Json{{"AlertPersistence", "0s"}, {"Rules", {{{"Fault", "xid:*"}, {"Action", "none"}}}}});
+  put_policy(
+      f, "heal",
+      Json{{"AlertPersistence", "0s"}, {"Rules", {{{"Fault", "xid:*"}, {"Action", "none"}}}}});
   ASSERT_EQ(send_signal(f, "heal", node, kXid79).status, 200);
   HttpResponse r = f.call_as("ops-bot", "PUT", "/v1/clusters/heal/nodes/" + node + "/labels",
                              Json{{"Labels", {{"gpufleet.io/remediate", "reboot"}}}}.dump());
@@ -593,14 +665,18 @@ TEST(Remediation, NodeLabelRequestsARemediation) {
   const Json rems = remediations(f, node);
   ASSERT_EQ(rems.size(), 1u);
   EXPECT_EQ(rems[0]["Detector"], "node-label");
-  EXPECT_NE(rems[0]["Requester"].get<std::string>().find("label:gpufleet.io/remediate"), std::string::npos);
+  EXPECT_NE(rems[0]["Requester"].get<std::string>().find("label:gpufleet.io/remediate"),
+            std::string::npos);
   // The policy maps this fault to no action, so the label's reboot waits for a person.
   EXPECT_EQ(rems[0]["Status"], "Proposed");
-  ASSERT_EQ(f.call_as("alice", "POST", "/v1/remediations/" + rems[0]["RemediationId"].get<std::string>() + "/approve").status, 200);
+  ASSERT_EQ(
+      f.call_as("alice", "POST",
+                "/v1/remediations/" + rems[0]["RemediationId"].get<std::string>() + "/approve")
+          .status,
+      200);
   f.run_for(hours(1));
   EXPECT_EQ(status_of(f, rems[0]["RemediationId"]), "Succeeded");
 }
-
 
 // host-reachability (SPEC §5.1): an agent's heartbeats every 10 s; three missed in a row raise a
 // critical alert (reboot); the next heartbeat clears it.

@@ -16,7 +16,10 @@ using testing::shared_example;
 void g5_cluster(Fleet& f, const std::string& name, int count) {
   Json c = {{"ClusterName", name},
             {"NodeProvisioningMode", "Continuous"},
-            {"InstanceGroups", {{{"InstanceGroupName", "g5"}, {"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", count}}}}};
+            {"InstanceGroups",
+             {{{"InstanceGroupName", "g5"},
+               {"InstanceType", "ml.g5.xlarge"},
+               {"InstanceCount", count}}}}};
   HttpResponse r = f.call("POST", "/v1/clusters", c.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   f.run_for(hours(1));
@@ -93,7 +96,10 @@ TEST_F(QuotaShareExample, PublishedExample_StepByStep) {
   EXPECT_EQ(status(f, q2), "RUNNING");
 
   // The job list filters by status.
-  const Json all = Json::parse(f.call("GET", "/v1/service-jobs", "", {{"jobQueue", "shared-training-queue"}, {"jobStatus", "RUNNING"}}).body);
+  const Json all =
+      Json::parse(f.call("GET", "/v1/service-jobs", "",
+                         {{"jobQueue", "shared-training-queue"}, {"jobStatus", "RUNNING"}})
+                      .body);
   EXPECT_EQ(all["jobSummaryList"].size(), 2u);
 }
 
@@ -127,7 +133,9 @@ TEST_F(QuotaShareExample, TerminateAndRestartKeepEverything) {
   const std::string b = submit(f, "b", "QS1", 2);
   const std::string c = submit(f, "c", "QS1", 1);
   f.run_for(seconds(1));
-  ASSERT_EQ(f.call("POST", "/v1/service-jobs/" + a + "/terminate", R"({"reason": "done early"})").status, 200);
+  ASSERT_EQ(
+      f.call("POST", "/v1/service-jobs/" + a + "/terminate", R"({"reason": "done early"})").status,
+      200);
   f.run_for(seconds(1));
   EXPECT_EQ(status(f, a), "FAILED");
   EXPECT_EQ(status(f, c), "RUNNING");
@@ -178,8 +186,9 @@ TEST_F(QuotaShareExample, BadServiceJobsAreRefusedNamingTheField_AndChangeNothin
   }
   EXPECT_EQ(f.json("GET", "/v1/service-jobs")["jobSummaryList"].size(), 0u);
   // A 21st share, or a share on a queue that does not exist, is refused the same way.
-  HttpResponse r = f.call("POST", "/v1/quota-shares",
-                          R"({"quotaShareName": "QS4", "jobQueue": "missing", "capacityLimits": [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}], "resourceSharingConfiguration": {"strategy": "LEND"}})");
+  HttpResponse r = f.call(
+      "POST", "/v1/quota-shares",
+      R"({"quotaShareName": "QS4", "jobQueue": "missing", "capacityLimits": [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}], "resourceSharingConfiguration": {"strategy": "LEND"}})");
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_NE(r.body.find("missing"), std::string::npos) << r.body;
   EXPECT_EQ(f.json("GET", "/v1/quota-shares")["quotaShares"].size(), 3u);
@@ -255,16 +264,20 @@ TEST(SchedulingRestart, SnapshotPlusReplayRestoresJobsPlacementsAndAccounting) {
 // kube-queue/max-jobs is 1.
 TEST(ElasticQuotaTreeExample, MaxJobsOne_SecondJobWaitsUntilTheFirstFinishes) {
   Fleet f;
-  Json c = {{"ClusterName", "gpu"},
-            {"NodeProvisioningMode", "Continuous"},
-            {"InstanceGroups", {{{"InstanceGroupName", "p5"}, {"InstanceType", "ml.p5.48xlarge"}, {"InstanceCount", 2}}}}};
+  Json c = {
+      {"ClusterName", "gpu"},
+      {"NodeProvisioningMode", "Continuous"},
+      {"InstanceGroups",
+       {{{"InstanceGroupName", "p5"}, {"InstanceType", "ml.p5.48xlarge"}, {"InstanceCount", 2}}}}};
   ASSERT_EQ(f.call("POST", "/v1/clusters", c.dump()).status, 200);
   f.run_for(hours(1));
   HttpResponse r = f.call("POST", "/v1/apply", shared_example("elasticquotatree.yaml"));
   ASSERT_EQ(r.status, 200) << r.body;
-  const Json listed = Json::parse(f.call("GET", "/v1/objects/queues", "", {{"namespace", "kube-queue"}}).body);
+  const Json listed =
+      Json::parse(f.call("GET", "/v1/objects/queues", "", {{"namespace", "kube-queue"}}).body);
   ASSERT_EQ(listed["items"].size(), 2u) << listed.dump(2);
-  EXPECT_EQ(listed["items"][1]["metadata"]["name"].get<std::string>().rfind("root-child-2-", 0), 0u);
+  EXPECT_EQ(listed["items"][1]["metadata"]["name"].get<std::string>().rfind("root-child-2-", 0),
+            0u);
 
   // Two gang jobs in namespace default, journaled directly: the quota path on its own (the
   // PyTorchJob front end on top of it is tests/scenario/fleet_dispatch_test.cpp).
@@ -276,14 +289,17 @@ TEST(ElasticQuotaTreeExample, MaxJobsOne_SecondJobWaitsUntilTheFirstFinishes) {
     j.kind = "PyTorchJob";
     j.ns = "default";
     j.duration = minutes(10);
-    j.pod_sets.push_back(JobPodSet{"master", 1, Json{{"cpu", "2"}, {"nvidia.com/gpu", 1}}, "", false});
-    j.pod_sets.push_back(JobPodSet{"worker", 2, Json{{"cpu", "2"}, {"nvidia.com/gpu", 1}}, "", false});
+    j.pod_sets.push_back(
+        JobPodSet{"master", 1, Json{{"cpu", "2"}, {"nvidia.com/gpu", 1}}, "", false});
+    j.pod_sets.push_back(
+        JobPodSet{"worker", 2, Json{{"cpu", "2"}, {"nvidia.com/gpu", 1}}, "", false});
     j.status = JobStatus::kRunnable;
     Request req;
     req.name = "SubmitTestJob";
     req.handle = [j](const FleetState&, Time) -> Result<Decision> {
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kJobSubmitted), Json{{"job", j.to_json()}}, ""});
+      d.events.push_back(
+          Event{std::string(event_type::kJobSubmitted), Json{{"job", j.to_json()}}, ""});
       return d;
     };
     Outcome o = f.runtime().api().write(std::move(req));
@@ -298,7 +314,8 @@ TEST(ElasticQuotaTreeExample, MaxJobsOne_SecondJobWaitsUntilTheFirstFinishes) {
   EXPECT_EQ(second["explanation"]["kind"], "Quota") << second.dump(2);
   EXPECT_EQ(second["explanation"]["resource"], "kube-queue/max-jobs");
   EXPECT_EQ(second["explanation"]["quotaNode"], "child-2");
-  EXPECT_NE(second["statusReason"].get<std::string>().find("kube-queue/max-jobs"), std::string::npos);
+  EXPECT_NE(second["statusReason"].get<std::string>().find("kube-queue/max-jobs"),
+            std::string::npos);
   f.run_for(minutes(10));
   EXPECT_EQ(status(f, "first"), "SUCCEEDED");
   EXPECT_EQ(status(f, "second"), "RUNNING");
@@ -345,9 +362,12 @@ TEST(KueueKinds, LocalQueueJobsUseTheFlavorAndWaitOnTheClusterQueue) {
   HttpResponse r = f.call("POST", "/v1/apply", kKueueSetup);
   ASSERT_EQ(r.status, 200) << r.body;
   auto submit_lq = [&](const std::string& name, const std::string& priority_class) {
-    Json job = {{"jobName", name},
-                {"serviceRequestPayload", {{"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}},
-                {"tags", {{"kueue.x-k8s.io/queue-name", "user-queue"}, {"kueue.x-k8s.io/namespace", "team-a"}}}};
+    Json job = {
+        {"jobName", name},
+        {"serviceRequestPayload",
+         {{"ResourceConfig", {{"InstanceType", "ml.g5.xlarge"}, {"InstanceCount", 1}}}}},
+        {"tags",
+         {{"kueue.x-k8s.io/queue-name", "user-queue"}, {"kueue.x-k8s.io/namespace", "team-a"}}}};
     if (!priority_class.empty()) job["tags"]["kueue.x-k8s.io/priority-class"] = priority_class;
     HttpResponse resp = f.call("POST", "/v1/service-jobs", job.dump());
     EXPECT_EQ(resp.status, 200) << resp.body;
@@ -375,13 +395,15 @@ TEST(KueueKinds, LocalQueueJobsUseTheFlavorAndWaitOnTheClusterQueue) {
 
 TEST(ApplyQuotaObjects, UnknownKindAndMalformedInputChangeNothing) {
   Fleet f;
-  HttpResponse r = f.call("POST", "/v1/apply", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
+  HttpResponse r =
+      f.call("POST", "/v1/apply", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("kind"), std::string::npos) << r.body;
   r = f.call("POST", "/v1/apply", "kind: [unclosed");
   EXPECT_EQ(r.status, 400) << r.body;
   std::string eqt = shared_example("elasticquotatree.yaml");
-  const std::string bad = eqt.substr(0, eqt.find("cpu: 10000")) + "cpu: 10Zi" + eqt.substr(eqt.find("cpu: 10000") + 10);
+  const std::string bad =
+      eqt.substr(0, eqt.find("cpu: 10000")) + "cpu: 10Zi" + eqt.substr(eqt.find("cpu: 10000") + 10);
   r = f.call("POST", "/v1/apply", bad);
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("spec.root.children[0].max.cpu"), std::string::npos) << r.body;

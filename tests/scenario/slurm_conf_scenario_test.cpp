@@ -59,7 +59,8 @@ TEST(SlurmConfMerge, UserFileIsPreservedByteForByteWhileNodesJoinAndLeave) {
   ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster.json")).status, 200);
   std::string conf = kUserConf;
   auto merge_now = [&] {
-    SlurmMergeResult r = merge_slurm_conf(conf, slurm_layout(*f.cluster("my-training-cluster"), Catalog::builtin()));
+    SlurmMergeResult r =
+        merge_slurm_conf(conf, slurm_layout(*f.cluster("my-training-cluster"), Catalog::builtin()));
     EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
     conf = r.text;
     EXPECT_EQ(outside_blocks(conf), kUserConf);
@@ -68,7 +69,8 @@ TEST(SlurmConfMerge, UserFileIsPreservedByteForByteWhileNodesJoinAndLeave) {
   f.run_for(hours(1));
   merge_now();
   EXPECT_EQ(count_lines(conf, "NodeName=worker-gpu-a-"), 10);
-  EXPECT_NE(conf.find("PartitionName=gpu-training Nodes=worker-gpu-a-["), std::string::npos) << conf;
+  EXPECT_NE(conf.find("PartitionName=gpu-training Nodes=worker-gpu-a-["), std::string::npos)
+      << conf;
   EXPECT_NE(conf.find("NodeName=login-group-1 "), std::string::npos) << conf;
   EXPECT_NE(conf.find("Gres=gpu:8"), std::string::npos);
 
@@ -80,18 +82,23 @@ TEST(SlurmConfMerge, UserFileIsPreservedByteForByteWhileNodesJoinAndLeave) {
   Json body = Json::parse(shared_example("create_cluster.json"));
   Json g = body["InstanceGroups"][2];
   g["InstanceCount"] = 3;
-  ASSERT_EQ(f.call("PUT", "/v1/clusters/my-training-cluster", Json{{"InstanceGroups", {g}}}.dump()).status, 200);
+  ASSERT_EQ(f.call("PUT", "/v1/clusters/my-training-cluster", Json{{"InstanceGroups", {g}}}.dump())
+                .status,
+            200);
   f.run_for(minutes(5));
   merge_now();
   EXPECT_EQ(count_lines(conf, "NodeName=worker-gpu-a-"), 3);
   // The hand-edited partition and node outside the blocks are untouched.
-  EXPECT_NE(conf.find("\nPartitionName=debug Nodes=login-box Default=YES MaxTime=30:00 State=UP\n"), std::string::npos);
+  EXPECT_NE(conf.find("\nPartitionName=debug Nodes=login-box Default=YES MaxTime=30:00 State=UP\n"),
+            std::string::npos);
   // The API does the same merge.
   HttpResponse api = f.call("POST", "/v1/clusters/my-training-cluster/slurm-conf/merge", conf);
   ASSERT_EQ(api.status, 200);
   EXPECT_EQ(Json::parse(api.body)["SlurmConf"], conf);
   // Merging again changes nothing.
-  std::string again = merge_slurm_conf(conf, slurm_layout(*f.cluster("my-training-cluster"), Catalog::builtin())).text;
+  std::string again =
+      merge_slurm_conf(conf, slurm_layout(*f.cluster("my-training-cluster"), Catalog::builtin()))
+          .text;
   EXPECT_EQ(again, conf);
 }
 

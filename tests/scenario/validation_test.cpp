@@ -24,10 +24,13 @@ Json seed() { return Json::parse(shared_example("create_cluster.json")); }
 // Every journal event after `seq` is an audit record (docs/security.md): a refused call is
 // audited and changes nothing else.
 void expect_only_audit_since(Fleet& f, Seq seq) {
-  ASSERT_TRUE(f.journal().replay(seq, [](const EventRecord& e) {
-    EXPECT_EQ(e.type, event_type::kAuditRecorded);
-    return ok_status();
-  }).ok());
+  ASSERT_TRUE(f.journal()
+                  .replay(seq,
+                          [](const EventRecord& e) {
+                            EXPECT_EQ(e.type, event_type::kAuditRecorded);
+                            return ok_status();
+                          })
+                  .ok());
 }
 
 void expect_rejected(Fleet& f, const std::string& method, const std::string& path, const Json& body,
@@ -39,7 +42,8 @@ void expect_rejected(Fleet& f, const std::string& method, const std::string& pat
   Json b = Json::parse(r.body);
   EXPECT_EQ(b["__type"], type) << c.rule;
   const std::string msg = b["message"];
-  EXPECT_EQ(msg.rfind(c.field, 0), 0u) << c.rule << ": message should start with " << c.field << ": " << msg;
+  EXPECT_EQ(msg.rfind(c.field, 0), 0u)
+      << c.rule << ": message should start with " << c.field << ": " << msg;
   EXPECT_NE(msg.find(c.phrase), std::string::npos) << c.rule << ": " << msg;
   EXPECT_EQ(f.runtime().loop().state().model_hash(), before) << c.rule << " changed the state";
   // The only thing journaled is the refusal's audit record.
@@ -53,47 +57,109 @@ TEST(Validation, EveryCreateClusterRuleNamesTheFieldAndChangesNothing) {
   ASSERT_EQ(f.call("POST", "/v1/clusters", seed().dump()).status, 200);
   const std::vector<Case> cases = {
       {"ClusterName unique", [](Json&) {}, "ClusterName", "already exists"},
-      {"ClusterName pattern", [](Json& j) { j["ClusterName"] = "bad_name!"; }, "ClusterName", "not valid"},
-      {"ClusterName length", [](Json& j) { j["ClusterName"] = std::string(64, 'a'); }, "ClusterName", "not valid"},
-      {"ClusterName required", [](Json& j) { j.erase("ClusterName"); }, "ClusterName", "is required"},
-      {"InstanceCount type", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][2]["InstanceCount"] = "x"; },
+      {"ClusterName pattern", [](Json& j) { j["ClusterName"] = "bad_name!"; }, "ClusterName",
+       "not valid"},
+      {"ClusterName length", [](Json& j) { j["ClusterName"] = std::string(64, 'a'); },
+       "ClusterName", "not valid"},
+      {"ClusterName required", [](Json& j) { j.erase("ClusterName"); }, "ClusterName",
+       "is required"},
+      {"InstanceCount type",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][2]["InstanceCount"] = "x";
+       },
        "InstanceGroups[2].InstanceCount", "expected integer, got \"x\""},
-      {"InstanceCount >= 0", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][2]["InstanceCount"] = -1; },
+      {"InstanceCount >= 0",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][2]["InstanceCount"] = -1;
+       },
        "InstanceGroups[2].InstanceCount", "between 0 and"},
       {"MinInstanceCount <= InstanceCount",
-       [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][2]["MinInstanceCount"] = 17; },
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][2]["MinInstanceCount"] = 17;
+       },
        "InstanceGroups[2].MinInstanceCount", "must not exceed InstanceCount (16)"},
-      {"MinInstanceCount >= 0", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][2]["MinInstanceCount"] = -1; },
+      {"MinInstanceCount >= 0",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][2]["MinInstanceCount"] = -1;
+       },
        "InstanceGroups[2].MinInstanceCount", ">= 0"},
       {"MinInstanceCount only with Continuous",
-       [](Json& j) { j["ClusterName"] = "c2"; j.erase("NodeProvisioningMode"); j["InstanceGroups"][2]["MinInstanceCount"] = 1; },
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j.erase("NodeProvisioningMode");
+         j["InstanceGroups"][2]["MinInstanceCount"] = 1;
+       },
        "InstanceGroups[2].MinInstanceCount", "only supported with NodeProvisioningMode Continuous"},
       {"SlurmConfigStrategy rejected with Continuous",
-       [](Json& j) { j["ClusterName"] = "c2"; j["Orchestrator"]["Slurm"]["SlurmConfigStrategy"] = "Merge"; },
-       "Orchestrator.Slurm.SlurmConfigStrategy", "not supported with NodeProvisioningMode Continuous"},
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["Orchestrator"]["Slurm"]["SlurmConfigStrategy"] = "Merge";
+       },
+       "Orchestrator.Slurm.SlurmConfigStrategy",
+       "not supported with NodeProvisioningMode Continuous"},
       {"SlurmConfig required on every group in Continuous",
-       [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][1].erase("SlurmConfig"); },
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][1].erase("SlurmConfig");
+       },
        "InstanceGroups[1].SlurmConfig", "required on every group"},
       {"exactly one Controller for Slurm",
-       [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][0]["SlurmConfig"]["NodeType"] = "Login"; },
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][0]["SlurmConfig"]["NodeType"] = "Login";
+       },
        "InstanceGroups", "exactly one group with SlurmConfig.NodeType Controller"},
       {"at most one Controller",
-       [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][1]["SlurmConfig"]["NodeType"] = "Controller"; },
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][1]["SlurmConfig"]["NodeType"] = "Controller";
+       },
        "InstanceGroups", "at most one group"},
-      {"unknown instance type", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][2]["InstanceType"] = "ml.p9.huge"; },
+      {"unknown instance type",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][2]["InstanceType"] = "ml.p9.huge";
+       },
        "InstanceGroups[2].InstanceType", "unknown instance type \"ml.p9.huge\""},
       {"PartitionNames only on Compute",
-       [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][1]["SlurmConfig"]["PartitionNames"] = {"p"}; },
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][1]["SlurmConfig"]["PartitionNames"] = {"p"};
+       },
        "InstanceGroups[1].SlurmConfig.PartitionNames", "only Compute groups"},
-      {"NodeType enum", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][2]["SlurmConfig"]["NodeType"] = "Worker"; },
+      {"NodeType enum",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][2]["SlurmConfig"]["NodeType"] = "Worker";
+       },
        "InstanceGroups[2].SlurmConfig.NodeType", "expected Controller, Login or Compute"},
-      {"NodeProvisioningMode enum", [](Json& j) { j["ClusterName"] = "c2"; j["NodeProvisioningMode"] = "Eventually"; },
+      {"NodeProvisioningMode enum",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["NodeProvisioningMode"] = "Eventually";
+       },
        "NodeProvisioningMode", "expected \"Continuous\""},
-      {"group names unique", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][1]["InstanceGroupName"] = "controller-group"; },
+      {"group names unique",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][1]["InstanceGroupName"] = "controller-group";
+       },
        "InstanceGroups[1].InstanceGroupName", "used by another group"},
-      {"InstanceGroups non-empty", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"] = Json::array(); },
+      {"InstanceGroups non-empty",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"] = Json::array();
+       },
        "InstanceGroups", "expected 1 to 100"},
-      {"ThreadsPerCore 1 or 2", [](Json& j) { j["ClusterName"] = "c2"; j["InstanceGroups"][0]["ThreadsPerCore"] = 4; },
+      {"ThreadsPerCore 1 or 2",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][0]["ThreadsPerCore"] = 4;
+       },
        "InstanceGroups[0].ThreadsPerCore", "must be 1 or 2"},
   };
   for (const Case& c : cases) {
@@ -114,9 +180,11 @@ TEST(Validation, MalformedBodiesAreRejectedWithoutChangingState) {
   }
   HttpResponse arr = f.call("POST", "/v1/clusters", "[]");
   EXPECT_EQ(arr.status, 400);
-  EXPECT_NE(Json::parse(arr.body)["message"].get<std::string>().find("expected object"), std::string::npos);
+  EXPECT_NE(Json::parse(arr.body)["message"].get<std::string>().find("expected object"),
+            std::string::npos);
   EXPECT_EQ(f.runtime().loop().state().model_hash(), before);
-  EXPECT_EQ(f.runtime().loop().state().applied_seq(), seq + 5) << "one audit record per refused call";
+  EXPECT_EQ(f.runtime().loop().state().applied_seq(), seq + 5)
+      << "one audit record per refused call";
   expect_only_audit_since(f, seq);
 }
 
@@ -136,21 +204,26 @@ TEST(Validation, UpdateRulesNameTheFieldAndChangeNothing) {
   Json min_over = group(2);
   min_over["MinInstanceCount"] = 20;
   std::vector<UpdateCase> cases = {
-      {{"instance type of an existing group is fixed", nullptr, "InstanceGroups[0].InstanceType", "cannot change the instance type"},
+      {{"instance type of an existing group is fixed", nullptr, "InstanceGroups[0].InstanceType",
+        "cannot change the instance type"},
        Json{{"InstanceGroups", {type_change}}}},
-      {{"MinInstanceCount <= InstanceCount on update", nullptr, "InstanceGroups[0].MinInstanceCount", "must not exceed"},
+      {{"MinInstanceCount <= InstanceCount on update", nullptr,
+        "InstanceGroups[0].MinInstanceCount", "must not exceed"},
        Json{{"InstanceGroups", {min_over}}}},
       {{"delete unknown group", nullptr, "InstanceGroupsToDelete[0]", "no group named \"nope\""},
        Json{{"InstanceGroupsToDelete", {"nope"}}}},
-      {{"controller group cannot be deleted", nullptr, "InstanceGroupsToDelete[0]", "Controller group"},
+      {{"controller group cannot be deleted", nullptr, "InstanceGroupsToDelete[0]",
+        "Controller group"},
        Json{{"InstanceGroupsToDelete", {"controller-group"}}}},
       {{"nothing to update", nullptr, "InstanceGroups", "nothing to update"}, Json::object()},
   };
   for (const auto& uc : cases) {
-    expect_rejected(f, "PUT", "/v1/clusters/my-training-cluster", uc.body, uc.c, uc.status, uc.type);
+    expect_rejected(f, "PUT", "/v1/clusters/my-training-cluster", uc.body, uc.c, uc.status,
+                    uc.type);
   }
   Case missing{"unknown cluster", nullptr, "cluster", "not found"};
-  expect_rejected(f, "PUT", "/v1/clusters/nope", Json{{"InstanceGroups", {group(2)}}}, missing, 404, "ResourceNotFound");
+  expect_rejected(f, "PUT", "/v1/clusters/nope", Json{{"InstanceGroups", {group(2)}}}, missing, 404,
+                  "ResourceNotFound");
 }
 
 TEST(Validation, UnknownFieldsAreKeptAndIgnoredWithAWarning) {
@@ -168,12 +241,16 @@ TEST(Validation, UnknownFieldsAreKeptAndIgnoredWithAWarning) {
 
 TEST(Validation, OrchestratorDefaultsToSlurmWithSlurmConfigAndNativeWithout) {
   Fleet f;
-  ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster_mincount.json")).status, 200);
+  ASSERT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster_mincount.json")).status,
+            200);
   EXPECT_EQ(f.describe("my-mincount-cluster")["Orchestrator"], Json({{"Slurm", Json::object()}}));
   Json native = {{"ClusterName", "native-1"},
                  {"NodeProvisioningMode", "Continuous"},
-                 {"InstanceGroups", {{{"InstanceGroupName", "gpus"}, {"InstanceType", "ml.g5.xlarge"},
-                                      {"InstanceCount", 2}, {"MinInstanceCount", 2}}}}};
+                 {"InstanceGroups",
+                  {{{"InstanceGroupName", "gpus"},
+                    {"InstanceType", "ml.g5.xlarge"},
+                    {"InstanceCount", 2},
+                    {"MinInstanceCount", 2}}}}};
   HttpResponse r = f.call("POST", "/v1/clusters", native.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(f.describe("native-1")["Orchestrator"], Json({{"Native", Json::object()}}));

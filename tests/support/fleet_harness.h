@@ -41,8 +41,8 @@ class Fleet {
   }
 
   // The same as a person named `caller` (X-Gpufleet-User).
-  HttpResponse call_as(const std::string& caller, const std::string& method, const std::string& path,
-                       const std::string& body = "") {
+  HttpResponse call_as(const std::string& caller, const std::string& method,
+                       const std::string& path, const std::string& body = "") {
     HttpRequest req;
     req.method = method;
     req.path = path;
@@ -50,8 +50,8 @@ class Fleet {
     req.headers["x-gpufleet-user"] = caller;
     return runtime_->api().handle(req);
   }
-  HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "",
-                    std::map<std::string, std::string> query = {}) {
+  HttpResponse call(const std::string& method, const std::string& path,
+                    const std::string& body = "", std::map<std::string, std::string> query = {}) {
     HttpRequest req;
     req.method = method;
     req.path = path;

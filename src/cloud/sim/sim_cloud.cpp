@@ -1,7 +1,7 @@
 #include "cloud/sim/sim_cloud.h"
 
-#include <algorithm>
 #include <spdlog/spdlog.h>
+#include <algorithm>
 
 namespace gf {
 
@@ -84,10 +84,13 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
       if (!fr.ok()) return fr.status();
       auto o = parse_launch_outcome(outcome);
       if (!o || *o == LaunchOutcome::kOk) {
-        return validation_error(p + ".outcome: expected InsufficientCapacity, UnhealthyInstance or "
-                                "LifecycleScriptFailure, got \"" + outcome + "\"");
+        return validation_error(p +
+                                ".outcome: expected InsufficientCapacity, UnhealthyInstance or "
+                                "LifecycleScriptFailure, got \"" +
+                                outcome + "\"");
       }
-      if (f.attempt < 1) return validation_error(p + ".attempt: must be >= 1 (attempts count from 1)");
+      if (f.attempt < 1)
+        return validation_error(p + ".attempt: must be >= 1 (attempts count from 1)");
       f.outcome = *o;
       c.faults.push_back(std::move(f));
     }
@@ -101,10 +104,13 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
       b.check = br.optional_string("check").value_or("nccl");
       if (!br.ok()) return br.status();
       if (b.outcome != "pass" && b.outcome != "fail" && b.outcome != "interrupted") {
-        return validation_error(p + ".outcome: expected pass, fail or interrupted, got \"" + b.outcome + "\"");
+        return validation_error(p + ".outcome: expected pass, fail or interrupted, got \"" +
+                                b.outcome + "\"");
       }
-      if (b.check != "gpu" && b.check != "nccl" && b.check != "infiniband" && b.check != "storage") {
-        return validation_error(p + ".check: expected gpu, nccl, infiniband or storage, got \"" + b.check + "\"");
+      if (b.check != "gpu" && b.check != "nccl" && b.check != "infiniband" &&
+          b.check != "storage") {
+        return validation_error(p + ".check: expected gpu, nccl, infiniband or storage, got \"" +
+                                b.check + "\"");
       }
       c.burn_ins.push_back(std::move(b));
     }
@@ -129,7 +135,8 @@ int64_t SimCloud::capacity_at(const std::string& type, Time t) const {
 int64_t SimCloud::in_use(const std::string& type) const {
   // Releases due by now count as released even before settle() runs.
   int64_t releasing = 0;
-  for (auto it = pending_release_.begin(); it != pending_release_.end() && it->first <= clock_.now(); ++it) {
+  for (auto it = pending_release_.begin();
+       it != pending_release_.end() && it->first <= clock_.now(); ++it) {
     releasing += it->second == type;
   }
   auto it = in_use_.find(type);
@@ -146,12 +153,16 @@ std::optional<LaunchOutcome> SimCloud::injected(const LaunchOp& op) const {
 void SimCloud::execute(const Intent& intent) {
   if (intent.kind == kLaunchIntent) {
     auto op = LaunchOp::from_json(intent.payload);
-    if (op.ok()) launch(*op);
-    else spdlog::error("sim cloud: bad launch intent: {}", op.status().to_string());
+    if (op.ok())
+      launch(*op);
+    else
+      spdlog::error("sim cloud: bad launch intent: {}", op.status().to_string());
   } else if (intent.kind == kTerminateIntent) {
     auto op = TerminateOp::from_json(intent.payload);
-    if (op.ok()) terminate(*op);
-    else spdlog::error("sim cloud: bad terminate intent: {}", op.status().to_string());
+    if (op.ok())
+      terminate(*op);
+    else
+      spdlog::error("sim cloud: bad terminate intent: {}", op.status().to_string());
   } else if (intent.kind == "remediate") {
     remediate(intent);
   } else if (intent.kind == "burnin") {
@@ -162,8 +173,8 @@ void SimCloud::execute(const Intent& intent) {
 std::optional<std::string> SimCloud::spare(const std::string& type) const {
   const int64_t cap = capacity_at(type, clock_.now());
   if (cap < 0 || in_use(type) < cap) return std::nullopt;
-  return "no spare " + type + " in the simulated cloud (" + std::to_string(in_use(type)) + " of " + std::to_string(cap) +
-         " in use)";
+  return "no spare " + type + " in the simulated cloud (" + std::to_string(in_use(type)) + " of " +
+         std::to_string(cap) + " in use)";
 }
 
 void SimCloud::remediate(const Intent& intent) {
@@ -179,7 +190,8 @@ void SimCloud::remediate(const Intent& intent) {
     message = "instance reprovisioned from a clean image (local data lost)";
   } else if (action == "migrate") {
     took = config_.migrate_duration;
-    message = "instance rebuilt on other hardware; old host " + p.value("Host", "") + " sent to inspection";
+    message = "instance rebuilt on other hardware; old host " + p.value("Host", "") +
+              " sent to inspection";
   } else if (action == "delete") {
     took = config_.delete_duration;
     message = "host " + p.value("Host", "") + " sent to repair";
@@ -187,7 +199,8 @@ void SimCloud::remediate(const Intent& intent) {
     spdlog::error("sim cloud: unknown remediation action '{}'", action);
     return;
   }
-  CloudReport r{CloudReport::Kind::kRemediated, p.value("Cluster", ""), p.value("InstanceId", ""), LaunchOutcome::kOk, message};
+  CloudReport r{CloudReport::Kind::kRemediated, p.value("Cluster", ""), p.value("InstanceId", ""),
+                LaunchOutcome::kOk, message};
   r.detail = {{"RemediationId", p.value("RemediationId", "")}, {"Ok", true}};
   if (action == "migrate" || action == "reprovision") {
     if (std::optional<std::string> why = spare(type)) {
@@ -216,15 +229,19 @@ void SimCloud::burn_in(const Intent& intent) {
     }
     if (result == "pass") log = std::string(check) + ": all tests passed on " + host;
     if (result == "fail") {
-      log = std::string(check) == "nccl" ? "nccl-tests all_reduce_perf: busbw 12.4 GB/s below the 350 GB/s floor on " + host
-            : std::string(check) == "gpu" ? "dcgmi diag -r 3: Memory test FAILED on GPU 5 of " + host
-            : std::string(check) == "infiniband" ? "ib_write_bw: mlx5_3 port 1 link down on " + host
-                                                 : "fio randread: 0 IOPS, I/O errors on /dev/nvme1n1 of " + host;
+      log = std::string(check) == "nccl"
+                ? "nccl-tests all_reduce_perf: busbw 12.4 GB/s below the 350 GB/s floor on " + host
+            : std::string(check) == "gpu"
+                ? "dcgmi diag -r 3: Memory test FAILED on GPU 5 of " + host
+            : std::string(check) == "infiniband"
+                ? "ib_write_bw: mlx5_3 port 1 link down on " + host
+                : "fio randread: 0 IOPS, I/O errors on /dev/nvme1n1 of " + host;
     }
-    if (result == "interrupted") log = std::string(check) + ": check interrupted (host lost power) on " + host;
+    if (result == "interrupted")
+      log = std::string(check) + ": check interrupted (host lost power) on " + host;
     checks.push_back({{"Name", check}, {"Result", result}, {"Log", log}});
   }
-  std::string message = b.outcome == "pass" ? "GPU, NCCL, InfiniBand and storage checks passed"
+  std::string message = b.outcome == "pass"   ? "GPU, NCCL, InfiniBand and storage checks passed"
                         : b.outcome == "fail" ? b.check + " check failed"
                                               : b.check + " check interrupted";
   CloudReport r{CloudReport::Kind::kBurnIn, "", "", LaunchOutcome::kOk, std::move(message)};
@@ -241,7 +258,8 @@ void SimCloud::launch(const LaunchOp& op) {
   std::optional<LaunchOutcome> fault = injected(op);
   if (!op.resume_lifecycle) {
     const int64_t cap = capacity_at(op.instance_type, now);
-    const bool no_room = cap >= 0 && in_use(op.instance_type) >= cap && !holding_.count(op.instance_id);
+    const bool no_room =
+        cap >= 0 && in_use(op.instance_type) >= cap && !holding_.count(op.instance_id);
     if (fault == LaunchOutcome::kInsufficientCapacity || no_room) {
       report(now + config_.failure_latency, CloudReport::Kind::kLaunchFailed,
              LaunchOutcome::kInsufficientCapacity,
@@ -270,7 +288,8 @@ void SimCloud::launch(const LaunchOp& op) {
 
 void SimCloud::terminate(const TerminateOp& op) {
   const Time at = clock_.now() + config_.terminate_latency;
-  report_(at, CloudReport{CloudReport::Kind::kTerminated, op.cluster, op.instance_id, LaunchOutcome::kOk, ""});
+  report_(at, CloudReport{CloudReport::Kind::kTerminated, op.cluster, op.instance_id,
+                          LaunchOutcome::kOk, ""});
   auto it = holding_.find(op.instance_id);
   if (it == holding_.end()) return;
   // The instance holds its capacity until it is gone.
@@ -285,7 +304,8 @@ void SimCloud::settle(Time now) {
   }
 }
 
-void SimCloud::rebuild(const std::map<std::string, std::shared_ptr<const Cluster>, std::less<>>& clusters) {
+void SimCloud::rebuild(
+    const std::map<std::string, std::shared_ptr<const Cluster>, std::less<>>& clusters) {
   in_use_.clear();
   holding_.clear();
   pending_release_.clear();

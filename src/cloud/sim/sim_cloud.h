@@ -85,7 +85,7 @@ class SimCloud final : public Driver {
   const Clock& clock_;
   ReportFn report_;
   std::map<std::string, int64_t> in_use_;
-  std::map<std::string, std::string> holding_;  // instance id -> type, for capacity held
+  std::map<std::string, std::string> holding_;        // instance id -> type, for capacity held
   std::multimap<Time, std::string> pending_release_;  // termination time -> type
   size_t burn_ins_done_ = 0;
 };

@@ -86,7 +86,8 @@ void append_file(const std::string& path, const std::string& text) {
 
 // ---- kernel log (xid, npd patterns) ----
 
-TEST(AgentKernelLog, Xid_RecognisedLinesArePostedVerbatim_GarbageAndUserSpaceLinesNeverLeaveTheNode) {
+TEST(AgentKernelLog,
+     Xid_RecognisedLinesArePostedVerbatim_GarbageAndUserSpaceLinesNeverLeaveTheNode) {
   FakeReporter r;
   AgentOptions o = nothing();
   o.kernel_log = kFixtures + "/kern.log";
@@ -125,7 +126,8 @@ TEST(AgentKernelLog, Xid_IdenticalSignalsWithin3MinCountAsOne_AfterTheWindowAgai
   ASSERT_TRUE(a.poll(kT0 + minutes(3)).ok());
   EXPECT_EQ(r.signals().size(), 2u) << "at the window the fault is reported again";
   // Another code on the same GPU is a different signal.
-  append_file(log, "Nov 30 05:03:01 gpu-7 kernel: NVRM: Xid (PCI:0000:b3:00.0): 48, pid=1, name=x\n");
+  append_file(log,
+              "Nov 30 05:03:01 gpu-7 kernel: NVRM: Xid (PCI:0000:b3:00.0): 48, pid=1, name=x\n");
   ASSERT_TRUE(a.poll(kT0 + minutes(3) + seconds(10)).ok());
   EXPECT_EQ(r.signals().size(), 3u);
 }
@@ -208,7 +210,10 @@ TEST(AgentMounts, ReadonlyFs_RoMountReportedOnce_ClearedWhenRemountedRw) {
   ASSERT_TRUE(a.poll(kT0 + seconds(10)).ok());
   // squashfs, tmpfs and errors=remount-ro do not count.
   ASSERT_EQ(r.signals().size(), 1u);
-  EXPECT_EQ(r.signals()[0], Json::parse(R"({"mount":{"path":"/scratch","readOnly":true,"fstype":"xfs","device":"/dev/nvme1n1"}})"));
+  EXPECT_EQ(
+      r.signals()[0],
+      Json::parse(
+          R"({"mount":{"path":"/scratch","readOnly":true,"fstype":"xfs","device":"/dev/nvme1n1"}})"));
   EXPECT_TRUE(r.clears().empty());
   fs::copy_file(kFixtures + "/mounts_rw.txt", mounts, fs::copy_options::overwrite_existing);
   ASSERT_TRUE(a.poll(kT0 + seconds(20)).ok());
@@ -285,8 +290,10 @@ TEST(AgentGpu, DcgmEcc_VolatileDbeAboveZeroReported_WithGpuAndPci) {
   ASSERT_TRUE(a.poll(kT0).ok());
   ASSERT_TRUE(a.poll(kT0 + seconds(10)).ok());
   ASSERT_EQ(r.signals().size(), 1u);
-  EXPECT_EQ(r.signals()[0],
-            Json::parse(R"({"dcgm":{"field":"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL","value":2,"gpu":1,"pci":"0000:2a:00.0"}})"));
+  EXPECT_EQ(
+      r.signals()[0],
+      Json::parse(
+          R"({"dcgm":{"field":"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL","value":2,"gpu":1,"pci":"0000:2a:00.0"}})"));
   g1.ecc_dbe_volatile = 3;  // more errors: reported again with the new value
   probe.set_reading(g1);
   ASSERT_TRUE(a.poll(kT0 + seconds(20)).ok());
@@ -338,8 +345,10 @@ TEST(AgentGpu, DcgmThermal_SustainedMeansTwoReadingsAtLeastAMinuteApart) {
   EXPECT_TRUE(r.sent.empty()) << "30 s is not sustained";
   ASSERT_TRUE(a.poll(kT0 + seconds(60)).ok());
   ASSERT_EQ(r.signals().size(), 1u);
-  EXPECT_EQ(r.signals()[0],
-            Json::parse(R"({"dcgm":{"field":"DCGM_FI_DEV_CLOCKS_EVENT_REASONS","value":8,"gpu":0,"pci":"0000:18:00.0"}})"));
+  EXPECT_EQ(
+      r.signals()[0],
+      Json::parse(
+          R"({"dcgm":{"field":"DCGM_FI_DEV_CLOCKS_EVENT_REASONS","value":8,"gpu":0,"pci":"0000:18:00.0"}})"));
 }
 
 TEST(AgentGpu, DcgmPcieReplay_RateAboveThresholdReportedAsReplaysPerMinute) {
@@ -357,8 +366,9 @@ TEST(AgentGpu, DcgmPcieReplay_RateAboveThresholdReportedAsReplaysPerMinute) {
   probe.set_reading(g);
   ASSERT_TRUE(a.poll(kT0 + minutes(3)).ok());
   ASSERT_EQ(r.signals().size(), 1u);
-  EXPECT_EQ(r.signals()[0], Json::parse(R"({"dcgm":{"field":"DCGM_FI_DEV_PCIE_REPLAY_COUNTER","value":40,"gpu":0,)"
-                                        R"("pci":"0000:18:00.0","linkGen":4}})"));
+  EXPECT_EQ(r.signals()[0],
+            Json::parse(R"({"dcgm":{"field":"DCGM_FI_DEV_PCIE_REPLAY_COUNTER","value":40,"gpu":0,)"
+                        R"("pci":"0000:18:00.0","linkGen":4}})"));
 }
 
 TEST(AgentGpu, Nvml_MissingLibraryIsNotAvailable_SaidOnce_NoCrash) {
@@ -370,7 +380,8 @@ TEST(AgentGpu, Nvml_MissingLibraryIsNotAvailable_SaidOnce_NoCrash) {
   EXPECT_TRUE(a.poll(kT0 + seconds(10)).ok());
   ASSERT_EQ(a.messages().size(), 1u);
   EXPECT_EQ(a.messages()[0].rfind("NVML not available: ", 0), 0u) << a.messages()[0];
-  EXPECT_NE(a.messages()[0].find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << a.messages()[0];
+  EXPECT_NE(a.messages()[0].find("/nonexistent/libnvidia-ml.so.1"), std::string::npos)
+      << a.messages()[0];
   EXPECT_TRUE(r.sent.empty());
 }
 
@@ -418,7 +429,8 @@ TEST(AgentSlurm, SlurmNodeState_DrainSetBySomeoneElseReported_OurOwnDrainIsNot_C
   ASSERT_TRUE(a.poll(kT0).ok());
   ASSERT_TRUE(a.poll(kT0 + seconds(10)).ok());
   ASSERT_EQ(r.signals().size(), 1u);
-  EXPECT_EQ(r.signals()[0], Json::parse(R"({"slurm":{"state":"DRAIN","reason":"NHC: check_hw_ib failed"}})"));
+  EXPECT_EQ(r.signals()[0],
+            Json::parse(R"({"slurm":{"state":"DRAIN","reason":"NHC: check_hw_ib failed"}})"));
   // gpufleet's own drain reason: not a fault, the foreign one is gone.
   fs::copy_file(kFixtures + "/scontrol_ours.txt", out, fs::copy_options::overwrite_existing);
   ASSERT_TRUE(a.poll(kT0 + seconds(20)).ok());
@@ -429,7 +441,9 @@ TEST(AgentSlurm, SlurmNodeState_DrainSetBySomeoneElseReported_OurOwnDrainIsNot_C
 }
 
 TEST(AgentSlurm, SlurmNodeState_ParsesStateAndReasonOfOneLineOutput) {
-  auto s = parse_scontrol_node("NodeName=n1 State=DOWN* ThreadsPerCore=2 Reason=Not responding [slurm@2026-01-01T00:00:00] Comment=x");
+  auto s = parse_scontrol_node(
+      "NodeName=n1 State=DOWN* ThreadsPerCore=2 Reason=Not responding [slurm@2026-01-01T00:00:00] "
+      "Comment=x");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->state, "DOWN*");
   EXPECT_EQ(s->reason, "Not responding");
@@ -490,7 +504,8 @@ TEST(AgentDelivery, QueueIsBounded_OldestDroppedWithAWarning) {
   EXPECT_EQ(a.queued(), 2u);
   EXPECT_EQ(a.dropped(), 1);
   bool warned = false;
-  for (const std::string& m : a.messages()) warned |= m.find("dropped the oldest") != std::string::npos;
+  for (const std::string& m : a.messages())
+    warned |= m.find("dropped the oldest") != std::string::npos;
   EXPECT_TRUE(warned);
   r.fail = ok_status();
   ASSERT_TRUE(a.poll(kT0 + seconds(10)).ok());

@@ -98,15 +98,18 @@ TEST_F(ApiTest, EventsAreListedNewestFirstInTheEnvelopeWithPagination) {
   ASSERT_EQ(p1["Events"].size(), 100u);
   const Json& newest = p1["Events"][0];
   EXPECT_EQ(newest["Description"], "event 249");
-  for (const char* field : {"EventId", "ResourceType", "EventTime", "Description", "EventDetails"}) {
+  for (const char* field :
+       {"EventId", "ResourceType", "EventTime", "Description", "EventDetails"}) {
     EXPECT_TRUE(newest.contains(field)) << field;
   }
   EXPECT_EQ(newest["EventTime"], format_iso8601(kSimEpoch + minutes(250)));
   ASSERT_TRUE(p1.contains("NextToken"));
 
-  Json p2 = body(call("GET", "/v1/events", {{"MaxResults", "100"}, {"NextToken", p1["NextToken"]}}));
+  Json p2 =
+      body(call("GET", "/v1/events", {{"MaxResults", "100"}, {"NextToken", p1["NextToken"]}}));
   EXPECT_EQ(p2["Events"][0]["Description"], "event 149");
-  Json p3 = body(call("GET", "/v1/events", {{"MaxResults", "100"}, {"NextToken", p2["NextToken"]}}));
+  Json p3 =
+      body(call("GET", "/v1/events", {{"MaxResults", "100"}, {"NextToken", p2["NextToken"]}}));
   EXPECT_EQ(p3["Events"].size(), 50u);
   EXPECT_EQ(p3["Events"][49]["Description"], "event 0");
   EXPECT_FALSE(p3.contains("NextToken"));
@@ -117,8 +120,8 @@ TEST_F(ApiTest, EventsFilterByResourceTypeAndTime) {
   Json clusters = body(call("GET", "/v1/events", {{"ResourceType", "Cluster"}}));
   EXPECT_EQ(clusters["Events"].size(), 10u);
   for (const auto& e : clusters["Events"]) EXPECT_EQ(e["ResourceType"], "Cluster");
-  Json recent = body(call("GET", "/v1/events",
-                          {{"EventTimeAfter", format_iso8601(kSimEpoch + minutes(15))}}));
+  Json recent = body(
+      call("GET", "/v1/events", {{"EventTimeAfter", format_iso8601(kSimEpoch + minutes(15))}}));
   EXPECT_EQ(recent["Events"].size(), 5u);
   Json window = body(call("GET", "/v1/events",
                           {{"EventTimeAfter", format_iso8601(kSimEpoch + minutes(5))},

@@ -54,7 +54,8 @@ TEST(Determinism, NoFileOutsideClockAndLoopReadsTheClockSleepsOrUsesUnseededRand
 TEST(Determinism, TheCheckCatchesWhatItLooksFor) {
   // The pattern must actually match the things it forbids (a check that matches nothing passes
   // vacuously).
-  const std::regex forbidden(R"(system_clock::now|sleep_for|random_device|(^|[^_a-zA-Z.:>])s?rand\s*\(\s*\))");
+  const std::regex forbidden(
+      R"(system_clock::now|sleep_for|random_device|(^|[^_a-zA-Z.:>])s?rand\s*\(\s*\))");
   EXPECT_TRUE(std::regex_search("auto t = std::chrono::system_clock::now();", forbidden));
   EXPECT_TRUE(std::regex_search("std::this_thread::sleep_for(1s);", forbidden));
   EXPECT_TRUE(std::regex_search("int r = rand();", forbidden));

@@ -64,9 +64,12 @@ TEST(ToYaml, StringsThatLookLikeDocumentMarkersReadBackUnchanged) {
 // not printable YAML: the reader refused {"serviceJobType": "SAGEMAKER\x7fTRAINING"} as written by
 // to_yaml ("control characters are not allowed"). They are written escaped.
 TEST(ToYaml, DelAndC1ControlCharactersAreEscaped) {
-  for (const Json& value : {Json{{"k", "SAGEMAKER\x7fTRAINING"}}, Json("\x7f"),
-                            Json{{"k", "a\xc2\x85" "b"}}, Json{{"\x7f", 1}},
-                            Json{{"k", "\xc3\xa9\x7f"}, {"plain", "\xc3\xa9t\xc3\xa9"}}}) {
+  for (const Json& value :
+       {Json{{"k", "SAGEMAKER\x7fTRAINING"}}, Json("\x7f"),
+        Json{{"k",
+              "a\xc2\x85"
+              "b"}},
+        Json{{"\x7f", 1}}, Json{{"k", "\xc3\xa9\x7f"}, {"plain", "\xc3\xa9t\xc3\xa9"}}}) {
     const std::string yaml = to_yaml(value);
     EXPECT_EQ(yaml.find('\x7f'), std::string::npos) << yaml;
     EXPECT_EQ(yaml_round_trip(value), value) << yaml;
@@ -110,9 +113,15 @@ TEST(ToYaml, KeysThatLookLikeDocumentMarkersOrOtherTypesReadBackUnchanged) {
 // json_yaml: a key holding U+2029 (PARAGRAPH SEPARATOR, `\P` in a double-quoted YAML key) was
 // written raw, and the reader took it for a line break: "mapping values are not allowed". The
 // separators and the byte order mark are written escaped. (U+FFFE/U+FFFF, which no YAML writer
-// here can carry, are refused on input: JsonText.NoncharactersAreRefusedFromOutsideAndReadFromTheJournal.)
+// here can carry, are refused on input:
+// JsonText.NoncharactersAreRefusedFromOutsideAndReadFromTheJournal.)
 TEST(ToYaml, UnicodeLineSeparatorsAndByteOrderMarksAreEscaped) {
-  for (const char* text : {"a\xe2\x80\xa9" "b", "a\xe2\x80\xa8" "b", "\xef\xbb\xbf" "x"}) {
+  for (const char* text : {"a\xe2\x80\xa9"
+                           "b",
+                           "a\xe2\x80\xa8"
+                           "b",
+                           "\xef\xbb\xbf"
+                           "x"}) {
     const Json value = {{text, text}, {"list", Json::array({text})}};
     EXPECT_EQ(yaml_round_trip(value), value) << to_yaml(value);
   }
@@ -125,8 +134,9 @@ TEST(ToYaml, UnicodeLineSeparatorsAndByteOrderMarksAreEscaped) {
 // reader refuses them raw), so text from outside holding one is refused, escaped or raw, in JSON
 // and YAML; what the server journaled itself still reads (allow_noncharacters).
 TEST(JsonText, NoncharactersAreRefusedFromOutsideAndReadFromTheJournal) {
-  for (const std::string& text : {std::string("{\"k\": \"x\\uffff\"}"), std::string("[\"\\uFFFE\"]"),
-                                 std::string("{\"\\uffff\": 1}"), std::string("\"x\xEF\xBF\xBF\"")}) {
+  for (const std::string& text :
+       {std::string("{\"k\": \"x\\uffff\"}"), std::string("[\"\\uFFFE\"]"),
+        std::string("{\"\\uffff\": 1}"), std::string("\"x\xEF\xBF\xBF\"")}) {
     const Result<Json> j = parse_json(text);
     ASSERT_FALSE(j.ok()) << text;
     EXPECT_NE(j.status().message().find("noncharacter"), std::string::npos) << j.status().message();

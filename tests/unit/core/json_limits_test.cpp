@@ -27,7 +27,8 @@ TEST(JsonLimits, NestingDeeperThanTheLimitIsRefusedBeforeParsing) {
 }
 
 TEST(JsonLimits, BracketsInsideStringsDoNotCountAsNesting) {
-  const std::string text = "{\"a\": \"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
+  const std::string text =
+      "{\"a\": \"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
   auto r = parse_json(text);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(json_nesting_depth(text, 10), 1);
@@ -37,13 +38,15 @@ TEST(JsonLimits, YamlNestingDeeperThanTheLimitIsRefused) {
   std::string flow = std::string(300, '[') + std::string(300, ']');
   auto r = parse_yaml(flow);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("deeper than the limit"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("deeper than the limit"), std::string::npos)
+      << r.status().message();
   std::string block;
   for (int i = 0; i < 300; ++i) block += std::string(i * 2, ' ') + "k" + std::to_string(i) + ":\n";
   block += std::string(600, ' ') + "x: 1\n";
   auto b = parse_yaml(block);
   ASSERT_FALSE(b.ok());
-  EXPECT_NE(b.status().message().find("deeper than the limit"), std::string::npos) << b.status().message();
+  EXPECT_NE(b.status().message().find("deeper than the limit"), std::string::npos)
+      << b.status().message();
   // yaml-cpp's own guard (2000) answers for deeper input, still as a ValidationException.
   auto very = parse_yaml(std::string(100000, '[') + std::string(100000, ']'));
   ASSERT_FALSE(very.ok());
@@ -52,7 +55,8 @@ TEST(JsonLimits, YamlNestingDeeperThanTheLimitIsRefused) {
 
 // The 557-byte "billion laughs": nine levels of nine aliases, 9^9 leaves if expanded.
 std::string alias_bomb() {
-  std::string y = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  std::string y =
+      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
   for (char c = 'b'; c <= 'i'; ++c) {
     const char prev = static_cast<char>(c - 1);
     y += std::string(1, c) + ": &" + c + " [";
@@ -68,7 +72,8 @@ TEST(JsonLimits, YamlAliasBombIsRefusedByTheExpansionBudget) {
   auto r = parse_yaml(bomb);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kValidation);
-  EXPECT_NE(r.status().message().find("expands to more than"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("expands to more than"), std::string::npos)
+      << r.status().message();
 }
 
 TEST(JsonLimits, YamlAliasesWithinTheBudgetExpand) {
@@ -94,10 +99,10 @@ TEST(JsonLimits, InvalidUtf8IsFoundAtItsOffset) {
   EXPECT_EQ(find_invalid_utf8("plain ascii"), std::string_view::npos);
   EXPECT_EQ(find_invalid_utf8("gr\xC3\xBC\xC3\x9F"), std::string_view::npos);  // grüß
   EXPECT_EQ(find_invalid_utf8("ab\xFF"), 2u);
-  EXPECT_EQ(find_invalid_utf8("ab\xC3"), 2u);                 // truncated
-  EXPECT_EQ(find_invalid_utf8("\xC0\xAF"), 0u);                // overlong '/'
-  EXPECT_EQ(find_invalid_utf8("\xED\xA0\x80"), 0u);            // surrogate
-  EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);        // past U+10FFFF
+  EXPECT_EQ(find_invalid_utf8("ab\xC3"), 2u);                                // truncated
+  EXPECT_EQ(find_invalid_utf8("\xC0\xAF"), 0u);                              // overlong '/'
+  EXPECT_EQ(find_invalid_utf8("\xED\xA0\x80"), 0u);                          // surrogate
+  EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);                      // past U+10FFFF
   EXPECT_EQ(find_invalid_utf8("\xF0\x9F\x98\x80"), std::string_view::npos);  // emoji
 }
 
@@ -129,7 +134,8 @@ TEST(JsonLimits, MalformedYamlThatHangsYamlCppIsRefusedAtOnce) {
     auto r = parse_yaml_documents(text);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.status().code(), ErrorCode::kValidation);
-    EXPECT_NE(r.status().message().find("malformed YAML at line"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("malformed YAML at line"), std::string::npos)
+        << r.status().message();
   }
 }
 
@@ -150,7 +156,8 @@ TEST(JsonLimits, YamlThatKeepsYamlCppReportingTheSameDocumentIsRefused) {
 }
 
 TEST(JsonLimits, YamlEventsBuildTheSameValuesAsBefore) {
-  auto r = parse_yaml_documents("a: 1\nb: '1'\nc: [x, ~, true, 2.5]\nd: {e: null}\n---\n---\n- &k {z: 1}\n- *k\n");
+  auto r = parse_yaml_documents(
+      "a: 1\nb: '1'\nc: [x, ~, true, 2.5]\nd: {e: null}\n---\n---\n- &k {z: 1}\n- *k\n");
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[0], Json::parse(R"({"a":1,"b":"1","c":["x",null,true,2.5],"d":{"e":null}})"));

@@ -14,11 +14,20 @@ namespace {
 // ---- table ----
 
 TEST(AlertTable, EveryDetectorOfSpecHasARule) {
-  const std::vector<std::string> spec = {
-      "xid",          "pcie-bus",         "dcgm-ecc",         "dcgm-row-remap",
-      "dcgm-pcie-replay", "dcgm-thermal", "npd-readonly-fs",  "npd-xfs-hang",
-      "npd-kernel-deadlock", "npd-restart-loop", "slurm-node-state", "ib-link",
-      "host-reachability", "disk-pressure"};
+  const std::vector<std::string> spec = {"xid",
+                                         "pcie-bus",
+                                         "dcgm-ecc",
+                                         "dcgm-row-remap",
+                                         "dcgm-pcie-replay",
+                                         "dcgm-thermal",
+                                         "npd-readonly-fs",
+                                         "npd-xfs-hang",
+                                         "npd-kernel-deadlock",
+                                         "npd-restart-loop",
+                                         "slurm-node-state",
+                                         "ib-link",
+                                         "host-reachability",
+                                         "disk-pressure"};
   EXPECT_EQ(detector_rules().size(), spec.size());
   std::set<std::string> seen;
   for (const std::string& d : spec) {

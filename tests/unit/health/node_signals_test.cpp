@@ -76,7 +76,8 @@ TEST(NodeSignalReadonlyFs, ReadOnlyByNatureTypes) {
 
 TEST(NpdKernelPattern, RemountReadOnlyLineFeedsReadonlyFs) {
   auto p = match_kernel_pattern(
-      "Nov 30 05:00:00 gpu-7 kernel: [   88.123456] EXT4-fs (nvme0n1p1): Remounting filesystem read-only");
+      "Nov 30 05:00:00 gpu-7 kernel: [   88.123456] EXT4-fs (nvme0n1p1): Remounting filesystem "
+      "read-only");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->detector, kDetectorReadonlyFs);
   EXPECT_EQ(p->reason, "ReadonlyFilesystem");
@@ -86,7 +87,8 @@ TEST(NpdKernelPattern, RemountReadOnlyLineFeedsReadonlyFs) {
 // ---- npd-xfs-hang / npd-kernel-deadlock ----
 
 TEST(NpdKernelPattern, HungTaskIsKernelDeadlockWithTaskAndPid) {
-  auto p = match_kernel_pattern("[ 7261.123456] INFO: task python:1234 blocked for more than 120 seconds.");
+  auto p = match_kernel_pattern(
+      "[ 7261.123456] INFO: task python:1234 blocked for more than 120 seconds.");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->detector, kDetectorKernelDeadlock);
   EXPECT_EQ(p->reason, "TaskHung");
@@ -109,7 +111,8 @@ TEST(NpdKernelPattern, HungDockerIsDockerHungAndHungXfsTaskIsXfsHang) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->detector, kDetectorKernelDeadlock);
   EXPECT_EQ(p->reason, "DockerHung");
-  p = match_kernel_pattern("kernel: INFO: task xfsaild/sda1:512 blocked for more than 120 seconds.");
+  p = match_kernel_pattern(
+      "kernel: INFO: task xfsaild/sda1:512 blocked for more than 120 seconds.");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->detector, kDetectorXfsHang);
   EXPECT_EQ(p->reason, "TaskHung");
@@ -117,7 +120,8 @@ TEST(NpdKernelPattern, HungDockerIsDockerHungAndHungXfsTaskIsXfsHang) {
 }
 
 TEST(NpdKernelPattern, XfsShutdownMetadataErrorAndLogForce) {
-  auto p = match_kernel_pattern("[  100.500000] XFS (dm-0): Log I/O Error Detected. Shutting down filesystem");
+  auto p = match_kernel_pattern(
+      "[  100.500000] XFS (dm-0): Log I/O Error Detected. Shutting down filesystem");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->detector, kDetectorXfsHang);
   EXPECT_EQ(p->reason, "XfsShutdown");
@@ -135,13 +139,15 @@ TEST(NpdKernelPattern, XfsShutdownMetadataErrorAndLogForce) {
 }
 
 TEST(NpdKernelPattern, SoftAndHardLockupAreKernelDeadlock) {
-  auto p = match_kernel_pattern("[    5.000000] watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python:1234]");
+  auto p = match_kernel_pattern(
+      "[    5.000000] watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python:1234]");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->detector, kDetectorKernelDeadlock);
   EXPECT_EQ(p->reason, "SoftLockup");
   EXPECT_EQ(p->task, "python");
   EXPECT_EQ(p->pid, 1234);
-  p = match_kernel_pattern("NMI watchdog: BUG: soft lockup - CPU#12 stuck for 23s! [kworker/12:1:88]");
+  p = match_kernel_pattern(
+      "NMI watchdog: BUG: soft lockup - CPU#12 stuck for 23s! [kworker/12:1:88]");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->task, "kworker/12:1");
   p = match_kernel_pattern("NMI watchdog: Watchdog detected hard LOCKUP on cpu 5");
@@ -153,16 +159,16 @@ TEST(NpdKernelPattern, SoftAndHardLockupAreKernelDeadlock) {
 }
 
 TEST(NpdKernelPattern, GarbageAndNearMissesAreNullopt) {
-  for (auto line : {""sv, "   "sv, "hello"sv, "task"sv, "task python:1234 blocked for more than"sv,
-                    "task python:1234 blocked for more than 120 seconds. extra"sv,
-                    "task python blocked for more than 120 seconds."sv,
-                    "task :1 blocked for more than 120 seconds."sv,
-                    "task python:abc blocked for more than 120 seconds."sv,
-                    "task python:1 blocked for more than x seconds."sv,
-                    "XFS (: "sv, "XFS ()"sv, "XFS (sda): all good"sv, "xfs_log_force: error -"sv,
-                    "BUG: soft lockup - CPU#"sv, "Watchdog detected hard LOCKUP on cpu x"sv,
-                    "NVRM: Xid (PCI:0000:18:00): 79, pid=1"sv,
-                    "Nov 30 05:00:00 gpu-7 logger: INFO: task python:1 blocked for more than 120 seconds."sv}) {
+  for (auto line :
+       {""sv, "   "sv, "hello"sv, "task"sv, "task python:1234 blocked for more than"sv,
+        "task python:1234 blocked for more than 120 seconds. extra"sv,
+        "task python blocked for more than 120 seconds."sv,
+        "task :1 blocked for more than 120 seconds."sv,
+        "task python:abc blocked for more than 120 seconds."sv,
+        "task python:1 blocked for more than x seconds."sv, "XFS (: "sv, "XFS ()"sv,
+        "XFS (sda): all good"sv, "xfs_log_force: error -"sv, "BUG: soft lockup - CPU#"sv,
+        "Watchdog detected hard LOCKUP on cpu x"sv, "NVRM: Xid (PCI:0000:18:00): 79, pid=1"sv,
+        "Nov 30 05:00:00 gpu-7 logger: INFO: task python:1 blocked for more than 120 seconds."sv}) {
     EXPECT_EQ(match_kernel_pattern(line), std::nullopt) << line;
   }
   EXPECT_EQ(match_kernel_pattern(std::string("task a:1 blocked for more than 1 seconds.") + '\0'),
@@ -266,10 +272,10 @@ TEST(IbSymbolErrorsAbove120PerHour, RateBetweenObservations) {
 TEST(IbSymbolErrorsAbove120PerHour, CounterResetAndNonAdvancingTime) {
   IbSymbolErrorRate rate;
   rate.observe(50000, t0);
-  EXPECT_EQ(rate.observe(50010, t0), std::nullopt);                 // no time passed
-  EXPECT_EQ(rate.observe(50010, t0 - seconds(5)), std::nullopt);    // time went back
-  EXPECT_DOUBLE_EQ(*rate.observe(50000, t0 + hours(1)), 0.0);       // baseline kept at t0
-  EXPECT_DOUBLE_EQ(*rate.observe(10, t0 + hours(2)), 10.0);         // reset: 10 since reset
+  EXPECT_EQ(rate.observe(50010, t0), std::nullopt);               // no time passed
+  EXPECT_EQ(rate.observe(50010, t0 - seconds(5)), std::nullopt);  // time went back
+  EXPECT_DOUBLE_EQ(*rate.observe(50000, t0 + hours(1)), 0.0);     // baseline kept at t0
+  EXPECT_DOUBLE_EQ(*rate.observe(10, t0 + hours(2)), 10.0);       // reset: 10 since reset
   EXPECT_DOUBLE_EQ(*rate.observe(20, t0 + hours(3)), 10.0);
 }
 

@@ -100,7 +100,9 @@ class FailingJournal : public Journal {
     return inner_.replay(after, fn);
   }
   Result<Seq> last_seq() override { return inner_.last_seq(); }
-  Result<std::optional<Seq>> find_key(const std::string& key) override { return inner_.find_key(key); }
+  Result<std::optional<Seq>> find_key(const std::string& key) override {
+    return inner_.find_key(key);
+  }
   Status save_snapshot(const Snapshot& s) override { return inner_.save_snapshot(s); }
   Result<std::optional<Snapshot>> latest_snapshot() override { return inner_.latest_snapshot(); }
   bool fail = false;

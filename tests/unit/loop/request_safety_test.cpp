@@ -47,7 +47,8 @@ TEST_F(RequestSafetyTest, HandlerThatThrowsAnswersInternalFailureChangesNothingA
   Request bad;
   bad.name = "Throws";
   bad.handle = [](const FleetState&, Time) -> Result<Decision> {
-    return Json("x").get<int>() > 0 ? Result<Decision>(Decision{}) : Result<Decision>(Decision{});  // type_error
+    return Json("x").get<int>() > 0 ? Result<Decision>(Decision{})
+                                    : Result<Decision>(Decision{});  // type_error
   };
   const uint64_t before = loop_->state().hash();
   Outcome o = run(std::move(bad));
@@ -116,7 +117,9 @@ TEST_F(RequestSafetyTest, AuditedRequestJournalsItsRecordWithTheOutcomeEvenWhenR
   Request bad;
   bad.name = "Bad";
   bad.audit = a.payload();
-  bad.handle = [](const FleetState&, Time) -> Result<Decision> { return validation_error("X: wrong"); };
+  bad.handle = [](const FleetState&, Time) -> Result<Decision> {
+    return validation_error("X: wrong");
+  };
   EXPECT_FALSE(run(std::move(bad)).status.ok());
   const auto& log = loop_->state().view().audit;
   ASSERT_EQ(log.size(), 2u);
@@ -130,7 +133,9 @@ TEST_F(RequestSafetyTest, AuditedRequestJournalsItsRecordWithTheOutcomeEvenWhenR
   Request again;
   again.name = "Bad";
   again.audit = a.payload();
-  again.handle = [](const FleetState&, Time) -> Result<Decision> { return validation_error("X: wrong"); };
+  again.handle = [](const FleetState&, Time) -> Result<Decision> {
+    return validation_error("X: wrong");
+  };
   (void)run(std::move(again));
   EXPECT_EQ(loop_->state().model_hash(), model);
   // The audit log survives a snapshot round trip.

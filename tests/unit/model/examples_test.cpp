@@ -26,7 +26,8 @@ TEST(Examples, RepoCopiesOfTheUsersExamplesAreVerbatim) {
   int compared = 0;
   for (const auto& entry : fs::directory_iterator(shared)) {
     const fs::path copy = repo / entry.path().filename();
-    ASSERT_TRUE(fs::exists(copy)) << copy << " is missing: copy " << entry.path() << " into examples/";
+    ASSERT_TRUE(fs::exists(copy)) << copy << " is missing: copy " << entry.path()
+                                  << " into examples/";
     EXPECT_EQ(slurp(copy), slurp(entry.path())) << copy << " differs from " << entry.path();
     ++compared;
   }

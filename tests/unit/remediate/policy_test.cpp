@@ -37,12 +37,12 @@ TEST(PolicyDefaults, EmptyObjectGivesSpecDefaults) {
   const Policy& p = r.value();
   EXPECT_TRUE(p.rules.empty());
   ASSERT_TRUE(p.max_wait.has_value());
-  EXPECT_EQ(*p.max_wait, hours(2));            // §5.2 default max wait 2 h
-  EXPECT_EQ(p.cooldown, minutes(30));          // §5.4 ~30 min cooldown
-  EXPECT_EQ(p.max_concurrent(100), 5);         // §5.4 max(1, 5 % of nodes)
+  EXPECT_EQ(*p.max_wait, hours(2));     // §5.2 default max wait 2 h
+  EXPECT_EQ(p.cooldown, minutes(30));   // §5.4 ~30 min cooldown
+  EXPECT_EQ(p.max_concurrent(100), 5);  // §5.4 max(1, 5 % of nodes)
   EXPECT_EQ(p.breaker_max_auto, 5);
   EXPECT_EQ(p.breaker_window, hours(1));
-  EXPECT_EQ(p.escalation_window, days(7));     // §5.3 attempts older than 7 days
+  EXPECT_EQ(p.escalation_window, days(7));           // §5.3 attempts older than 7 days
   EXPECT_EQ(p.migration_evidence_window, days(10));  // §5.3 within 10 days
   EXPECT_EQ(p.persistence_for("xid"), minutes(5));   // §5.1 default persistence 5 min
   EXPECT_EQ(p, Policy{});
@@ -154,7 +154,8 @@ TEST(PolicyErrors, NeverTogetherWithMaxWaitIsRefused) {
 }
 
 TEST(PolicyErrors, NegativeOrMalformedDurationIsRefused) {
-  EXPECT_TRUE(starts_with(refused(R"({"Cooldown": "-5m"})"), "Cooldown: ")) << refused(R"({"Cooldown": "-5m"})");
+  EXPECT_TRUE(starts_with(refused(R"({"Cooldown": "-5m"})"), "Cooldown: "))
+      << refused(R"({"Cooldown": "-5m"})");
   EXPECT_TRUE(starts_with(refused(R"({"Cooldown": "soon"})"), "Cooldown: "));
   EXPECT_TRUE(starts_with(refused(R"({"EscalationWindow": true})"), "EscalationWindow: "));
 }
@@ -166,8 +167,8 @@ TEST(PolicyErrors, RuleActionDeleteIsRefusedBecauseOnlyAPersonDeletes) {
 }
 
 TEST(PolicyErrors, UnknownRuleActionIsRefused) {
-  const std::string e =
-      refused(R"({"Rules": [{"Fault": "xid:79", "Action": "reboot"}, {"Fault": "*", "Action": "explode"}]})");
+  const std::string e = refused(
+      R"({"Rules": [{"Fault": "xid:79", "Action": "reboot"}, {"Fault": "*", "Action": "explode"}]})");
   EXPECT_TRUE(starts_with(e, "Rules[1].Action: ")) << e;
   EXPECT_NE(e.find("explode"), std::string::npos) << e;
 }
@@ -179,7 +180,8 @@ TEST(PolicyErrors, MissingRuleFieldsAreRefused) {
 }
 
 TEST(PolicyErrors, BadApprovalIsRefused) {
-  const std::string e = refused(R"({"Rules": [{"Fault": "xid:79", "Action": "reboot", "Approval": "maybe"}]})");
+  const std::string e =
+      refused(R"({"Rules": [{"Fault": "xid:79", "Action": "reboot", "Approval": "maybe"}]})");
   EXPECT_TRUE(starts_with(e, "Rules[0].Approval: ")) << e;
   EXPECT_NE(e.find("maybe"), std::string::npos) << e;
 }
@@ -206,19 +208,23 @@ TEST(PolicyErrors, UnknownFieldIsRefusedAtEveryLevel) {
 }
 
 TEST(PolicyErrors, MaxConcurrentMustBeACountOrAPercent) {
-  for (const char* bad : {R"("0%")", R"("abc")", "0", "-3", R"("101%")", R"("5.5%")", R"("x%")", "2.5"}) {
+  for (const char* bad :
+       {R"("0%")", R"("abc")", "0", "-3", R"("101%")", R"("5.5%")", R"("x%")", "2.5"}) {
     const std::string e = refused(std::string(R"({"MaxConcurrent": )") + bad + "}");
     EXPECT_TRUE(starts_with(e, "MaxConcurrent: ")) << bad << " -> " << e;
   }
 }
 
 TEST(PolicyErrors, CircuitBreakerMaxAutoZeroIsRefused) {
-  EXPECT_TRUE(starts_with(refused(R"({"CircuitBreaker": {"MaxAuto": 0}})"), "CircuitBreaker.MaxAuto: "));
-  EXPECT_TRUE(starts_with(refused(R"({"CircuitBreaker": {"Window": "0s"}})"), "CircuitBreaker.Window: "));
+  EXPECT_TRUE(
+      starts_with(refused(R"({"CircuitBreaker": {"MaxAuto": 0}})"), "CircuitBreaker.MaxAuto: "));
+  EXPECT_TRUE(
+      starts_with(refused(R"({"CircuitBreaker": {"Window": "0s"}})"), "CircuitBreaker.Window: "));
 }
 
 TEST(PolicyErrors, AlertPersistencePerDetectorAndUnknownDetector) {
-  Result<Policy> ok = Policy::from_json(parse(R"({"AlertPersistence": {"*": "1m", "xid": "10m"}})"));
+  Result<Policy> ok =
+      Policy::from_json(parse(R"({"AlertPersistence": {"*": "1m", "xid": "10m"}})"));
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok.value().persistence_for("xid"), minutes(10));
   EXPECT_EQ(ok.value().persistence_for("ib-link"), minutes(1));
@@ -229,14 +235,16 @@ TEST(PolicyErrors, AlertPersistencePerDetectorAndUnknownDetector) {
 
   const std::string e = refused(R"({"AlertPersistence": {"xid": "1m", "nvidia-magic": "2m"}})");
   EXPECT_TRUE(starts_with(e, "AlertPersistence.nvidia-magic: unknown detector")) << e;
-  EXPECT_TRUE(starts_with(refused(R"({"AlertPersistence": {"xid": "later"}})"), "AlertPersistence.xid: "));
+  EXPECT_TRUE(
+      starts_with(refused(R"({"AlertPersistence": {"xid": "later"}})"), "AlertPersistence.xid: "));
 }
 
 TEST(PolicyErrors, PathPrefixIsUsedAndARefusalChangesNothing) {
   Policy current;
   current.cooldown = minutes(10);
   const Policy before = current;
-  Result<Policy> r = Policy::from_json(parse(R"({"Cooldown": "1h", "MaxConcurrent": "0%"})"), "Policy");
+  Result<Policy> r =
+      Policy::from_json(parse(R"({"Cooldown": "1h", "MaxConcurrent": "0%"})"), "Policy");
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(starts_with(r.status().message(), "Policy.MaxConcurrent: ")) << r.status().message();
   if (r.ok()) current = r.value();  // what a caller does: only an accepted policy replaces
@@ -331,7 +339,8 @@ TEST(DefaultMapping, DiskPressureIsRecordOnlyNotSupport) {
 TEST(DefaultMapping, ReadonlyFsReprovisionsAndPcieReplayReprovisions) {
   EXPECT_EQ(match(Policy{}, "npd-readonly-fs", "npd-readonly-fs:ReadonlyFilesystem", "").action,
             Action::kReprovision);
-  EXPECT_EQ(match(Policy{}, "dcgm-pcie-replay", "dcgm:pcie-replay", "").action, Action::kReprovision);
+  EXPECT_EQ(match(Policy{}, "dcgm-pcie-replay", "dcgm:pcie-replay", "").action,
+            Action::kReprovision);
 }
 
 TEST(DefaultMapping, Xid154TakesTheDriverNamedAction) {
@@ -343,7 +352,8 @@ TEST(DefaultMapping, Xid154TakesTheDriverNamedAction) {
   EXPECT_EQ(m.approval, Approval::kManual);
 }
 
-// ---- §5.2 user rules, most specific wins ---------------------------------------------------------
+// ---- §5.2 user rules, most specific wins
+// ---------------------------------------------------------
 
 TEST(UserRules, ExactFaultBeatsXidStarBeatsDetectorBeatsStar) {
   Policy p;
@@ -402,7 +412,8 @@ TEST(UserRules, DetectorFaultCodeRuleMatchesExactly) {
   Policy p;
   p.rules = {Rule{"dcgm:row-remap-failure", "", Action::kReprovision, Approval::kAuto}};
   EXPECT_EQ(match(p, "dcgm-row-remap", "dcgm:row-remap-failure", "").action, Action::kReprovision);
-  EXPECT_EQ(match(p, "dcgm-row-remap", "dcgm:row-remap-pending", "").rule, "default:dcgm:row-remap-pending");
+  EXPECT_EQ(match(p, "dcgm-row-remap", "dcgm:row-remap-pending", "").rule,
+            "default:dcgm:row-remap-pending");
 }
 
 // ---- §5.3 escalation ladder ---------------------------------------------------------------------
@@ -468,7 +479,8 @@ TEST(Escalation, MigrateAndNoneAreNotEscalated) {
   EXPECT_EQ(escalate(Action::kNone, "xid:79", h, t0, days(7)).action, Action::kNone);
 }
 
-// ---- §5.3 migrate needs evidence -----------------------------------------------------------------
+// ---- §5.3 migrate needs evidence
+// -----------------------------------------------------------------
 
 TEST(MigrationEvidence, CriticalAlertFiringNowKeepsMigrate) {
   Effective e = require_migration_evidence(Action::kMigrate, true, std::nullopt, t0, days(10));
@@ -499,10 +511,12 @@ TEST(MigrationEvidence, OtherActionsAreUnchanged) {
   }
 }
 
-// ---- names on the wire ---------------------------------------------------------------------------
+// ---- names on the wire
+// ---------------------------------------------------------------------------
 
 TEST(ActionNames, RoundTripAndUnknown) {
-  for (Action a : {Action::kNone, Action::kReboot, Action::kReprovision, Action::kMigrate, Action::kDelete}) {
+  for (Action a :
+       {Action::kNone, Action::kReboot, Action::kReprovision, Action::kMigrate, Action::kDelete}) {
     EXPECT_EQ(parse_action(to_string(a)), a);
   }
   EXPECT_EQ(parse_action("Reboot"), std::nullopt);

@@ -45,28 +45,33 @@ TEST(SignalKernelLog, SpecScenarioXid79Line) {
 
 TEST(SignalKernelLog, Xid154CarriesTheDriverNamedAction) {
   const std::string reset =
-      "NVRM: Xid (PCI:0008:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)";
+      "NVRM: Xid (PCI:0008:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU "
+      "Reset Required)";
   std::vector<Detection> d = detected(Json(reset));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].fault, "xid:154");
   EXPECT_EQ(d[0].subject, "0008:01:00.0");
   EXPECT_EQ(d[0].default_action, Action::kReboot);
 
-  std::vector<Detection> drain = detected(Json(
-      "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)"));
+  std::vector<Detection> drain =
+      detected(Json("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x0 (None) "
+                    "to 0x4 (Drain and Reset)"));
   ASSERT_EQ(drain.size(), 1u);
   EXPECT_EQ(drain[0].default_action, Action::kMigrate);
 
-  std::vector<Detection> none = detected(Json(
-      "NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)"));
+  std::vector<Detection> none =
+      detected(Json("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x1 (GPU "
+                    "Reset Required) to 0x0 (None)"));
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0].default_action, Action::kNone);
 }
 
 TEST(SignalKernelLog, MultiLineTextGivesOneDetectionPerXidLine) {
-  const std::string a = "[ 1843.308145] NVRM: Xid (PCI:0000:B3:00.0): 79, pid=1234, name=nv-hostengine";
+  const std::string a =
+      "[ 1843.308145] NVRM: Xid (PCI:0000:B3:00.0): 79, pid=1234, name=nv-hostengine";
   const std::string b =
-      "Nov 30 05:00:00 gpu-node-17 kernel: NVRM: Xid (PCI:0000:17:00): 119, pid=1, name=x, Timeout waiting for RPC";
+      "Nov 30 05:00:00 gpu-node-17 kernel: NVRM: Xid (PCI:0000:17:00): 119, pid=1, name=x, Timeout "
+      "waiting for RPC";
   std::vector<Detection> d = detected(Json(a + "\nsome unrelated line\r\n" + b + "\n"));
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].fault, "xid:79");
@@ -79,7 +84,8 @@ TEST(SignalKernelLog, MultiLineTextGivesOneDetectionPerXidLine) {
 
 TEST(SignalKernelLog, SXidLineIsAnSxidFault) {
   std::vector<Detection> d =
-      detected(Json("nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack timeout error (First)"));
+      detected(Json("nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack "
+                    "timeout error (First)"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].detector, "xid");
   EXPECT_EQ(d[0].fault, "sxid:24007");
@@ -88,9 +94,10 @@ TEST(SignalKernelLog, SXidLineIsAnSxidFault) {
 TEST(SignalKernelLog, GarbageGivesNoDetectionAndNoError) {
   std::string bytes;
   for (int i = 0; i < 512; ++i) bytes.push_back(static_cast<char>((i * 131 + 7) % 256));
-  for (const std::string& text : {std::string(), std::string("hello"), bytes, std::string("\n\n\r\n"),
-                                  std::string("NVRM: Xid (PCI:0000:18:00): abc"),
-                                  std::string("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.163.01")}) {
+  for (const std::string& text :
+       {std::string(), std::string("hello"), bytes, std::string("\n\n\r\n"),
+        std::string("NVRM: Xid (PCI:0000:18:00): abc"),
+        std::string("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.163.01")}) {
     Result<std::vector<Detection>> r = detect(Json(text));
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_TRUE(r.value().empty());
@@ -111,7 +118,8 @@ TEST(SignalKernelLog, FallenOffTheBusWithoutXidIsPcieBus) {
 }
 
 TEST(SignalKernelLog, HungTaskIsAnNpdDetector) {
-  const std::string line = "[ 9999.123456] INFO: task python3:4242 blocked for more than 120 seconds.";
+  const std::string line =
+      "[ 9999.123456] INFO: task python3:4242 blocked for more than 120 seconds.";
   std::vector<Detection> d = detected(Json(line));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_TRUE(d[0].detector.starts_with("npd-")) << d[0].detector;
@@ -120,15 +128,18 @@ TEST(SignalKernelLog, HungTaskIsAnNpdDetector) {
   EXPECT_EQ(d[0].subject, "python3");
   EXPECT_EQ(d[0].evidence, line);
 
-  std::vector<Detection> xfs = detected(Json("INFO: task xfsaild/nvme0n1:812 blocked for more than 120 seconds."));
+  std::vector<Detection> xfs =
+      detected(Json("INFO: task xfsaild/nvme0n1:812 blocked for more than 120 seconds."));
   ASSERT_EQ(xfs.size(), 1u);
   EXPECT_EQ(xfs[0].detector, "npd-xfs-hang");
 }
 
-// ---- dcgm ------------------------------------------------------------------------------------------
+// ---- dcgm
+// ------------------------------------------------------------------------------------------
 
 TEST(SignalDcgm, VolatileDbeIsDcgmEcc) {
-  std::vector<Detection> d = detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1}}"));
+  std::vector<Detection> d =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1}}"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].detector, "dcgm-ecc");
   EXPECT_EQ(d[0].fault, "dcgm:dbe");
@@ -138,40 +149,49 @@ TEST(SignalDcgm, VolatileDbeIsDcgmEcc) {
 
 TEST(SignalDcgm, DefaultSubjectIsAWellFormedPciAddress) {
   // gpu 0 → bus 0x18 (the SPEC scenario's GPU), gpu 3 → bus 0x1b.
-  std::vector<Detection> d0 = detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1}}"));
+  std::vector<Detection> d0 =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1}}"));
   ASSERT_EQ(d0.size(), 1u);
   EXPECT_EQ(d0[0].subject, "0000:18:00.0");
-  std::vector<Detection> d3 = detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1, gpu: 3}}"));
+  std::vector<Detection> d3 =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1, gpu: 3}}"));
   ASSERT_EQ(d3.size(), 1u);
   EXPECT_EQ(d3[0].subject, "0000:1b:00.0");
-  std::vector<Detection> pci =
-      detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1, pci: '0000:b3:00.0'}}"));
+  std::vector<Detection> pci = detected(
+      yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1, pci: '0000:b3:00.0'}}"));
   ASSERT_EQ(pci.size(), 1u);
   EXPECT_EQ(pci[0].subject, "0000:b3:00.0");
 }
 
 TEST(SignalDcgm, RowRemapFailureAndPending) {
-  std::vector<Detection> f = detected(yaml("{dcgm: {field: DCGM_FI_DEV_ROW_REMAP_FAILURE, value: 1}}"));
+  std::vector<Detection> f =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_ROW_REMAP_FAILURE, value: 1}}"));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].detector, "dcgm-row-remap");
   EXPECT_EQ(f[0].fault, "dcgm:row-remap-failure");
-  std::vector<Detection> p = detected(yaml("{dcgm: {field: DCGM_FI_DEV_ROW_REMAP_PENDING, value: true}}"));
+  std::vector<Detection> p =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_ROW_REMAP_PENDING, value: true}}"));
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].detector, "dcgm-row-remap");
   EXPECT_NE(p[0].fault, "dcgm:row-remap-failure");
 }
 
 TEST(SignalDcgm, ThermalBitHeldIsDcgmThermalIdleBitIsNothing) {
-  std::vector<Detection> d = detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCKS_EVENT_REASONS, value: 0x40}}"));
+  std::vector<Detection> d =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCKS_EVENT_REASONS, value: 0x40}}"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].detector, "dcgm-thermal");
   // The same mask written as a string bit mask.
-  EXPECT_EQ(detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCKS_EVENT_REASONS, value: '0x40'}}")).size(), 1u);
-  EXPECT_TRUE(detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCKS_EVENT_REASONS, value: 0x1}}")).empty());
+  EXPECT_EQ(
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCKS_EVENT_REASONS, value: '0x40'}}")).size(),
+      1u);
+  EXPECT_TRUE(
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCKS_EVENT_REASONS, value: 0x1}}")).empty());
 }
 
 TEST(SignalDcgm, PcieReplayAboveThresholdOnly) {
-  std::vector<Detection> d = detected(yaml("{dcgm: {field: DCGM_FI_DEV_PCIE_REPLAY_COUNTER, value: 100}}"));
+  std::vector<Detection> d =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_PCIE_REPLAY_COUNTER, value: 100}}"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].detector, "dcgm-pcie-replay");
   EXPECT_TRUE(detected(yaml("{dcgm: {field: DCGM_FI_DEV_PCIE_REPLAY_COUNTER, value: 5}}")).empty());
@@ -181,12 +201,15 @@ TEST(SignalDcgm, UnknownFieldAndBadValueAreErrorsNamingThePath) {
   const std::string e = refused(yaml("{dcgm: {field: DCGM_FI_DEV_GPU_TEMP, value: 90}}"));
   EXPECT_TRUE(e.starts_with("Signal.dcgm.field: ")) << e;
   EXPECT_NE(e.find("DCGM_FI_DEV_GPU_TEMP"), std::string::npos) << e;
-  const std::string v = refused(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: lots}}"));
+  const std::string v =
+      refused(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: lots}}"));
   EXPECT_TRUE(v.starts_with("Signal.dcgm.value: ")) << v;
-  EXPECT_TRUE(refused(yaml("{dcgm: {value: 1}}")).starts_with("Signal.dcgm.field")) << refused(yaml("{dcgm: {value: 1}}"));
+  EXPECT_TRUE(refused(yaml("{dcgm: {value: 1}}")).starts_with("Signal.dcgm.field"))
+      << refused(yaml("{dcgm: {value: 1}}"));
 }
 
-// ---- mount, slurm, ib, node-wide --------------------------------------------------------------------
+// ---- mount, slurm, ib, node-wide
+// --------------------------------------------------------------------
 
 TEST(SignalMount, ReadOnlyRootIsNpdReadonlyFs) {
   std::vector<Detection> d = detected(yaml("{mount: {path: /, readOnly: true}}"));
@@ -199,7 +222,8 @@ TEST(SignalMount, ReadOnlyRootIsNpdReadonlyFs) {
 
 TEST(SignalMount, ReadOnlyByNatureIsNothing) {
   EXPECT_TRUE(detected(yaml("{mount: {path: /proc, readOnly: true, fstype: proc}}")).empty());
-  EXPECT_TRUE(detected(yaml("{mount: {path: /sys/fs/cgroup, readOnly: true, fstype: tmpfs}}")).empty());
+  EXPECT_TRUE(
+      detected(yaml("{mount: {path: /sys/fs/cgroup, readOnly: true, fstype: tmpfs}}")).empty());
 }
 
 TEST(SignalSlurm, DrainBySomeoneElseIsSlurmNodeState) {
@@ -214,7 +238,8 @@ TEST(SignalSlurm, DrainBySomeoneElseIsSlurmNodeState) {
 }
 
 TEST(SignalSlurm, OurOwnDrainIsNothing) {
-  EXPECT_TRUE(detected(yaml(R"({slurm: {state: DRAIN, reason: "gpufleet: remediation rem-1"}})")).empty());
+  EXPECT_TRUE(
+      detected(yaml(R"({slurm: {state: DRAIN, reason: "gpufleet: remediation rem-1"}})")).empty());
 }
 
 TEST(SignalSlurm, BadStateIsAnError) {
@@ -264,10 +289,12 @@ TEST(SignalRestarts, FiveOrMoreIn20MinutesIsARestartLoop) {
   EXPECT_EQ(d[0].fault, "npd-restart-loop:kubelet");
   EXPECT_EQ(detected(yaml("{restarts: {unit: containerd, count: 5}}")).size(), 1u);
   EXPECT_TRUE(detected(yaml("{restarts: {unit: kubelet, count: 3}}")).empty());
-  EXPECT_TRUE(refused(yaml("{restarts: {unit: kubelet, count: -1}}")).starts_with("Signal.restarts.count: "));
+  EXPECT_TRUE(refused(yaml("{restarts: {unit: kubelet, count: -1}}"))
+                  .starts_with("Signal.restarts.count: "));
 }
 
-// ---- malformed readings ------------------------------------------------------------------------------
+// ---- malformed readings
+// ------------------------------------------------------------------------------
 
 TEST(SignalErrors, MalformedShapesNameThePath) {
   EXPECT_TRUE(refused(yaml("{unreachable: true, diskPressure: true}")).starts_with("Signal: "));
@@ -277,11 +304,14 @@ TEST(SignalErrors, MalformedShapesNameThePath) {
   const std::string unknown = refused(yaml("{smart: {disk: sda}}"));
   EXPECT_TRUE(unknown.starts_with("Signal.smart: ")) << unknown;
   EXPECT_NE(unknown.find("unknown signal kind"), std::string::npos) << unknown;
-  EXPECT_TRUE(refused(yaml("{mount: 5}")).starts_with("Signal.mount: ")) << refused(yaml("{mount: 5}"));
+  EXPECT_TRUE(refused(yaml("{mount: 5}")).starts_with("Signal.mount: "))
+      << refused(yaml("{mount: 5}"));
   // A caller's own path prefix is used.
-  Result<std::vector<Detection>> r = detect(yaml("{dcgm: {field: X, value: 1}}"), "steps[3].fault.signal");
+  Result<std::vector<Detection>> r =
+      detect(yaml("{dcgm: {field: X, value: 1}}"), "steps[3].fault.signal");
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(r.status().message().starts_with("steps[3].fault.signal.dcgm.field: ")) << r.status().message();
+  EXPECT_TRUE(r.status().message().starts_with("steps[3].fault.signal.dcgm.field: "))
+      << r.status().message();
 }
 
 }  // namespace

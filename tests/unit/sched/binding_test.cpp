@@ -45,7 +45,9 @@ struct Step {
 
 class BindingTest : public ::testing::Test {
  protected:
-  void SetUp() override { s.set_quota(one_queue(64), [](JobKey) { return quota::kNoNode; }); }
+  void SetUp() override {
+    s.set_quota(one_queue(64), [](JobKey) { return quota::kNoNode; });
+  }
 
   void estimate_mode() {
     SchedulerOptions o;
@@ -58,7 +60,8 @@ class BindingTest : public ::testing::Test {
     Step sync{.kind = Step::kSync, .at = t0, .cluster = name};
     for (int i = 0; i < count; ++i) {
       if (std::find(down.begin(), down.end(), i) != down.end()) continue;
-      sync.nodes.push_back({name + "-n" + std::to_string(i), "ml.p5.48xlarge", node_capacity(8), true});
+      sync.nodes.push_back(
+          {name + "-n" + std::to_string(i), "ml.p5.48xlarge", node_capacity(8), true});
     }
     std::vector<Action> out = s.sync_cluster(name, sync.nodes, {}, {});
     last_nodes = sync.nodes;
@@ -106,7 +109,8 @@ class BindingTest : public ::testing::Test {
   }
   PassResult pass(Time now) {
     PassResult r = s.schedule(now);
-    for (const Action& a : r.actions) steps.push_back({.kind = Step::kAction, .at = now, .action = a});
+    for (const Action& a : r.actions)
+      steps.push_back({.kind = Step::kAction, .at = now, .action = a});
     EXPECT_TRUE(s.check_invariants().ok()) << s.check_invariants().message();
     return r;
   }
@@ -322,7 +326,8 @@ TEST_F(BindingTest, Failover_WhenExclusionLeavesNoClusterTheJobWaitsUnplaced) {
   EXPECT_TRUE(pass(t0).actions.empty());  // b has room but is not allowed
   const WaitReason why = s.explain(10, t0);
   EXPECT_EQ(why.kind, WaitKind::kUnplaced);
-  EXPECT_NE(why.message.find("every cluster it may use is excluded"), std::string::npos) << why.message;
+  EXPECT_NE(why.message.find("every cluster it may use is excluded"), std::string::npos)
+      << why.message;
   EXPECT_TRUE(s.admitted(10));
 }
 
@@ -353,7 +358,8 @@ TEST_F(BindingTest, Sticky_InterruptedGangIsPlacedAgainOnlyInItsCluster) {
   EXPECT_TRUE(pass(t0).actions.empty());  // b has room, a does not: it waits for a
   const WaitReason why = s.explain(10, t0);
   EXPECT_EQ(why.kind, WaitKind::kPodsPending);
-  EXPECT_NE(why.message.find("waiting for room in its cluster a"), std::string::npos) << why.message;
+  EXPECT_NE(why.message.find("waiting for room in its cluster a"), std::string::npos)
+      << why.message;
   EXPECT_EQ(why.available, 1);
   cluster("a", 2);  // the node is back
   const PassResult r = pass(t0 + minutes(1));
@@ -384,21 +390,30 @@ TEST_F(BindingTest, NotSticky_InterruptedGangLosesItsBinding) {
 void replay(Scheduler& r, const std::vector<Step>& steps) {
   for (const Step& step : steps) {
     switch (step.kind) {
-      case Step::kSync: r.sync_cluster(step.cluster, step.nodes, {}, {}); break;
-      case Step::kSubmit: ASSERT_TRUE(r.submit(step.spec).ok()); break;
-      case Step::kFinish: ASSERT_TRUE(r.finish(step.job).ok()); break;
+      case Step::kSync:
+        r.sync_cluster(step.cluster, step.nodes, {}, {});
+        break;
+      case Step::kSubmit:
+        ASSERT_TRUE(r.submit(step.spec).ok());
+        break;
+      case Step::kFinish:
+        ASSERT_TRUE(r.finish(step.job).ok());
+        break;
       case Step::kAction: {
         const Status st = r.apply(step.action, step.at);
         ASSERT_TRUE(st.ok()) << st.message();
         break;
       }
-      case Step::kFailover: ASSERT_TRUE(r.failover(step.job, step.at).ok()); break;
+      case Step::kFailover:
+        ASSERT_TRUE(r.failover(step.job, step.at).ok());
+        break;
     }
     ASSERT_TRUE(r.check_invariants().ok()) << r.check_invariants().message();
   }
 }
 
-void expect_same(const Scheduler& x, const Scheduler& y, const std::vector<JobKey>& jobs, Time now) {
+void expect_same(const Scheduler& x, const Scheduler& y, const std::vector<JobKey>& jobs,
+                 Time now) {
   for (JobKey k : jobs) {
     SCOPED_TRACE("job " + std::to_string(k));
     EXPECT_EQ(x.admitted(k), y.admitted(k));
@@ -473,14 +488,14 @@ TEST_F(BindingTest, Replay_DispatchFailoverAndInterruptsRebuildTheSameBindings) 
 TEST_F(BindingTest, Restore_SnapshotOfBindingsAndExclusionsGivesTheSameScheduler) {
   estimate_mode();
   fragmented_fleet(/*b_nodes=*/1);
-  submit(pytorch_job(10));                 // dispatched to a, pods pending
-  submit(gang(11, {8}, {"b"}, true));      // sticky on b
-  submit(gang(12, {1}, {}, false));        // placed on a, then failed over
+  submit(pytorch_job(10));             // dispatched to a, pods pending
+  submit(gang(11, {8}, {"b"}, true));  // sticky on b
+  submit(gang(12, {1}, {}, false));    // placed on a, then failed over
   pass(t0);
   ASSERT_EQ(placed_on(12), "a");
   failover(12, t0);
-  cluster("b", 1, {0});  // 11 interrupted: bound to b, b has no node
-  failover(10, t0);      // 10 excluded from a
+  cluster("b", 1, {0});                   // 11 interrupted: bound to b, b has no node
+  failover(10, t0);                       // 10 excluded from a
   EXPECT_TRUE(pass(t0).actions.empty());  // only b is left for 10 and 12, and b has no node
   ASSERT_EQ(name(s.bound_cluster(11)), "b");
   ASSERT_EQ(name(s.bound_cluster(10)), "(none)");
@@ -508,7 +523,9 @@ TEST_F(BindingTest, Restore_SnapshotOfBindingsAndExclusionsGivesTheSameScheduler
     }
     ASSERT_TRUE(r.restore(k, 0, nullptr, admitted_at).ok());
     auto ex = excluded.find(k);
-    ASSERT_TRUE(r.restore_binding(k, s.bound_cluster(k), ex == excluded.end() ? std::vector<ClusterIdx>{} : ex->second).ok());
+    ASSERT_TRUE(r.restore_binding(k, s.bound_cluster(k),
+                                  ex == excluded.end() ? std::vector<ClusterIdx>{} : ex->second)
+                    .ok());
   }
   ASSERT_TRUE(r.check_invariants().ok()) << r.check_invariants().message();
   expect_same(s, r, jobs, t0);
@@ -538,7 +555,8 @@ TEST_F(BindingTest, Restore_SnapshotOfBindingsAndExclusionsGivesTheSameScheduler
   EXPECT_EQ(d.restore(22, 0, &nowhere, t0).code(), ErrorCode::kValidation);
   EXPECT_EQ(d.restore_binding(21, std::nullopt, {}).code(), ErrorCode::kNotFound);
   EXPECT_EQ(d.restore_binding(20, 7, {}).code(), ErrorCode::kValidation);
-  EXPECT_EQ(d.restore_binding(20, dispatched.cluster, {dispatched.cluster}).code(), ErrorCode::kValidation);
+  EXPECT_EQ(d.restore_binding(20, dispatched.cluster, {dispatched.cluster}).code(),
+            ErrorCode::kValidation);
 }
 
 // Randomized runs in both modes over submissions (some sticky, some restricted to one cluster),

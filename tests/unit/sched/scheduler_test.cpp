@@ -141,7 +141,8 @@ TEST_F(SchedulerTest, Gang_WaitsWholeWhenOnlyPartFits_AndExplainsWhichClusterIsS
   EXPECT_TRUE(s.submit(gang(2, q, 0, {8}, true)).ok());
   EXPECT_TRUE(s.submit(gang(3, q, 0, {8}, true)).ok());
   s.schedule(t0);
-  EXPECT_TRUE(s.submit(gang(4, q, 0, {8, 8}, true)).ok());  // 1 free node left in the fleet: needs two on one cluster
+  EXPECT_TRUE(s.submit(gang(4, q, 0, {8, 8}, true))
+                  .ok());  // 1 free node left in the fleet: needs two on one cluster
   const PassResult r = s.schedule(t0);
   EXPECT_EQ(count(r, ActionKind::kAdmit), 0u);
   EXPECT_EQ(s.placement_of(4), nullptr);
@@ -160,7 +161,8 @@ TEST_F(SchedulerTest, Infeasible_ParkedWithReason_AndRetriedOnlyWhenTheFleetGrow
   // Heading for 3 nodes: feasible again, waits for placement until the node is up.
   std::map<std::string, int64_t, std::less<>> targets{{"ml.p5.48xlarge", 3}};
   std::vector<Scheduler::NodeDesc> nodes;
-  for (int i = 0; i < 2; ++i) nodes.push_back({"a-n" + std::to_string(i), "ml.p5.48xlarge", node_capacity(8), true});
+  for (int i = 0; i < 2; ++i)
+    nodes.push_back({"a-n" + std::to_string(i), "ml.p5.48xlarge", node_capacity(8), true});
   s.sync_cluster("a", nodes, targets, {});
   s.schedule(t0);
   EXPECT_EQ(s.explain(1, t0).kind, WaitKind::kPlacement);
@@ -282,13 +284,15 @@ TEST_F(SchedulerTest, MinRunTime_ProtectsFromReclaim_AndTheReclaimingQueueHoldsI
   EXPECT_TRUE(s.submit(gang(1, n2, 0, {8, 4})).ok());  // q2 borrows 4 of q1's nominal
   s.schedule(t0);
   ASSERT_TRUE(s.admitted(1));
-  EXPECT_TRUE(s.submit(gang(2, n1, 0, {8})).ok());  // q1 wants its nominal back; job 1 is protected for 10 min
+  EXPECT_TRUE(s.submit(gang(2, n1, 0, {8}))
+                  .ok());  // q1 wants its nominal back; job 1 is protected for 10 min
   PassResult r = s.schedule(t0 + minutes(1));
   EXPECT_EQ(r.actions.size(), 0u);
   EXPECT_TRUE(s.submit(gang(3, n2, 0, {4})).ok());  // would borrow the 4 q1 is reclaiming
   r = s.schedule(t0 + minutes(2));
   EXPECT_EQ(r.actions.size(), 0u);
-  EXPECT_EQ(s.explain(3, t0 + minutes(2)).kind, WaitKind::kHeldForReclaim) << s.explain(3, t0).message;
+  EXPECT_EQ(s.explain(3, t0 + minutes(2)).kind, WaitKind::kHeldForReclaim)
+      << s.explain(3, t0).message;
   // After the protection, the reclaim happens.
   r = s.schedule(t0 + minutes(11));
   ASSERT_GE(r.actions.size(), 2u);
@@ -334,9 +338,11 @@ TEST_F(SchedulerTest, FairShare_BorrowerWithTheSmallestWeightedShareGoesFirst) {
     const NodeId b = *g.add_node(queue("b", root, 0));
     std::vector<bool> fair_roots(g.size(), false);
     fair_roots[root] = fair;
-    fresh.set_quota(std::move(g), [](JobKey) { return quota::kNoNode; }, {}, fair_roots);
+    fresh.set_quota(
+        std::move(g), [](JobKey) { return quota::kNoNode; }, {}, fair_roots);
     std::vector<Scheduler::NodeDesc> nodes;
-    for (int i = 0; i < 2; ++i) nodes.push_back({"n" + std::to_string(i), "t", node_capacity(8), true});
+    for (int i = 0; i < 2; ++i)
+      nodes.push_back({"n" + std::to_string(i), "t", node_capacity(8), true});
     fresh.sync_cluster("c", nodes, {}, {});
     JobSpec first = gang(1, a, 0, {8});
     EXPECT_TRUE(fresh.submit(first).ok());
@@ -355,7 +361,8 @@ TEST_F(SchedulerTest, Ceiling_TheEnvironmentCapacityBoundsTheCohort) {
   const NodeId root = *g.add_node(cohort("root"));
   const NodeId q = *g.add_node(queue("q", root, 32));
   std::map<NodeId, ResourceVector> ceilings{{root, gpus(16)}};
-  s.set_quota(std::move(g), [](JobKey) { return quota::kNoNode; }, ceilings);
+  s.set_quota(
+      std::move(g), [](JobKey) { return quota::kNoNode; }, ceilings);
   cluster("a", 4, 8);
   for (JobKey k = 1; k <= 3; ++k) EXPECT_TRUE(s.submit(gang(k, q, 0, {8})).ok());
   s.schedule(t0);
@@ -388,7 +395,8 @@ TEST_F(SchedulerTest, LoweredLimit_JobsAboveTheNewLimitBecomeReclaimVictims) {
   EXPECT_TRUE(s.admitted(1) && s.admitted(2));
   s.schedule(t0);
   EXPECT_TRUE(s.admitted(1) && s.admitted(2));  // nobody needs it yet
-  EXPECT_TRUE(s.submit(gang(3, 2, 0, {8, 8})).ok());  // q2 needs its nominal 8 plus... only 8 exist for it
+  EXPECT_TRUE(
+      s.submit(gang(3, 2, 0, {8, 8})).ok());  // q2 needs its nominal 8 plus... only 8 exist for it
   EXPECT_TRUE(s.submit(gang(4, 2, 0, {8})).ok());
   const PassResult r = s.schedule(t0 + minutes(1));
   ASSERT_FALSE(r.actions.empty());
@@ -403,12 +411,14 @@ TEST_F(SchedulerTest, StrictFifo_AHeadThatCannotBePlacedBlocksTheQueue) {
     Scheduler fresh;
     QuotaGraph g;
     NodeSpec spec = queue("q", quota::kNoNode, 64);
-    spec.queueing = strict ? quota::QueueingStrategy::kStrictFifo : quota::QueueingStrategy::kBestEffortFifo;
+    spec.queueing =
+        strict ? quota::QueueingStrategy::kStrictFifo : quota::QueueingStrategy::kBestEffortFifo;
     const NodeId q = *g.add_node(spec);
     fresh.set_quota(std::move(g), [](JobKey) { return quota::kNoNode; });
     std::map<std::string, int64_t, std::less<>> targets{{"t", 3}};
     std::vector<Scheduler::NodeDesc> nodes;
-    for (int i = 0; i < 2; ++i) nodes.push_back({"n" + std::to_string(i), "t", node_capacity(8), true});
+    for (int i = 0; i < 2; ++i)
+      nodes.push_back({"n" + std::to_string(i), "t", node_capacity(8), true});
     fresh.sync_cluster("c", nodes, targets, {});
     EXPECT_TRUE(fresh.submit(gang(1, q, 0, {8, 8, 8})).ok());  // feasible at target size, not now
     EXPECT_TRUE(fresh.submit(gang(2, q, 0, {8})).ok());
@@ -550,7 +560,8 @@ TEST_F(SchedulerTest, Replay_ApplyingRecordedActionsRebuildsTheSameScheduler) {
   Scheduler r;
   r.set_quota(std::move(g2), [](JobKey) { return quota::kNoNode; });
   std::vector<Scheduler::NodeDesc> nodes;
-  for (int i = 0; i < 2; ++i) nodes.push_back({"a-n" + std::to_string(i), "ml.p5.48xlarge", node_capacity(8), true});
+  for (int i = 0; i < 2; ++i)
+    nodes.push_back({"a-n" + std::to_string(i), "ml.p5.48xlarge", node_capacity(8), true});
   r.sync_cluster("a", nodes, {}, {});
   EXPECT_TRUE(r.submit(gang(1, q, 0, {8, 8})).ok());
   EXPECT_TRUE(r.submit(gang(2, q, 5, {8})).ok());

@@ -265,7 +265,8 @@ TEST(Simulation, FragmentedFleet_EstimateModeWaitsForFailover_ReservationDoesNot
 // simulated cloud's reboot/reprovision/migrate with the scenario's clearedBy and recurs.
 TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) {
   TempDir dir;
-  SimulationReport r = run(example("node-faults.yaml"), dir.path(), std::nullopt, std::nullopt, hours(14));
+  SimulationReport r =
+      run(example("node-faults.yaml"), dir.path(), std::nullopt, std::nullopt, hours(14));
   EXPECT_EQ(r.steps_failed, 0u);
   EXPECT_EQ(r.steps_not_implemented, 0u);
   std::vector<Json> calls = read_jsonl(dir.file("calls.jsonl"));
@@ -284,7 +285,9 @@ TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) 
     if (rems.front()["Fault"] == "xid:79") {
       for (const Json& x : rems) ladder_79.push_back(x["EffectiveAction"]);
     } else if (rems.front()["Fault"].get<std::string>().rfind("npd-", 0) == 0) {
-      for (const Json& x : rems) hung.push_back(x["EffectiveAction"].get<std::string>() + ":" + x["Status"].get<std::string>());
+      for (const Json& x : rems)
+        hung.push_back(x["EffectiveAction"].get<std::string>() + ":" +
+                       x["Status"].get<std::string>());
     } else if (rems.front()["EffectiveAction"] == "migrate") {
       migrated = node;
       EXPECT_EQ(rems.front()["Approver"], "bob");
@@ -292,7 +295,8 @@ TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) 
     }
   }
   EXPECT_EQ(ladder_79, (std::vector<std::string>{"reboot", "reboot", "reprovision"}));
-  EXPECT_EQ(hung, (std::vector<std::string>{"reboot:Failed", "reboot:Failed", "reprovision:Succeeded"}));
+  EXPECT_EQ(hung,
+            (std::vector<std::string>{"reboot:Failed", "reboot:Failed", "reprovision:Succeeded"}));
   EXPECT_FALSE(migrated.empty());
   int discarded = 0, disk = 0;
   for (const Json& a : state["alerts"]) {
@@ -310,7 +314,8 @@ TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) 
   EXPECT_EQ((*m)["remediations"]["tickets"], 1);
   // The same seed gives the same run.
   TempDir again;
-  SimulationReport r2 = run(example("node-faults.yaml"), again.path(), std::nullopt, std::nullopt, hours(14));
+  SimulationReport r2 =
+      run(example("node-faults.yaml"), again.path(), std::nullopt, std::nullopt, hours(14));
   EXPECT_EQ(r2.state, r.state);
 }
 
@@ -334,8 +339,10 @@ steps:
   EXPECT_EQ(calls[0]["status"], 404);
   EXPECT_EQ(calls[0]["as"], "ops");
   EXPECT_EQ(calls[0]["t"], 600);
-  EXPECT_NE(calls[0]["body"]["message"].get<std::string>().find("no cluster has an instance group named workers"),
-            std::string::npos) << calls[0].dump();
+  EXPECT_NE(calls[0]["body"]["message"].get<std::string>().find(
+                "no cluster has an instance group named workers"),
+            std::string::npos)
+      << calls[0].dump();
   EXPECT_EQ(calls[1]["status"], 404);  // the priority step runs: no service job "s"
   EXPECT_EQ(calls[2]["status"], 404);
 }

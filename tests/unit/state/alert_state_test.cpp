@@ -53,9 +53,16 @@ Json present(const Sig& s, std::string evidence = "ev") {
 }
 
 // A clear, as healing/engine.cpp clear_events builds it (ResolvedBy omitted when empty).
-Json cleared(const Sig& s, std::string resolved_by = "", bool fixed = false, std::string evidence = "signal cleared") {
-  Json p{{"Cluster", "c1"}, {"Node", s.node},       {"Detector", s.detector}, {"Subject", s.subject},
-         {"Fault", s.fault}, {"Present", false},    {"Evidence", std::move(evidence)}, {"Fixed", fixed}};
+Json cleared(const Sig& s, std::string resolved_by = "", bool fixed = false,
+             std::string evidence = "signal cleared") {
+  Json p{{"Cluster", "c1"},
+         {"Node", s.node},
+         {"Detector", s.detector},
+         {"Subject", s.subject},
+         {"Fault", s.fault},
+         {"Present", false},
+         {"Evidence", std::move(evidence)},
+         {"Fixed", fixed}};
   if (!resolved_by.empty()) p["ResolvedBy"] = std::move(resolved_by);
   return p;
 }
@@ -70,7 +77,9 @@ struct Fleet {
     ASSERT_TRUE(st.ok()) << type << ": " << st.to_string();
   }
   void signal(Json p, Time at) { apply(event_type::kAlertSignal, std::move(p), at); }
-  void fired(const std::string& id, Time at) { apply(event_type::kAlertFired, Json{{"AlertId", id}}, at); }
+  void fired(const std::string& id, Time at) {
+    apply(event_type::kAlertFired, Json{{"AlertId", id}}, at);
+  }
 
   const HealthState& h() const { return s.view().health_state(); }
   const AlertRecord& alert(const std::string& id) const { return h().alerts.at(id); }
@@ -101,7 +110,8 @@ TEST(AlertState, ShorterThanThePersistenceWindowIsDiscardedAndNeverFires) {
   EXPECT_EQ(f.alert(alert_id(1)).state, "discarded");
   EXPECT_FALSE(f.alert(alert_id(1)).fired_at.has_value());
   ASSERT_GT(f.s.view().events.size(), 0u);
-  EXPECT_NE(f.s.view().events.at(f.s.view().events.size() - 1).description.find("discarded"), std::string::npos);
+  EXPECT_NE(f.s.view().events.at(f.s.view().events.size() - 1).description.find("discarded"),
+            std::string::npos);
 }
 
 TEST(AlertState, FiresAtFirstSeenPlusThePersistenceWindow) {
@@ -206,7 +216,8 @@ TEST(AlertState, ReRaiseAfterResolveIsANewAlert) {
   EXPECT_EQ(b.first_seen, t0 + minutes(10));
   EXPECT_EQ(b.observations, 1u);
   EXPECT_FALSE(b.fired_at.has_value());
-  EXPECT_EQ(f.h().open_alerts.at(HealthState::alert_key(s.node, s.detector, s.subject, s.fault)), alert_id(2));
+  EXPECT_EQ(f.h().open_alerts.at(HealthState::alert_key(s.node, s.detector, s.subject, s.fault)),
+            alert_id(2));
 }
 
 TEST(AlertState, TwoSubjectsOnOneNodeAreTwoAlerts) {
@@ -231,7 +242,8 @@ TEST(AlertState, NodeDetectorAndFaultArePartOfTheKey) {
   other_node.node = "node-2";
   other_detector.detector = "pcie-bus";
   other_fault.fault = "xid:48";
-  for (const Sig* s : {&base, &other_node, &other_detector, &other_fault}) f.signal(present(*s), t0);
+  for (const Sig* s : {&base, &other_node, &other_detector, &other_fault})
+    f.signal(present(*s), t0);
   EXPECT_EQ(f.h().alerts.size(), 4u);
   EXPECT_EQ(f.h().open_alerts.size(), 4u);
 }
@@ -242,7 +254,8 @@ TEST(AlertState, EvidenceIsKeptVerbatim) {
   Fleet f;
   Sig s;
   const std::string line =
-      "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n\t\"x\"";
+      "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+      "bus.\n\t\"x\"";
   f.signal(present(s, line), t0);
   f.signal(present(s, "counters {\"dbe\": 3}"), t0 + seconds(10));
   f.signal(cleared(s, "", false, "gone"), t0 + seconds(20));
@@ -250,7 +263,8 @@ TEST(AlertState, EvidenceIsKeptVerbatim) {
   ASSERT_EQ(a.evidence.size(), 3u);
   EXPECT_EQ(a.evidence[0], (health::Evidence{t0, true, line}));
   EXPECT_EQ(a.evidence[1], (health::Evidence{t0 + seconds(10), true, "counters {\"dbe\": 3}"}));
-  EXPECT_EQ(a.evidence[2], (health::Evidence{t0 + seconds(20), false, "gone"}));  // the clear is kept too
+  EXPECT_EQ(a.evidence[2],
+            (health::Evidence{t0 + seconds(20), false, "gone"}));  // the clear is kept too
   EXPECT_EQ(a.observations, 3u);
 }
 
@@ -260,12 +274,14 @@ TEST(AlertState, EvidenceIsBoundedToTheFirstAndTheLast16) {
   Sig s;
   const size_t n = remediate::kMaxRecentEvidence;
   const size_t total = 1 + n + 5;
-  for (size_t i = 0; i < total; ++i) f.signal(present(s, "obs-" + std::to_string(i)), t0 + seconds(i));
+  for (size_t i = 0; i < total; ++i)
+    f.signal(present(s, "obs-" + std::to_string(i)), t0 + seconds(i));
   const AlertRecord& a = f.alert(alert_id(1));
   EXPECT_EQ(a.observations, total);
   ASSERT_EQ(a.evidence.size(), 1 + n);
   EXPECT_EQ(a.evidence.front().text, "obs-0");
-  for (size_t k = 0; k < n; ++k) EXPECT_EQ(a.evidence[1 + k].text, "obs-" + std::to_string(total - n + k)) << k;
+  for (size_t k = 0; k < n; ++k)
+    EXPECT_EQ(a.evidence[1 + k].text, "obs-" + std::to_string(total - n + k)) << k;
   // A clear stays bounded and is the newest entry.
   f.signal(cleared(s, "", false, "clear"), t0 + minutes(1));
   const AlertRecord& b = f.alert(alert_id(1));
@@ -295,7 +311,7 @@ TEST(AlertState, CriticalFiringRecordsTheHostsLastCritical) {
   f.fired(alert_id(2), t0 + minutes(6));
   EXPECT_EQ(f.h().host_last_critical.at("host-1"), t0 + minutes(5));  // when the window ended
   EXPECT_FALSE(f.h().host_last_critical.contains("host-2"));          // warning: not critical
-  f.signal(present(now), t0 + minutes(8));                              // zero window: at once
+  f.signal(present(now), t0 + minutes(8));                            // zero window: at once
   EXPECT_EQ(f.h().host_last_critical.at("host-3"), t0 + minutes(8));
   EXPECT_EQ(f.alert(alert_id(1)).severity, health::Severity::kCritical);
   EXPECT_EQ(f.alert(alert_id(2)).severity, health::Severity::kWarning);
@@ -310,7 +326,8 @@ TEST(AlertState, FixedClearOfARecurringFaultSchedulesItsRecurrence) {
   f.signal(p, t0);
   f.signal(cleared(s, "reboot", /*fixed=*/true), t0 + minutes(30));
   ASSERT_EQ(f.h().recurrences.size(), 1u);
-  EXPECT_EQ(*f.h().recurrences.begin(), std::make_pair(t0 + minutes(40), alert_id(1)));  // default 10 min
+  EXPECT_EQ(*f.h().recurrences.begin(),
+            std::make_pair(t0 + minutes(40), alert_id(1)));  // default 10 min
 
   // RecurAfterUs sets the delay; a clear that did not fix it (Fixed=false) schedules nothing.
   Sig s2 = s, s3 = s;
@@ -371,13 +388,15 @@ TEST(AlertState, HealthStateSnapshotRoundTripGivesAnEqualHash) {
   f.fired(alert_id(3), t0 + minutes(5));
   f.signal(cleared(resolved, "reboot", true), t0 + minutes(6));
   f.signal(cleared(discarded), t0 + minutes(6));
-  f.apply(event_type::kAlertDelivered, Json{{"AlertId", alert_id(2)}, {"Target", "webhook"}, {"State", "firing"}},
+  f.apply(event_type::kAlertDelivered,
+          Json{{"AlertId", alert_id(2)}, {"Target", "webhook"}, {"State", "firing"}},
           t0 + minutes(6));
 
   remediate::Policy pol;
   pol.cooldown = minutes(10);
   pol.persistence["xid"] = minutes(1);
-  f.apply(event_type::kRemediationPolicySet, Json{{"Cluster", "c1"}, {"Policy", pol.to_json()}}, t0 + minutes(7));
+  f.apply(event_type::kRemediationPolicySet, Json{{"Cluster", "c1"}, {"Policy", pol.to_json()}},
+          t0 + minutes(7));
 
   remediate::Remediation r;
   r.id = remediate::numbered_id("rem", 1);
@@ -395,7 +414,8 @@ TEST(AlertState, HealthStateSnapshotRoundTripGivesAnEqualHash) {
   r.rule = "default:xid";
   r.evidence = {alert_id(2)};
   r.created_at = t0 + minutes(8);
-  f.apply(event_type::kRemediationProposed, Json{{"Remediation", r.to_canonical()}}, t0 + minutes(8));
+  f.apply(event_type::kRemediationProposed, Json{{"Remediation", r.to_canonical()}},
+          t0 + minutes(8));
   auto update = [&](const std::string& status, Json extra, Time at) {
     Json p{{"RemediationId", r.id}, {"Status", status}, {"Reason", status + " now"}};
     for (auto it = extra.begin(); it != extra.end(); ++it) p[it.key()] = it.value();
@@ -407,15 +427,19 @@ TEST(AlertState, HealthStateSnapshotRoundTripGivesAnEqualHash) {
   update("Executing", Json::object(), t0 + minutes(12));
   update("Rejoining", Json::object(), t0 + minutes(13));  // migrate: host-1 goes to inspection
   update("Succeeded", Json::object(), t0 + minutes(14));
-  f.apply(event_type::kHostStatus, Json{{"HostId", "host-1"}, {"Status", "BurnIn"}, {"Reason", "burn-in"}},
-          t0 + minutes(15));
   f.apply(event_type::kHostStatus,
-          Json{{"HostId", "host-1"},
-               {"Status", "Repair"},
-               {"Reason", "NCCL all-reduce below threshold"},
-               {"Checks", Json::array({Json{{"Name", "nccl"}, {"Result", "Fail"}, {"Log", "busbw 12 GB/s"}}})}},
-          t0 + minutes(16));
-  f.apply(event_type::kBreakerTripped, Json{{"Cluster", "c1"}, {"Reason", "6 auto-approvals in 1h"}}, t0 + minutes(17));
+          Json{{"HostId", "host-1"}, {"Status", "BurnIn"}, {"Reason", "burn-in"}},
+          t0 + minutes(15));
+  f.apply(
+      event_type::kHostStatus,
+      Json{{"HostId", "host-1"},
+           {"Status", "Repair"},
+           {"Reason", "NCCL all-reduce below threshold"},
+           {"Checks",
+            Json::array({Json{{"Name", "nccl"}, {"Result", "Fail"}, {"Log", "busbw 12 GB/s"}}})}},
+      t0 + minutes(16));
+  f.apply(event_type::kBreakerTripped,
+          Json{{"Cluster", "c1"}, {"Reason", "6 auto-approvals in 1h"}}, t0 + minutes(17));
 
   const HealthState& h = f.h();
   ASSERT_EQ(h.alerts.size(), 4u);
@@ -472,7 +496,8 @@ TEST(AlertState, SnapshotWithRecurrencesRoundTrips) {
   ASSERT_TRUE(restored.ok()) << restored.status().to_string();
   EXPECT_EQ(restored->hash(), f.s.hash());
   EXPECT_EQ(restored->view().health_state().recurrences, f.h().recurrences);
-  EXPECT_EQ(restored->view().health_state().alerts.at(alert_id(1)).cleared_by, std::vector<std::string>{"reprovision"});
+  EXPECT_EQ(restored->view().health_state().alerts.at(alert_id(1)).cleared_by,
+            std::vector<std::string>{"reprovision"});
   EXPECT_EQ(restored->view().health_state().alerts.at(alert_id(1)).signal, Json("raw signal"));
 }
 

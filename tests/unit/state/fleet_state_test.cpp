@@ -10,7 +10,8 @@ EventRecord rec(Seq seq, const Event& e, Time t = kSimEpoch, std::string key = "
 }
 
 Event started(const std::string& version) {
-  return Event{std::string(event_type::kControlPlaneStarted), Json{{"version", version}, {"store", "sqlite:x"}}, ""};
+  return Event{std::string(event_type::kControlPlaneStarted),
+               Json{{"version", version}, {"store", "sqlite:x"}}, ""};
 }
 
 TEST(FleetState, ApplyRequiresTheNextSequenceNumber) {
@@ -52,14 +53,17 @@ TEST(FleetState, EventRecordedCarriesTheEnvelope) {
 
 TEST(FleetState, MalformedPayloadIsAnErrorAndChangesNothing) {
   FleetState s;
-  EventRecord bad{1, std::string(event_type::kEventRecorded), "{\"ResourceType\": 3}", "", kSimEpoch};
+  EventRecord bad{1, std::string(event_type::kEventRecorded), "{\"ResourceType\": 3}", "",
+                  kSimEpoch};
   Status st = s.apply(bad);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("ResourceType"), std::string::npos) << st.message();
   EXPECT_EQ(s.applied_seq(), 0);
   EXPECT_EQ(s.view().events.size(), 0u);
   EXPECT_FALSE(s.apply(EventRecord{1, "no.such.type", "{}", "", kSimEpoch}).ok());
-  EXPECT_FALSE(s.apply(EventRecord{1, std::string(event_type::kEventRecorded), "{not json", "", kSimEpoch}).ok());
+  EXPECT_FALSE(
+      s.apply(EventRecord{1, std::string(event_type::kEventRecorded), "{not json", "", kSimEpoch})
+          .ok());
 }
 
 TEST(FleetState, IdempotencyKeysAreIndexedBySeq) {

@@ -14,7 +14,8 @@ std::string job_with(const std::string& run_policy, const std::string& duration 
   return R"({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
              "metadata": {"name": "big", "annotations": {"gpufleet.io/duration": ")" +
          duration + R"("}},
-             "spec": {"runPolicy": )" + run_policy + R"(,
+             "spec": {"runPolicy": )" +
+         run_policy + R"(,
                "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec":
                  {"containers": [{"name": "m", "image": "x",
                                   "resources": {"requests": {"cpu": "1"}}}]}}}}}})";
@@ -30,17 +31,17 @@ Status job_refusal(const std::string& json) {
 // deadline would fail the job at once). They are bounded at a century, as is the duration
 // annotation.
 TEST(PyTorchJob, DeadlinesBeyondACenturyAreValidationErrorsNotOverflows) {
-  for (const std::string& json :
-       {job_with(R"({"activeDeadlineSeconds": 9223372036854775807})"),
-        job_with(R"({"ttlSecondsAfterFinished": 9223372036854775807})"),
-        job_with(R"({"activeDeadlineSeconds": 3153600001})"),
-        job_with("{}", "9223372036854775807us")}) {
+  for (const std::string& json : {job_with(R"({"activeDeadlineSeconds": 9223372036854775807})"),
+                                  job_with(R"({"ttlSecondsAfterFinished": 9223372036854775807})"),
+                                  job_with(R"({"activeDeadlineSeconds": 3153600001})"),
+                                  job_with("{}", "9223372036854775807us")}) {
     const Status st = job_refusal(json);
     EXPECT_EQ(st.code(), ErrorCode::kValidation) << json;
     EXPECT_NE(st.message().find("100 years"), std::string::npos) << st.message();
   }
   EXPECT_TRUE(job_refusal(job_with(R"({"activeDeadlineSeconds": 3153600000,
-                                       "ttlSecondsAfterFinished": 0})", "36500d"))
+                                       "ttlSecondsAfterFinished": 0})",
+                                   "36500d"))
                   .ok());
 }
 
@@ -53,7 +54,8 @@ TEST(PropagationPolicy, FailoverSecondsBeyondACenturyAreValidationErrors) {
     const std::string json = R"({"apiVersion": "policy.one.alibabacloud.com/v1alpha1",
       "kind": "PropagationPolicy", "metadata": {"name": "p"},
       "spec": {"resourceSelectors": [{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob"}],
-               "failover": {"application": )" + application + "}}}";
+               "failover": {"application": )" +
+                             application + "}}}";
     const Result<PropagationPolicy> p = parse_propagation_policy(*parse_json(json));
     ASSERT_FALSE(p.ok()) << application;
     EXPECT_NE(p.status().message().find("100 years"), std::string::npos) << p.status().message();

@@ -85,14 +85,15 @@ TEST(PropagationPolicy, ExamplePolicySelectsTheExamplePyTorchJob) {
 TEST(PropagationPolicy, SelectsByNameAndLabels) {
   const PropagationPolicy by_name = must_parse(policy_yaml("p", "      name: pytorch-test\n"));
   const PropagationPolicy by_labels =
-      must_parse(policy_yaml("p", "      labelSelector:\n        matchLabels:\n"
-                                  "          app: pytorchjob\n          team: a\n"));
+      must_parse(policy_yaml("p",
+                             "      labelSelector:\n        matchLabels:\n"
+                             "          app: pytorchjob\n          team: a\n"));
   const std::map<std::string, std::string> labels{{"app", "pytorchjob"}, {"team", "a"}};
   EXPECT_TRUE(by_name.selects("kubeflow.org/v1", "PyTorchJob", "pytorch-test", "default", {}));
   EXPECT_FALSE(by_name.selects("kubeflow.org/v1", "PyTorchJob", "other", "default", {}));
   EXPECT_TRUE(by_labels.selects("kubeflow.org/v1", "PyTorchJob", "x", "default", labels));
-  EXPECT_FALSE(by_labels.selects("kubeflow.org/v1", "PyTorchJob", "x", "default",
-                                 {{"app", "pytorchjob"}}));
+  EXPECT_FALSE(
+      by_labels.selects("kubeflow.org/v1", "PyTorchJob", "x", "default", {{"app", "pytorchjob"}}));
   EXPECT_FALSE(by_labels.selects("kubeflow.org/v1", "PyTorchJob", "x", "default",
                                  {{"app", "pytorchjob"}, {"team", "b"}}));
 }
@@ -125,8 +126,9 @@ TEST(PropagationPolicy, BadPurgeModeRefusedNamingTheField) {
 }
 
 TEST(PropagationPolicy, FailoverModesAndGracePeriod) {
-  const std::string failover = "  failover:\n    application:\n      purgeMode: Gracefully\n"
-                               "      gracePeriodSeconds: 120\n";
+  const std::string failover =
+      "  failover:\n    application:\n      purgeMode: Gracefully\n"
+      "      gracePeriodSeconds: 120\n";
   const PropagationPolicy p = must_parse(policy_yaml("p", "", failover));
   EXPECT_EQ(p.purge_mode, PurgeMode::kGracefully);
   EXPECT_EQ(p.grace_period_seconds, 120);
@@ -137,11 +139,13 @@ TEST(PropagationPolicy, FailoverModesAndGracePeriod) {
 
   EXPECT_EQ(error_of(parse(policy_yaml(
                 "p", "", "  failover:\n    application:\n      gracePeriodSeconds: 0\n"))),
-            "spec.failover.application.gracePeriodSeconds: must be > 0 and at most 3153600000 (100 years), got 0");
+            "spec.failover.application.gracePeriodSeconds: must be > 0 and at most 3153600000 (100 "
+            "years), got 0");
   EXPECT_EQ(error_of(parse(policy_yaml("p", "",
                                        "  failover:\n    application:\n      decisionConditions:\n"
                                        "        tolerationSeconds: -5\n"))),
-            "spec.failover.application.decisionConditions.tolerationSeconds: must be between 0 and 3153600000 (100 years), got -5");
+            "spec.failover.application.decisionConditions.tolerationSeconds: must be between 0 and "
+            "3153600000 (100 years), got -5");
 }
 
 TEST(PropagationPolicy, SchedulingTypesValidated) {
@@ -154,10 +158,10 @@ TEST(PropagationPolicy, SchedulingTypesValidated) {
                 policy_yaml("p", "", replica_scheduling + "      replicaSchedulingType: X\n"))),
             "spec.placement.replicaScheduling.replicaSchedulingType: \"X\" is not a replica "
             "scheduling type (expected Divided or Duplicated)");
-  const PropagationPolicy dup = must_parse(policy_yaml(
-      "p", "",
-      "  placement:\n    clusterAffinity:\n      clusterNames: [c1, c2]\n"
-      "    replicaScheduling:\n      replicaSchedulingType: Duplicated\n"));
+  const PropagationPolicy dup =
+      must_parse(policy_yaml("p", "",
+                             "  placement:\n    clusterAffinity:\n      clusterNames: [c1, c2]\n"
+                             "    replicaScheduling:\n      replicaSchedulingType: Duplicated\n"));
   EXPECT_EQ(dup.replica_scheduling_type, "Duplicated");
   EXPECT_FALSE(dup.gang);
   EXPECT_EQ(dup.cluster_names, (std::vector<std::string>{"c1", "c2"}));
@@ -173,8 +177,9 @@ TEST(PropagationPolicy, SelectorsRequired) {
             "spec.resourceSelectors: is required: at least one selector (apiVersion and kind)");
   EXPECT_EQ(error_of(parse(no_selectors + "  resourceSelectors:\n    - kind: PyTorchJob\n")),
             "spec.resourceSelectors[0].apiVersion: is required");
-  EXPECT_EQ(error_of(parse(policy_yaml("p", "      labelSelector:\n        matchExpressions:\n"
-                                            "          - {key: a, operator: Exists}\n"))),
+  EXPECT_EQ(error_of(parse(policy_yaml("p",
+                                       "      labelSelector:\n        matchExpressions:\n"
+                                       "          - {key: a, operator: Exists}\n"))),
             "spec.resourceSelectors[0].labelSelector.matchExpressions: is not supported; select "
             "by name or matchLabels");
 }

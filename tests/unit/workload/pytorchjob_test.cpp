@@ -96,7 +96,9 @@ TEST(PyTorchJob, CleanPodPolicyMustBeNoneRunningOrAll) {
   y.replace(y.find("cleanPodPolicy: None"), 20, "cleanPodPolicy: Some");
   Result<PyTorchJob> job = parse(y);
   ASSERT_FALSE(job.ok());
-  EXPECT_NE(job.status().message().find("spec.cleanPodPolicy: \"Some\" is not one of None, Running, All"), std::string::npos)
+  EXPECT_NE(
+      job.status().message().find("spec.cleanPodPolicy: \"Some\" is not one of None, Running, All"),
+      std::string::npos)
       << job.status().message();
 }
 
@@ -105,7 +107,8 @@ TEST(PyTorchJob, UnknownFieldsWarnButNothingUnderTemplate) {
   y.replace(y.find("  cleanPodPolicy: None"), 21, "  cleanupPolicy: None");
   Result<PyTorchJob> job = parse(y);
   ASSERT_TRUE(job.ok()) << job.status().to_string();
-  EXPECT_NE(std::find(job->warnings.begin(), job->warnings.end(), "spec.cleanupPolicy: unknown field, ignored"),
+  EXPECT_NE(std::find(job->warnings.begin(), job->warnings.end(),
+                      "spec.cleanupPolicy: unknown field, ignored"),
             job->warnings.end());
   for (const std::string& w : job->warnings) {
     EXPECT_EQ(w.find("template"), std::string::npos) << w;
@@ -144,12 +147,12 @@ TEST(PyTorchJob, PodsHaveKubeflowNamesLabelsAndEnv) {
 }
 
 TEST(PyTorchJob, LimitOnlyResourceDefaultsToTheLimit) {
-  Result<PyTorchJob> job = parse(job_yaml(
-      "              limits:\n"
-      "                cpu: \"4\"\n"
-      "                nvidia.com/gpu: 8\n"
-      "              requests:\n"
-      "                cpu: 500m\n"));
+  Result<PyTorchJob> job =
+      parse(job_yaml("              limits:\n"
+                     "                cpu: \"4\"\n"
+                     "                nvidia.com/gpu: 8\n"
+                     "              requests:\n"
+                     "                cpu: 500m\n"));
   ASSERT_TRUE(job.ok()) << job.status().to_string();
   EXPECT_EQ(job->master.requests, (Json{{"cpu", "500m"}, {"nvidia.com/gpu", 8}}));
 }
@@ -172,9 +175,9 @@ TEST(PyTorchJob, RequestsAreSummedOverContainers) {
 }
 
 TEST(PyTorchJob, RequestAboveLimitRefused) {
-  Result<PyTorchJob> job = parse(job_yaml(
-      "              limits:\n                cpu: \"1\"\n"
-      "              requests:\n                cpu: \"2\"\n"));
+  Result<PyTorchJob> job =
+      parse(job_yaml("              limits:\n                cpu: \"1\"\n"
+                     "              requests:\n                cpu: \"2\"\n"));
   EXPECT_EQ(error_of(job),
             "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources.requests.cpu: "
             "\"2\" exceeds the limit \"1\"");
@@ -225,8 +228,9 @@ TEST(PyTorchJob, MissingContainerResourcesRefusedNamingTheField) {
 }
 
 TEST(PyTorchJob, OnlyOtherResourcesRefused) {
-  Result<PyTorchJob> job = parse(job_yaml("              requests:\n"
-                                          "                ephemeral-storage: 1Gi\n"));
+  Result<PyTorchJob> job =
+      parse(job_yaml("              requests:\n"
+                     "                ephemeral-storage: 1Gi\n"));
   EXPECT_EQ(error_of(job),
             "spec.pytorchReplicaSpecs.Master.template.spec.containers: no cpu, memory or "
             "nvidia.com/gpu request or limit (gpufleet needs them to place the pod)");
@@ -251,8 +255,9 @@ TEST(PyTorchJob, UnknownReplicaTypeRefused) {
 }
 
 TEST(PyTorchJob, BadQuantityRefusedWithPath) {
-  Result<PyTorchJob> job = parse(job_yaml("              requests:\n"
-                                          "                memory: 5Gb\n"));
+  Result<PyTorchJob> job =
+      parse(job_yaml("              requests:\n"
+                     "                memory: 5Gb\n"));
   const std::string prefix =
       "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources.requests.memory: "
       "invalid quantity \"5Gb\"";
@@ -301,7 +306,8 @@ TEST(PyTorchJob, RunPolicyAndLegacyFields) {
   EXPECT_TRUE(job->warnings.empty()) << job->warnings.front();
 
   EXPECT_EQ(error_of(parse(job_yaml(kCpu1, "", "  runPolicy:\n    activeDeadlineSeconds: 0\n"))),
-            "spec.runPolicy.activeDeadlineSeconds: must be > 0 and at most 3153600000 (100 years), got 0");
+            "spec.runPolicy.activeDeadlineSeconds: must be > 0 and at most 3153600000 (100 years), "
+            "got 0");
   EXPECT_EQ(error_of(parse(job_yaml(kCpu1, "", "  ttlSecondsAfterFinished: -1\n"))),
             "spec.ttlSecondsAfterFinished: must be between 0 and 3153600000 (100 years), got -1");
   EXPECT_NE(error_of(parse(job_yaml(kCpu1, "", "  runPolicy:\n    backoffLimit: -1\n")))
