@@ -28,10 +28,10 @@ build-asan: setup $(ASAN_BUILD)/build.ninja
 demo: build
 	@scripts/demo $(BUILD)/gpufleet
 
-# The whole suite, then the whole suite again under ASan+UBSan, then every fuzz target for a few
+# Formatting first (seconds), then the whole suite, then the whole suite again under ASan+UBSan, then every fuzz target for a few
 # seconds on its corpus (regressions of the parsers outside input reaches). Ends with CTest's
 # summary of the ASan run.
-test: build build-asan
+test: format-check build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) FUZZ_SECONDS=3 scripts/fuzz
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
