@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "api/workload_wire.h"
+#include "core/ids.h"
 #include "frontend/quota_objects.h"
 #include "model/catalog.h"
 #include "state/job_events.h"
@@ -186,7 +187,7 @@ int64_t millis(Time t) { return to_micros(t) / 1000; }
 Json describe_service_job(const Job& j) {
   Json out{{"jobId", j.id},
            {"jobName", j.name},
-           {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + j.id},
+           {"jobArn", make_arn(ArnConfig{}, "service-job", j.id)},
            {"serviceJobType", "SAGEMAKER_TRAINING"},
            {"status", std::string(to_string(j.status))},
            {"statusReason", j.status_reason},
@@ -291,7 +292,7 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
     }
     const int64_t counter = s.view().job_counter + 1;
     job.key = static_cast<uint64_t>(counter);
-    job.id = job_id_for(counter, job.name);
+    job.id = job_id(counter, job.name);
     job.status = JobStatus::kRunnable;
     job.status_reason = "waiting in the queue";
     Decision d;
@@ -299,7 +300,7 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
         Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
     d.response = Json{{"jobId", job.id},
                       {"jobName", job.name},
-                      {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + job.id}};
+                      {"jobArn", make_arn(ArnConfig{}, "service-job", job.id)}};
     return d;
   };
   r.on_duplicate = [](const FleetState& s, Seq original) {
@@ -308,7 +309,7 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
       if (j->submit_seq == static_cast<uint64_t>(original)) {
         return Json{{"jobId", id},
                     {"jobName", j->name},
-                    {"jobArn", "arn:gpufleet:local:000000000000:service-job/" + id}};
+                    {"jobArn", make_arn(ArnConfig{}, "service-job", id)}};
       }
     }
     return Json::object();
@@ -317,22 +318,6 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
 }
 
 }  // namespace
-
-std::string job_id_for(int64_t counter, const std::string& name) {
-  uint64_t h1 = 1469598103934665603ULL ^ static_cast<uint64_t>(counter);
-  uint64_t h2 = 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(counter);
-  for (char c : name) {
-    h1 = (h1 ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    h2 = (h2 ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL + 7;
-  }
-  h1 = (h1 ^ static_cast<uint64_t>(counter)) * 1099511628211ULL;
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-4%03x-8%03x-%012llx", static_cast<unsigned>(h1 >> 32),
-                static_cast<unsigned>((h1 >> 16) & 0xffff), static_cast<unsigned>(h1 & 0xfff),
-                static_cast<unsigned>(h2 >> 52),
-                static_cast<unsigned long long>(h2 & 0xffffffffffffULL));
-  return buf;
-}
 
 void register_job_routes(Api& api) {
   Router& r = api.router();

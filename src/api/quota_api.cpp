@@ -5,6 +5,7 @@
 // is recorded, so a bad object changes nothing.
 #include "api/api.h"
 #include "api/workload_wire.h"
+#include "core/ids.h"
 #include "frontend/quota_objects.h"
 #include "state/job_events.h"
 
@@ -372,8 +373,7 @@ void register_aws_family(Api& api, const AwsFamily& f) {
     w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
       GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, false));
       d.response = Json{{f.name_field, o.key.name},
-                        {"arn", "arn:gpufleet:local:000000000000:" +
-                                    std::string(frontend::kind_plural(f.kind)) + "/" + o.key.name}};
+                        {"arn", make_arn(ArnConfig{}, frontend::kind_plural(f.kind), o.key.name)}};
       if (!o.warnings.empty()) d.response["warnings"] = o.warnings;
       return d;
     };

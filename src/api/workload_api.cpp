@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api/workload_wire.h"
+#include "core/ids.h"
 #include "frontend/quota_objects.h"
 #include "state/job_events.h"
 
@@ -214,7 +215,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
     GF_ASSIGN_OR_RETURN(Job job,
                         workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
     job.key = static_cast<uint64_t>(counter);
-    job.id = job_id_for(counter, job.name);
+    job.id = job_id(counter, job.name);
     events.push_back(
         Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
     Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", pj.warnings);

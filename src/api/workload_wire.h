@@ -36,7 +36,4 @@ HttpResponse workload_list(Api& api, const std::string& plural, const HttpReques
 HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest& req);
 HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequest& req);
 
-// Deterministic UUID-shaped job ids (job_api.cpp): the same journal names jobs the same way.
-std::string job_id_for(int64_t counter, const std::string& name);
-
 }  // namespace gf

@@ -1,11 +1,11 @@
-// Identifiers and ARNs. Random parts come from the loop's seeded generator so a simulation with
-// the same seed names everything the same way.
+// Every id the control plane mints, in one place. Ids derive from counters kept in the state
+// (and the configured seed), never from the clock or an unseeded random source, so a replay or a
+// simulation with the same inputs names everything the same way.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "core/random.h"
 
 namespace gf {
 
@@ -14,12 +14,17 @@ struct ArnConfig {
   std::string account = "000000000000";
 };
 
-// n characters from [a-z0-9].
-std::string random_lower_alnum(Random& rng, int n);
 // "arn:gpufleet:<region>:<account>:<resource_type>/<id>"
 std::string make_arn(const ArnConfig& cfg, std::string_view resource_type, std::string_view id);
-// Cluster ids are 10 lowercase alphanumerics (SPEC §2.1).
-std::string new_cluster_id(Random& rng);
+// The instance id of the counter-th launch request: "i-" and 17 hex digits, as EC2 writes them.
+std::string instance_id(uint64_t seed, int64_t counter);
+// The id of the counter-th cluster: 10 characters of [a-z0-9] (docs/provisioning.md).
+std::string cluster_id(uint64_t seed, int64_t counter);
+// The id of the counter-th job, shaped like a UUID (version 4, variant 1 bits) and derived from
+// the counter and the job's name.
+std::string job_id(int64_t counter, std::string_view name);
+// "<prefix>-000012": zero-padded to six digits so ids sort in creation order ("rem", "alert").
+std::string numbered_id(std::string_view prefix, int64_t n);
 // Zero-padded so lexical order is numeric order: "ev-000000000042-0".
 std::string event_id(int64_t seq, int index);
 

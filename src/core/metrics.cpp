@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/result.h"
+
 namespace gf {
 
 namespace {
@@ -120,6 +122,11 @@ std::string Metrics::render() const {
     }
     for (const auto& [labels, h] : fam.histograms) out += h->render(name, labels);
   }
+  // Process-wide, so not a family of this registry (core/result.h).
+  out +=
+      "# HELP gpufleet_internal_check_failures_total Internal checks (GF_CHECK_OK) that failed.\n";
+  out += "# TYPE gpufleet_internal_check_failures_total counter\n";
+  out += "gpufleet_internal_check_failures_total " + std::to_string(check_ok_failures()) + "\n";
   return out;
 }
 

@@ -1,6 +1,26 @@
 #include "core/result.h"
 
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cstdlib>
+
 namespace gf {
+
+namespace {
+std::atomic<uint64_t> g_check_failures{0};
+}  // namespace
+
+void check_ok_failed(const Status& status, const char* expr, const char* file, int line) {
+  g_check_failures.fetch_add(1, std::memory_order_relaxed);
+  spdlog::error("internal check failed at {}:{}: {} returned {}: {}", file, line, expr,
+                error_type_name(status.code()), status.message());
+#ifndef NDEBUG
+  std::abort();
+#endif
+}
+
+uint64_t check_ok_failures() { return g_check_failures.load(std::memory_order_relaxed); }
 
 std::string_view error_type_name(ErrorCode code) {
   switch (code) {

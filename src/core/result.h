@@ -91,7 +91,25 @@ class [[nodiscard]] Result {
   std::variant<T, Status> v_;
 };
 
+// GF_CHECK_OK's report of a Status that should not have failed. Debug builds (the ASan suite)
+// abort so the test that reached it fails; release builds log it, count it and go on
+// (docs/style.md, "Errors").
+void check_ok_failed(const Status& status, const char* expr, const char* file, int line);
+// GF_CHECK_OK failures in this process; /metrics exports it as
+// gpufleet_internal_check_failures_total.
+uint64_t check_ok_failures();
+
 }  // namespace gf
+
+// For a Status that fails only if the code is wrong (an invariant, never input): checked, and
+// reported by check_ok_failed when it is not OK.
+#define GF_CHECK_OK(expr)                                                 \
+  do {                                                                    \
+    const ::gf::Status gf_check_status_ = (expr);                         \
+    if (!gf_check_status_.ok()) {                                         \
+      ::gf::check_ok_failed(gf_check_status_, #expr, __FILE__, __LINE__); \
+    }                                                                     \
+  } while (0)
 
 // Propagates an error Status from an expression returning Status.
 #define GF_RETURN_IF_ERROR(expr)             \

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/hash.h"
 #include "core/json.h"
 #include "core/k8s_names.h"
 #include "core/resources.h"
@@ -29,9 +30,6 @@ bool valid_aws_name(std::string_view s);
 // "arn:aws:batch:us-east-1:1:job-queue/q" -> "q"; a plain name is returned as is.
 std::string name_from_arn(std::string_view name_or_arn);
 
-// FNV-1a 64 of `s`, continuing from `h`.
-inline constexpr uint64_t kFnvOffset = 14695981039346656037ull;
-uint64_t fnv1a(std::string_view s, uint64_t h = kFnvOffset);
 // `n` characters of [a-z0-9] derived from `h`.
 std::string base36(uint64_t h, size_t n);
 

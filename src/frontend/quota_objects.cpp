@@ -164,14 +164,6 @@ std::string name_from_arn(std::string_view name_or_arn) {
   return std::string(name_or_arn.substr(slash + 1));
 }
 
-uint64_t fnv1a(std::string_view s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string base36(uint64_t h, size_t n) {
   static constexpr std::string_view kDigits = "abcdefghijklmnopqrstuvwxyz0123456789";
   std::string out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/ids.h"
 #include "state/health_events.h"
 
 namespace gf::healing {
@@ -186,7 +187,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
     return validation_error("Action: delete is done only by a person");
 
   Remediation r;
-  r.id = remediate::numbered_id("rem", h.remediation_counter + 1 + taken);
+  r.id = numbered_id("rem", h.remediation_counter + 1 + taken);
   r.cluster = req.cluster;
   r.node = req.node;
   r.group = node->group;

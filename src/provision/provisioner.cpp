@@ -9,15 +9,6 @@ namespace gf {
 
 namespace {
 
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 Event ev(std::string_view type, Json payload) {
   return Event{std::string(type), std::move(payload), ""};
 }
@@ -43,25 +34,11 @@ Provisioner::Provisioner(ProvisionOptions options, const Catalog& catalog, Rando
     : options_(std::move(options)), catalog_(catalog), rng_(rng) {}
 
 std::string Provisioner::instance_id(int64_t counter) const {
-  const uint64_t v =
-      mix64(options_.id_seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(counter));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "i-%017llx",
-                static_cast<unsigned long long>(v & 0x0fffffffffffffffULL) |
-                    (static_cast<unsigned long long>(counter & 0xf) << 60));
-  return std::string(buf, 19);
+  return gf::instance_id(options_.id_seed, counter);
 }
 
 std::string Provisioner::cluster_id(int64_t counter) const {
-  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  uint64_t v = mix64(~options_.id_seed + static_cast<uint64_t>(counter) * 0x632be59bd9b4e019ULL);
-  std::string id;
-  for (int i = 0; i < 10; ++i) {
-    id.push_back(kAlphabet[v % 36]);
-    v /= 36;
-    if (v == 0) v = mix64(static_cast<uint64_t>(counter) + i + 1);
-  }
-  return id;
+  return gf::cluster_id(options_.id_seed, counter);
 }
 
 Duration Provisioner::backoff(int64_t failures) {

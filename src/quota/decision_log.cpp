@@ -6,14 +6,7 @@
 namespace gf::quota {
 namespace {
 
-constexpr uint64_t kFnvPrime = 1099511628211ull;
-
-void mix(uint64_t& h, uint64_t value) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (value >> (8 * i)) & 0xff;
-    h *= kFnvPrime;
-  }
-}
+void mix(uint64_t& h, uint64_t value) { h = fnv1a_u64(value, h); }
 
 std::string_view kind_name(DecisionKind kind) {
   switch (kind) {

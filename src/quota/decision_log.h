@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.h"
 #include "quota/quota_graph.h"
 #include "quota/quota_types.h"
 
@@ -52,7 +53,7 @@ class DecisionLog {
  private:
   std::vector<Decision> entries_;
   size_t capacity_ = 0;
-  uint64_t hash_ = 14695981039346656037ull;
+  uint64_t hash_ = kFnv1aOffsetBasis;
   uint64_t appended_ = 0;
 };
 

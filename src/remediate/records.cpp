@@ -48,12 +48,6 @@ std::optional<Status> parse_status(std::string_view s) {
   return std::nullopt;
 }
 
-std::string numbered_id(std::string_view prefix, int64_t n) {
-  std::string digits = std::to_string(n);
-  if (digits.size() < 6) digits.insert(0, 6 - digits.size(), '0');
-  return std::string(prefix) + "-" + digits;
-}
-
 bool is_open(Status s) { return static_cast<int>(s) <= static_cast<int>(Status::kRejoining); }
 bool in_flight(Status s) {
   return static_cast<int>(s) >= static_cast<int>(Status::kWaitingForIdle) && is_open(s);

@@ -33,8 +33,6 @@ enum class Status : uint8_t {
 };
 std::string_view to_string(Status s);
 std::optional<Status> parse_status(std::string_view s);
-// "rem-000012": zero-padded so ids sort in creation order.
-std::string numbered_id(std::string_view prefix, int64_t n);
 
 // Not yet ended (Proposed … Rejoining).
 bool is_open(Status s);

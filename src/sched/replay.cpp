@@ -24,7 +24,7 @@ Status Scheduler::restore(JobKey key, uint16_t alternative, const Placement* pla
   }
   leave_pending(j);
   if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
-    (void)engine_->set_request(key, j.spec.shape->alternatives[alternative].quota_request);
+    GF_CHECK_OK(engine_->set_request(key, j.spec.shape->alternatives[alternative].quota_request));
     engine_admit(j, admitted_at);
   }
   j.alternative = alternative;

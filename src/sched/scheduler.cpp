@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <queue>
 
+#include "core/hash.h"
+
 namespace gf::sched {
 namespace {
 
@@ -14,13 +16,8 @@ constexpr auto kVictimLog = quota::DecisionKind::kVictim;
 constexpr auto kReleaseLog = quota::DecisionKind::kRelease;
 
 uint64_t placement_digest(const Placement& p) {
-  uint64_t h = 1469598103934665603ULL;
-  auto mix = [&](uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (i * 8)) & 0xff;
-      h *= 1099511628211ULL;
-    }
-  };
+  uint64_t h = kFnv1aOffsetBasis;
+  auto mix = [&](uint64_t v) { h = fnv1a_u64(v, h); };
   mix(p.cluster);
   for (const PodBinding& b : p.pods) {
     mix(b.pod_set);
@@ -69,7 +66,7 @@ void Scheduler::engine_admit(Job& j, Time start) {
   if (!j.spec.quota_managed || j.spec.queue == quota::kNoNode) return;
   const quota::Workload* w = engine_->find(j.spec.key);
   if (w == nullptr || w->admitted) return;
-  (void)engine_->restore_admitted(j.spec.key, start);
+  GF_CHECK_OK(engine_->restore_admitted(j.spec.key, start));
   root_total_[engine_->graph().root(j.spec.queue)] += w->request;
 }
 
@@ -78,13 +75,13 @@ void Scheduler::engine_evict(Job& j) {
   const quota::Workload* w = engine_->find(j.spec.key);
   if (w == nullptr || !w->admitted) return;
   root_total_[engine_->graph().root(j.spec.queue)] -= w->request;
-  (void)engine_->evict(j.spec.key);
+  GF_CHECK_OK(engine_->evict(j.spec.key));
 }
 
 void Scheduler::engine_forget(Job& j) {
   if (!j.spec.quota_managed || j.spec.queue == quota::kNoNode) return;
   engine_evict(j);
-  (void)engine_->release(j.spec.key);
+  GF_CHECK_OK(engine_->release(j.spec.key));
 }
 
 void Scheduler::make_active(Job& j) {
@@ -157,7 +154,7 @@ void Scheduler::set_quota(quota::QuotaGraph graph,
         w.priority = j.spec.priority;
         w.creation_seq = j.spec.creation_seq;
         w.request = j.spec.shape->alternatives[j.alternative].quota_request;
-        (void)engine_->add_workload(w);
+        GF_CHECK_OK(engine_->add_workload(w));
         if (j.wait == Wait::kAdmitted) engine_admit(j, j.admitted_at);
       }
     }
@@ -321,7 +318,7 @@ void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, boo
   if (!replaced) {
     leave_pending(j);
     if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
-      (void)engine_->set_request(j.spec.key, a.quota_request);
+      GF_CHECK_OK(engine_->set_request(j.spec.key, a.quota_request));
       engine_admit(j, now);
     }
     j.admitted_at = now;
@@ -480,7 +477,7 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
     if (!shape_feasible(j, alt)) continue;
     bool borrows = false;
     if (managed) {
-      (void)engine_->set_request(key, alt.quota_request);
+      GF_CHECK_OK(engine_->set_request(key, alt.quota_request));
       const quota::FitResult fit = engine_->fits(key);
       if (!fit.fits) {
         quota_blocked.push_back(a);
@@ -514,7 +511,7 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
   // Quota said no: may preemption make room (Kueue classic, see quota/preemption.cpp)?
   for (uint16_t a : quota_blocked) {
     const Alternative& alt = shape.alternatives[a];
-    (void)engine_->set_request(key, alt.quota_request);
+    GF_CHECK_OK(engine_->set_request(key, alt.quota_request));
     const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
     if (plan.outcome != quota::PlanOutcome::kPreempt) {
       const quota::QuotaGraph& g = engine_->graph();

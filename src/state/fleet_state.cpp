@@ -1,5 +1,6 @@
 #include "state/fleet_state.h"
 
+#include "core/hash.h"
 #include "core/ids.h"
 
 #include <set>
@@ -327,27 +328,13 @@ Result<FleetState> FleetState::from_json(const Json& j) {
   return s;
 }
 
-uint64_t FleetState::hash() const {
-  const std::string text = safe_dump(to_json());
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+uint64_t FleetState::hash() const { return fnv1a(safe_dump(to_json())); }
 
 uint64_t FleetState::model_hash() const {
   Json j = to_json();
   for (const char* key : {"applied_seq", "applied_time_us", "idempotency_keys", "audit"})
     j.erase(key);
-  const std::string text = safe_dump(j);
-  uint64_t h = 14695981039346656037ULL;  // FNV-1a 64 offset basis
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
+  return fnv1a(safe_dump(j));
 }
 
 }  // namespace gf

@@ -2,6 +2,7 @@
 // Every change also becomes a user event (ResourceType Alert | Remediation | Host | Cluster), so
 // a remediation's whole timeline — proposed, approved, cordon, drain, act, rejoin — is in
 // GET /v1/events and events.jsonl.
+#include "core/ids.h"
 #include "state/fleet_state.h"
 #include "state/health_events.h"
 
@@ -100,7 +101,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
           return ok_status();
         }
         AlertRecord a;
-        a.id = remediate::numbered_id("alert", ++h.alert_counter);
+        a.id = numbered_id("alert", ++h.alert_counter);
         a.cluster = p.at("Cluster").get<std::string>();
         a.group = p.value("Group", "");
         a.node = node;
@@ -338,7 +339,7 @@ Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
         host.node.clear();
       } else if (status == "Repair") {
         remediate::Ticket tk;
-        tk.id = remediate::numbered_id("ticket", ++h.ticket_counter);
+        tk.id = numbered_id("ticket", ++h.ticket_counter);
         tk.host = id;
         tk.cluster = host.cluster;
         tk.node = host.node;

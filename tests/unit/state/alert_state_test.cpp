@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ids.h"
 #include "remediate/records.h"
 #include "state/fleet_state.h"
 #include "state/health_events.h"
@@ -19,7 +20,7 @@ using remediate::HealthState;
 
 const Time t0 = kSimEpoch;
 
-std::string alert_id(int64_t n) { return remediate::numbered_id("alert", n); }
+std::string alert_id(int64_t n) { return numbered_id("alert", n); }
 
 struct Sig {
   std::string node = "node-1";
@@ -399,7 +400,7 @@ TEST(AlertState, HealthStateSnapshotRoundTripGivesAnEqualHash) {
           t0 + minutes(7));
 
   remediate::Remediation r;
-  r.id = remediate::numbered_id("rem", 1);
+  r.id = numbered_id("rem", 1);
   r.cluster = "c1";
   r.node = "node-1";
   r.group = "gpu";
