@@ -27,7 +27,7 @@ constexpr size_t kMaxMessages = 200;
 constexpr size_t kMaxRecentLines = 16;
 constexpr size_t kMaxPatternEntries = 1024;
 constexpr uint64_t kMaxLogBytesPerPoll = 16u << 20;  // the rest is read on the next poll
-constexpr Duration kDedupWindow = minutes(3);        // SPEC §5.1
+constexpr Duration kDedupWindow = minutes(3);        // docs/health.md
 
 // The whole (small) file, or an error naming it.
 Result<std::string> read_small_file(const std::string& path) {
@@ -394,7 +394,7 @@ void NodeAgent::kernel_line(const std::string& line, Time now) {
     return;
   }
   if (std::optional<health::KernelPattern> k = health::match_kernel_pattern(line)) {
-    // Identical pattern lines within 3 minutes count as one (SPEC §5.1).
+    // Identical pattern lines within 3 minutes count as one (docs/health.md).
     const std::string key =
         std::string(k->detector) + "|" + std::string(k->reason) + "|" + k->task + "|" + k->message;
     for (auto it = pattern_seen_.begin(); it != pattern_seen_.end();) {

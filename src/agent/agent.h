@@ -1,10 +1,10 @@
-// The node agent's detector half (SPEC §6.1, §5.1): reads the node's real sources (kernel log,
-// /proc/mounts, /sys/class/infiniband, NVML, statvfs, scontrol), runs the parsers and rules of
-// src/health/ on them and reports what they recognise to the control plane
-// (POST /v1/clusters/{cluster}/nodes/{id}/signals and …/signals/clear). Lines and readings no
-// detector recognises never leave the node. Every source is a path or command (tests point them
-// at fixtures); the GPU probe and the reporter are injectable. No clock: poll() takes the time.
-// Flags and signals: docs/agent.md.
+// The node agent's detector half (docs/agent.md, docs/health.md): reads the node's real sources
+// (kernel log, /proc/mounts, /sys/class/infiniband, NVML, statvfs, scontrol), runs the parsers and
+// rules of src/health/ on them and reports what they recognise to the control plane (POST
+// /v1/clusters/{cluster}/nodes/{id}/signals and …/signals/clear). Lines and readings no detector
+// recognises never leave the node. Every source is a path or command (tests point them at
+// fixtures); the GPU probe and the reporter are injectable. No clock: poll() takes the time. Flags
+// and signals: docs/agent.md.
 #pragma once
 
 #include <sys/types.h>

@@ -70,7 +70,7 @@ class Api {
   // idempotency key. A write still queued at the timeout is abandoned: its 503 means "not
   // applied, safe to retry".
   Outcome write(Request request, int success_code = 200);
-  // Outcome → HTTP answer: errors in SPEC §1 shape, success as `status` with the response body.
+  // Outcome → HTTP answer: errors in docs/api.md shape, success as `status` with the response body.
   static HttpResponse respond(const Outcome& outcome, int success_status = 200);
 
  private:

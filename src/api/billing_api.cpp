@@ -1,6 +1,6 @@
-// GET /v1/billing (SPEC §2.7): per-instance metering summed by instance, group or cluster over a
-// window. A projection of node lifecycle events: records open at lifecycle start (launch) and
-// close at ShuttingDown.
+// GET /v1/billing (docs/provisioning.md): per-instance metering summed by instance, group or
+// cluster over a window. A projection of node lifecycle events: records open at lifecycle start
+// (launch) and close at ShuttingDown.
 #include <map>
 #include <set>
 

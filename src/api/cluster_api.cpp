@@ -1,5 +1,5 @@
-// The cluster API of SPEC §2.1: CreateCluster, DescribeCluster, ListClusters, UpdateCluster,
-// DeleteCluster, ListClusterNodes, DescribeClusterNode, BatchAdd/DeleteClusterNodes,
+// The cluster API of docs/provisioning.md: CreateCluster, DescribeCluster, ListClusters,
+// UpdateCluster, DeleteCluster, ListClusterNodes, DescribeClusterNode, BatchAdd/DeleteClusterNodes,
 // ListClusterEvents. Writes validate inside the loop (against the state they will change) and
 // answer after the journal commit.
 #include <algorithm>
@@ -293,8 +293,9 @@ void register_cluster_routes(Api& api) {
         [&api](const HttpRequest& req) { return batch_add(api, req); });
   r.add("POST", "/v1/clusters/{name}/nodes/batch-delete",
         [&api](const HttpRequest& req) { return batch_delete(api, req); });
-  // Merge-mode slurm.conf (SPEC §2.6): the body is the cluster's current slurm.conf; the answer
-  // is the same file with gpufleet's managed NodeName/PartitionName blocks brought up to date.
+  // Merge-mode slurm.conf (docs/provisioning.md): the body is the cluster's current slurm.conf; the
+  // answer is the same file with gpufleet's managed NodeName/PartitionName blocks brought up to
+  // date.
   r.add("POST", "/v1/clusters/{name}/slurm-conf/merge", [&api](const HttpRequest& req) {
     auto view = api.loop().view();
     const Cluster* c = view->find_cluster(req.path_params.at("name"));

@@ -1,4 +1,4 @@
-// The cluster API's answers in HyperPod's shapes (SPEC §2.1).
+// The cluster API's answers in HyperPod's shapes (docs/provisioning.md).
 #pragma once
 
 #include "core/json.h"

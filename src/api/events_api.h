@@ -1,4 +1,4 @@
-// Listing user events (SPEC §2.1 envelope), shared by GET /v1/events and, later,
+// Listing user events (docs/provisioning.md envelope), shared by GET /v1/events and, later,
 // ListClusterEvents: newest first, filters, MaxResults and an opaque NextToken.
 #pragma once
 

@@ -1,5 +1,5 @@
-// Health, alerts and remediation (SPEC §5.6): alerts, node signals (what an agent reports and a
-// scenario's fault/clear steps send), remediation policies, requests and decisions, circuit
+// Health, alerts and remediation (docs/remediation.md): alerts, node signals (what an agent reports
+// and a scenario's fault/clear steps send), remediation policies, requests and decisions, circuit
 // breakers, node labels, hosts and tickets.
 #include <algorithm>
 #include <map>

@@ -37,7 +37,7 @@ struct HttpResponse {
 };
 
 HttpResponse json_response(int status, const Json& body);
-// SPEC §1: {"__type": "<Code>", "message": "<plain sentence>"} with the code's HTTP status.
+// docs/api.md: {"__type": "<Code>", "message": "<plain sentence>"} with the code's HTTP status.
 HttpResponse error_response(const Status& status);
 
 }  // namespace gf

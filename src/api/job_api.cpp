@@ -1,7 +1,8 @@
-// Jobs (SPEC §3.2, §4.1): the AWS Batch service-job API (SubmitServiceJob, ListServiceJobs,
-// DescribeServiceJob, priority update, TerminateServiceJob) and `GET /v1/jobs/{idOrName}`, the
-// explanation behind `gpufleet describe job`: why it waits (which quota node or placement
-// constraint, by how much) and every admission and preemption with its rule.
+// Jobs (docs/quota-frontends.md, docs/workloads.md): the AWS Batch service-job API
+// (SubmitServiceJob, ListServiceJobs, DescribeServiceJob, priority update, TerminateServiceJob) and
+// `GET /v1/jobs/{idOrName}`, the explanation behind `gpufleet describe job`: why it waits (which
+// quota node or placement constraint, by how much) and every admission and preemption with its
+// rule.
 #include <algorithm>
 #include <cstdio>
 

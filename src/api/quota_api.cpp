@@ -1,6 +1,6 @@
-// Quota objects (SPEC §3, §4.1): `POST /v1/apply` for ElasticQuotaTree, Kueue's kinds and the
-// quota-share bundle; `/v1/objects/{kind}` reads and deletes; the AWS Batch shapes under
-// /v1/service-environments, /v1/scheduling-policies, /v1/job-queues and /v1/quota-shares.
+// Quota objects (docs/quota.md, docs/workloads.md): `POST /v1/apply` for ElasticQuotaTree, Kueue's
+// kinds and the quota-share bundle; `/v1/objects/{kind}` reads and deletes; the AWS Batch shapes
+// under /v1/service-environments, /v1/scheduling-policies, /v1/job-queues and /v1/quota-shares.
 // Every write is validated against the whole resulting set (frontend::check_apply) before it
 // is recorded, so a bad object changes nothing.
 #include "api/api.h"

@@ -1,8 +1,8 @@
-// Workloads (SPEC §4.1–§4.5): PyTorchJobs and PropagationPolicies through `POST /v1/apply`, and
-// the objects `/v1/objects/{pytorchjobs,propagationpolicies,pods}` return, shaped like
-// Kubernetes' (metadata with uid and creationTimestamp, a status with conditions) so the CLI can
-// show the seed's views: `get pytorchjob [-M]`, `get pod -M`, `describe pytorchjob`, `get
-// pytorchjob NAME -m CLUSTER -o yaml`.
+// Workloads (docs/workloads.md, docs/dispatch.md): PyTorchJobs and PropagationPolicies through
+// `POST /v1/apply`, and the objects `/v1/objects/{pytorchjobs,propagationpolicies,pods}` return,
+// shaped like Kubernetes' (metadata with uid and creationTimestamp, a status with conditions) so
+// the CLI can show the seed's views: `get pytorchjob [-M]`, `get pod -M`, `describe pytorchjob`,
+// `get pytorchjob NAME -m CLUSTER -o yaml`.
 #include <algorithm>
 #include <set>
 

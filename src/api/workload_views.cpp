@@ -1,7 +1,7 @@
-// Reads and deletes of workloads (SPEC §4.1, §4.2): PyTorchJobs with Kubeflow's conditions and
-// their member-cluster copies, the pods Kubeflow's operator would have created on the member
-// cluster, and PropagationPolicies. Reads run through the loop: the explanation of a waiting
-// job needs the writer's scheduler.
+// Reads and deletes of workloads (docs/workloads.md, docs/dispatch.md): PyTorchJobs with Kubeflow's
+// conditions and their member-cluster copies, the pods Kubeflow's operator would have created on
+// the member cluster, and PropagationPolicies. Reads run through the loop: the explanation of a
+// waiting job needs the writer's scheduler.
 #include <algorithm>
 
 #include "api/workload_wire.h"

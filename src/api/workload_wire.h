@@ -1,5 +1,5 @@
-// Workloads over the API (SPEC §4.1, §4.2): PyTorchJobs and PropagationPolicies as `POST
-// /v1/apply` takes them, and the Kubernetes-like objects `/v1/objects/{pytorchjobs,
+// Workloads over the API (docs/workloads.md, docs/dispatch.md): PyTorchJobs and PropagationPolicies
+// as `POST /v1/apply` takes them, and the Kubernetes-like objects `/v1/objects/{pytorchjobs,
 // propagationpolicies, pods}` return. Internal to the api component.
 #pragma once
 

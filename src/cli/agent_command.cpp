@@ -1,5 +1,5 @@
 // `gpufleet agent --server URL --cluster NAME --node-id ID [sources…] [--interval 10s] [--once]`
-// (SPEC §6.1, the detector part): runs the detectors of src/health/ on the node's real sources
+// (docs/agent.md, the detector part): runs the detectors of src/health/ on the node's real sources
 // every interval and reports what they recognise to the server. Sources, flags and what is sent:
 // docs/agent.md.
 #include <spdlog/spdlog.h>

@@ -1,4 +1,5 @@
-// `gpufleet billing` (SPEC §2.7): instance-level metering summed by instance, group or cluster.
+// `gpufleet billing` (docs/provisioning.md): instance-level metering summed by instance, group or
+// cluster.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>

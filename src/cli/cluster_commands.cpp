@@ -1,5 +1,5 @@
-// `gpufleet cluster create|wait|describe|list|update|delete` (SPEC §1, §2.1). --wait polls
-// DescribeCluster about once a second and shows per-group progress (cli/progress.h).
+// `gpufleet cluster create|wait|describe|list|update|delete` (docs/api.md, docs/provisioning.md).
+// --wait polls DescribeCluster about once a second and shows per-group progress (cli/progress.h).
 #include <sys/ioctl.h>
 #include <unistd.h>
 

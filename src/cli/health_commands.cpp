@@ -1,4 +1,4 @@
-// Health, alerts and remediation (SPEC §5.6) from the command line:
+// Health, alerts and remediation (docs/remediation.md) from the command line:
 //   gpufleet alert list|get
 //   gpufleet remediation list|describe|request|approve|reject|cancel
 //   gpufleet policy get|set

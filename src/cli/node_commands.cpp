@@ -1,4 +1,4 @@
-// `gpufleet node list|describe|add|delete` (SPEC §1, §2.1): ListClusterNodes,
+// `gpufleet node list|describe|add|delete` (docs/api.md, docs/provisioning.md): ListClusterNodes,
 // DescribeClusterNode, BatchAddClusterNodes and BatchDeleteClusterNodes.
 #include <CLI/CLI.hpp>
 #include <iostream>

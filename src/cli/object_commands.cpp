@@ -1,4 +1,4 @@
-// kubectl-like verbs over workloads, quota objects and jobs (SPEC §4.1):
+// kubectl-like verbs over workloads, quota objects and jobs (docs/workloads.md):
 //   gpufleet apply -f FILE             POST /v1/apply (YAML/JSON, several documents, the
 //                                      quota-share bundle)
 //   gpufleet get KIND [NAME] [-n NS]   pytorchjobs, pods, propagationpolicies, queues,
@@ -165,8 +165,8 @@ std::string pod_status(const Json& pod) {
   return phase;
 }
 
-// The workload views of the seed walkthrough (SPEC §4.1): `get pytorchjob` NAME STATE AGE, with
-// -M NAME CLUSTER STATE AGE ADOPTION; `get pod -M` NAME CLUSTER READY STATUS RESTARTS AGE.
+// The workload views of the seed walkthrough (docs/workloads.md): `get pytorchjob` NAME STATE AGE,
+// with -M NAME CLUSTER STATE AGE ADOPTION; `get pod -M` NAME CLUSTER READY STATUS RESTARTS AGE.
 void print_workloads(const KindInfo& k, const Json& items, const GetArgs& a) {
   if (k.plural == "pytorchjobs") {
     if (a.members || !a.member_cluster.empty()) {

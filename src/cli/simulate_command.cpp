@@ -1,7 +1,7 @@
 // `gpufleet simulate SCENARIO.yaml [--until D] [--out DIR] [--seed N] [--snapshot-every D]
 //  [--reservation=BOOL]`
-// (SPEC §8): runs a scenario on a virtual clock and prints a one-screen summary. The format and
-// the outputs are documented in docs/scenarios.md.
+// (docs/scenarios.md): runs a scenario on a virtual clock and prints a one-screen summary. The
+// format and the outputs are documented in docs/scenarios.md.
 #include <CLI/CLI.hpp>
 #include <iostream>
 

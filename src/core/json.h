@@ -78,7 +78,7 @@ std::string path_index(std::string_view base, size_t index);
 
 // Reads fields of one JSON object. The first error is kept and later reads become no-ops, so a
 // parser reads every field then checks ok() once. Keys that were never read are reported by
-// unknown_fields() (kept and ignored with a warning, never an error: DESIGN.md).
+// unknown_fields() (kept and ignored with a warning, never an error: docs/architecture.md).
 class ObjectReader {
  public:
   // `value` must outlive the reader. A non-object value sets an error naming `path`.

@@ -12,7 +12,7 @@
 
 namespace gf {
 
-// The codes map one to one onto the wire error types of SPEC §1.
+// The codes map one to one onto the wire error types of docs/api.md
 enum class ErrorCode {
   kOk = 0,
   kValidation,        // 400 ValidationException

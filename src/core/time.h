@@ -19,7 +19,7 @@ constexpr Duration minutes(int64_t m) { return std::chrono::minutes(m); }
 constexpr Duration hours(int64_t h) { return std::chrono::hours(h); }
 constexpr Duration days(int64_t d) { return std::chrono::hours(24 * d); }
 
-// The virtual calendar of simulations starts here (SPEC §8).
+// The virtual calendar of simulations starts here (docs/scenarios.md).
 constexpr Time kSimEpoch = Time(std::chrono::sys_days(std::chrono::year(2026) / 1 / 1));
 
 // Parses "30s", "5m", "3h", "1h30m", "7d", "250ms", "0s"; a bare integer is seconds.

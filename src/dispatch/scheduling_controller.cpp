@@ -25,7 +25,7 @@ Event job_event(std::string_view type, Json payload) {
 // A gang came down because `a.node` left: the job.interrupted event, and for a workload whose
 // failed pods may not restart (restartPolicy, backoffLimit) the job.finished that fails it. When
 // the whole member cluster became unusable (failed, being deleted, gone) no pod failed on its
-// own: the job waits for failover (SPEC §4.4) whatever its restart policy.
+// own: the job waits for failover (docs/dispatch.md) whatever its restart policy.
 void record_interrupt(const FleetState& state, const Job& job, const sched::Action& a,
                       std::vector<Event>& out) {
   const sched::Scheduler& s = state.scheduler();

@@ -1,4 +1,4 @@
-// The workload controller (SPEC §4.4–§4.6): watches the PyTorchJobs the fleet dispatched and
+// The workload controller (docs/dispatch.md): watches the PyTorchJobs the fleet dispatched and
 // records what time decides for them — failover when a job's pods could not run on its member
 // cluster for tolerationSeconds, removal of copies left by a Gracefully failover once the new
 // placement runs (or gracePeriodSeconds pass), activeDeadlineSeconds, and deletion after
@@ -21,10 +21,10 @@ class WorkloadController : public Controller {
   ControllerDecision decide(const FleetState& state, Time now) override;
 };
 
-// Whether a workload may restart after an interrupt failed the pods of `failed_roles` (SPEC
-// §4.6): nullopt when it may; otherwise why not (a failed pod's restartPolicy is Never, or
-// runPolicy.backoffLimit restarts are used up). Node loss counts as a retryable failure for
-// ExitCode (Kubeflow treats the SIGKILL exit code 137 as retryable).
+// Whether a workload may restart after an interrupt failed the pods of `failed_roles`
+// (docs/dispatch.md): nullopt when it may; otherwise why not (a failed pod's restartPolicy is
+// Never, or runPolicy.backoffLimit restarts are used up). Node loss counts as a retryable failure
+// for ExitCode (Kubeflow treats the SIGKILL exit code 137 as retryable).
 std::optional<std::string> restart_refusal(const Job& job,
                                            const std::vector<std::string>& failed_roles);
 

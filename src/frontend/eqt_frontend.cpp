@@ -1,8 +1,8 @@
-// ElasticQuotaTree front end (SPEC §3.1): one tree in kube-system; every tree node becomes a quota
-// node (root and inner nodes cohorts, leaves queues). A node's `min` is the guarantee of its whole
-// subtree, so a cohort's own nominal is its min minus what its children guarantee; `max` bounds
-// the subtree including borrowing (borrowing limit = max - min). kube-queue/max-jobs is a job
-// count (max_jobs), not a dimension.
+// ElasticQuotaTree front end (docs/quota-frontends.md): one tree in kube-system; every tree node
+// becomes a quota node (root and inner nodes cohorts, leaves queues). A node's `min` is the
+// guarantee of its whole subtree, so a cohort's own nominal is its min minus what its children
+// guarantee; `max` bounds the subtree including borrowing (borrowing limit = max - min).
+// kube-queue/max-jobs is a job count (max_jobs), not a dimension.
 #include <algorithm>
 #include <functional>
 #include <map>

@@ -1,9 +1,9 @@
-// The three quota front ends (SPEC §3): ElasticQuotaTree, Kueue's kinds (ResourceFlavor, Cohort,
-// ClusterQueue, LocalQueue, WorkloadPriorityClass) and AWS Batch quota shares (ServiceEnvironment,
-// SchedulingPolicy, JobQueue, QuotaShare). Each object is parsed and validated on its own
-// (field-path errors, unknown fields kept with a warning); `compile` then turns the whole set into
-// one quota::QuotaGraph plus the lookup tables the scheduler needs. Mapping rules and the supported
-// Kueue subset: docs/quota-frontends.md. Pure: no I/O, no clock.
+// The three quota front ends (docs/quota.md): ElasticQuotaTree, Kueue's kinds (ResourceFlavor,
+// Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass) and AWS Batch quota shares
+// (ServiceEnvironment, SchedulingPolicy, JobQueue, QuotaShare). Each object is parsed and validated
+// on its own (field-path errors, unknown fields kept with a warning); `compile` then turns the
+// whole set into one quota::QuotaGraph plus the lookup tables the scheduler needs. Mapping rules
+// and the supported Kueue subset: docs/quota-frontends.md. Pure: no I/O, no clock.
 #pragma once
 
 #include <bitset>

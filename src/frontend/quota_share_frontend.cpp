@@ -1,6 +1,6 @@
-// AWS Batch quota shares front end (SPEC §3.2): ServiceEnvironment, SchedulingPolicy, JobQueue and
-// QuotaShare bodies, the examples/quota-shares.json bundle, and their compilation: one root
-// cohort per job queue ("jobqueue:<name>"), one leaf per share ("share:<queue>/<share>"), one
+// AWS Batch quota shares front end (docs/quota-frontends.md): ServiceEnvironment, SchedulingPolicy,
+// JobQueue and QuotaShare bodies, the examples/quota-shares.json bundle, and their compilation: one
+// root cohort per job queue ("jobqueue:<name>"), one leaf per share ("share:<queue>/<share>"), one
 // dimension per instance type. RESERVE = lending 0 + borrowing 0; LEND = borrowing 0;
 // LEND_AND_BORROW = borrowing floor(borrowLimit% x maxCapacity), none for -1.
 #include <algorithm>

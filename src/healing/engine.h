@@ -1,8 +1,8 @@
-// The remediation engine's decisions that both the controller and the API make (SPEC §5.2–5.4):
-// turning a detector signal into alert.signal events with the policy's verdict, and turning a
-// proposal (a firing alert, or a person's request) into a remediation record with its effective
-// action (escalation ladder, evidence for migrate), approval (policy rule, NodeRecovery, circuit
-// breaker) and idempotency key. Pure: state and time in, events out.
+// The remediation engine's decisions that both the controller and the API make
+// (docs/remediation.md): turning a detector signal into alert.signal events with the policy's
+// verdict, and turning a proposal (a firing alert, or a person's request) into a remediation record
+// with its effective action (escalation ladder, evidence for migrate), approval (policy rule,
+// NodeRecovery, circuit breaker) and idempotency key. Pure: state and time in, events out.
 #pragma once
 
 #include <functional>
@@ -23,7 +23,7 @@ inline constexpr char kBurnInIntent[] = "burnin";  // cloud driver: burn-in chec
 inline constexpr char kWebhookDriver[] = "webhook";
 inline constexpr char kDeliverIntent[] = "deliver";
 
-// The simulated fault model a scenario's `fault` step carries (SPEC §8).
+// The simulated fault model a scenario's `fault` step carries (docs/scenarios.md).
 struct FaultModel {
   std::vector<std::string> cleared_by;  // empty: every action fixes it
   int64_t recurs = 0;

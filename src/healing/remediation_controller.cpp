@@ -255,7 +255,7 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
       d.events.push_back(update_event(r, RStatus::kCancelled, "node " + r.node + " is gone"));
       continue;
     }
-    // A proposal whose alert clears before the node is drained is cancelled (SPEC §5.4).
+    // A proposal whose alert clears before the node is drained is cancelled (docs/remediation.md).
     if (r.status == RStatus::kProposed || r.status == RStatus::kApproved ||
         r.status == RStatus::kWaitingForIdle) {
       std::string cleared;

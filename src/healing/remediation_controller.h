@@ -1,5 +1,5 @@
-// The health controller (SPEC §5): fires pending alerts when their persistence window has
-// passed, brings recurring simulated faults back, hands alerts to the webhook driver, proposes
+// The health controller (docs/remediation.md): fires pending alerts when their persistence window
+// has passed, brings recurring simulated faults back, hands alerts to the webhook driver, proposes
 // remediations for firing alerts by policy, and runs each approved remediation through its
 // safety gates (cooldown, circuit breaker, one per node pool, concurrency cap, spare capacity)
 // and its steps: cordon → wait for idle (or the policy's max wait) → drain → act through the

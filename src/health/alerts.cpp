@@ -23,8 +23,8 @@ namespace {
 using S = Severity;
 constexpr Duration kW = kDefaultPersistence;
 
-// SPEC §5.1 "Default mapping"; every window is the SPEC default (5 min) until a policy says
-// otherwise.
+// docs/health.md "Default mapping"; every window is the documented default (5 min) until a policy
+// says otherwise.
 constexpr std::array<DetectorRule, 14> kRules{{
     {"xid", S::kCritical, kW, kActionReboot, false,
      "Xid 46, 62, 64, 95, 109, 119, 120, 140, 143 (GPU reset needed); Xid 48 (DBE) | reboot "

@@ -1,9 +1,9 @@
-// Alerts (SPEC §5.1; seed 003): the detector table as data (severity, persistence window,
-// default remediation action per detector, with per-fault overrides where the SPEC's default
-// mapping names a fault), and the evidence entry an alert keeps. Pure: no I/O, no clock. The
-// pending → firing → resolved state machine lives in the journaled state (remediate::AlertRecord,
-// applied by state/health_apply.cpp; the health controller emits `alert.fired` at the end of the
-// window). Table and state machine: docs/health.md "Alerts".
+// Alerts (docs/health.md; seed 003): the detector table as data (severity, persistence window,
+// default remediation action per detector, with per-fault overrides where the default of
+// docs/health.md mapping names a fault), and the evidence entry an alert keeps. Pure: no I/O, no
+// clock. The pending → firing → resolved state machine lives in the journaled state
+// (remediate::AlertRecord, applied by state/health_apply.cpp; the health controller emits
+// `alert.fired` at the end of the window). Table and state machine: docs/health.md "Alerts".
 #pragma once
 
 #include <cstddef>
@@ -19,7 +19,7 @@ namespace gf::health {
 enum class Severity : uint8_t { kInfo, kWarning, kCritical };
 std::string_view to_string(Severity s);  // "info", "warning", "critical"
 
-// Actions: "reboot", "reprovision", "migrate" (SPEC §5.2), "record-only" (recorded, never
+// Actions: "reboot", "reprovision", "migrate" (docs/remediation.md), "record-only" (recorded, never
 // remediated), "support" (no remediation mapped: recorded and forwarded to the support webhook),
 // "driver-recovery" (Xid 154: the action the driver's message names, xid154_recovery_action).
 inline constexpr std::string_view kActionReboot = "reboot";
@@ -29,7 +29,7 @@ inline constexpr std::string_view kActionRecordOnly = "record-only";
 inline constexpr std::string_view kActionSupport = "support";
 inline constexpr std::string_view kActionDriverRecovery = "driver-recovery";
 
-// SPEC §5.1: "Default persistence window 5 min (configurable per detector)".
+// docs/health.md: "Default persistence window 5 min (configurable per detector)".
 inline constexpr Duration kDefaultPersistence = minutes(5);
 
 struct DetectorRule {
@@ -37,19 +37,19 @@ struct DetectorRule {
   Severity severity = Severity::kCritical;
   Duration persistence = kDefaultPersistence;
   std::string_view action;         // one of the kAction* names
-  bool approval_required = false;  // the SPEC row says "approval required"
-  std::string_view source;         // the SPEC §5.1 table row it comes from
+  bool approval_required = false;  // docs/health.md's row says "approval required"
+  std::string_view source;         // the docs/health.md table row it comes from
 };
 
-// The 14 SPEC §5.1 detectors, in SPEC order.
+// The 14 docs/health.md detectors, in the order of docs/health.md.
 std::span<const DetectorRule> detector_rules();
 // nullptr for a detector the table does not name (its alerts go to the support webhook).
 const DetectorRule* detector_rule(std::string_view detector);
 
-// What an alert of this detector and fault code gets: the detector's row, with the SPEC rows
-// that name a fault overriding severity and action ("xid:79", "xid:13", "dcgm:row-remap-failure",
-// "ib-link:symbol-errors"). Unknown detector: warning, "support", default window. An Xid code the
-// SPEC table does not name: warning, "support".
+// What an alert of this detector and fault code gets: the detector's row, with the rows of
+// docs/health.md that name a fault overriding severity and action ("xid:79", "xid:13",
+// "dcgm:row-remap-failure", "ib-link:symbol-errors"). Unknown detector: warning, "support", default
+// window. An Xid code the table of docs/health.md does not name: warning, "support".
 struct AlertClass {
   Severity severity = Severity::kWarning;
   std::string_view action = kActionSupport;

@@ -1,4 +1,4 @@
-// The GPU probe and the DCGM-style rules (SPEC §5.1; ../shared/notes/remediation-signals.md §4):
+// The GPU probe and the DCGM-style rules (docs/health.md, docs/dispatch.md):
 // a GpuProbe reads per-GPU counters (NvmlProbe from the driver's NVML library, loaded at run time
 // with dlopen so the binary neither links nor needs it; ScriptedProbe for tests and simulation),
 // and pure rule functions turn readings into signals for the detectors `dcgm-ecc`,
@@ -115,20 +115,20 @@ inline constexpr uint64_t kClocksEventSwThermal = 0x20;
 inline constexpr uint64_t kClocksEventHwThermal = 0x40;
 inline constexpr uint64_t kClocksEventHwPowerBrake = 0x80;
 inline constexpr uint64_t kClocksEventDisplayClocks = 0x100;
-// The bits that count as thermal throttling (SPEC §5.1): HW_SLOWDOWN, SW/HW_THERMAL,
+// The bits that count as thermal throttling (docs/health.md): HW_SLOWDOWN, SW/HW_THERMAL,
 // HW_POWER_BRAKE. Never GPU_IDLE, SW_POWER_CAP, SYNC_BOOST or the clock-setting bits.
 inline constexpr uint64_t kThermalThrottleMask = kClocksEventHwSlowdown | kClocksEventSwThermal |
                                                  kClocksEventHwThermal | kClocksEventHwPowerBrake;
 // "HW_SLOWDOWN|HW_THERMAL"; unknown bits as hex; "" for 0.
 std::string clocks_event_reason_names(uint64_t bits);
 
-// DCGM needs at least a minute of data for PCIe and thermal verdicts (notes §4.2).
+// DCGM needs at least a minute of data for PCIe and thermal verdicts (docs/health.md).
 inline constexpr Duration kMinRateWindow = minutes(1);
 
 // Replays per minute above which dcgm-pcie-replay fires: ceil(per-lane rate × lanes), per-lane
 // rate = 1e-12 BER × line rate × 60 s (Gen1 0.15, Gen2 0.30, Gen3 0.48, Gen4 0.96, Gen5 1.92,
 // Gen6 3.84 per minute) — 16 on Gen4 x16, 31 on Gen5 x16. Unknown generation or width (0) → the
-// SPEC default for Gen4 x16 (16); generations above 6 use the Gen6 rate.
+// the documented default for Gen4 x16 (16); generations above 6 use the Gen6 rate.
 int64_t pcie_replay_threshold_per_min(int32_t link_gen, int32_t link_width);
 
 // dcgm-ecc: any volatile double-bit ECC error (fault "dcgm:dbe").

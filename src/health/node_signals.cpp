@@ -1,4 +1,4 @@
-// Node-level detectors (SPEC §5.1): parsing and counting only. See node_signals.h.
+// Node-level detectors (docs/health.md): parsing and counting only. See node_signals.h.
 #include "health/node_signals.h"
 
 #include <algorithm>

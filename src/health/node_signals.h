@@ -1,5 +1,5 @@
-// The node-level detectors beside the GPU ones (SPEC §5.1; ../shared/notes/remediation-signals.md
-// §3 node-problem-detector, §2 NVSentinel NIC health monitor): `npd-readonly-fs` (/proc/mounts),
+// The node-level detectors beside the GPU ones (docs/health.md
+// node-problem-detector, NVSentinel NIC health monitor): `npd-readonly-fs` (/proc/mounts),
 // `npd-xfs-hang` / `npd-kernel-deadlock` (node-problem-detector kernel-monitor patterns),
 // `npd-restart-loop` (systemd unit restarts), `ib-link` (/sys/class/infiniband port state and
 // symbol_error counter), `host-reachability` (missed heartbeats) and `disk-pressure`. Inputs are
@@ -87,7 +87,7 @@ std::optional<KernelPattern> match_kernel_pattern(std::string_view line);
 // ---- npd-restart-loop ------------------------------------------------------------------------
 
 // True from the restart that makes kThreshold restarts of one unit within kWindow (the first and
-// the last at most kWindow apart, both ends included). SPEC §5.1 "5+ kubelet/containerd/slurmd
+// the last at most kWindow apart, both ends included). docs/health.md "5+ kubelet/containerd/slurmd
 // restarts in 20 min"; node-problem-detector's FrequentKubeletRestart uses the same numbers.
 // Memory is bounded: at most kThreshold times per unit, at most max_units units (beyond that the
 // unit restarted least recently is forgotten), and units with no restart inside the window are
@@ -122,7 +122,7 @@ struct IbPortReading {
 };
 IbPortReading parse_ib_port(std::string_view state_file, std::string_view phys_state_file);
 
-// symbol_error above this many per hour is a warning (SPEC §5.1 "symbol errors > 120/h";
+// symbol_error above this many per hour is a warning (docs/health.md "symbol errors > 120/h";
 // NVSentinel NIC health monitor, IBTA 10^-12 bit error rate).
 inline constexpr double kIbSymbolErrorsPerHour = 120.0;
 
@@ -143,7 +143,7 @@ class IbSymbolErrorRate {
 enum class IbLinkVerdict : uint8_t {
   kHealthy,
   kSymbolErrors,  // warning: rate > kIbSymbolErrorsPerHour
-  kPortDown,      // critical: port not up (SPEC §5.1: reboot)
+  kPortDown,      // critical: port not up (docs/health.md: reboot)
 };
 std::string_view to_string(IbLinkVerdict v);  // "healthy", "symbol-errors", "port-down"
 IbLinkVerdict ib_link_verdict(const IbPortReading& port,
@@ -151,11 +151,11 @@ IbLinkVerdict ib_link_verdict(const IbPortReading& port,
 
 // ---- host-reachability -----------------------------------------------------------------------
 
-// SPEC gives no number: missed() is true once kMissedBeats heartbeats in a row are missing, i.e.
-// more than interval × kMissedBeats has passed since the last beat (exactly that much is not
-// yet missed: the third beat is only just due). Default interval 10 s, kubelet's lease renewal.
-// Before the first beat nothing is missed (registration has its own timeout). A beat older than
-// the latest one is ignored.
+// docs/health.md gives no number: missed() is true once kMissedBeats heartbeats in a row are
+// missing, i.e. more than interval × kMissedBeats has passed since the last beat (exactly that much
+// is not yet missed: the third beat is only just due). Default interval 10 s, kubelet's lease
+// renewal. Before the first beat nothing is missed (registration has its own timeout). A beat older
+// than the latest one is ignored.
 class HeartbeatTracker {
  public:
   static constexpr int kMissedBeats = 3;
@@ -172,9 +172,9 @@ class HeartbeatTracker {
 // ---- disk-pressure ---------------------------------------------------------------------------
 
 // True when less than 10 % of the filesystem is available (kubelet's default hard eviction
-// threshold nodefs.available<10%; SPEC and notes give none). Recorded only, severity warning:
-// SPEC §5.1 says disk pressure never causes a reboot or any other remediation. total 0 → false;
-// used above total counts as full.
+// threshold nodefs.available<10%; no source gives one). Recorded only, severity warning:
+// docs/health.md says disk pressure never causes a reboot or any other remediation. total 0 →
+// false; used above total counts as full.
 bool disk_pressure(uint64_t used_bytes, uint64_t total_bytes);
 
 }  // namespace gf::health

@@ -328,7 +328,7 @@ bool XidDeduper::accept(const XidEvent& e, Time now) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Catalogue (notes §5.2; "Suggested engine action" column mapped onto the five buckets).
+// Catalogue (docs/health.md; "Suggested engine action" column mapped onto the five buckets).
 
 namespace {
 

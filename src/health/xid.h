@@ -1,9 +1,9 @@
-// The `xid` detector's parsing half (SPEC §5.1; ../shared/notes/remediation-signals.md §5): NVIDIA
+// The `xid` detector's parsing half (docs/health.md, docs/remediation.md): NVIDIA
 // driver kernel-log lines become structured events. Xid (GPU) and SXid (NVSwitch) lines, the
 // multi-line "fallen off the bus" message the driver prints WITHOUT an Xid, the driver's
-// PCI → GPU UUID lines, collapsing a fault that repeats every few seconds (SPEC §5.1: identical
-// signals within 3 min count as one), and the per-code catalogue facts the remediation engine
-// needs. Log lines are untrusted bytes: every parser here takes any byte string and answers
+// PCI → GPU UUID lines, collapsing a fault that repeats every few seconds (docs/health.md:
+// identical signals within 3 min count as one), and the per-code catalogue facts the remediation
+// engine needs. Log lines are untrusted bytes: every parser here takes any byte string and answers
 // nullopt (never throws, never reads past the view). Pure: no I/O, no clock (time is a
 // parameter). Accepted formats and rules: docs/health.md.
 #pragma once
@@ -58,7 +58,7 @@ std::optional<XidEvent> parse_xid_line(std::string_view line);
 std::optional<std::string> normalize_pci(std::string_view addr);
 
 // The action the driver names in an Xid 154 message ("GPU recovery action changed from 0x0 (None)
-// to 0x1 (GPU Reset Required)"), mapped as SPEC §5.1 asks: 0x0 None → "none", 0x1 GPU reset →
+// to 0x1 (GPU Reset Required)"), mapped as docs/health.md asks: 0x0 None → "none", 0x1 GPU reset →
 // "reboot", 0x2 node reboot → "reboot", 0x3 drain P2P and 0x4 drain and reset → "migrate".
 // nullopt when the message names no known action.
 std::optional<std::string_view> xid154_recovery_action(std::string_view message);
@@ -137,7 +137,7 @@ class XidDeduper {
   std::map<Stamp, std::map<Key, Stamp>::iterator> by_time_;  // the same entries, oldest first
 };
 
-// Catalogue facts per Xid code (notes §5.2). action: "none", "reboot", "reboot-when-idle",
+// Catalogue facts per Xid code (docs/health.md). action: "none", "reboot", "reboot-when-idle",
 // "migrate" or "manual" (unknown codes, codes whose action needs a register decode, 154 whose
 // action is in its message: xid154_recovery_action). critical: in the EKS well-known set
 // {46,48,54,62,63,64,74,79,95,109,110,119,120,136,140,142,143,151,155,156,158}.

@@ -1,4 +1,4 @@
-// The journal: the one ordered, durable record of every state change (DESIGN.md, SPEC §9).
+// The journal: the one ordered, durable record of every state change (docs/architecture.md).
 // Implementations: sqlite/ (embedded default) and postgres/ (replicated control plane). Both pass
 // the same contract suite (tests/unit/journal/journal_contract.h).
 #pragma once

@@ -1,5 +1,5 @@
-// Instance-level metering (SPEC §2.7): one record per instance from lifecycle start (launch) to
-// ShuttingDown. Money is integer micro-dollars; a price is per hour.
+// Instance-level metering (docs/provisioning.md): one record per instance from lifecycle start
+// (launch) to ShuttingDown. Money is integer micro-dollars; a price is per hour.
 #pragma once
 
 #include <cstdint>

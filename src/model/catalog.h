@@ -1,5 +1,5 @@
-// The instance catalog (SPEC §10): what each instance type offers and what it costs per hour.
-// The shipped defaults are data/catalog.json, embedded into the binary at build time; a
+// The instance catalog (docs/architecture.md): what each instance type offers and what it costs per
+// hour. The shipped defaults are data/catalog.json, embedded into the binary at build time; a
 // deployment may load its own file with the same shape instead.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 namespace gf {
 
-// One catalog entry. Money is integer micro-dollars (STYLE.md item 6): "98.32" USD/h is
+// One catalog entry. Money is integer micro-dollars (docs/style.md): "98.32" USD/h is
 // 98'320'000, parsed from the decimal text exactly, never through a double.
 struct InstanceTypeInfo {
   std::string name;       // e.g. "ml.p5.48xlarge"

@@ -1,6 +1,6 @@
 // The contract between the provisioning controller and cloud drivers: what an intent asks
 // (launch/terminate) and what a driver reports back. Plain data, so neither side includes the
-// other (DESIGN.md: controllers never include a driver).
+// other (docs/architecture.md: controllers never include a driver).
 #pragma once
 
 #include <optional>

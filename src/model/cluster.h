@@ -1,5 +1,5 @@
-// Clusters, instance groups and nodes (SPEC §2): plain domain types with their wire enums.
-// State owns instances of these; controllers read them; apply code in state/ changes them.
+// Clusters, instance groups and nodes (docs/provisioning.md): plain domain types with their wire
+// enums. State owns instances of these; controllers read them; apply code in state/ changes them.
 #pragma once
 
 #include <cstdint>
@@ -79,7 +79,7 @@ struct InstanceGroup {
   GroupSpec spec;
   GroupStatus status = GroupStatus::kCreating;
   Time created_at{};
-  // MinCount bookkeeping (SPEC §2.4).
+  // MinCount bookkeeping (docs/provisioning.md).
   bool ever_in_service = false;        // false = a "new" group for rollback purposes
   int64_t last_in_service_target = 0;  // counts at the last InService, for rollback
   int64_t last_in_service_min = 0;
@@ -107,8 +107,8 @@ struct Node {
   bool healthy = true;
   std::string termination_reason;
   int64_t price_micros_per_hour = 0;  // from the catalog when the launch was requested
-  // Remediation (SPEC §5): cordoned = no new pods; maintenance = drained and being acted on
-  // (its pods are evicted). host_id: the physical machine ("" = host_of() default).
+  // Remediation (docs/remediation.md): cordoned = no new pods; maintenance = drained and being
+  // acted on (its pods are evicted). host_id: the physical machine ("" = host_of() default).
   bool cordoned = false;
   bool maintenance = false;
   std::string host_id;

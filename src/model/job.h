@@ -1,6 +1,6 @@
-// Jobs the scheduler admits and places (SPEC §3, §4.1): the durable record of one job, with the
-// AWS Batch service-job status names. State owns these; the scheduler derives its own indexed
-// copy (sched::Scheduler) from them.
+// Jobs the scheduler admits and places (docs/quota.md, docs/workloads.md): the durable record of
+// one job, with the AWS Batch service-job status names. State owns these; the scheduler derives its
+// own indexed copy (sched::Scheduler) from them.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 
 namespace gf {
 
-// AWS Batch service-job statuses (SPEC §4.1).
+// AWS Batch service-job statuses (docs/workloads.md).
 enum class JobStatus {
   kSubmitted,
   kPending,
@@ -61,7 +61,7 @@ struct JobEvent {
   bool operator==(const JobEvent&) const = default;
 };
 
-// One stretch of a job running on its nodes, for metering by quota share (SPEC §2.7).
+// One stretch of a job running on its nodes, for metering by quota share (docs/provisioning.md).
 struct JobRun {
   Time start{};
   std::optional<Time> end;  // open while running
@@ -74,7 +74,7 @@ struct JobRun {
   Duration billed(Time from, Time to) const;
 };
 
-// A copy of a workload left on a member cluster it failed over from (SPEC §4.4), kept per
+// A copy of a workload left on a member cluster it failed over from (docs/dispatch.md), kept per
 // purgeMode: Gracefully until the new placement runs (at most gracePeriodSeconds), Never until
 // the job is deleted. A copy never holds node capacity: failover only moves jobs whose pods
 // cannot run.
@@ -87,7 +87,7 @@ struct MemberCopy {
   bool operator==(const MemberCopy&) const = default;
 };
 
-// Fleet dispatch of a Kubernetes workload (PyTorchJob, SPEC §4.2–§4.6): what its
+// Fleet dispatch of a Kubernetes workload (PyTorchJob, docs/dispatch.md): what its
 // PropagationPolicy and run policy decided at submission, and where it stands on its member
 // cluster.
 struct Dispatch {

@@ -1,4 +1,4 @@
-// The webhook driver (SPEC §5.1): POSTs alerts, unchanged (the API's JSON), to the configured
+// The webhook driver (docs/health.md): POSTs alerts, unchanged (the API's JSON), to the configured
 // webhook and support webhook. execute() only queues, so the loop never waits on a receiver; one
 // worker thread posts in order and reports each outcome back (the health controller journals a
 // delivery and retries a failure with capped exponential backoff).

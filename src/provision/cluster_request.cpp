@@ -214,7 +214,7 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
     }
     if (!min_given && req.continuous &&
         (g.node_type == NodeType::kController || g.node_type == NodeType::kLogin)) {
-      g.min = std::min<int64_t>(1, g.target);  // SPEC §2.2 default at creation
+      g.min = std::min<int64_t>(1, g.target);  // docs/provisioning.md default at creation
     }
     req.groups.push_back(std::move(g));
   }

@@ -1,5 +1,5 @@
-// Parsing and validation of the cluster API's write requests (SPEC §2.1, §2.2). Pure functions
-// of (request JSON, current state, catalog): the API calls them inside the loop's request
+// Parsing and validation of the cluster API's write requests (docs/provisioning.md). Pure
+// functions of (request JSON, current state, catalog): the API calls them inside the loop's request
 // handler so validation sees the state the write will apply to. Every error is a
 // ValidationException (or the code the spec names) whose message starts with the field path.
 #pragma once
@@ -46,7 +46,8 @@ Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body);
 // BatchDeleteClusterNodes: {NodeIds: [...]}.
 Result<std::vector<std::string>> parse_batch_delete(const Json& body);
 
-// A group in Creating/Updating refuses BatchAdd/BatchDelete (SPEC §2.4): the 409 message.
+// A group in Creating/Updating refuses BatchAdd/BatchDelete (docs/provisioning.md): the 409
+// message.
 std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g,
                                  std::string_view operation);
 

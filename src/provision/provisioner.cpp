@@ -88,8 +88,8 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
     return;
   }
 
-  // Slurm needs a healthy controller before anything else launches (SPEC §2.3), until the
-  // cluster has been InService once.
+  // Slurm needs a healthy controller before anything else launches (docs/provisioning.md), until
+  // the cluster has been InService once.
   auto group_has_running = [&](const Cluster& cl, NodeType type) {
     for (const auto& g : cl.groups) {
       if (g.spec.node_type == type && counts_[g.spec.name].current > 0) return true;
@@ -248,7 +248,7 @@ void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& 
 
 void Provisioner::terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
                                    const std::string& reason, ControllerDecision& d) {
-  // Unhealthy first, then the most recently launched (SPEC §2.3, §2.4).
+  // Unhealthy first, then the most recently launched (docs/provisioning.md).
   std::vector<const Node*> live;
   for (const auto& [id, n] : c.nodes) {
     if (n.group == g.spec.name && n.is_live()) live.push_back(&n);
@@ -338,7 +338,7 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
   if (!g) return d;
   const Json cbase = {{"Name", c->name}};
 
-  // Non-retryable controller failures while creating fail the cluster (SPEC §2.3).
+  // Non-retryable controller failures while creating fail the cluster (docs/provisioning.md).
   if (c->continuous && c->status == ClusterStatus::kCreating &&
       c->orchestrator == Orchestrator::kSlurm && g->spec.node_type == NodeType::kController) {
     Json p = cbase;

@@ -1,6 +1,6 @@
-// The provisioning controller (SPEC §2.3–2.5): reconciles every cluster's groups toward their
-// desired counts. Continuous mode: controller first, partial capacity accepted, failed launches
-// retried with capped exponential backoff and jitter, MinCount with timeout and rollback.
+// The provisioning controller (docs/provisioning.md–2.5): reconciles every cluster's groups toward
+// their desired counts. Continuous mode: controller first, partial capacity accepted, failed
+// launches retried with capped exponential backoff and jitter, MinCount with timeout and rollback.
 // Legacy mode: all or nothing. It never does I/O: launches and terminations are intents for the
 // cloud driver, whose outcomes come back through handle_report() as requests.
 #pragma once

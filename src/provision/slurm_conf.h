@@ -1,5 +1,6 @@
-// slurm.conf in merge mode (SPEC §2.6): gpufleet owns only the NodeName= and PartitionName= lines
-// inside two marked blocks; every byte outside them belongs to the user and is kept exactly.
+// slurm.conf in merge mode (docs/provisioning.md): gpufleet owns only the NodeName= and
+// PartitionName= lines inside two marked blocks; every byte outside them belongs to the user and is
+// kept exactly.
 //
 //   # BEGIN gpufleet managed nodes -- edits inside this block are overwritten
 //   NodeName=worker-1 CPUs=192 RealMemory=2000000 Gres=gpu:8 Feature=p5 State=CLOUD

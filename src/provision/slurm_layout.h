@@ -1,5 +1,6 @@
-// What the managed blocks of a Slurm cluster's slurm.conf say (SPEC §2.6): one NodeName line per
-// Running compute or login node, one PartitionName line per partition of the compute groups.
+// What the managed blocks of a Slurm cluster's slurm.conf say (docs/provisioning.md): one NodeName
+// line per Running compute or login node, one PartitionName line per partition of the compute
+// groups.
 #pragma once
 
 #include "model/catalog.h"

@@ -46,7 +46,8 @@ class QuotaEngine {
   Status admit(WorkloadId id, Time now);
   // Admits without a fit check, keeping `start_time`: restoring state (replay, a snapshot, a
   // changed quota graph, undoing a simulated eviction). Usage may then exceed a limit; such
-  // workloads are the victims a later preemption finds (SPEC §3.2 "lowering a limit").
+  // workloads are the victims a later preemption finds (docs/quota-frontends.md "lowering a
+  // limit").
   Status restore_admitted(WorkloadId id, Time start_time);
   // Replaces a pending workload's request (a job trying another flavor). Errors: unknown,
   // admitted, negative.

@@ -1,8 +1,8 @@
-// Remediation policy (SPEC §5.2–5.4, §5.6): rules matched by fault pattern and node pool, with
-// the SPEC §5.1 default mapping underneath; wait-for-idle, persistence, cooldown, concurrency,
-// circuit breaker, escalation and migration-evidence windows; and the two pure rules that turn
-// the asked action into the effective one (escalation ladder, evidence for migrate). No I/O, no
-// clock: time is a parameter. See docs/remediation.md.
+// Remediation policy (docs/remediation.md): rules matched by fault pattern and node pool,
+// with the docs/health.md default mapping underneath; wait-for-idle, persistence, cooldown,
+// concurrency, circuit breaker, escalation and migration-evidence windows; and the two pure rules
+// that turn the asked action into the effective one (escalation ladder, evidence for migrate). No
+// I/O, no clock: time is a parameter. See docs/remediation.md.
 #pragma once
 
 #include <cstdint>
@@ -75,9 +75,9 @@ struct RuleMatch {
 
 // User rules first, most specific wins: exact fault before "xid:*" before the detector name
 // before "*"; within each, a rule for the node's pool before one for every pool; ties go to the
-// earlier rule. Then the SPEC default mapping (health::classify): reboot and reprovision are
-// auto-approved, migrate needs a person, and "approval required" rows always do. `default_action`
-// overrides the table's action (Xid 154: the one the driver's message names).
+// earlier rule. Then the default mapping of docs/health.md (health::classify): reboot and
+// reprovision are auto-approved, migrate needs a person, and "approval required" rows always do.
+// `default_action` overrides the table's action (Xid 154: the one the driver's message names).
 RuleMatch match(const Policy& policy, std::string_view detector, std::string_view fault,
                 std::string_view node_pool, std::optional<Action> default_action = std::nullopt);
 
@@ -94,14 +94,14 @@ struct Effective {
   std::string reason;  // empty when the asked action stands
 };
 
-// SPEC §5.3: when the same fault came back after the same action was tried twice on this machine
-// within `window`, a reboot becomes reprovision and a reprovision becomes migrate (repeatedly: a
-// reboot asked after two reboots and two reprovisions becomes migrate).
+// docs/remediation.md: when the same fault came back after the same action was tried twice on this
+// machine within `window`, a reboot becomes reprovision and a reprovision becomes migrate
+// (repeatedly: a reboot asked after two reboots and two reprovisions becomes migrate).
 Effective escalate(Action asked, std::string_view fault, std::span<const Attempt> history, Time now,
                    Duration window);
 
-// SPEC §5.3: migrate needs a critical alert firing now on the node, or one that fired on that
-// machine within `window`; otherwise reprovision, with the reason.
+// docs/remediation.md: migrate needs a critical alert firing now on the node, or one that fired on
+// that machine within `window`; otherwise reprovision, with the reason.
 Effective require_migration_evidence(Action action, bool critical_now,
                                      std::optional<Time> last_critical, Time now, Duration window);
 

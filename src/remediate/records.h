@@ -1,6 +1,7 @@
-// What the state keeps about health and remediation (SPEC §5): alerts, remediations, physical
-// hosts, hardware tickets, per-cluster policies and circuit breakers. Plain data with their wire
-// shapes (the API's) and a canonical form for snapshots. Changed only by state/health_apply.cpp.
+// What the state keeps about health and remediation (docs/remediation.md): alerts, remediations,
+// physical hosts, hardware tickets, per-cluster policies and circuit breakers. Plain data with
+// their wire shapes (the API's) and a canonical form for snapshots. Changed only by
+// state/health_apply.cpp.
 #pragma once
 
 #include <cstddef>
@@ -39,7 +40,7 @@ bool is_open(Status s);
 // Started and not ended: the node is cordoned (WaitingForIdle … Rejoining).
 bool in_flight(Status s);
 
-// An alert keeps its first observation and the last kMaxRecentEvidence ones (SPEC §5.1:
+// An alert keeps its first observation and the last kMaxRecentEvidence ones (docs/health.md:
 // evidence verbatim, bounded).
 inline constexpr size_t kMaxRecentEvidence = 16;
 // One observation's evidence is one log line or one reading: longer ones are cut to this.
@@ -92,7 +93,8 @@ struct Remediation {
   std::optional<Time> approved_at, started_at, acted_at, completed_at;
   std::optional<Time> idle_deadline;  // WaitingForIdle ends here at the latest (none: never)
 
-  Json to_json(bool canonical = false) const;  // the API record (SPEC §5.6); canonical: µs times
+  Json to_json(
+      bool canonical = false) const;  // the API record (docs/remediation.md); canonical: µs times
   Json to_canonical() const { return to_json(true); }
   static Result<Remediation> from_canonical(const Json& j);
 };
@@ -130,8 +132,8 @@ struct Breaker {
   bool operator==(const Breaker&) const = default;
 };
 
-// Everything of §5 in the state. Shared immutable between published views; health_apply.cpp
-// copies it on write.
+// Everything of health and remediation (docs/remediation.md) in the state. Shared immutable between
+// published views; health_apply.cpp copies it on write.
 struct HealthState {
   std::map<std::string, AlertRecord, std::less<>> alerts;  // by id
   std::map<std::string, std::string, std::less<>>

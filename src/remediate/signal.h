@@ -1,7 +1,7 @@
 // Raw detector input for one node → detections, through the real parsers of src/health/. The
 // same input an agent reports (POST /v1/clusters/{name}/nodes/{id}/signals) and a scenario's
-// `fault.signal` carries (SPEC §8): a kernel-log text (one or more lines), or one structured
-// probe reading:
+// `fault.signal` carries (docs/scenarios.md): a kernel-log text (one or more lines), or one
+// structured probe reading:
 //   {dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1, gpu: 0}}   (also ROW_REMAP_PENDING,
 //        ROW_REMAP_FAILURE, PCIE_REPLAY_COUNTER as replays in the last minute,
 //        CLOCKS_EVENT_REASONS as a bit mask held for a minute)
@@ -25,7 +25,7 @@
 namespace gf::remediate {
 
 struct Detection {
-  std::string detector;  // SPEC §5.1 name
+  std::string detector;  // docs/health.md name
   std::string subject;   // the GPU's PCI address, mount point, port… ("" for node-wide)
   std::string fault;     // "xid:79", "dcgm:dbe", …
   std::string summary;   // one plain sentence

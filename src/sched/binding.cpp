@@ -1,7 +1,8 @@
-// Which cluster a job is bound to (SPEC §4.3 estimate vs reservation, §4.4 failover, §4.6
-// interrupts): choosing a cluster for a gang, dispatching with pods pending, sticky re-placement
-// after a node loss, and failover to another cluster. Every change here is either returned as an
-// Action or is itself a call the caller records (failover), so replay reproduces it.
+// Which cluster a job is bound to (docs/dispatch.md estimate vs reservation, docs/dispatch.md
+// failover, docs/dispatch.md interrupts): choosing a cluster for a gang, dispatching with pods
+// pending, sticky re-placement after a node loss, and failover to another cluster. Every change
+// here is either returned as an Action or is itself a call the caller records (failover), so replay
+// reproduces it.
 #include <algorithm>
 
 #include "sched/scheduler.h"

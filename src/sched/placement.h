@@ -1,12 +1,12 @@
 // PlacementIndex: the free capacity of every schedulable node of every member cluster, indexed
-// for gang placement (SPEC §4.2 steps 3–4). A gang is placed on one cluster, all pods or none:
-// find() computes a complete placement without changing anything; commit() reserves it.
+// for gang placement (docs/dispatch.md steps 3–4). A gang is placed on one cluster, all pods or
+// none: find() computes a complete placement without changing anything; commit() reserves it.
 //
 // Per cluster, nodes are pooled by instance type; each pool keeps its schedulable nodes in a set
 // ordered by (free GPUs, node index), so the best-fit node for a pod is a lower_bound away.
 // Among clusters the tightest fit wins: the fewest free GPUs left in the cluster after the gang,
 // then the fewest free GPUs left on the nodes the gang touches (stranded fragments), then the
-// cluster's name. Capacity is real per-node capacity, never a cluster-wide sum (SPEC §4.3) —
+// cluster's name. Capacity is real per-node capacity, never a cluster-wide sum (docs/dispatch.md) —
 // except for estimate(), which models a fleet that dispatches by summed free capacity.
 #pragma once
 
@@ -93,10 +93,10 @@ class PlacementIndex {
                                 const std::vector<ClusterIdx>* allowed = nullptr) const;
   // Placement on one given cluster, or nullopt.
   std::optional<Placement> find_in(ClusterIdx c, const std::vector<PodSet>& gang) const;
-  // The cluster a fleet without reservation would dispatch `gang` to (estimate mode, SPEC §4.3):
-  // one whose free resources summed over its schedulable nodes hold the gang's total — a pod
-  // set with an instance type counting only nodes of that type — whether or not any node
-  // arrangement does. Tightest first: the fewest free GPUs left in the cluster after the gang,
+  // The cluster a fleet without reservation would dispatch `gang` to (estimate mode,
+  // docs/dispatch.md): one whose free resources summed over its schedulable nodes hold the gang's
+  // total — a pod set with an instance type counting only nodes of that type — whether or not any
+  // node arrangement does. Tightest first: the fewest free GPUs left in the cluster after the gang,
   // then the fewest free CPU, then the name. `allowed` as in find(). Changes nothing.
   std::optional<ClusterIdx> estimate(const std::vector<PodSet>& gang,
                                      const std::vector<ClusterIdx>* allowed = nullptr) const;

@@ -32,10 +32,11 @@ struct SchedulerOptions {
   Duration requeue_base = seconds(10);       // first backoff after a preemption; doubles each time
   Duration requeue_max = minutes(10);        // backoff cap
   Duration min_run_time = Duration::zero();  // protects a job from reclaim this long after start
-  // true: a gang is admitted only with real per-node room on one cluster (SPEC §4.3 reservation).
-  // false ("estimate mode", ACK One Fleet without resource reservation): the cluster is chosen by
-  // its summed free capacity (PlacementIndex::estimate); if no node arrangement there fits, the
-  // job is still admitted and dispatched to it with its pods pending until room appears there.
+  // true: a gang is admitted only with real per-node room on one cluster (docs/dispatch.md
+  // reservation). false ("estimate mode", ACK One Fleet without resource reservation): the cluster
+  // is chosen by its summed free capacity (PlacementIndex::estimate); if no node arrangement there
+  // fits, the job is still admitted and dispatched to it with its pods pending until room appears
+  // there.
   bool reservation = true;
 };
 
@@ -56,7 +57,7 @@ using ShapePtr = std::shared_ptr<const JobShape>;
 struct JobSpec {
   JobKey key = 0;
   // The leaf queue; kNoNode with `quota_managed` = its queue does not exist (it waits);
-  // kNoNode without = no quota at all, placement only (SPEC §4.2 step 2 without suspension).
+  // kNoNode without = no quota at all, placement only (docs/dispatch.md step 2 without suspension).
   quota::NodeId queue = quota::kNoNode;
   bool quota_managed = true;
   int32_t priority = 0;
@@ -198,9 +199,9 @@ class Scheduler {
   // placed (conflict), unknown cluster (validation).
   Status restore_binding(JobKey job, std::optional<ClusterIdx> bound,
                          std::vector<ClusterIdx> excluded);
-  // The caller saw the admitted job's pods unable to run on its bound cluster (SPEC §4.4, after
-  // tolerationSeconds): its pods are unbound, the cluster is excluded for it until its pods are
-  // placed again, and it stays admitted (quota, admission time and alternative kept), waiting
+  // The caller saw the admitted job's pods unable to run on its bound cluster (docs/dispatch.md,
+  // after tolerationSeconds): its pods are unbound, the cluster is excluded for it until its pods
+  // are placed again, and it stays admitted (quota, admission time and alternative kept), waiting
   // for the next pass to place it on another allowed cluster. The caller records the failover
   // and calls this again on replay. Errors: unknown job, not admitted or bound (conflict).
   Status failover(JobKey job, Time now);

@@ -190,7 +190,7 @@ Status parse_call(const Json& v, const std::string& path, ScenarioStep& step) {
   return ok_status();
 }
 
-// `node: GROUP/INDEX` or `node: i-…` (SPEC §8).
+// `node: GROUP/INDEX` or `node: i-…` (docs/scenarios.md).
 Status check_node_ref(ObjectReader& r) {
   const std::string node = r.required_string("node");
   if (!r.ok()) return r.status();

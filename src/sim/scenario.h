@@ -1,5 +1,6 @@
-// A scenario (SPEC §8): the REST API on a timeline plus a cloud model. Parsed from YAML or JSON
-// into plain values; every error names the field path (`steps[3].at: invalid duration "5x": …`).
+// A scenario (docs/scenarios.md): the REST API on a timeline plus a cloud model. Parsed from YAML
+// or JSON into plain values; every error names the field path (`steps[3].at: invalid duration "5x":
+// …`).
 // `{ $file: PATH }` values are read relative to the scenario file's directory (JSON or YAML).
 // docs/scenarios.md documents the format field by field.
 #pragma once

@@ -26,14 +26,14 @@ Status not_built(StepKind kind) {
     case StepKind::kFault:
     case StepKind::kClear:
       why = std::string(step_kind_name(kind)) +
-            " steps need health detectors (SPEC §5.1), not built yet";
+            " steps need health detectors (docs/health.md), not built yet";
       break;
     case StepKind::kApprove:
     case StepKind::kReject:
     case StepKind::kCancel:
     case StepKind::kRequest:
       why = std::string(step_kind_name(kind)) +
-            " steps need remediations (SPEC §5.2, /v1/remediations), not built yet";
+            " steps need remediations (docs/remediation.md, /v1/remediations), not built yet";
       break;
     case StepKind::kCall:
     case StepKind::kApply:
@@ -392,7 +392,8 @@ class Simulation {
     return not_found_error("node: no cluster has an instance group named " + group);
   }
 
-  // fault / clear / approve / reject / cancel / request (SPEC §8) as the API calls they stand for.
+  // fault / clear / approve / reject / cancel / request (docs/scenarios.md) as the API calls they
+  // stand for.
   HttpResponse health_step(const ScenarioStep& step) {
     Result<std::pair<std::string, std::string>> node = resolve_node(step.value.value("node", ""));
     if (!node.ok()) return error_response(node.status());
@@ -549,7 +550,8 @@ class Simulation {
     GF_ASSIGN_OR_RETURN(Json by_cluster, get("/v1/billing", {{"groupBy", "cluster"}}));
     GF_ASSIGN_OR_RETURN(Json by_group, get("/v1/billing", {{"groupBy", "group"}}));
     m["billing"] = Json{{"byCluster", std::move(by_cluster)}, {"byGroup", std::move(by_group)}};
-    // Sections the later components fill (jobs and quotas: SPEC §3–4; health: SPEC §5).
+    // Sections the later components fill (jobs and quotas: docs/quota.md–4; health:
+    // docs/remediation.md).
     job_metrics(replay.gpu_hours(), m);
     m["remediations"] = remediation_metrics();
     m["scenario"] = report_.scenario;
@@ -562,7 +564,7 @@ class Simulation {
     return stamp(std::move(m));
   }
 
-  // Alerts and remediations by outcome (SPEC §8 metrics.json "remediation counts").
+  // Alerts and remediations by outcome (docs/scenarios.md metrics.json "remediation counts").
   Json remediation_metrics() const {
     auto view = runtime_->loop().view();
     const remediate::HealthState& h = view->health_state();

@@ -1,6 +1,6 @@
-// Runs a scenario (SPEC §8): the real runtime (control loop, provisioner, simulated cloud, API)
-// on a VirtualClock starting at kSimEpoch, with the steps sent through the API handlers at their
-// virtual times, then writes calls.jsonl, events.jsonl, snapshots.jsonl, state.json and
+// Runs a scenario (docs/scenarios.md): the real runtime (control loop, provisioner, simulated
+// cloud, API) on a VirtualClock starting at kSimEpoch, with the steps sent through the API handlers
+// at their virtual times, then writes calls.jsonl, events.jsonl, snapshots.jsonl, state.json and
 // metrics.json. Nothing reads the wall clock: the same scenario and seed give byte-identical
 // events.jsonl and state.json.
 #pragma once

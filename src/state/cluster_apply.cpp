@@ -1,5 +1,6 @@
 // Applies cluster/group/node journal events to FleetState and derives the user-visible events
-// of ListClusterEvents from them (SPEC §2.1, texts modelled on HyperPod's events reference).
+// of ListClusterEvents from them (docs/provisioning.md, texts modelled on HyperPod's events
+// reference).
 #include "state/cluster_events.h"
 #include "state/fleet_state.h"
 
@@ -118,7 +119,7 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
           const bool target_changed = spec.target != g->spec.target;
           g->spec = spec;
           if (min_changed) {
-            // Every MinCount update restarts the timeout (SPEC §2.4).
+            // Every MinCount update restarts the timeout (docs/provisioning.md).
             g->min_deadline = t + c->min_count_timeout;
             if (c->current_count(spec.name) < spec.min && g->status == GroupStatus::kInService) {
               g->status = GroupStatus::kUpdating;

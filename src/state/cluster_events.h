@@ -1,5 +1,5 @@
-// Journal event types for clusters, instance groups and nodes (SPEC §2). Appliers live in
-// cluster_apply.cpp; user-visible events (ListClusterEvents) are derived there.
+// Journal event types for clusters, instance groups and nodes (docs/provisioning.md). Appliers live
+// in cluster_apply.cpp; user-visible events (ListClusterEvents) are derived there.
 #pragma once
 
 #include <string_view>
@@ -20,7 +20,7 @@ inline constexpr std::string_view kClusterRollback = "cluster.rollback";
 inline constexpr std::string_view kClusterRemoved = "cluster.removed";
 // {Name, Group, Status, Reason}
 inline constexpr std::string_view kGroupStatus = "group.status";
-// {Name, Group, Target, Min, Reason}: MinCount timeout rollback (SPEC §2.4)
+// {Name, Group, Target, Min, Reason}: MinCount timeout rollback (docs/provisioning.md)
 inline constexpr std::string_view kGroupRollback = "group.rollback";
 // {Name, Group, Failures, NextAttemptUs, Reason}
 inline constexpr std::string_view kGroupBackoff = "group.backoff";

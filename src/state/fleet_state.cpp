@@ -134,7 +134,8 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
   }
   if (type.rfind("quota.", 0) == 0) return apply_quota_event(record, payload);
   if (type.rfind("job.", 0) == 0) {
-    // Every new line of the job's history is also a user event (ResourceType Job, SPEC §8).
+    // Every new line of the job's history is also a user event (ResourceType Job,
+    // docs/scenarios.md).
     std::string id = payload.value("id", std::string());
     if (id.empty() && payload.contains("job") && payload.at("job").is_object())
       id = payload.at("job").value("id", "");

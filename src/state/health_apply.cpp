@@ -1,7 +1,7 @@
-// Appliers for alerts, remediations, hosts, circuit breakers and remediation policies (SPEC §5).
-// Every change also becomes a user event (ResourceType Alert | Remediation | Host | Cluster), so
-// a remediation's whole timeline — proposed, approved, cordon, drain, act, rejoin — is in
-// GET /v1/events and events.jsonl.
+// Appliers for alerts, remediations, hosts, circuit breakers and remediation policies
+// (docs/remediation.md). Every change also becomes a user event (ResourceType Alert | Remediation |
+// Host | Cluster), so a remediation's whole timeline — proposed, approved, cordon, drain, act,
+// rejoin — is in GET /v1/events and events.jsonl.
 #include "core/ids.h"
 #include "state/fleet_state.h"
 #include "state/health_events.h"

@@ -1,4 +1,4 @@
-// Journal event types for health, alerts and remediation (SPEC §5). Appliers live in
+// Journal event types for health, alerts and remediation (docs/remediation.md). Appliers live in
 // health_apply.cpp; each also records user events (ResourceType Alert, Remediation, Host).
 #pragma once
 

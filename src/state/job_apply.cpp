@@ -1,6 +1,6 @@
-// Applies quota-object and job journal events to FleetState (SPEC §3, §4.1), and keeps the
-// writer's scheduling cache (SchedCache: the sched::Scheduler, its resource registry and node
-// index) in step with them. The cache is derived: rebuilt by replay, never serialized.
+// Applies quota-object and job journal events to FleetState (docs/quota.md, docs/workloads.md), and
+// keeps the writer's scheduling cache (SchedCache: the sched::Scheduler, its resource registry and
+// node index) in step with them. The cache is derived: rebuilt by replay, never serialized.
 #include <algorithm>
 
 #include "model/catalog.h"
@@ -242,7 +242,7 @@ Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
 
   auto shape = std::make_shared<sched::JobShape>();
   // A workload queues for its namespace's quota only when its PropagationPolicy suspends
-  // scheduling (SPEC §4.2 step 2); without it, it goes straight to placement.
+  // scheduling (docs/dispatch.md step 2); without it, it goes straight to placement.
   const bool ns_queued = !job.ns.empty() && (!job.dispatch || job.dispatch->queued);
   spec.quota_managed = !job.job_queue.empty() || !job.local_queue.empty() || ns_queued;
   spec.sticky = job.dispatch.has_value();

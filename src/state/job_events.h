@@ -1,5 +1,5 @@
-// Journal event types for quota objects and jobs (SPEC §3, §4.1). Appliers live in
-// job_apply.cpp; the scheduler's derived cache is brought in step by the same appliers.
+// Journal event types for quota objects and jobs (docs/quota.md, docs/workloads.md). Appliers live
+// in job_apply.cpp; the scheduler's derived cache is brought in step by the same appliers.
 #pragma once
 
 #include <string_view>
@@ -25,8 +25,8 @@ inline constexpr std::string_view kJobFinished = "job.finished";
 // {id, priority}
 inline constexpr std::string_view kJobPriority = "job.priority_changed";
 
-// Workloads (SPEC §4): PropagationPolicies and the fleet's dispatch decisions for PyTorchJobs.
-// {objects: [{namespace, name, doc}]}: created or replaced.
+// Workloads (docs/dispatch.md): PropagationPolicies and the fleet's dispatch decisions for
+// PyTorchJobs. {objects: [{namespace, name, doc}]}: created or replaced.
 inline constexpr std::string_view kPolicyApplied = "policy.applied";
 // {namespace, name}
 inline constexpr std::string_view kPolicyDeleted = "policy.deleted";

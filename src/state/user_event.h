@@ -1,5 +1,5 @@
-// The user-visible event envelope of SPEC §2.1 (ListClusterEvents shape, reused for every
-// ResourceType). User events are a projection of journal events: applying a journal event may
+// The user-visible event envelope of docs/provisioning.md (ListClusterEvents shape, reused for
+// every ResourceType). User events are a projection of journal events: applying a journal event may
 // record zero or more of them.
 #pragma once
 

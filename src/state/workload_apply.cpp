@@ -1,6 +1,6 @@
-// Applies the workload events (SPEC §4): PropagationPolicies, and the fleet's dispatch decisions
-// for PyTorchJobs that have no service-job counterpart — failover, copies purged, suspend and
-// resume, delete. The job events both kinds share (admitted, running, interrupted, finished)
+// Applies the workload events (docs/dispatch.md): PropagationPolicies, and the fleet's dispatch
+// decisions for PyTorchJobs that have no service-job counterpart — failover, copies purged, suspend
+// and resume, delete. The job events both kinds share (admitted, running, interrupted, finished)
 // live in job_apply.cpp and call note_binding() here for workloads.
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// PropagationPolicy parsing and selection (SPEC §4.2, §4.4). Selection follows Karmada's
+// PropagationPolicy parsing and selection (docs/dispatch.md). Selection follows Karmada's
 // precedence: a selector that names the object beats one that matches its labels, which beats
 // one that matches its kind only; equally specific policies are ordered by name.
 #include "workload/propagation_policy.h"

@@ -1,9 +1,9 @@
 // PropagationPolicy (policy.one.alibabacloud.com/v1alpha1, Karmada's policy.karmada.io/v1alpha1;
-// SPEC §4.1, §4.2, §4.4; examples/propagationpolicy-gang*.yaml): which objects a policy selects,
-// whether they wait for quota (suspension.scheduling), gang placement, the allowed member
-// clusters, and the failover rule (tolerationSeconds, purgeMode, gracePeriodSeconds). Errors are
-// ValidationExceptions whose message starts with the field path; unknown fields are kept in `doc`
-// and reported as warnings. Accepted subset: docs/workloads.md. Pure: no I/O, no clock.
+// docs/workloads.md, docs/dispatch.md; examples/propagationpolicy-gang*.yaml): which objects a
+// policy selects, whether they wait for quota (suspension.scheduling), gang placement, the allowed
+// member clusters, and the failover rule (tolerationSeconds, purgeMode, gracePeriodSeconds). Errors
+// are ValidationExceptions whose message starts with the field path; unknown fields are kept in
+// `doc` and reported as warnings. Accepted subset: docs/workloads.md. Pure: no I/O, no clock.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ inline constexpr std::string_view kPropagationPolicyApiVersion =
     "policy.one.alibabacloud.com/v1alpha1";
 inline constexpr std::string_view kKarmadaPolicyApiVersion = "policy.karmada.io/v1alpha1";
 
-// Failover purge modes (SPEC §4.4). Immediately and Karmada's Directly purge at once;
+// Failover purge modes (docs/dispatch.md). Immediately and Karmada's Directly purge at once;
 // Gracefully (also spelled Graciously, Karmada's older name) after the new placement runs, at
 // most gracePeriodSeconds; Never leaves the job where it is.
 enum class PurgeMode : uint8_t { kImmediately, kDirectly, kGracefully, kNever };

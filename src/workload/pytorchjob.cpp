@@ -1,7 +1,8 @@
-// PyTorchJob parsing (SPEC §4.1, §4.2): metadata, the Master/Worker replica specs with their
-// effective per-pod requests (Kubernetes request defaulting from limits), the run policy, and the
-// pods Kubeflow's operator would create. The replica templates are free-form pod templates: only
-// their containers' resources are read, and nothing under them is reported as unknown.
+// PyTorchJob parsing (docs/workloads.md, docs/dispatch.md): metadata, the Master/Worker replica
+// specs with their effective per-pod requests (Kubernetes request defaulting from limits), the run
+// policy, and the pods Kubeflow's operator would create. The replica templates are free-form pod
+// templates: only their containers' resources are read, and nothing under them is reported as
+// unknown.
 #include "workload/pytorchjob.h"
 
 #include <algorithm>

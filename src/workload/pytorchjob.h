@@ -1,4 +1,4 @@
-// Kubeflow PyTorchJob (kubeflow.org/v1, SPEC §4.1, examples/pytorchjob.yaml): parsing and
+// Kubeflow PyTorchJob (kubeflow.org/v1, docs/workloads.md, examples/pytorchjob.yaml): parsing and
 // validation of the subset gpufleet runs, and the gang it becomes for the scheduler (one "master"
 // pod set, one "worker" pod set) with the pod names, labels and environment Kubeflow's operator
 // gives each pod. Errors are ValidationExceptions whose message starts with the field path
@@ -23,7 +23,7 @@ namespace gf::workload {
 
 inline constexpr std::string_view kPyTorchJobApiVersion = "kubeflow.org/v1";
 inline constexpr std::string_view kPyTorchJobKind = "PyTorchJob";
-// Annotation: the simulated run time of the job's pods (SPEC §4.5).
+// Annotation: the simulated run time of the job's pods (docs/dispatch.md).
 inline constexpr std::string_view kDurationAnnotation = "gpufleet.io/duration";
 // Labels: the Kueue LocalQueue and WorkloadPriorityClass the job asks for.
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";

@@ -12,7 +12,7 @@
 // Invariants checked:
 //  - Api::handle never throws, and every answer is 2xx or 4xx: a 5xx (InternalFailure from an
 //    escaping exception, or ServiceUnavailable from a failed journal write) is a finding;
-//  - every JSON answer is a JSON document, and every 4xx is the SPEC §1 error shape
+//  - every JSON answer is a JSON document, and every 4xx is the docs/api.md error shape
 //    {"__type": "<Code>", "message": "<non-empty>"};
 //  - the scheduler's own invariants hold after the requests;
 //  - what was journaled replays: a control plane restarted on the same journal recovers and

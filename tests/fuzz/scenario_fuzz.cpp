@@ -1,5 +1,5 @@
-// Scenario files of `gpufleet simulate` (sim/scenario.h, SPEC §8): name, seed, config, the
-// simulated cloud (SimCloudConfig::from_json) and the timeline of steps, with `{ $file: PATH }`
+// Scenario files of `gpufleet simulate` (sim/scenario.h, docs/scenarios.md): name, seed, config,
+// the simulated cloud (SimCloudConfig::from_json) and the timeline of steps, with `{ $file: PATH }`
 // values resolved against a scratch directory that holds one JSON body (body.json) and one
 // two-document YAML manifest (manifests.yaml). The input is the scenario text.
 //

@@ -1,8 +1,8 @@
-// `gpufleet agent` (SPEC §6.1, detector part) against a real `serve`: the real binary reads fixture
-// sources once (--once) and the server's alerts show what it reported — Xid and hung-task lines
-// with the raw line as evidence, the read-only mount, the InfiniBand port that is down — while the
-// fixture's garbage and user-space lines created nothing. Waits are blocking HTTP reads (no
-// sleeping).
+// `gpufleet agent` (docs/agent.md, detector part) against a real `serve`: the real binary reads
+// fixture sources once (--once) and the server's alerts show what it reported — Xid and hung-task
+// lines with the raw line as evidence, the read-only mount, the InfiniBand port that is down —
+// while the fixture's garbage and user-space lines created nothing. Waits are blocking HTTP reads
+// (no sleeping).
 #include <gtest/gtest.h>
 #include <httplib.h>
 

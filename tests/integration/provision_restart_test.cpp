@@ -1,6 +1,6 @@
-// SPEC §9 / issue acceptance 10: `kill -9` of `serve` while workers are being retried; a restart
-// on the same data directory has the same clusters, nodes, events and billing, and the retries go
-// on until the capacity arrives.
+// docs/architecture.md / issue acceptance 10: `kill -9` of `serve` while workers are being retried;
+// a restart on the same data directory has the same clusters, nodes, events and billing, and the
+// retries go on until the capacity arrives.
 #include <gtest/gtest.h>
 #include <httplib.h>
 

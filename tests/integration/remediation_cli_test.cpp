@@ -1,7 +1,7 @@
-// Health alerts and remediation through the real CLI against a real `serve` (SPEC §5.6): alerts
-// reach the webhook unchanged (retried after a failed delivery), unmapped ones also reach the
-// support webhook, disk pressure is only recorded; a remediation request sent twice, and again to
-// a second `serve` on the same journal, makes one remediation; migrate needs a second person.
+// Health alerts and remediation through the real CLI against a real `serve` (docs/remediation.md):
+// alerts reach the webhook unchanged (retried after a failed delivery), unmapped ones also reach
+// the support webhook, disk pressure is only recorded; a remediation request sent twice, and again
+// to a second `serve` on the same journal, makes one remediation; migrate needs a second person.
 //
 // Waits are bounded: the webhook receiver is waited on with a condition variable and a deadline,
 // server state with blocking HTTP reads (no sleeping), as provision_restart_test.cpp does.
@@ -29,7 +29,8 @@ using testing::TempDir;
 
 const std::string kXid79 = "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.";
 const std::string kXid200 =
-    "NVRM: Xid (PCI:0000:3b:00): 200, pid=4321, an Xid code the SPEC table does not name.";
+    "NVRM: Xid (PCI:0000:3b:00): 200, pid=4321, an Xid code the table of docs/health.md does not "
+    "name.";
 
 // An HTTP receiver on 127.0.0.1 that records every POST body per path. With fail_first, the very
 // first POST it gets is answered 500 (and recorded as refused).

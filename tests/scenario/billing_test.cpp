@@ -1,5 +1,5 @@
-// SPEC §2.7 instance-level metering: billing runs from lifecycle start to ShuttingDown, failed
-// launches are free, a failed lifecycle script bills its run time, sums match.
+// docs/provisioning.md instance-level metering: billing runs from lifecycle start to ShuttingDown,
+// failed launches are free, a failed lifecycle script bills its run time, sums match.
 #include <gtest/gtest.h>
 
 #include "support/fleet_harness.h"

@@ -1,4 +1,5 @@
-// Concurrent scaling operations (SPEC §2.3) and legacy all-or-nothing mode (SPEC §2.5).
+// Concurrent scaling operations (docs/provisioning.md) and legacy all-or-nothing mode
+// (docs/provisioning.md).
 #include <gtest/gtest.h>
 
 #include "support/fleet_harness.h"

@@ -1,5 +1,5 @@
-// SPEC §2.3 over time: the seed's create_cluster.json with scarce capacity, controller first,
-// InService rules, retries with growing intervals, controller failures.
+// docs/provisioning.md over time: the seed's create_cluster.json with scarce capacity, controller
+// first, InService rules, retries with growing intervals, controller failures.
 #include <gtest/gtest.h>
 
 #include "support/fleet_harness.h"

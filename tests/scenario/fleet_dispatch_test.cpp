@@ -1,7 +1,8 @@
-// Fleet dispatch of PyTorchJobs through the real API on a virtual clock (issue 5, SPEC §4): the
-// seed walkthrough, queueing by ElasticQuotaTree max-jobs, gangs that fit no single cluster,
-// capacity estimate vs reservation on a fragmented fleet, failover per purgeMode, restarts per
-// restartPolicy and backoffLimit, run policy, restart from the journal, and bad manifests.
+// Fleet dispatch of PyTorchJobs through the real API on a virtual clock (issue 5,
+// docs/dispatch.md): the seed walkthrough, queueing by ElasticQuotaTree max-jobs, gangs that fit no
+// single cluster, capacity estimate vs reservation on a fragmented fleet, failover per purgeMode,
+// restarts per restartPolicy and backoffLimit, run policy, restart from the journal, and bad
+// manifests.
 #include <gtest/gtest.h>
 
 #include "support/fleet_harness.h"

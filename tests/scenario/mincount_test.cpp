@@ -1,6 +1,6 @@
-// SPEC §2.4 MinCount over time: Creating until met, "minimum capacity reached", the 3 h timeout
-// and rollback (new groups to (0,0), existing groups to their last InService counts), the timer
-// restarting on every MinCount update, and what a Creating/Updating group refuses.
+// docs/provisioning.md MinCount over time: Creating until met, "minimum capacity reached", the 3 h
+// timeout and rollback (new groups to (0,0), existing groups to their last InService counts), the
+// timer restarting on every MinCount update, and what a Creating/Updating group refuses.
 #include <gtest/gtest.h>
 
 #include "state/cluster_events.h"

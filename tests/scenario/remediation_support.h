@@ -1,5 +1,5 @@
-// Helpers for the health and remediation scenario tests (issue 6, SPEC §5): clusters of GPU
-// nodes, PyTorchJobs that occupy them, signals, and reads of alerts and remediations.
+// Helpers for the health and remediation scenario tests (issue 6, docs/remediation.md): clusters of
+// GPU nodes, PyTorchJobs that occupy them, signals, and reads of alerts and remediations.
 #pragma once
 
 #include <algorithm>

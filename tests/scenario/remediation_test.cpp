@@ -1,5 +1,5 @@
 // Health alerts and automatic remediation through the real API on a virtual clock (issue 6,
-// SPEC §5): one test per rule, named after it.
+// docs/remediation.md): one test per rule, named after it.
 #include <gtest/gtest.h>
 
 #include "scenario/remediation_support.h"
@@ -678,8 +678,8 @@ TEST(Remediation, NodeLabelRequestsARemediation) {
   EXPECT_EQ(status_of(f, rems[0]["RemediationId"]), "Succeeded");
 }
 
-// host-reachability (SPEC §5.1): an agent's heartbeats every 10 s; three missed in a row raise a
-// critical alert (reboot); the next heartbeat clears it.
+// host-reachability (docs/health.md): an agent's heartbeats every 10 s; three missed in a row raise
+// a critical alert (reboot); the next heartbeat clears it.
 TEST(Remediation, HostReachability_ThreeMissedHeartbeatsRaiseAnAlert_TheNextBeatClearsIt) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});

@@ -1,6 +1,6 @@
-// SPEC §2.6 over time: as nodes of the seed cluster join and leave, the merged slurm.conf keeps
-// every byte of the user's file outside the managed blocks, and the blocks list the cluster's
-// Running nodes and its partitions.
+// docs/provisioning.md over time: as nodes of the seed cluster join and leave, the merged
+// slurm.conf keeps every byte of the user's file outside the managed blocks, and the blocks list
+// the cluster's Running nodes and its partitions.
 #include <gtest/gtest.h>
 
 #include "provision/slurm_layout.h"

@@ -1,5 +1,5 @@
-// SPEC §2.2: every validation rule answers a ValidationException whose message names the field,
-// and leaves the state exactly as it was.
+// docs/provisioning.md: every validation rule answers a ValidationException whose message names the
+// field, and leaves the state exactly as it was.
 #include <gtest/gtest.h>
 
 #include <functional>

@@ -1,5 +1,5 @@
-// The simulated cloud (SPEC §6.2): instance types with capacity over time, launch latency,
-// lifecycle duration and injected launch outcomes, deterministic for a scenario. It runs
+// The simulated cloud (docs/architecture.md): instance types with capacity over time, launch
+// latency, lifecycle duration and injected launch outcomes, deterministic for a scenario. It runs
 // launch/terminate intents and reports outcomes at the simulated times they happen through a
 // callback that queues them as loop requests (so it works on a virtual clock and in `serve`).
 // Called only on the loop thread (intents and report callbacks both run there).
@@ -25,7 +25,7 @@ struct SimCloudConfig {
   Duration lifecycle_duration = minutes(6);  // lifecycle script run time
   Duration failure_latency = seconds(30);    // launch request -> capacity error
   Duration terminate_latency = minutes(1);   // terminate request -> instance gone
-  // Remediation actions (SPEC §5.2) and burn-in of freed hosts (§5.5).
+  // Remediation actions (docs/remediation.md) and burn-in of freed hosts (docs/remediation.md).
   Duration reboot_duration = minutes(5);
   Duration reprovision_duration = minutes(15);
   Duration migrate_duration = minutes(20);
@@ -51,7 +51,7 @@ struct SimCloudConfig {
   std::vector<Fault> faults;
   Time epoch = kSimEpoch;  // `changes[i].at` counts from here
 
-  // The `cloud:` block of a scenario (SPEC §8). Errors name the field path.
+  // The `cloud:` block of a scenario (docs/scenarios.md). Errors name the field path.
   static Result<SimCloudConfig> from_json(const Json& j, const std::string& path = "cloud");
 };
 

@@ -1,4 +1,4 @@
-// The embedded journal: one SQLite database file in WAL mode (DESIGN.md, SPEC §9).
+// The embedded journal: one SQLite database file in WAL mode (docs/architecture.md).
 //
 // Layout (schema version 1):
 //   events(seq INTEGER PRIMARY KEY, time_us, type, idem_key, payload BLOB)  gapless seq 1, 2, …

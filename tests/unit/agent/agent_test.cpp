@@ -1,5 +1,6 @@
-// The node agent's detector half (SPEC §6.1 on the rules of §5.1): sources are fixture files and
-// commands, the GPU probe is a ScriptedProbe, the reporter records what would be POSTed.
+// The node agent's detector half (docs/agent.md on the rules of docs/health.md): sources are
+// fixture files and commands, the GPU probe is a ScriptedProbe, the reporter records what would be
+// POSTed.
 #include "agent/agent.h"
 
 #include <gtest/gtest.h>

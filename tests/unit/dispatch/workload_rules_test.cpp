@@ -1,4 +1,4 @@
-// The rules the workload controller applies by time and on interrupts (SPEC §4.4, §4.6):
+// The rules the workload controller applies by time and on interrupts (docs/dispatch.md):
 // when a workload is due for failover, copy purge, activeDeadlineSeconds or
 // ttlSecondsAfterFinished (state/workload_state.h), and when an interrupt may restart it.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// ElasticQuotaTree front end (SPEC 3.1): the published example, min/max mapping, max-jobs, queue
-// objects, namespace mapping, and every refusal naming its field.
+// ElasticQuotaTree front end (docs/quota-frontends.md): the published example, min/max mapping,
+// max-jobs, queue objects, namespace mapping, and every refusal naming its field.
 #include <gtest/gtest.h>
 
 #include <regex>

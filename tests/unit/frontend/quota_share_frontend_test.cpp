@@ -1,6 +1,6 @@
-// AWS Batch quota shares front end (SPEC 3.2): the published bundle, the strategy mapping, job
-// queue status, the AWS validation rules (each refused naming its field), and the published
-// example's first step run end to end on the quota engine.
+// AWS Batch quota shares front end (docs/quota-frontends.md): the published bundle, the strategy
+// mapping, job queue status, the AWS validation rules (each refused naming its field), and the
+// published example's first step run end to end on the quota engine.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -323,9 +323,9 @@ TEST(QuotaShareFrontend, BundleErrorsNameTheBundlePathAndUnknownFieldsWarn) {
             std::vector<std::string>{"quotaShares[0].colour: unknown field, ignored"});
 }
 
-// SPEC 3.2, first step of the published example: QS1 submits three one-instance jobs; the first
-// runs on QS1's own instance, the second borrows QS2's idle one, the third waits because QS3's
-// instance is reserved.
+// docs/quota-frontends.md, first step of the published example: QS1 submits three one-instance
+// jobs; the first runs on QS1's own instance, the second borrows QS2's idle one, the third waits
+// because QS3's instance is reserved.
 TEST(QuotaShareFrontend, EngineAdmitsTwoQs1JobsSecondBorrowingAndRefusesTheThird) {
   ResourceRegistry reg;
   Result<CompiledQuota> c = compile(testing::to_map(parse_bundle(example_bundle())), reg);

@@ -1,4 +1,4 @@
-// Alerts (SPEC §5.1; seed 003): the detector table. The pending → firing → resolved state
+// Alerts (docs/health.md; seed 003): the detector table. The pending → firing → resolved state
 // machine is journaled state: tests/unit/state/alert_state_test.cpp.
 #include "health/alerts.h"
 
@@ -34,7 +34,7 @@ TEST(AlertTable, EveryDetectorOfSpecHasARule) {
     const DetectorRule* r = detector_rule(d);
     ASSERT_NE(r, nullptr) << d;
     EXPECT_EQ(r->detector, d);
-    EXPECT_EQ(r->persistence, minutes(5)) << d;  // SPEC: default persistence window 5 min
+    EXPECT_EQ(r->persistence, minutes(5)) << d;  // docs/health.md: default persistence window 5 min
     EXPECT_FALSE(r->action.empty()) << d;
     EXPECT_FALSE(r->source.empty()) << d;
     seen.insert(d);

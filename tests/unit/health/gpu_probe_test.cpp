@@ -1,4 +1,4 @@
-// The GPU probe and the DCGM-style rules (SPEC §5.1): each rule's boundary cases over
+// The GPU probe and the DCGM-style rules (docs/health.md): each rule's boundary cases over
 // ScriptedProbe readings, and NvmlProbe on a machine without the NVML library answering "not
 // available" without crashing. No sleeping: times are parameters.
 #include "health/gpu_probe.h"
@@ -129,7 +129,7 @@ TEST(DcgmPcieReplayRule, ThresholdsFromLinkGenAndWidth) {
   EXPECT_EQ(pcie_replay_threshold_per_min(4, 8), 8);    // 7.68 → 8
   EXPECT_EQ(pcie_replay_threshold_per_min(1, 1), 1);    // 0.15 → 1
   EXPECT_EQ(pcie_replay_threshold_per_min(7, 16), 62);  // above Gen6: Gen6 rate
-  EXPECT_EQ(pcie_replay_threshold_per_min(0, 16), 16);  // unknown: SPEC default
+  EXPECT_EQ(pcie_replay_threshold_per_min(0, 16), 16);  // unknown: the documented default
   EXPECT_EQ(pcie_replay_threshold_per_min(5, 0), 16);
 }
 

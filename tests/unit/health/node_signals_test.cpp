@@ -1,4 +1,4 @@
-// Node-level detectors (SPEC §5.1): npd-readonly-fs, npd-xfs-hang, npd-kernel-deadlock,
+// Node-level detectors (docs/health.md): npd-readonly-fs, npd-xfs-hang, npd-kernel-deadlock,
 // npd-restart-loop, ib-link, host-reachability, disk-pressure. Real-format samples, garbage,
 // boundaries. Times are parameters: nothing sleeps.
 #include "health/node_signals.h"

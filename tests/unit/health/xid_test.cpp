@@ -78,7 +78,7 @@ TEST(XidCorpus, HoldsTheRealSamplesAndAtLeast25GarbageLines) {
     sxid += c.expected.starts_with("SXid ");
   }
   EXPECT_GE(none, 25u);
-  EXPECT_GE(xid, 14u);  // the 12 of notes §5.3, the HyperPod 71, the SPEC scenario line
+  EXPECT_GE(xid, 14u);  // the 12 of docs/health.md, the HyperPod 71, the documented scenario line
   EXPECT_GE(sxid, 3u);
 }
 

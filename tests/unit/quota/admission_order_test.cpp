@@ -1,5 +1,5 @@
 // Admission order: queueing strategies, cross-queue order, no over-admission within one pass,
-// and a deterministic decision log (SPEC 3.3).
+// and a deterministic decision log (docs/scheduling.md).
 #include <gtest/gtest.h>
 
 #include <optional>

@@ -1,5 +1,6 @@
 // Preemption planner: the Kueue preemption table (pkg/scheduler/preemption/preemption_test.go,
-// classic mode), borrowWithinCohort, min_run_time, and the AWS quota-share example (SPEC 3.2).
+// classic mode), borrowWithinCohort, min_run_time, and the AWS quota-share example
+// (docs/quota-frontends.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -226,7 +227,8 @@ TEST(KueuePreemptionTable, LowerOrNewerEqualPriorityPreemptsNewerEqualOnly) {
   EXPECT_EQ(env.plan(3).outcome, PlanOutcome::kImpossible);
 }
 
-// The AWS Batch quota-share example (SPEC 3.2), expressed as one cohort with three queues.
+// The AWS Batch quota-share example (docs/quota-frontends.md), expressed as one cohort with three
+// queues.
 class AwsQuotaShareExample : public ::testing::Test {
  protected:
   void SetUp() override {

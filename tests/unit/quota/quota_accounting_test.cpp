@@ -1,5 +1,5 @@
 // Quota accounting of the tree: nominal, borrowing and lending limits, hierarchy, max_jobs,
-// exact release, and fit explanations (Kueue resource_node semantics; SPEC 3).
+// exact release, and fit explanations (Kueue resource_node semantics; docs/quota.md).
 #include <gtest/gtest.h>
 
 #include <optional>

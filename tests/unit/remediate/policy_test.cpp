@@ -1,6 +1,6 @@
-// Remediation policy (SPEC §5.1–5.4): parsing and validation, the default mapping and user rules'
-// specificity, the escalation ladder and the evidence rule for migrate. Times are parameters:
-// nothing sleeps.
+// Remediation policy (docs/health.md–5.4): parsing and validation, the default mapping and user
+// rules' specificity, the escalation ladder and the evidence rule for migrate. Times are
+// parameters: nothing sleeps.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #include "remediate/policy.h"
@@ -29,7 +29,8 @@ std::string refused(std::string_view text) {
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.starts_with(prefix); }
 
-// ---- §5.2 / §5.4 defaults -------------------------------------------------------------------
+// ---- docs/remediation.md defaults
+// -------------------------------------------------------------------
 
 TEST(PolicyDefaults, EmptyObjectGivesSpecDefaults) {
   Result<Policy> r = Policy::from_json(Json::object());
@@ -37,14 +38,14 @@ TEST(PolicyDefaults, EmptyObjectGivesSpecDefaults) {
   const Policy& p = r.value();
   EXPECT_TRUE(p.rules.empty());
   ASSERT_TRUE(p.max_wait.has_value());
-  EXPECT_EQ(*p.max_wait, hours(2));     // §5.2 default max wait 2 h
-  EXPECT_EQ(p.cooldown, minutes(30));   // §5.4 ~30 min cooldown
-  EXPECT_EQ(p.max_concurrent(100), 5);  // §5.4 max(1, 5 % of nodes)
+  EXPECT_EQ(*p.max_wait, hours(2));     // docs/remediation.md default max wait 2 h
+  EXPECT_EQ(p.cooldown, minutes(30));   // docs/remediation.md ~30 min cooldown
+  EXPECT_EQ(p.max_concurrent(100), 5);  // docs/remediation.md max(1, 5 % of nodes)
   EXPECT_EQ(p.breaker_max_auto, 5);
   EXPECT_EQ(p.breaker_window, hours(1));
-  EXPECT_EQ(p.escalation_window, days(7));           // §5.3 attempts older than 7 days
-  EXPECT_EQ(p.migration_evidence_window, days(10));  // §5.3 within 10 days
-  EXPECT_EQ(p.persistence_for("xid"), minutes(5));   // §5.1 default persistence 5 min
+  EXPECT_EQ(p.escalation_window, days(7));  // docs/remediation.md attempts older than 7 days
+  EXPECT_EQ(p.migration_evidence_window, days(10));  // docs/remediation.md within 10 days
+  EXPECT_EQ(p.persistence_for("xid"), minutes(5));   // docs/health.md default persistence 5 min
   EXPECT_EQ(p, Policy{});
 }
 
@@ -253,7 +254,8 @@ TEST(PolicyErrors, PathPrefixIsUsedAndARefusalChangesNothing) {
   EXPECT_FALSE(Policy::from_json(Json("x")).ok());
 }
 
-// ---- §5.4 concurrency cap, §5.1 persistence ---------------------------------------------------
+// ---- docs/remediation.md concurrency cap, docs/health.md persistence
+// ---------------------------------------------------
 
 TEST(MaxConcurrent, FivePercentOfClusterNodesAtLeastOne) {
   Policy p;
@@ -284,7 +286,8 @@ TEST(PersistenceFor, DetectorThenStarThenTableDefault) {
   EXPECT_EQ(p.persistence_for("ib-link"), minutes(1));
 }
 
-// ---- §5.1 default mapping ----------------------------------------------------------------------
+// ---- docs/health.md default mapping
+// ----------------------------------------------------------------------
 
 TEST(DefaultMapping, Xid119And95RebootAutoApproved) {
   const Policy p;
@@ -317,7 +320,7 @@ TEST(DefaultMapping, UnmappedXidAndUnknownDetectorGoToSupport) {
 TEST(DefaultMapping, RowRemapFailureMigratesWithApproval) {
   RuleMatch m = match(Policy{}, "dcgm-row-remap", "dcgm:row-remap-failure", "workers");
   EXPECT_EQ(m.action, Action::kMigrate);
-  EXPECT_EQ(m.approval, Approval::kManual);  // §5.2 migration needs approval
+  EXPECT_EQ(m.approval, Approval::kManual);  // docs/remediation.md migration needs approval
   // Row-remap pending reboots, auto-approved.
   RuleMatch pending = match(Policy{}, "dcgm-row-remap", "dcgm:row-remap-pending", "workers");
   EXPECT_EQ(pending.action, Action::kReboot);
@@ -352,7 +355,7 @@ TEST(DefaultMapping, Xid154TakesTheDriverNamedAction) {
   EXPECT_EQ(m.approval, Approval::kManual);
 }
 
-// ---- §5.2 user rules, most specific wins
+// ---- docs/remediation.md user rules, most specific wins
 // ---------------------------------------------------------
 
 TEST(UserRules, ExactFaultBeatsXidStarBeatsDetectorBeatsStar) {
@@ -416,7 +419,8 @@ TEST(UserRules, DetectorFaultCodeRuleMatchesExactly) {
             "default:dcgm:row-remap-pending");
 }
 
-// ---- §5.3 escalation ladder ---------------------------------------------------------------------
+// ---- docs/remediation.md escalation ladder
+// ---------------------------------------------------------------------
 
 Attempt attempt(Action a, std::string fault, Duration ago, bool counts = true) {
   return Attempt{a, std::move(fault), t0 - ago, counts};
@@ -479,7 +483,7 @@ TEST(Escalation, MigrateAndNoneAreNotEscalated) {
   EXPECT_EQ(escalate(Action::kNone, "xid:79", h, t0, days(7)).action, Action::kNone);
 }
 
-// ---- §5.3 migrate needs evidence
+// ---- docs/remediation.md migrate needs evidence
 // -----------------------------------------------------------------
 
 TEST(MigrationEvidence, CriticalAlertFiringNowKeepsMigrate) {

@@ -1,5 +1,6 @@
-// Raw detector input → detections (SPEC §5.1 detectors, §8 `fault.signal`): kernel-log text and
-// structured probe readings, through the real parsers of src/health/. Pure: nothing sleeps.
+// Raw detector input → detections (docs/health.md detectors, docs/scenarios.md `fault.signal`):
+// kernel-log text and structured probe readings, through the real parsers of src/health/. Pure:
+// nothing sleeps.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #include "remediate/signal.h"
@@ -148,7 +149,7 @@ TEST(SignalDcgm, VolatileDbeIsDcgmEcc) {
 }
 
 TEST(SignalDcgm, DefaultSubjectIsAWellFormedPciAddress) {
-  // gpu 0 → bus 0x18 (the SPEC scenario's GPU), gpu 3 → bus 0x1b.
+  // gpu 0 → bus 0x18 (the documented scenario's GPU), gpu 3 → bus 0x1b.
   std::vector<Detection> d0 =
       detected(yaml("{dcgm: {field: DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, value: 1}}"));
   ASSERT_EQ(d0.size(), 1u);

@@ -1,6 +1,7 @@
-// Fleet dispatch of gangs to one member cluster: estimate mode (SPEC §4.3, a fleet that picks a
-// cluster by summed free capacity and lets the pods wait there), sticky re-placement after an
-// interruption (§4.6), failover to another cluster (§4.4), and their replay and restore.
+// Fleet dispatch of gangs to one member cluster: estimate mode (docs/dispatch.md, a fleet that
+// picks a cluster by summed free capacity and lets the pods wait there), sticky re-placement after
+// an interruption (docs/dispatch.md), failover to another cluster (docs/dispatch.md), and their
+// replay and restore.
 #include <gtest/gtest.h>
 
 #include "core/random.h"

@@ -1,6 +1,6 @@
 // The scheduler joins quota admission with all-or-nothing gang placement (issue 4 acceptance
-// 4, 5, 6 and the rules of SPEC §3.3 that need real nodes). Tests build quota graphs directly;
-// the front ends have their own tests.
+// 4, 5, 6 and the rules of docs/scheduling.md that need real nodes). Tests build quota graphs
+// directly; the front ends have their own tests.
 #include "sched/scheduler.h"
 #include "unit/sched/sched_fixtures.h"
 

@@ -1,5 +1,5 @@
-// Scenario parsing (SPEC §8): every step kind, `$file` resolution, ordering, and errors that
-// name the field path.
+// Scenario parsing (docs/scenarios.md): every step kind, `$file` resolution, ordering, and errors
+// that name the field path.
 #include "sim/scenario.h"
 
 #include <gtest/gtest.h>

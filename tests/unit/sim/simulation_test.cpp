@@ -1,5 +1,5 @@
-// Running scenarios in-process (SPEC §8): determinism per seed, the outputs and their shapes,
-// and what the shipped examples show.
+// Running scenarios in-process (docs/scenarios.md): determinism per seed, the outputs and their
+// shapes, and what the shipped examples show.
 #include "sim/simulation.h"
 
 #include <gtest/gtest.h>
@@ -230,8 +230,8 @@ TEST(Simulation, EveryShippedExampleRunsCleanly) {
   EXPECT_EQ(r.metrics["provisioning"]["launchFailuresByReason"]["UnhealthyInstance"], 1);
 }
 
-// SPEC §4.3: the same fragmented fleet with and without reservation. Apply and delete steps run
-// through POST /v1/apply and DELETE /v1/objects; jobs, pods and the job metrics are measured.
+// docs/dispatch.md: the same fragmented fleet with and without reservation. Apply and delete steps
+// run through POST /v1/apply and DELETE /v1/objects; jobs, pods and the job metrics are measured.
 TEST(Simulation, FragmentedFleet_EstimateModeWaitsForFailover_ReservationDoesNot) {
   Result<Scenario> s = load_scenario(example("fragmented-fleet.yaml"));
   ASSERT_TRUE(s.ok()) << s.status().to_string();
@@ -261,8 +261,9 @@ TEST(Simulation, FragmentedFleet_EstimateModeWaitsForFailover_ReservationDoesNot
   }
 }
 
-// Issue 6 (SPEC §5, §8): fault/clear/approve steps drive the real detectors, the policy and the
-// simulated cloud's reboot/reprovision/migrate with the scenario's clearedBy and recurs.
+// Issue 6 (docs/remediation.md, docs/scenarios.md): fault/clear/approve steps drive the real
+// detectors, the policy and the simulated cloud's reboot/reprovision/migrate with the scenario's
+// clearedBy and recurs.
 TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) {
   TempDir dir;
   SimulationReport r =

@@ -1,7 +1,7 @@
-// Alerts as journaled state (SPEC §5.1): the pending → firing → resolved rules, applied by
+// Alerts as journaled state (docs/health.md): the pending → firing → resolved rules, applied by
 // state/health_apply.cpp from `alert.signal` (an observation or a clear) and `alert.fired` (the
 // health controller's: the persistence window passed while the signal was present). Each test is
-// named after the SPEC rule it checks. Times are event times: nothing sleeps.
+// named after the rule of docs/health.md it checks. Times are event times: nothing sleeps.
 #include <gtest/gtest.h>
 
 #include <string>

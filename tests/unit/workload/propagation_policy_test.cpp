@@ -1,5 +1,6 @@
-// PropagationPolicy parsing and selection (SPEC §4.2, §4.4): both published examples verbatim,
-// selection of the example PyTorchJob, most-specific matching, and refusals naming the field.
+// PropagationPolicy parsing and selection (docs/dispatch.md): both published examples
+// verbatim, selection of the example PyTorchJob, most-specific matching, and refusals naming the
+// field.
 #include <gtest/gtest.h>
 
 #include <string>

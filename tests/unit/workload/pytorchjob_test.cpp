@@ -1,5 +1,5 @@
-// PyTorchJob parsing (SPEC §4.1, §4.2): the published example verbatim, request defaulting from
-// limits, the pods Kubeflow's operator creates, and every refusal naming its field.
+// PyTorchJob parsing (docs/workloads.md, docs/dispatch.md): the published example verbatim, request
+// defaulting from limits, the pods Kubeflow's operator creates, and every refusal naming its field.
 #include <gtest/gtest.h>
 
 #include <algorithm>
