@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 
 namespace gf {
@@ -16,6 +17,9 @@ void check_ok_failed(const Status& status, const char* expr, const char* file, i
   spdlog::error("internal check failed at {}:{}: {} returned {}: {}", file, line, expr,
                 error_type_name(status.code()), status.message());
 #ifndef NDEBUG
+  // The log may go to stdout; the reason for the abort belongs on stderr.
+  std::fprintf(stderr, "internal check failed at %s:%d: %s: %s\n", file, line, expr,
+               status.message().c_str());
   std::abort();
 #endif
 }
