@@ -64,21 +64,31 @@ std::string error_type_of(const HttpResponse& r) {
   return r.error_type.empty() ? "HTTP" + std::to_string(r.status) : r.error_type;
 }
 
-// The first header, query or path value that is not well-formed UTF-8, as a field name.
-std::string first_invalid_utf8(const HttpRequest& req) {
-  if (find_invalid_utf8(req.path) != std::string_view::npos) return "path";
+// What is wrong with the text of a path, query or header value, or "".
+std::string text_problem(std::string_view s) {
+  if (find_invalid_utf8(s) != std::string_view::npos) return "not valid UTF-8";
+  if (has_noncharacter(s))
+    return "holds U+FFFE or U+FFFF, a Unicode noncharacter, which is not allowed in text";
+  return "";
+}
+
+// The first header, query or path value whose text is refused, and why ("path: not valid
+// UTF-8"), or "". A body's noncharacters are refused where it is parsed (escapes included).
+std::string first_invalid_text(const HttpRequest& req) {
+  if (std::string p = text_problem(req.path); !p.empty()) return "path: " + p;
   for (const auto& [k, v] : req.query) {
-    if (find_invalid_utf8(k) != std::string_view::npos ||
-        find_invalid_utf8(v) != std::string_view::npos) {
-      return "query parameter";
+    std::string p = text_problem(k);
+    if (p.empty()) p = text_problem(v);
+    if (!p.empty()) return "query parameter: " + p;
+  }
+  for (const auto& [key, name] : {std::pair{"x-gpufleet-user", "X-Gpufleet-User"},
+                                  std::pair{"idempotency-key", "Idempotency-Key"}}) {
+    if (std::string p = text_problem(req.header_or(key, "")); !p.empty()) {
+      return std::string(name) + ": " + p;
     }
   }
-  if (find_invalid_utf8(req.header_or("x-gpufleet-user", "")) != std::string_view::npos)
-    return "X-Gpufleet-User";
-  if (find_invalid_utf8(req.header_or("idempotency-key", "")) != std::string_view::npos)
-    return "Idempotency-Key";
   if (size_t at = find_invalid_utf8(req.body); at != std::string_view::npos) {
-    return "body (at byte " + std::to_string(at) + ")";
+    return "body (at byte " + std::to_string(at) + "): not valid UTF-8";
   }
   return "";
 }
@@ -264,9 +274,9 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
                   true);
   }
   const Status who = authenticate(request);
-  if (std::string where = first_invalid_utf8(request); !where.empty()) {
+  if (std::string problem = first_invalid_text(request); !problem.empty()) {
     request.caller = printable(request.caller, 256);
-    return refuse(validation_error(where + ": not valid UTF-8"), true);
+    return refuse(validation_error(problem), true);
   }
   const bool exempt = request.path == "/healthz" || request.path == "/metrics";
   if (!exempt && options_.rate_limit_per_second > 0) {

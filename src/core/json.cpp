@@ -53,7 +53,7 @@ Json scalar_to_json(const std::string& tag, const std::string& s) {
 // U+FFFE and U+FFFF are Unicode noncharacters that YAML cannot carry: a YAML reader refuses them
 // and yaml-cpp's writer replaces them, so a value holding one could never be shown or read back
 // as YAML. Input that decodes to one is refused (docs/api.md, "Text").
-bool has_noncharacter(std::string_view s) {
+bool raw_noncharacter(std::string_view s) {
   for (size_t at = s.find('\xEF'); at != std::string_view::npos && at + 2 < s.size();
        at = s.find('\xEF', at + 1)) {
     if (s[at + 1] == '\xBF' && (s[at + 2] == '\xBE' || s[at + 2] == '\xBF')) return true;
@@ -66,10 +66,10 @@ constexpr std::string_view kNoncharacterRefused =
 
 // The first string or key holding a noncharacter, as "a key" / "a string", or "".
 std::string find_noncharacter(const Json& j) {
-  if (j.is_string()) return has_noncharacter(j.get_ref<const std::string&>()) ? "a string" : "";
+  if (j.is_string()) return raw_noncharacter(j.get_ref<const std::string&>()) ? "a string" : "";
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (has_noncharacter(it.key())) return "a key";
+      if (raw_noncharacter(it.key())) return "a key";
       if (std::string w = find_noncharacter(it.value()); !w.empty()) return w;
     }
   } else if (j.is_array()) {
@@ -110,7 +110,7 @@ class JsonBuilder : public YAML::EventHandler {
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
     charge(mark, 1, value.size());
-    if (!limits_.allow_noncharacters && has_noncharacter(value))
+    if (!limits_.allow_noncharacters && raw_noncharacter(value))
       refuse(mark, std::string("a scalar ") + std::string(kNoncharacterRefused));
     add(mark, scalar_to_json(tag, value), &value, anchor, 0, 1, value.size());
   }
@@ -358,6 +358,8 @@ size_t find_invalid_utf8(std::string_view text) {
   return std::string_view::npos;
 }
 
+bool has_noncharacter(std::string_view text) { return raw_noncharacter(text); }
+
 std::string printable(std::string_view text, size_t max_bytes) {
   std::string out;
   size_t i = 0;
@@ -417,7 +419,7 @@ Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
     // Only an escape (\uFFFF) or the raw bytes can decode to a noncharacter: most texts skip
     // the walk.
     if (!limits.allow_noncharacters &&
-        (text.find("\\u") != std::string_view::npos || has_noncharacter(text))) {
+        (text.find("\\u") != std::string_view::npos || raw_noncharacter(text))) {
       if (std::string where = find_noncharacter(j); !where.empty()) {
         return validation_error("malformed JSON: " + where + " " +
                                 std::string(kNoncharacterRefused));

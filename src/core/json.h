@@ -54,6 +54,9 @@ Result<std::vector<Json>> parse_documents(std::string_view text, const ParseLimi
 int json_nesting_depth(std::string_view text, int stop_above);
 // The offset of the first byte that is not part of well-formed UTF-8, or npos.
 size_t find_invalid_utf8(std::string_view text);
+// Whether `text` holds U+FFFE or U+FFFF (raw UTF-8), Unicode noncharacters that YAML cannot
+// carry; text from outside may not (docs/api.md, "Text").
+bool has_noncharacter(std::string_view text);
 // `text` with every ill-formed UTF-8 sequence replaced by U+FFFD and control characters other
 // than tab/newline shown as `\xNN`, cut to `max_bytes`: safe to put in an error message.
 std::string printable(std::string_view text, size_t max_bytes = 200);

@@ -153,6 +153,16 @@ TEST_F(HostileInput, UnicodeNoncharactersAreRefusedInJsonAndYaml) {
                           "apiVersion: v1\nkind: ClusterQueue\nmetadata: {name: \"q\\uFFFE\"}\n");
   EXPECT_EQ(y.status, 400) << y.body;
   EXPECT_NE(error_of(y).value("message", "").find("line 3"), std::string::npos) << y.body;
+  // Raw in a header (it would be the audit record's identity) or the path.
+  HttpResponse h =
+      f.call_as("alice\xEF\xBF\xBF", "POST", "/v1/clusters", shared_example("create_cluster.json"));
+  EXPECT_EQ(h.status, 400) << h.body;
+  EXPECT_NE(error_of(h).value("message", "").find("X-Gpufleet-User: holds U+FFFE or U+FFFF"),
+            std::string::npos)
+      << h.body;
+  HttpResponse p = f.call("DELETE", "/v1/clusters/x\xEF\xBF\xBE");
+  EXPECT_EQ(p.status, 400) << p.body;
+  EXPECT_NE(error_of(p).value("message", "").find("path: holds"), std::string::npos) << p.body;
   EXPECT_EQ(model(f), before);
 }
 
