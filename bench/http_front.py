@@ -183,6 +183,10 @@ def main():
     ap.add_argument("--wrk-seconds", type=int, default=10)
     ap.add_argument("--write-path", default="")
     ap.add_argument("--token", default="")
+    ap.add_argument("--paths", default="/v1/version,/v1/clusters/training",
+                    help="comma-separated GET paths for the keep-alive runs")
+    ap.add_argument("--keep-alive-only", action="store_true",
+                    help="skip the latency, attack and connect-burst phases")
     args = ap.parse_args()
     u = urllib.parse.urlparse(args.url)
     host, port = u.hostname, u.port
@@ -190,6 +194,16 @@ def main():
     WRITE_PATH = args.write_path
 
     print(f"# HTTP front end against {args.url}")
+    if not args.keep_alive_only:
+        attack_phase(host, port, args, headers)
+    keep_alive_phase(host, port, args, headers)
+    if not args.keep_alive_only:
+        for n in [64, 256]:
+            worst, median = connect_burst(host, port, n)
+            print(f"connect burst    {n:3d} clients: median {median:7.2f} ms, slowest {worst:7.2f} ms")
+
+
+def attack_phase(host, port, args, headers):
     base, _ = asyncio.run(measure_latency(host, port, 3, headers))
     for path, v in base.items():
         print(f"quiet            {path:14s} p50 {percentile(v, 50):7.2f} ms  p99 {percentile(v, 99):7.2f} ms  n={len(v)}")
@@ -209,15 +223,21 @@ def main():
         print(f"slow-loris closed by the server after {statistics.median(stats['slow_closed_by_server']):.1f} s "
               f"(median, {len(stats['slow_closed_by_server'])} closed)")
 
+
+
+def keep_alive_phase(host, port, args, headers):
     import threading
     counter = [0, 0]
     writes = None
+    paths = args.paths.split(",")
+    per_run = max(3, args.wrk_seconds // 4)
     if WRITE_PATH:
-        writes = threading.Thread(target=writer_thread, args=(host, port, args.wrk_seconds, headers, counter))
+        writes = threading.Thread(target=writer_thread,
+                                  args=(host, port, per_run * 2 * len(paths), headers, counter))
         writes.start()
-    for path in ["/v1/version", "/v1/clusters/training"]:
+    for path in paths:
         for conns in [16, 64]:
-            r = wrk(args.url, path, max(3, args.wrk_seconds // 4), conns, headers)
+            r = wrk(args.url, path, per_run, conns, headers)
             if r is None:
                 print("keep-alive: wrk not installed (apt-get install wrk)")
                 break
@@ -226,10 +246,6 @@ def main():
     if writes:
         writes.join()
         print(f"writes during the keep-alive runs: {counter[0]} acknowledged, {counter[1]} failed")
-
-    for n in [64, 256]:
-        worst, median = connect_burst(host, port, n)
-        print(f"connect burst    {n:3d} clients: median {median:7.2f} ms, slowest {worst:7.2f} ms")
 
 
 if __name__ == "__main__":

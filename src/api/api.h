@@ -108,10 +108,9 @@ void register_job_routes(Api& api);
 void register_health_routes(Api& api);
 void register_audit_routes(Api& api);
 
-// A read that needs the writer's derived state (the scheduler's counters and explanations) runs
-// as a read-only loop request: `fn` answers from the state and changes nothing (quota_api.cpp).
-HttpResponse read_through_loop(Api& api, std::string name,
-                               std::function<Result<Json>(const FleetState&, Time)> fn);
+// Every read answers from the view the loop published after its last batch, on the caller's
+// thread: it never queues on the writer (docs/api.md "Reads"). `fn`'s error is the 4xx answer.
+HttpResponse read_view(Api& api, const std::function<Result<Json>(const FleetView&)>& fn);
 
 // The idempotency key of a write: the Idempotency-Key header, else the body's ClientToken.
 std::string idempotency_key(const HttpRequest& request, const Json* body);

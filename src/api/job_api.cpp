@@ -219,27 +219,34 @@ Json describe_service_job(const Job& j) {
   return out;
 }
 
-Json explanation_json(const sched::WaitReason& w) {
-  Json e{{"kind", std::string(sched::wait_kind_name(w.kind))}, {"message", w.message}};
+// Why the job waits, as the scheduler's last pass recorded it (docs/scheduling.md).
+Json explanation_json(const JobWait& w) {
+  Json e{{"kind", w.kind}, {"reason", w.reason}, {"message", w.message}};
   if (!w.node.empty()) e["quotaNode"] = w.node;
   if (!w.limit.empty()) e["limit"] = w.limit;
   if (!w.resource.empty()) e["resource"] = w.resource;
-  if (w.kind == sched::WaitKind::kQuota || w.kind == sched::WaitKind::kPlacement) {
+  if (w.kind == "Quota" || w.kind == "Placement") {
     e["requested"] = w.requested;
     e["available"] = w.available;
     e["shortfall"] = w.shortfall;
   }
+  e["since"] = format_iso8601(w.since);
   return e;
 }
 
 // A job as `describe job` shows it: the record, why it waits, and its history.
-Json describe_job(const FleetState& s, const Job& j, Time now) {
+Json describe_job(const Job& j) {
   Json out = describe_service_job(j);
   out["kind"] = j.kind;
   if (!is_terminal(j.status)) {
-    const sched::WaitReason w = s.scheduler().explain(j.key, now);
-    out["explanation"] = explanation_json(w);
-    if (w.kind != sched::WaitKind::kNotWaiting) out["statusReason"] = w.message;
+    if (j.waiting) {
+      out["explanation"] = explanation_json(*j.waiting);
+    } else {
+      const bool placed = j.admitted && !j.cluster.empty() && !j.pod_nodes.empty();
+      out["explanation"] = Json{
+          {"kind", "NotWaiting"},
+          {"message", placed ? "admitted and placed on cluster " + j.cluster : j.status_reason}};
+    }
   }
   Json hist = Json::array();
   for (const JobEvent& e : j.history) {
@@ -250,21 +257,16 @@ Json describe_job(const FleetState& s, const Job& j, Time now) {
   return out;
 }
 
-HttpResponse read_job(Api& api, const HttpRequest& req, std::string id, bool service_shape) {
-  Request r;
-  r.name = "DescribeJob";
-  r.handle = [id, service_shape, req = caller_of(req)](const FleetState& s,
-                                                       Time now) -> Result<Decision> {
-    const Job* j = s.view().find_job(id);
-    // Another team's job is not found, not forbidden: its name does not leak.
-    if (j == nullptr || !may_see_job(req, s.view(), *j))
-      return not_found_error("job \"" + id + "\" not found");
-    Decision d;
-    d.response = describe_job(s, *j, now);
-    if (service_shape) d.response.erase("events");
-    return d;
-  };
-  return Api::respond(api.write(std::move(r)));
+// Served from the published view, never through the writer (docs/api.md "Reads").
+HttpResponse read_job(Api& api, const HttpRequest& req, const std::string& id, bool service_shape) {
+  auto view = api.loop().view();
+  const Job* j = view->find_job(id);
+  // Another team's job is not found, not forbidden: its name does not leak.
+  if (j == nullptr || !may_see_job(req, *view, *j))
+    return error_response(not_found_error("job \"" + id + "\" not found"));
+  Json body = describe_job(*j);
+  if (service_shape) body.erase("events");
+  return json_response(200, body);
 }
 
 HttpResponse submit(Api& api, const HttpRequest& req) {

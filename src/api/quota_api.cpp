@@ -128,27 +128,16 @@ Result<Decision> decide_delete(const FleetState& s, const ObjectKey& key) {
   return d;
 }
 
-// Admitted and pending jobs of a quota node's subtree, from the quota engine's own counters.
-struct NodeCounts {
-  int64_t admitted = 0;
-  int64_t pending = 0;
-};
-NodeCounts counts_of(const FleetState& s, quota::NodeId node) {
-  const quota::QuotaEngine& e = s.scheduler().engine();
-  if (node >= e.graph().size()) return {};
-  return NodeCounts{e.admitted_jobs(node), e.pending_count(node)};
-}
-
-Json usage_json(const FleetState& s, quota::NodeId node) {
-  const sched::Scheduler& sc = s.scheduler();
-  if (node >= sc.engine().graph().size()) return Json::object();
-  return sc.engine().usage(node).to_json(s.registry());
+// What the scheduler counted for a quota node at its last pass (published with the view).
+const QuotaNodeStatus* status_of(const FleetView& v, quota::NodeId node) {
+  if (!v.quota_status || node >= v.quota_status->size()) return nullptr;
+  return &(*v.quota_status)[node];
 }
 
 // The object as stored plus a Kubernetes-like `status` (or the AWS status fields).
-Json render(const FleetState& s, const QuotaObject& o) {
+Json render(const FleetView& v, const QuotaObject& o) {
   Json out = o.doc;
-  const frontend::CompiledQuota* q = s.view().quota.get();
+  const frontend::CompiledQuota* q = v.quota.get();
   auto node_named = [&](const std::string& name) -> std::optional<quota::NodeId> {
     if (q == nullptr) return std::nullopt;
     return q->graph.find(name);
@@ -156,10 +145,10 @@ Json render(const FleetState& s, const QuotaObject& o) {
   auto leaf_status = [&](std::optional<quota::NodeId> n) {
     Json st = Json::object();
     if (!n) return st;
-    const NodeCounts c = counts_of(s, *n);
-    st["admittedWorkloads"] = c.admitted;
-    st["pendingWorkloads"] = c.pending;
-    st["usage"] = usage_json(s, *n);
+    const QuotaNodeStatus* c = status_of(v, *n);
+    st["admittedWorkloads"] = c != nullptr ? c->admitted : 0;
+    st["pendingWorkloads"] = c != nullptr ? c->pending : 0;
+    st["usage"] = c != nullptr ? c->usage : Json::object();
     return st;
   };
   switch (o.key.kind) {
@@ -203,43 +192,41 @@ std::optional<ObjectKey> key_from_path(const HttpRequest& req, Kind kind) {
 }
 
 HttpResponse list_objects(Api& api, Kind kind, std::string ns, std::string list_field) {
-  return read_through_loop(api, "ListObjects",
-                           [kind, ns, list_field](const FleetState& s, Time) -> Result<Json> {
-                             Json items = Json::array();
-                             for (const auto& [key, o] : objects_of(s.view())) {
-                               if (key.kind != kind) continue;
-                               if (!ns.empty() && frontend::namespaced(kind) && key.ns != ns)
-                                 continue;
-                               items.push_back(render(s, o));
-                             }
-                             return Json{{list_field, std::move(items)}};
-                           });
+  return read_view(api, [kind, ns, list_field](const FleetView& v) -> Result<Json> {
+    Json items = Json::array();
+    for (const auto& [key, o] : objects_of(v)) {
+      if (key.kind != kind) continue;
+      if (!ns.empty() && frontend::namespaced(kind) && key.ns != ns) continue;
+      items.push_back(render(v, o));
+    }
+    return Json{{list_field, std::move(items)}};
+  });
 }
 
 HttpResponse get_object(Api& api, ObjectKey key) {
-  return read_through_loop(api, "GetObject", [key](const FleetState& s, Time) -> Result<Json> {
-    const auto& objs = objects_of(s.view());
+  return read_view(api, [key](const FleetView& v) -> Result<Json> {
+    const auto& objs = objects_of(v);
     auto it = objs.find(key);
     if (it == objs.end()) {
       return not_found_error(std::string(frontend::kind_name(key.kind)) + " " + key.name +
                              " not found");
     }
-    return render(s, it->second);
+    return render(v, it->second);
   });
 }
 
 HttpResponse list_queues(Api& api, std::string ns) {
-  return read_through_loop(api, "ListQueues", [ns](const FleetState& s, Time) -> Result<Json> {
+  return read_view(api, [ns](const FleetView& v) -> Result<Json> {
     Json items = Json::array();
-    const frontend::CompiledQuota* q = s.view().quota.get();
+    const frontend::CompiledQuota* q = v.quota.get();
     if (q != nullptr) {
       for (const frontend::QueueObject& qo : q->queues) {
         if (!ns.empty() && qo.ns != ns) continue;
-        const NodeCounts c = counts_of(s, qo.node);
+        const QuotaNodeStatus* c = status_of(v, qo.node);
         const quota::NodeSpec& spec = q->graph.spec(qo.node);
-        Json status{{"admittedJobs", c.admitted},
-                    {"pendingJobs", c.pending},
-                    {"usage", usage_json(s, qo.node)}};
+        Json status{{"admittedJobs", c != nullptr ? c->admitted : 0},
+                    {"pendingJobs", c != nullptr ? c->pending : 0},
+                    {"usage", c != nullptr ? c->usage : Json::object()}};
         if (spec.max_jobs) status["maxJobs"] = *spec.max_jobs;
         items.push_back(Json{
             {"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
@@ -404,17 +391,15 @@ void register_aws_family(Api& api, const AwsFamily& f) {
   });
   r.add("GET", f.path, [&api, f](const HttpRequest& req) {
     const std::string job_queue = req.query_or("jobQueue", "");
-    return read_through_loop(api, "List" + std::string(frontend::kind_name(f.kind)),
-                             [f, job_queue](const FleetState& s, Time) -> Result<Json> {
-                               Json items = Json::array();
-                               for (const auto& [key, o] : objects_of(s.view())) {
-                                 if (key.kind != f.kind) continue;
-                                 if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue)
-                                   continue;
-                                 items.push_back(render(s, o));
-                               }
-                               return Json{{f.list_field, std::move(items)}};
-                             });
+    return read_view(api, [f, job_queue](const FleetView& v) -> Result<Json> {
+      Json items = Json::array();
+      for (const auto& [key, o] : objects_of(v)) {
+        if (key.kind != f.kind) continue;
+        if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue) continue;
+        items.push_back(render(v, o));
+      }
+      return Json{{f.list_field, std::move(items)}};
+    });
   });
   r.add("GET", f.path + "/{name}", [&api, f](const HttpRequest& req) {
     return get_object(api, ObjectKey{f.kind, "", req.path_params.at("name")});
@@ -443,17 +428,11 @@ HttpResponse unknown_kind(const HttpRequest& req) {
 
 }  // namespace
 
-HttpResponse read_through_loop(Api& api, std::string name,
-                               std::function<Result<Json>(const FleetState&, Time)> fn) {
-  Request r;
-  r.name = std::move(name);
-  r.handle = [fn = std::move(fn)](const FleetState& s, Time now) -> Result<Decision> {
-    GF_ASSIGN_OR_RETURN(Json body, fn(s, now));
-    Decision d;
-    d.response = std::move(body);
-    return d;
-  };
-  return Api::respond(api.write(std::move(r)));
+HttpResponse read_view(Api& api, const std::function<Result<Json>(const FleetView&)>& fn) {
+  auto view = api.loop().view();
+  Result<Json> body = fn(*view);
+  if (!body.ok()) return error_response(body.status());
+  return json_response(200, *body);
 }
 
 void register_quota_routes(Api& api) {

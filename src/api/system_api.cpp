@@ -31,10 +31,10 @@ void register_system_routes(Api& api) {
   // The hash of the fleet model (without journal position, keys and audit): equal before and
   // after a refused request. For tests and operators checking that nothing changed (admin).
   api.router().add("GET", "/v1/debug/state-hash", [&api](const HttpRequest&) {
-    return read_through_loop(api, "StateHash", [](const FleetState& s, Time) -> Result<Json> {
+    return read_view(api, [](const FleetView& v) -> Result<Json> {
       char buf[24];
-      std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(s.model_hash()));
-      return Json{{"ModelHash", buf}, {"AppliedSeq", s.applied_seq()}};
+      std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v.model_hash()));
+      return Json{{"ModelHash", buf}, {"AppliedSeq", v.applied_seq}};
     });
   });
   api.router().add("GET", "/v1/version", [&api](const HttpRequest&) {

@@ -40,6 +40,10 @@ Json conditions(const Job& j) {
   const std::string who = "PyTorchJob " + j.name;
   Json out = Json::array();
   out.push_back(condition("Created", "PyTorchJobCreated", who + " is created.", j.created_at));
+  // Held back by quota or placement (Kueue's Workload says the same): gone once admitted.
+  if (j.waiting && !j.admitted && !is_terminal(j.status)) {
+    out.push_back(condition("Queued", j.waiting->reason, j.waiting->message, j.waiting->since));
+  }
   const std::string_view state = workload_state(j);
   const Time at = j.history.empty() ? j.created_at : j.history.back().time;
   if (state == "Running") {
@@ -119,7 +123,7 @@ Json event_rows(const Job& j) {
   return out;
 }
 
-Json render_job(const FleetState& s, const Job& j, Time now, bool describe) {
+Json render_job(const Job& j, bool describe) {
   Json out = j.request;
   Json status{{"conditions", conditions(j)},
               {"replicaStatuses", replica_statuses(j)},
@@ -134,13 +138,9 @@ Json render_job(const FleetState& s, const Job& j, Time now, bool describe) {
   if (j.dispatch->failovers > 0) status["failovers"] = j.dispatch->failovers;
   out["status"] = std::move(status);
   if (describe) {
-    if (!is_terminal(j.status) && s.scheduler().contains(j.key)) {
-      const sched::WaitReason w = s.scheduler().explain(j.key, now);
-      if (w.kind != sched::WaitKind::kNotWaiting) {
-        out["explanation"] =
-            Json{{"kind", std::string(sched::wait_kind_name(w.kind))}, {"message", w.message}};
-        if (!w.node.empty()) out["explanation"]["quotaNode"] = w.node;
-      }
+    if (!is_terminal(j.status) && j.waiting) {
+      out["explanation"] = Json{{"kind", j.waiting->kind}, {"message", j.waiting->message}};
+      if (!j.waiting->node.empty()) out["explanation"]["quotaNode"] = j.waiting->node;
     }
     out["events"] = event_rows(j);
   }
@@ -148,12 +148,11 @@ Json render_job(const FleetState& s, const Job& j, Time now, bool describe) {
 }
 
 // The job as the member cluster `cluster` holds it (`get pytorchjob NAME -m CLUSTER -o yaml`).
-Result<Json> render_member(const FleetState& s, const Job& j, const std::string& cluster,
-                           Time now) {
+Result<Json> render_member(const Job& j, const std::string& cluster) {
   const Json rows = members(j);
   for (const Json& row : rows) {
     if (row.value("cluster", "") != cluster) continue;
-    Json out = render_job(s, j, now, false);
+    Json out = render_job(j, false);
     out["metadata"]["annotations"][std::string(kMemberAnnotation)] = cluster;
     Json& st = out["status"];
     st.erase("members");
@@ -251,23 +250,19 @@ bool is_workload_plural(std::string_view plural) {
 
 HttpResponse workload_list(Api& api, const std::string& plural, const HttpRequest& req) {
   const std::string ns = req.query_or("namespace", "");
-  return read_through_loop(api, "ListObjects",
-                           [plural, ns](const FleetState& s, Time now) -> Result<Json> {
-                             Json items = Json::array();
-                             const FleetView& v = s.view();
-                             if (plural.starts_with("pytorchjob")) {
-                               for (const Job* j : workloads_in(v, ns))
-                                 items.push_back(render_job(s, *j, now, false));
-                             } else if (plural.starts_with("pod")) {
-                               for (const Job* j : workloads_in(v, ns)) add_pods(v, *j, items);
-                             } else if (v.policies) {
-                               for (const auto& [key, p] : *v.policies) {
-                                 if (ns.empty() || key.first == ns)
-                                   items.push_back(render_policy(v, p));
-                               }
-                             }
-                             return Json{{"items", std::move(items)}};
-                           });
+  return read_view(api, [plural, ns](const FleetView& v) -> Result<Json> {
+    Json items = Json::array();
+    if (plural.starts_with("pytorchjob")) {
+      for (const Job* j : workloads_in(v, ns)) items.push_back(render_job(*j, false));
+    } else if (plural.starts_with("pod")) {
+      for (const Job* j : workloads_in(v, ns)) add_pods(v, *j, items);
+    } else if (v.policies) {
+      for (const auto& [key, p] : *v.policies) {
+        if (ns.empty() || key.first == ns) items.push_back(render_policy(v, p));
+      }
+    }
+    return Json{{"items", std::move(items)}};
+  });
 }
 
 HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest& req) {
@@ -276,34 +271,32 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
   const std::string name = param(req, "name");
   const std::string cluster = req.query_or("cluster", "");
   const bool describe = req.query_or("describe", "") == "true";
-  return read_through_loop(
-      api, "GetObject", [=, req = caller_of(req)](const FleetState& s, Time now) -> Result<Json> {
-        const FleetView& v = s.view();
-        if (plural.starts_with("pytorchjob")) {
-          const Job* j = v.find_workload(workload::kPyTorchJobKind, ns, name);
-          if (j == nullptr || !may_see_job(req, v, *j))
-            return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
-          if (!cluster.empty()) return render_member(s, *j, cluster, now);
-          return render_job(s, *j, now, describe);
+  return read_view(api, [&](const FleetView& v) -> Result<Json> {
+    if (plural.starts_with("pytorchjob")) {
+      const Job* j = v.find_workload(workload::kPyTorchJobKind, ns, name);
+      if (j == nullptr || !may_see_job(req, v, *j))
+        return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
+      if (!cluster.empty()) return render_member(*j, cluster);
+      return render_job(*j, describe);
+    }
+    if (plural.starts_with("pod")) {
+      for (const Job* j : workloads_in(v, ns)) {
+        Json pods = Json::array();
+        add_pods(v, *j, pods);
+        for (const Json& p : pods) {
+          if (p["metadata"].value("name", "") != name) continue;
+          if (!cluster.empty() && p["spec"].value("clusterName", "") != cluster) continue;
+          return p;
         }
-        if (plural.starts_with("pod")) {
-          for (const Job* j : workloads_in(v, ns)) {
-            Json pods = Json::array();
-            add_pods(v, *j, pods);
-            for (const Json& p : pods) {
-              if (p["metadata"].value("name", "") != name) continue;
-              if (!cluster.empty() && p["spec"].value("clusterName", "") != cluster) continue;
-              return p;
-            }
-          }
-          return not_found_error("pod " + ns + "/" + name + " not found");
-        }
-        if (v.policies) {
-          auto it = v.policies->find({ns, name});
-          if (it != v.policies->end()) return render_policy(v, it->second);
-        }
-        return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
-      });
+      }
+      return not_found_error("pod " + ns + "/" + name + " not found");
+    }
+    if (v.policies) {
+      auto it = v.policies->find({ns, name});
+      if (it != v.policies->end()) return render_policy(v, it->second);
+    }
+    return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
+  });
 }
 
 HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequest& req) {

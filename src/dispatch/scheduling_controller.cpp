@@ -1,6 +1,7 @@
 #include "dispatch/scheduling_controller.h"
 
 #include <algorithm>
+#include <set>
 
 #include "dispatch/workload_controller.h"
 #include "state/job_events.h"
@@ -26,9 +27,8 @@ Event job_event(std::string_view type, Json payload) {
 // failed pods may not restart (restartPolicy, backoffLimit) the job.finished that fails it. When
 // the whole member cluster became unusable (failed, being deleted, gone) no pod failed on its
 // own: the job waits for failover (docs/dispatch.md) whatever its restart policy.
-void record_interrupt(const FleetState& state, const Job& job, const sched::Action& a,
-                      std::vector<Event>& out) {
-  const sched::Scheduler& s = state.scheduler();
+void record_interrupt(const FleetState& state, const sched::Scheduler& s, const Job& job,
+                      const sched::Action& a, std::vector<Event>& out) {
   out.push_back(job_event(
       event_type::kJobInterrupted,
       {{"id", job.id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
@@ -50,18 +50,56 @@ void record_interrupt(const FleetState& state, const Job& job, const sched::Acti
   }
 }
 
+// A job's wait as its record keeps it (docs/scheduling.md "Why a job waits").
+JobWait job_wait(const sched::WaitReason& w, Time now) {
+  JobWait out;
+  out.kind = std::string(sched::wait_kind_name(w.kind));
+  out.reason = std::string(sched::condition_reason(w));
+  out.message = w.message;
+  out.node = w.node;
+  out.limit = w.limit;
+  out.resource = w.resource;
+  out.requested = w.requested;
+  out.available = w.available;
+  out.shortfall = w.shortfall;
+  out.since = now;
+  return out;
+}
+
+// After a pass: a job.waiting event for every job whose reason to wait changed. Only jobs the
+// scheduler touched since the last pass are explained (the others' reasons stand).
+void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
+                  const sched::PassResult& pass, std::vector<Event>& out) {
+  std::set<sched::JobKey> admitted;  // their record's reason is cleared when the event applies
+  for (const sched::Action& a : pass.actions) {
+    if (a.kind == sched::ActionKind::kAdmit) admitted.insert(a.job);
+  }
+  for (sched::JobKey key : s.take_touched()) {
+    const Job* job = state.job_by_key(key);
+    if (job == nullptr || is_terminal(job->status)) continue;
+    const sched::WaitReason w = s.explain(key, now);
+    if (w.kind == sched::WaitKind::kNotWaiting) continue;  // admission clears the record
+    JobWait next = job_wait(w, now);
+    const JobWait* before = admitted.contains(key) || !job->waiting ? nullptr : &*job->waiting;
+    if (before != nullptr && before->same_as(next)) continue;
+    if (before != nullptr && before->reason == next.reason) next.since = before->since;
+    out.push_back(
+        job_event(event_type::kJobWaiting, {{"id", job->id}, {"waiting", next.to_json()}}));
+  }
+}
+
 }  // namespace
 
 ControllerDecision SchedulingController::decide(const FleetState& state, Time now) {
   ControllerDecision d;
-  sched::Scheduler& s = state.scheduler();
+  sched::Scheduler& s = cache_.scheduler(state);
   s.set_options(options_);
 
   // Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
-  for (const sched::Action& a : state.take_interrupts()) {
+  for (const sched::Action& a : cache_.take_interrupts(state)) {
     const Job* job = state.job_by_key(a.job);
     if (job == nullptr) continue;
-    record_interrupt(state, *job, a, d.events);
+    record_interrupt(state, s, *job, a, d.events);
   }
   for (const auto& [end, key] : state.completions()) {
     if (end > now) break;
@@ -83,7 +121,7 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
   std::optional<Time> next_completion;
   if (!state.completions().empty()) next_completion = state.completions().begin()->first;
   const bool due = wake_ && *wake_ <= now;
-  if (state.sched_generation() == seen_generation_ && !due) {
+  if (cache_.generation(state) == seen_generation_ && !due) {
     d.wake_at = wake_;
     if (next_completion && (!d.wake_at || *next_completion < *d.wake_at))
       d.wake_at = next_completion;
@@ -124,13 +162,14 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
         break;
       }
       case sched::ActionKind::kInterrupt:
-        record_interrupt(state, *job, a, d.events);
+        record_interrupt(state, s, *job, a, d.events);
         break;
     }
   }
+  record_waits(state, s, now, pass, d.events);
   // Our own events bump the generation when applied; what they change is already in the
   // scheduler, so the next call need not pass again unless something else changes.
-  seen_generation_ = state.sched_generation() + d.events.size();
+  seen_generation_ = cache_.generation(state) + d.events.size();
   wake_ = pass.next_wake;
   d.wake_at = wake_;
   if (next_completion && (!d.wake_at || *next_completion < *d.wake_at)) d.wake_at = next_completion;

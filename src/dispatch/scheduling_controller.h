@@ -6,13 +6,16 @@
 
 #include <optional>
 
+#include "dispatch/scheduling_cache.h"
 #include "loop/controller.h"
 
 namespace gf {
 
 class SchedulingController : public Controller {
  public:
-  explicit SchedulingController(sched::SchedulerOptions options = {}) : options_(options) {}
+  // `cache` is the scheduler's working memory, which the loop also keeps in step (an observer).
+  explicit SchedulingController(SchedulingCache& cache, sched::SchedulerOptions options = {})
+      : cache_(cache), options_(options) {}
   std::string_view name() const override { return "scheduler"; }
   ControllerDecision decide(const FleetState& state, Time now) override;
 
@@ -20,6 +23,7 @@ class SchedulingController : public Controller {
   int64_t passes() const { return passes_; }
 
  private:
+  SchedulingCache& cache_;
   sched::SchedulerOptions options_;
   uint64_t seen_generation_ = 0;
   std::optional<Time> wake_;

@@ -36,7 +36,7 @@ std::optional<std::string> restart_refusal(const Job& job,
 
 ControllerDecision WorkloadController::decide(const FleetState& state, Time now) {
   ControllerDecision out;
-  const sched::Scheduler& s = state.scheduler();
+  const sched::Scheduler& s = cache_.scheduler(state);
   for (const auto& [at, key] : state.workload_deadlines()) {
     if (at > now) {
       out.wake_at = at;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/scheduling_cache.h"
 #include "loop/controller.h"
 
 namespace gf {
@@ -17,8 +18,13 @@ namespace gf {
 // every job per batch.
 class WorkloadController : public Controller {
  public:
+  // Reads the scheduler cache: a job fails over only while the scheduler holds it.
+  explicit WorkloadController(SchedulingCache& cache) : cache_(cache) {}
   std::string_view name() const override { return "workloads"; }
   ControllerDecision decide(const FleetState& state, Time now) override;
+
+ private:
+  SchedulingCache& cache_;
 };
 
 // Whether a workload may restart after an interrupt failed the pods of `failed_roles`

@@ -21,8 +21,11 @@ void wake(ControllerDecision& d, Time t) {
 
 }  // namespace
 
-RemediationController::RemediationController(HealingOptions options, CapacityCheck capacity)
-    : options_(std::move(options)), capacity_(std::move(capacity)) {}
+RemediationController::RemediationController(HealingOptions options, CapacityCheck capacity,
+                                             JobsOnNode jobs_on_node)
+    : options_(std::move(options)),
+      capacity_(std::move(capacity)),
+      jobs_on_node_(std::move(jobs_on_node)) {}
 
 ControllerDecision RemediationController::decide(const FleetState& state, Time now) {
   ControllerDecision d;
@@ -335,7 +338,7 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         break;
       }
       case RStatus::kWaitingForIdle: {
-        const size_t jobs = state.scheduler().jobs_on_node(r.cluster, r.node).size();
+        const size_t jobs = jobs_on_node_(state, r.cluster, r.node);
         if (jobs == 0) {
           d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
         } else if (r.idle_deadline && *r.idle_deadline <= now) {
@@ -348,8 +351,7 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         break;
       }
       case RStatus::kDraining: {
-        if (!state.scheduler().jobs_on_node(r.cluster, r.node).empty())
-          break;  // interrupts not recorded yet
+        if (jobs_on_node_(state, r.cluster, r.node) != 0) break;  // interrupts not recorded yet
         d.events.push_back(
             update_event(r, RStatus::kExecuting,
                          std::string(to_string(r.effective)) + " requested from the cloud driver"));

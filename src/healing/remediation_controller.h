@@ -7,6 +7,7 @@
 // Level-triggered: everything it needs is in the state, so after a restart it carries on.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,7 +31,11 @@ struct HealingOptions {
 
 class RemediationController : public Controller {
  public:
-  RemediationController(HealingOptions options, CapacityCheck capacity);
+  // `jobs_on_node`: how many jobs have pods bound to a node (the scheduler's count; wait-for-idle
+  // and drain wait until it is zero).
+  using JobsOnNode =
+      std::function<size_t(const FleetState&, const std::string& cluster, const std::string& node)>;
+  RemediationController(HealingOptions options, CapacityCheck capacity, JobsOnNode jobs_on_node);
 
   std::string_view name() const override { return "remediation"; }
   ControllerDecision decide(const FleetState& state, Time now) override;
@@ -59,6 +64,7 @@ class RemediationController : public Controller {
 
   HealingOptions options_;
   CapacityCheck capacity_;
+  JobsOnNode jobs_on_node_;
   std::set<std::string> acting_;   // remediation ids whose intent this process handed out
   std::set<std::string> burning_;  // host ids whose burn-in intent this process handed out
   struct Retry {

@@ -29,8 +29,16 @@ Status ControlLoop::recover() {
     }
     last_snapshot_seq_ = snapshot->seq;
   }
-  GF_RETURN_IF_ERROR(journal_.replay(state_.applied_seq(),
-                                     [this](const EventRecord& r) { return state_.apply(r); }));
+  for (EventObserver* o : observers_) {
+    GF_RETURN_IF_ERROR(o->restore(state_).with_prefix("rebuilding from the snapshot"));
+  }
+  GF_RETURN_IF_ERROR(journal_.replay(state_.applied_seq(), [this](const EventRecord& r) {
+    Result<Json> payload = parse_json(r.payload, kStoredTextLimits);
+    if (!payload.ok()) {
+      return payload.status().with_prefix("event " + std::to_string(r.seq) + " (" + r.type + ")");
+    }
+    return apply(r, *payload);
+  }));
   GF_ASSIGN_OR_RETURN(Seq last, journal_.last_seq());
   if (last != state_.applied_seq()) {
     return internal_error("journal ends at " + std::to_string(last) + " but replay reached " +
@@ -47,6 +55,14 @@ void ControlLoop::add_controller(Controller* controller) {
 }
 
 void ControlLoop::add_driver(const std::string& name, Driver* driver) { drivers_[name] = driver; }
+
+void ControlLoop::add_observer(EventObserver* observer) { observers_.push_back(observer); }
+
+Status ControlLoop::apply(const EventRecord& record, const Json& payload) {
+  GF_RETURN_IF_ERROR(state_.apply(record, payload));
+  for (EventObserver* o : observers_) GF_RETURN_IF_ERROR(o->observe(state_, record, payload));
+  return ok_status();
+}
 
 std::future<Outcome> ControlLoop::submit(Request request) {
   Pending p{std::move(request), {}};
@@ -139,7 +155,7 @@ bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
     cleaned = Json::parse(ne.payload);
     applied = &cleaned;
   }
-  Status st = state_.apply(rec, *applied);
+  Status st = apply(rec, *applied);
   if (!st.ok()) {
     // An event we decided ourselves does not apply: a bug. Crash loudly rather than diverge.
     spdlog::critical("control loop: {}", st.to_string());
@@ -268,7 +284,12 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
   }
   for (const Event& e : extra) stage(e, e.idempotency_key, now, batch);
 
-  if (!batch.empty() || controllers_dirty_ || !controllers_.empty()) {
+  // Controllers run when something they look at may have changed: events were applied, a
+  // request ran (a driver's report or an agent's heartbeat may change a controller's memory
+  // without an event), or a wake-up one of them asked for is due. Reads never come here.
+  bool due = false;
+  for (const auto& [c, t] : wake_) due |= t && *t <= now;
+  if (!batch.empty() || !requests.empty() || controllers_dirty_ || due) {
     const int64_t c0 = monotonic_nanos();
     run_controllers(now, batch, intents);
     const int64_t spent = monotonic_nanos() - c0;
@@ -334,7 +355,7 @@ void ControlLoop::publish() {
     view_stale_ = true;
     return;
   }
-  auto v = std::make_shared<const FleetView>(state_.view());
+  auto v = make_view();
   std::lock_guard lock(view_mu_);
   view_ = std::move(v);
   view_stale_ = false;
@@ -343,10 +364,16 @@ void ControlLoop::publish() {
 std::shared_ptr<const FleetView> ControlLoop::view() const {
   std::lock_guard lock(view_mu_);
   if (view_stale_) {
-    view_ = std::make_shared<const FleetView>(state_.view());
+    view_ = make_view();
     view_stale_ = false;
   }
   return view_;
+}
+
+std::shared_ptr<const FleetView> ControlLoop::make_view() const {
+  auto v = std::make_shared<FleetView>(state_.view());
+  for (EventObserver* o : observers_) o->publish(state_, *v);
+  return v;
 }
 
 bool ControlLoop::failed() const {

@@ -46,6 +46,8 @@ class ControlLoop {
   // Registration happens before start()/drain(); the loop does not own them.
   void add_controller(Controller* controller);
   void add_driver(const std::string& name, Driver* driver);
+  // Sees every applied event (replay included) and adds to each published view.
+  void add_observer(EventObserver* observer);
 
   // Thread-safe. The future is fulfilled once the request's events are durable (or rejected).
   std::future<Outcome> submit(Request request);
@@ -105,6 +107,10 @@ class ControlLoop {
   std::vector<Controller*> controllers_;
   std::map<Controller*, std::optional<Time>> wake_;
   std::map<std::string, Driver*> drivers_;
+  std::vector<EventObserver*> observers_;
+  // Applies one event to the state and shows it to the observers.
+  Status apply(const EventRecord& record, const Json& payload);
+  std::shared_ptr<const FleetView> make_view() const;
 
   FleetState state_;
   bool controllers_dirty_ = true;  // run controllers on the first batch after recovery

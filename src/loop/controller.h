@@ -40,6 +40,22 @@ class Controller {
   virtual ControllerDecision decide(const FleetState& state, Time now) = 0;
 };
 
+// Working memory derived from the journal that is not state (the scheduler cache, docs/
+// architecture.md "Scheduler cache"). The loop shows it every event right after the state applied
+// it, replay included, and in order; an error means memory and journal disagree, and the loop
+// stops as it does when the state cannot apply an event. Lives on the loop thread only.
+class EventObserver {
+ public:
+  virtual ~EventObserver() = default;
+  // One applied event, with its parsed payload; `state` already reflects it.
+  virtual Status observe(const FleetState& state, const EventRecord& record,
+                         const Json& payload) = 0;
+  // After a snapshot load: rebuild everything from `state` (the journal after it follows).
+  virtual Status restore(const FleetState& state) = 0;
+  // Adds what readers may see to the view the loop is about to publish.
+  virtual void publish(const FleetState& state, FleetView& view) = 0;
+};
+
 // Carries out intents. execute() is called on the loop thread only after the batch that decided
 // the intent is durable; it must not block: the work happens elsewhere and its outcome comes back
 // as a request through ControlLoop::submit().

@@ -168,38 +168,41 @@ Json Job::to_json() const {
                         {"micros_per_hour", r.micros_per_hour},
                         {"pods", r.pods}});
   }
-  return Json{{"id", id},
-              {"runs", std::move(run_list)},
-              {"key", key},
-              {"submit_seq", submit_seq},
-              {"name", name},
-              {"kind", kind},
-              {"job_queue", job_queue},
-              {"quota_share", quota_share},
-              {"namespace", ns},
-              {"local_queue", local_queue},
-              {"priority", priority},
-              {"max_preemptions", max_preemptions ? Json(*max_preemptions) : Json(nullptr)},
-              {"pod_sets", std::move(pods)},
-              {"clusters", clusters},
-              {"duration_us", duration ? Json(duration->count()) : Json(nullptr)},
-              {"request", request},
-              {"status", std::string(to_string(status))},
-              {"status_reason", status_reason},
-              {"created_us", to_micros(created_at)},
-              {"started_us", opt_time(started_at)},
-              {"stopped_us", opt_time(stopped_at)},
-              {"preempted_count", preempted_count},
-              {"recent_preemptions", std::move(pre)},
-              {"requeue_us", opt_time(requeue_at)},
-              {"admitted", admitted},
-              {"alternative", alternative},
-              {"admitted_us", opt_time(admitted_at)},
-              {"cluster", cluster},
-              {"pod_nodes", pod_nodes},
-              {"history", std::move(hist)},
-              {"history_count", history_count},
-              {"dispatch", dispatch ? dispatch->to_json() : Json(nullptr)}};
+  Json out{{"id", id},
+           {"runs", std::move(run_list)},
+           {"key", key},
+           {"submit_seq", submit_seq},
+           {"name", name},
+           {"kind", kind},
+           {"job_queue", job_queue},
+           {"quota_share", quota_share},
+           {"namespace", ns},
+           {"local_queue", local_queue},
+           {"priority", priority},
+           {"max_preemptions", max_preemptions ? Json(*max_preemptions) : Json(nullptr)},
+           {"pod_sets", std::move(pods)},
+           {"clusters", clusters},
+           {"duration_us", duration ? Json(duration->count()) : Json(nullptr)},
+           {"request", request},
+           {"status", std::string(to_string(status))},
+           {"status_reason", status_reason},
+           {"created_us", to_micros(created_at)},
+           {"started_us", opt_time(started_at)},
+           {"stopped_us", opt_time(stopped_at)},
+           {"preempted_count", preempted_count},
+           {"recent_preemptions", std::move(pre)},
+           {"requeue_us", opt_time(requeue_at)},
+           {"admitted", admitted},
+           {"alternative", alternative},
+           {"admitted_us", opt_time(admitted_at)},
+           {"cluster", cluster},
+           {"pod_nodes", pod_nodes},
+           {"history", std::move(hist)},
+           {"history_count", history_count},
+           {"dispatch", dispatch ? dispatch->to_json() : Json(nullptr)}};
+  // Absent rather than null: states without a waiting job keep the hash they had before.
+  if (waiting) out["waiting"] = waiting->to_json();
+  return out;
 }
 
 Result<Job> Job::from_json(const Json& j) {
@@ -263,9 +266,47 @@ Result<Job> Job::from_json(const Json& j) {
       GF_ASSIGN_OR_RETURN(Dispatch d, Dispatch::from_json(j.at("dispatch")));
       job.dispatch = std::move(d);
     }
+    if (j.contains("waiting")) {
+      GF_ASSIGN_OR_RETURN(JobWait w, JobWait::from_json(j.at("waiting")));
+      job.waiting = std::move(w);
+    }
     return job;
   } catch (const Json::exception& e) {
     return validation_error(std::string("job record: ") + e.what());
+  }
+}
+
+bool JobWait::same_as(const JobWait& o) const {
+  JobWait a = *this;
+  a.since = o.since;
+  return a == o;
+}
+
+Json JobWait::to_json() const {
+  return Json{{"kind", kind},           {"reason", reason},
+              {"message", message},     {"node", node},
+              {"limit", limit},         {"resource", resource},
+              {"requested", requested}, {"available", available},
+              {"shortfall", shortfall}, {"since_us", to_micros(since)}};
+}
+
+Result<JobWait> JobWait::from_json(const Json& j) {
+  // Every field is required: a record written by this release always has them all.
+  try {
+    JobWait w;
+    w.kind = j.at("kind").get<std::string>();
+    w.reason = j.at("reason").get<std::string>();
+    w.message = j.at("message").get<std::string>();
+    w.node = j.at("node").get<std::string>();
+    w.limit = j.at("limit").get<std::string>();
+    w.resource = j.at("resource").get<std::string>();
+    w.requested = j.at("requested").get<int64_t>();
+    w.available = j.at("available").get<int64_t>();
+    w.shortfall = j.at("shortfall").get<int64_t>();
+    w.since = from_micros(j.at("since_us").get<int64_t>());
+    return w;
+  } catch (const Json::exception& e) {
+    return validation_error(std::string("waiting: ") + e.what());
   }
 }
 

@@ -116,6 +116,29 @@ struct Dispatch {
   static Result<Dispatch> from_json(const Json& j);
 };
 
+// Why the scheduler holds a job back, as its last pass saw it (docs/scheduling.md "Why a job
+// waits"). Recorded by the scheduling controller (job.waiting) when it changes, so reads, snapshots
+// and followers see it without asking the scheduler; cleared when the job is admitted and placed
+// or finishes. A job not yet admitted shows it as its Queued condition (PyTorchJob) or its
+// statusReason (service job); an admitted one whose pods wait (PodsPending, Unplaced) in describe.
+struct JobWait {
+  std::string kind;    // the scheduler's wait kind: Quota, Placement, Backoff, Infeasible, ...
+  std::string reason;  // the condition reason: QuotaExceeded, MaxJobsReached, NoFit, Backoff, ...
+  std::string message;
+  std::string node;      // the quota node that holds it back (quota kinds)
+  std::string limit;     // e.g. "borrowing limit", "max jobs"
+  std::string resource;  // e.g. "nvidia.com/gpu", "kube-queue/max-jobs"
+  int64_t requested = 0;
+  int64_t available = 0;
+  int64_t shortfall = 0;
+  Time since{};  // when the scheduler first saw this reason (kept while only numbers change)
+  bool operator==(const JobWait&) const = default;
+  // The same reason and message, whatever `since` says.
+  bool same_as(const JobWait& o) const;
+  Json to_json() const;
+  static Result<JobWait> from_json(const Json& j);
+};
+
 struct Job;
 // A workload's state as Kubeflow names it (STATE column, conditions): Created, Running,
 // Restarting, Succeeded, Failed or Suspended.
@@ -158,6 +181,7 @@ struct Job {
   uint64_t history_count = 0;        // lines ever added (the newest ones become user events)
   std::vector<JobRun> runs;          // every stretch it ran, for billing by share
   std::optional<Dispatch> dispatch;  // workloads (PyTorchJob) only
+  std::optional<JobWait> waiting;    // why it waits, when the scheduler holds it back
 
   static constexpr size_t kMaxHistory = 50;
   void add_history(Time t, std::string reason, std::string message);

@@ -18,9 +18,13 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
       loop_(options_.loop, clock, journal, metrics_),
       provisioner_(with_seed(options_.provision, options_.seed),
                    options_.catalog ? *options_.catalog : Catalog::builtin(), random_),
-      scheduling_(options_.scheduler),
-      remediation_(options_.healing,
-                   [this](const std::string& type) { return cloud_.spare(type); }),
+      scheduling_(scheduling_cache_, options_.scheduler),
+      workloads_(scheduling_cache_),
+      remediation_(
+          options_.healing, [this](const std::string& type) { return cloud_.spare(type); },
+          [this](const FleetState& s, const std::string& cluster, const std::string& node) {
+            return scheduling_cache_.scheduler(s).jobs_on_node(cluster, node).size();
+          }),
       cloud_(options_.cloud, clock,
              [this](Time at, CloudReport report) {
                Request r;
@@ -34,6 +38,8 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
                loop_.submit_at(at, std::move(r));
              }),
       api_(options_.api, loop_, metrics_, clock, &provisioner_) {
+  scheduling_cache_.set_options(options_.scheduler);
+  loop_.add_observer(&scheduling_cache_);
   loop_.add_controller(&provisioner_);
   loop_.add_controller(&scheduling_);
   loop_.add_controller(&workloads_);

@@ -41,6 +41,7 @@ class Runtime {
   Api& api() { return api_; }
   Provisioner& provisioner() { return provisioner_; }
   SchedulingController& scheduling() { return scheduling_; }
+  SchedulingCache& scheduling_cache() { return scheduling_cache_; }
   SimCloud& cloud() { return cloud_; }
   healing::RemediationController& remediation() { return remediation_; }
   // Stops the webhook worker (before the loop goes away).
@@ -55,6 +56,7 @@ class Runtime {
   Random random_;
   ControlLoop loop_;
   Provisioner provisioner_;
+  SchedulingCache scheduling_cache_;
   SchedulingController scheduling_;
   WorkloadController workloads_;
   healing::RemediationController remediation_;

@@ -34,6 +34,34 @@ std::string_view wait_kind_name(WaitKind kind) {
   return "?";
 }
 
+std::string_view condition_reason(const WaitReason& w) {
+  switch (w.kind) {
+    case WaitKind::kNotWaiting:
+      return "";
+    case WaitKind::kQuota:
+      return w.resource == "kube-queue/max-jobs" ? "MaxJobsReached" : "QuotaExceeded";
+    case WaitKind::kStrictFifo:
+      return "StrictFIFO";
+    case WaitKind::kPlacement:
+      return "NoFit";
+    case WaitKind::kInfeasible:
+      return "Parked";
+    case WaitKind::kBackoff:
+      return "Backoff";
+    case WaitKind::kNoQueue:
+      return "NoQueue";
+    case WaitKind::kHeldForReclaim:
+      return "HeldForReclaim";
+    case WaitKind::kCeiling:
+      return "CapacityLimit";
+    case WaitKind::kUnplaced:
+      return "Unplaced";
+    case WaitKind::kPodsPending:
+      return "PodsPending";
+  }
+  return "";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Explanations
 

@@ -85,6 +85,7 @@ void Scheduler::engine_forget(Job& j) {
 }
 
 void Scheduler::make_active(Job& j) {
+  touched_.insert(j.spec.key);
   if (j.spec.quota_managed && j.spec.queue == quota::kNoNode) {
     j.wait = Wait::kOrphan;
     return;
@@ -269,6 +270,7 @@ Status Scheduler::finish(JobKey key) {
   }
   engine_forget(j);
   log_.append({kReleaseLog, key, 0, j.spec.queue, 0, 0, 0});
+  touched_.erase(key);
   jobs_.erase(it);
   return ok_status();
 }
@@ -315,8 +317,13 @@ const JobSpec* Scheduler::spec(JobKey key) const {
 
 void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, bool replaced) {
   const Alternative& a = j.spec.shape->alternatives[alt];
+  touched_.insert(j.spec.key);
   if (!replaced) {
     leave_pending(j);
+    // The jobs behind it in a StrictFIFO queue now wait for another head.
+    if (Queue& q = queue_of(j); q.strict) {
+      for (const auto& [k, other] : q.active) touched_.insert(other->spec.key);
+    }
     if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
       GF_CHECK_OK(engine_->set_request(j.spec.key, a.quota_request));
       engine_admit(j, now);
@@ -346,6 +353,7 @@ void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, boo
 }
 
 void Scheduler::do_unbind(Job& j) {
+  touched_.insert(j.spec.key);
   if (!j.placement) return;
   index_.release(j.spec.shape->alternatives[j.alternative].pods, *j.placement);
   for (const PodBinding& b : j.placement->pods) {
@@ -360,6 +368,7 @@ void Scheduler::do_unbind(Job& j) {
 
 // The victim's quota and nodes are already returned; records the preemption and requeues it.
 void Scheduler::do_evict(Job& j, Time /*now*/, Time until, bool terminated) {
+  touched_.insert(j.spec.key);
   unplaced_.erase(key_of(j));
   // Binding and failover exclusions belong to an admission; a requeued job starts afresh.
   j.bound.reset();
@@ -459,6 +468,7 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
   const bool managed = j.spec.quota_managed;
   const JobKey key = j.spec.key;
   const quota::NodeId root = root_of(j);
+  touched_.insert(key);
 
   bool any_feasible = false;
   for (const Alternative& alt : shape.alternatives) any_feasible |= shape_feasible(j, alt);
@@ -734,6 +744,16 @@ PassResult Scheduler::schedule(Time now) {
 }  // namespace gf::sched
 
 namespace gf::sched {
+
+std::vector<JobKey> Scheduler::take_touched() {
+  std::vector<JobKey> out;
+  out.reserve(touched_.size());
+  for (JobKey k : touched_) {
+    if (jobs_.contains(k)) out.push_back(k);
+  }
+  touched_.clear();
+  return out;
+}
 
 std::vector<JobKey> Scheduler::jobs_on_node(std::string_view cluster,
                                             std::string_view instance_id) const {

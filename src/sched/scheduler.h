@@ -113,6 +113,12 @@ enum class WaitKind : uint8_t {
 };
 std::string_view wait_kind_name(WaitKind kind);
 
+struct WaitReason;
+// The condition reason a waiting job shows (its Queued condition, docs/scheduling.md):
+// QuotaExceeded, MaxJobsReached, StrictFIFO, CapacityLimit, HeldForReclaim, NoFit, Parked,
+// Backoff, NoQueue, Unplaced or PodsPending; empty when it does not wait.
+std::string_view condition_reason(const WaitReason& w);
+
 struct WaitReason {
   WaitKind kind = WaitKind::kNotWaiting;
   std::string node;      // quota node name (kQuota, kCeiling)
@@ -210,6 +216,11 @@ class Scheduler {
 
   // Why the job is not running, computed from the current state.
   WaitReason explain(JobKey job, Time now) const;
+  // Jobs whose explanation may have changed since the last call, in key order: submitted,
+  // requeued, tried by a pass, admitted, unbound or evicted since then. The scheduling controller
+  // explains them after each pass and records what changed (docs/scheduling.md "Why a job
+  // waits").
+  std::vector<JobKey> take_touched();
 
   // Every decision, for explanations and the determinism check (acceptance 6).
   const quota::DecisionLog& log() const { return log_; }
@@ -319,6 +330,7 @@ class Scheduler {
   std::map<NodeIdx, std::set<JobKey>> on_node_;           // jobs with pods on each node
   std::map<const Alternative*, std::pair<ShapePtr, bool>> feasible_memo_;  // ever_fits per shape
   uint64_t feasible_memo_gen_ = 0;
+  std::set<JobKey> touched_;  // see take_touched()
 };
 
 }  // namespace gf::sched

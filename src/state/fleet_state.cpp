@@ -77,6 +77,7 @@ Status FleetState::apply(const EventRecord& record, const Json& payload) {
       apply_payload(record, payload)
           .with_prefix("journal event " + std::to_string(record.seq) + " (" + record.type + ")"));
   if (!record.idempotency_key.empty()) keys_.emplace(record.idempotency_key, record.seq);
+  refresh_resource_names();
   view_.applied_seq = record.seq;
   view_.applied_time = record.time;
   return ok_status();
@@ -162,13 +163,10 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
                         "\" (journal written by a newer gpufleet?)");
 }
 
-Json FleetState::to_json() const {
+Json FleetView::model_json() const {
+  const FleetView& view_ = *this;
   Json events = Json::array();
   for (size_t i = 0; i < view_.events.size(); ++i) events.push_back(view_.events.at(i).to_json());
-  Json keys = Json::object();
-  for (const auto& [k, seq] : keys_) keys[k] = seq;
-  Json audit = Json::array();
-  for (size_t i = 0; i < view_.audit.size(); ++i) audit.push_back(view_.audit.at(i).to_json());
   Json clusters = Json::array();
   for (const auto& [name, c] : view_.clusters) clusters.push_back(cluster_to_snapshot(*c));
   Json retired = Json::array();
@@ -193,8 +191,9 @@ Json FleetState::to_json() const {
     }
   }
   Json resources = Json::array();
-  for (size_t i = 0; i < registry().size(); ++i)
-    resources.push_back(std::string(registry().name(static_cast<ResourceId>(i))));
+  if (view_.resource_names) {
+    for (const std::string& name : *view_.resource_names) resources.push_back(name);
+  }
   return Json{{"format", 1},
               {"quota_objects", std::move(quota_objects)},
               {"jobs", std::move(jobs)},
@@ -206,16 +205,27 @@ Json FleetState::to_json() const {
               {"retired_billing", std::move(retired)},
               {"cluster_counter", view_.cluster_counter},
               {"instance_counter", view_.instance_counter},
-              {"applied_seq", view_.applied_seq},
-              {"applied_time_us", to_micros(view_.applied_time)},
               {"control_plane",
                {{"version", view_.control_plane.version},
                 {"store", view_.control_plane.store},
                 {"starts", view_.control_plane.starts},
                 {"last_started_us", to_micros(view_.control_plane.last_started)}}},
-              {"events", std::move(events)},
-              {"audit", std::move(audit)},
-              {"idempotency_keys", std::move(keys)}};
+              {"events", std::move(events)}};
+}
+
+uint64_t FleetView::model_hash() const { return fnv1a(safe_dump(model_json())); }
+
+Json FleetState::to_json() const {
+  Json j = view_.model_json();
+  Json keys = Json::object();
+  for (const auto& [k, seq] : keys_) keys[k] = seq;
+  Json audit = Json::array();
+  for (size_t i = 0; i < view_.audit.size(); ++i) audit.push_back(view_.audit.at(i).to_json());
+  j["applied_seq"] = view_.applied_seq;
+  j["applied_time_us"] = to_micros(view_.applied_time);
+  j["audit"] = std::move(audit);
+  j["idempotency_keys"] = std::move(keys);
+  return j;
 }
 
 Result<FleetState> FleetState::from_json(const Json& j) {
@@ -278,8 +288,10 @@ Result<FleetState> FleetState::from_json(const Json& j) {
   if (const Json* resources = r.optional_array("resources")) {
     for (const Json& name : *resources) {
       if (!name.is_string()) return validation_error("snapshot.resources: expected strings");
-      GF_RETURN_IF_ERROR(
-          s.registry().intern(name.get<std::string>()).status().with_prefix("snapshot.resources"));
+      GF_RETURN_IF_ERROR(s.mutable_registry()
+                             .intern(name.get<std::string>())
+                             .status()
+                             .with_prefix("snapshot.resources"));
     }
   }
   if (const Json* objects = r.optional_array("quota_objects")) {
@@ -325,17 +337,13 @@ Result<FleetState> FleetState::from_json(const Json& j) {
     if (!map->empty()) s.view_.policies = std::move(map);
   }
   if (!r.ok()) return r.status();
-  GF_RETURN_IF_ERROR(s.restore_scheduler().with_prefix("snapshot"));
+  GF_RETURN_IF_ERROR(s.restore_indexes().with_prefix("snapshot"));
+  s.refresh_resource_names();
   return s;
 }
 
 uint64_t FleetState::hash() const { return fnv1a(safe_dump(to_json())); }
 
-uint64_t FleetState::model_hash() const {
-  Json j = to_json();
-  for (const char* key : {"applied_seq", "applied_time_us", "idempotency_keys", "audit"})
-    j.erase(key);
-  return fnv1a(safe_dump(j));
-}
+uint64_t FleetState::model_hash() const { return view_.model_hash(); }
 
 }  // namespace gf

@@ -16,7 +16,6 @@
 #include "model/cluster.h"
 #include "model/job.h"
 #include "remediate/records.h"
-#include "sched/scheduler.h"
 #include "state/audit.h"
 #include "state/event_log.h"
 #include "state/events.h"
@@ -36,6 +35,14 @@ using ClusterPtr = std::shared_ptr<const Cluster>;
 using JobPtr = std::shared_ptr<const Job>;
 // PropagationPolicies by (namespace, name).
 using PolicyMap = std::map<std::pair<std::string, std::string>, workload::PropagationPolicy>;
+
+// What the scheduler counts for one quota node and its subtree: jobs admitted and pending and
+// the usage charged (GET /v1/objects/queues, ClusterQueue and QuotaShare status).
+struct QuotaNodeStatus {
+  int64_t admitted = 0;
+  int64_t pending = 0;
+  Json usage = Json::object();
+};
 
 // Everything API reads may see. Copying it is cheap: EventLog shares its history and clusters
 // are shared immutable objects, copied only when an event changes that cluster.
@@ -60,6 +67,17 @@ struct FleetView {
       health;  // alerts, remediations, hosts (null until the first)
   // The newest audit records (at most kAuditKept; the journal keeps every one).
   AppendLog<AuditRecord> audit;
+  // Published with the view by the scheduler cache, never held by the state: per quota node of
+  // `quota`'s graph (null before the first publish, or when no quota exists).
+  std::shared_ptr<const std::vector<QuotaNodeStatus>> quota_status;
+
+  // Resource names in registry order (ids follow it), as of this view.
+  std::shared_ptr<const std::vector<std::string>> resource_names;
+
+  // The fleet model's canonical JSON: a snapshot without the journal position (seq, time),
+  // idempotency keys and the audit log. model_hash() is FNV-1a 64 over it (FleetState's).
+  Json model_json() const;
+  uint64_t model_hash() const;
 
   // Never null-dangerous: an empty HealthState when nothing happened yet.
   const remediate::HealthState& health_state() const;
@@ -72,10 +90,10 @@ struct FleetView {
   const Job* find_job(std::string_view id_or_name) const;
 };
 
-// The writer's scheduling cache: derived from the journal (never serialized), brought in step by
-// the appliers, and mutated ahead of them by the scheduling controller, which records what it
-// did as events (Kueue's "assume"; see docs/scheduling.md).
-struct SchedCache;
+// The state's indexes over its own records (job by key, pending completions, started gangs,
+// workload deadlines, cluster revisions) and its resource-name registry. Derived by the appliers,
+// never serialized except the registry's names.
+struct JobIndex;
 
 class FleetState {
  public:
@@ -110,14 +128,9 @@ class FleetState {
   // How many audit records the state keeps for GET /v1/audit.
   static constexpr size_t kAuditKept = 100'000;
 
-  // Writer-only scheduling cache. scheduler() first brings the node index in step with the
-  // clusters changed since the last call.
-  sched::Scheduler& scheduler() const;
-  ResourceRegistry& registry() const;
-  void set_scheduler_options(const sched::SchedulerOptions& options);
-  // Gangs interrupted by node changes that the scheduler found while syncing and that are not
-  // recorded yet (the controller records them as job.interrupted).
-  std::vector<sched::Action> take_interrupts() const;
+  // Resource names in the order they were first used (ids follow it; snapshots keep it).
+  const ResourceRegistry& registry() const;
+  // By the dense job key, or null.
   const Job* job_by_key(uint64_t key) const;
   // (end time, key) of running jobs with a simulated duration.
   const std::set<std::pair<Time, uint64_t>>& completions() const;
@@ -126,10 +139,11 @@ class FleetState {
   // (time, key) of workloads (PyTorchJobs) by the next time the workload controller must look
   // at them (failover, copy purge, deadlines, ttl: workload_deadline()).
   const std::set<std::pair<Time, uint64_t>>& workload_deadlines() const;
-  // Bumped by every change the scheduler cares about; the controller skips idle passes.
-  uint64_t sched_generation() const;
-  // The scheduler's view of a job record (queue, alternatives, allowed clusters).
-  Result<sched::JobSpec> job_spec(const Job& job) const;
+  // Cluster revisions, as etcd's mod revisions: the counter goes up with every event that changes
+  // a cluster, its groups or nodes; each name (deleted ones included) maps to the value of its
+  // last change. Whoever mirrors clusters (the scheduler cache) syncs what changed since it looked.
+  uint64_t cluster_revision() const;
+  const std::map<std::string, uint64_t, std::less<>>& cluster_revisions() const;
   // Resource capacity of one node of `instance_type` (catalog), zero when unknown.
   static ResourceVector node_capacity(std::string_view instance_type);
 
@@ -144,15 +158,19 @@ class FleetState {
   remediate::HealthState& mutable_health();
   void set_node_flags(const std::string& cluster, const std::string& node,
                       std::optional<bool> cordoned, std::optional<bool> maintenance);
-  // The scheduling cache forgets a job's pending completion, start and interrupts.
-  void sched_drop(uint64_t key);
+  // The job no longer runs (nor is about to): its pending completion and start are dropped.
+  void drop_job_run(uint64_t key);
+  // Registers the resource names the job's pod sets use.
+  Status intern_job_resources(const Job& job);
   // Removes a deleted workload's record.
   void forget_job(uint64_t key, const std::string& id);
   // Workload-only job events (failover, copy purged, suspend, delete): workload_apply.cpp.
   Status apply_workload_event(const EventRecord& record, const Json& payload, Job& job);
   Status recompile_quota(std::shared_ptr<const frontend::ObjectMap> objects);
-  Status restore_scheduler();
-  void sync_clusters() const;
+  Status restore_indexes();
+  // Publishes the registry's names with the view when new ones were registered.
+  void refresh_resource_names();
+  ResourceRegistry& mutable_registry();
   void mark_cluster_dirty(const std::string& name);
   Job* mutable_job(std::string_view id);
   void add_user_event(const EventRecord& record, UserEvent event);
@@ -164,7 +182,7 @@ class FleetState {
   FleetView view_;
   std::map<std::string, Seq, std::less<>> keys_;
   int user_events_in_record_ = 0;
-  std::unique_ptr<SchedCache> sched_;
+  std::unique_ptr<JobIndex> index_;
 };
 
 }  // namespace gf

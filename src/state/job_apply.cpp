@@ -1,6 +1,7 @@
-// Applies quota-object and job journal events to FleetState (docs/quota.md, docs/workloads.md), and
-// keeps the writer's scheduling cache (SchedCache: the sched::Scheduler, its resource registry and
-// node index) in step with them. The cache is derived: rebuilt by replay, never serialized.
+// Applies quota-object and job journal events to FleetState (docs/quota.md, docs/workloads.md),
+// and keeps the state's job indexes (by key, pending completions, started gangs, workload
+// deadlines) in step with them. The scheduler is not here: its working memory belongs to the
+// scheduling controller, which follows the same events (docs/architecture.md).
 #include <algorithm>
 
 #include "model/catalog.h"
@@ -11,11 +12,8 @@
 
 namespace gf {
 
-struct SchedCache {
+struct JobIndex {
   ResourceRegistry registry;
-  sched::Scheduler scheduler;
-  std::set<std::string, std::less<>> dirty_clusters;
-  std::vector<sched::Action> interrupts;  // found by syncing, not yet recorded
   std::map<uint64_t, std::string> key_to_id;
   std::set<std::pair<Time, uint64_t>> completions;
   std::map<uint64_t, Time> completion_of;  // key -> its entry in `completions`
@@ -45,43 +43,46 @@ struct SchedCache {
     deadlines.insert({*t, key});
     deadline_of[key] = *t;
   }
-  std::map<std::string, sched::ShapePtr> shapes;  // interned job shapes
-  uint64_t generation = 1;
+  uint64_t cluster_revision = 0;
+  std::map<std::string, uint64_t, std::less<>> cluster_revisions;
 };
 
-FleetState::FleetState() : sched_(std::make_unique<SchedCache>()) {
-  sched_->scheduler.set_registry(&sched_->registry);
-}
+FleetState::FleetState() : index_(std::make_unique<JobIndex>()) { refresh_resource_names(); }
 FleetState::~FleetState() = default;
 FleetState::FleetState(FleetState&&) noexcept = default;
 FleetState& FleetState::operator=(FleetState&&) noexcept = default;
 
-ResourceRegistry& FleetState::registry() const { return sched_->registry; }
-void FleetState::set_scheduler_options(const sched::SchedulerOptions& options) {
-  sched_->scheduler.set_options(options);
+const ResourceRegistry& FleetState::registry() const { return index_->registry; }
+ResourceRegistry& FleetState::mutable_registry() { return index_->registry; }
+
+void FleetState::refresh_resource_names() {
+  const ResourceRegistry& reg = index_->registry;
+  const size_t known = view_.resource_names ? view_.resource_names->size() : 0;
+  if (reg.size() == known) return;
+  auto names = std::make_shared<std::vector<std::string>>();
+  names->reserve(reg.size());
+  for (size_t i = 0; i < reg.size(); ++i)
+    names->push_back(std::string(reg.name(static_cast<ResourceId>(i))));
+  view_.resource_names = std::move(names);
 }
 const std::set<std::pair<Time, uint64_t>>& FleetState::completions() const {
-  return sched_->completions;
+  return index_->completions;
 }
-const std::set<uint64_t>& FleetState::scheduled() const { return sched_->scheduled; }
+const std::set<uint64_t>& FleetState::scheduled() const { return index_->scheduled; }
 const std::set<std::pair<Time, uint64_t>>& FleetState::workload_deadlines() const {
-  return sched_->deadlines;
+  return index_->deadlines;
 }
 void FleetState::refresh_workload_deadline(const Job& job) {
-  sched_->set_deadline(job.key, job.dispatch ? workload_deadline(job) : std::nullopt);
+  index_->set_deadline(job.key, job.dispatch ? workload_deadline(job) : std::nullopt);
 }
-uint64_t FleetState::sched_generation() const { return sched_->generation; }
-
-std::vector<sched::Action> FleetState::take_interrupts() const {
-  sync_clusters();
-  std::vector<sched::Action> out;
-  out.swap(sched_->interrupts);
-  return out;
+uint64_t FleetState::cluster_revision() const { return index_->cluster_revision; }
+const std::map<std::string, uint64_t, std::less<>>& FleetState::cluster_revisions() const {
+  return index_->cluster_revisions;
 }
 
 const Job* FleetState::job_by_key(uint64_t key) const {
-  auto it = sched_->key_to_id.find(key);
-  if (it == sched_->key_to_id.end()) return nullptr;
+  auto it = index_->key_to_id.find(key);
+  if (it == index_->key_to_id.end()) return nullptr;
   auto j = view_.jobs.find(it->second);
   return j == view_.jobs.end() ? nullptr : j->second.get();
 }
@@ -95,18 +96,14 @@ const Job* FleetView::find_job(std::string_view id_or_name) const {
   return best;
 }
 
-void FleetState::sched_drop(uint64_t key) {
-  sched_->drop_completion(key);
-  sched_->scheduled.erase(key);
-  auto& pend = sched_->interrupts;
-  pend.erase(std::remove_if(pend.begin(), pend.end(),
-                            [&](const sched::Action& x) { return x.job == key; }),
-             pend.end());
+void FleetState::drop_job_run(uint64_t key) {
+  index_->drop_completion(key);
+  index_->scheduled.erase(key);
 }
 
 void FleetState::forget_job(uint64_t key, const std::string& id) {
-  sched_->set_deadline(key, std::nullopt);
-  sched_->key_to_id.erase(key);
+  index_->set_deadline(key, std::nullopt);
+  index_->key_to_id.erase(key);
   view_.jobs.erase(id);
 }
 
@@ -129,265 +126,36 @@ ResourceVector FleetState::node_capacity(std::string_view instance_type) {
 }
 
 void FleetState::mark_cluster_dirty(const std::string& name) {
-  sched_->dirty_clusters.insert(name);
-  sched_->generation += 1;
+  index_->cluster_revision += 1;
+  index_->cluster_revisions[name] = index_->cluster_revision;
 }
 
-sched::Scheduler& FleetState::scheduler() const {
-  sync_clusters();
-  return sched_->scheduler;
-}
-
-// Brings the node index in step with every cluster changed since the last sync.
-void FleetState::sync_clusters() const {
-  if (sched_->dirty_clusters.empty()) return;
-  std::set<std::string, std::less<>> dirty;
-  dirty.swap(sched_->dirty_clusters);
-  for (const std::string& name : dirty) {
-    std::vector<sched::Scheduler::NodeDesc> nodes;
-    std::map<std::string, int64_t, std::less<>> targets;
-    std::map<std::string, ResourceVector, std::less<>> capacities;
-    if (const Cluster* c = view_.find_cluster(name)) {
-      const bool usable = c->status != ClusterStatus::kFailed &&
-                          c->status != ClusterStatus::kDeleting &&
-                          c->status != ClusterStatus::kRollingBack;
-      std::set<std::string, std::less<>> compute_groups;
-      for (const InstanceGroup& g : c->groups) {
-        if (g.spec.node_type == NodeType::kController || g.spec.node_type == NodeType::kLogin)
-          continue;
-        compute_groups.insert(g.spec.name);
-        if (usable) {
-          targets[g.spec.instance_type] += g.spec.target;
-          capacities[g.spec.instance_type] = node_capacity(g.spec.instance_type);
-        }
-      }
-      for (const auto& [id, n] : c->nodes) {
-        if (!compute_groups.contains(n.group) || !n.is_live() || n.maintenance) continue;
-        sched::Scheduler::NodeDesc d;
-        d.instance_id = id;
-        d.instance_type = n.instance_type;
-        d.capacity = node_capacity(n.instance_type);
-        d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
-                        !d.capacity.is_zero();
-        d.cordoned = n.cordoned && n.status == NodeStatus::kRunning && n.healthy;
-        nodes.push_back(std::move(d));
-      }
-    }
-    std::vector<sched::Action> down =
-        sched_->scheduler.sync_cluster(name, nodes, targets, capacities);
-    for (sched::Action& a : down) sched_->interrupts.push_back(std::move(a));
-  }
-  sched_->generation += 1;
-}
-
-namespace {
-
-std::string shape_key(const sched::JobShape& shape) {
-  std::string k;
-  for (const sched::Alternative& a : shape.alternatives) {
-    k += a.label + "|";
-    for (size_t d = 0; d < kMaxResources; ++d)
-      k += std::to_string(a.quota_request.get(static_cast<ResourceId>(d))) + ",";
-    for (const sched::PodSet& p : a.pods) {
-      k += "[" + std::to_string(p.count) + ":" + p.instance_type + ":";
-      for (size_t d = 0; d < kMaxResources; ++d)
-        k += std::to_string(p.request.get(static_cast<ResourceId>(d))) + ",";
-      k += "]";
-    }
-    k += ";";
-  }
-  return k;
-}
-
-}  // namespace
-
-Result<sched::JobSpec> FleetState::job_spec(const Job& job) const {
-  sched::JobSpec spec;
-  spec.key = job.key;
-  spec.priority = job.priority;
-  spec.creation_seq = job.key;
-  spec.max_preemptions = job.max_preemptions;
-  spec.preemptions = job.preempted_count;
-  const frontend::CompiledQuota* q = view_.quota.get();
-  ResourceRegistry& reg = sched_->registry;
-
-  // Pod sets as the nodes see them.
-  std::vector<sched::PodSet> pods;
-  ResourceVector total;      // what the pods ask for altogether (EQT and Kueue charge this)
-  ResourceVector instances;  // whole nodes per instance type (quota shares charge this)
+Status FleetState::intern_job_resources(const Job& job) {
+  // The names a job's requests use get resource ids in submission order (docs/scheduling.md):
+  // the scheduler's view of the job only looks them up.
+  ResourceRegistry& reg = index_->registry;
   for (size_t i = 0; i < job.pod_sets.size(); ++i) {
     const JobPodSet& ps = job.pod_sets[i];
-    sched::PodSet p;
-    p.count = ps.count;
-    p.instance_type = ps.instance_type;
     if (ps.whole_node) {
-      p.request = node_capacity(ps.instance_type);
-      GF_ASSIGN_OR_RETURN(ResourceId type_dim, reg.intern(ps.instance_type));
-      instances.set(type_dim, instances.get(type_dim) + ps.count);
+      GF_RETURN_IF_ERROR(reg.intern(ps.instance_type).status());
     } else {
-      GF_ASSIGN_OR_RETURN(
-          p.request, ResourceVector::from_json(ps.requests, reg,
-                                               "pod_sets[" + std::to_string(i) + "].requests"));
-      p.request.set(kPods, 1);
+      GF_RETURN_IF_ERROR(ResourceVector::from_json(ps.requests, reg,
+                                                   "pod_sets[" + std::to_string(i) + "].requests")
+                             .status());
     }
-    ResourceVector scaled;
-    for (size_t d = 0; d < kMaxResources; ++d) {
-      const auto r = static_cast<ResourceId>(d);
-      scaled.set(r, p.request.get(r) * ps.count);
-    }
-    total += scaled;
-    pods.push_back(std::move(p));
   }
-  total.set(kPods, 0);
-
-  auto shape = std::make_shared<sched::JobShape>();
-  // A workload queues for its namespace's quota only when its PropagationPolicy suspends
-  // scheduling (docs/dispatch.md step 2); without it, it goes straight to placement.
-  const bool ns_queued = !job.ns.empty() && (!job.dispatch || job.dispatch->queued);
-  spec.quota_managed = !job.job_queue.empty() || !job.local_queue.empty() || ns_queued;
-  spec.sticky = job.dispatch.has_value();
-  spec.queue = quota::kNoNode;
-  if (!job.job_queue.empty()) {
-    if (q != nullptr) {
-      auto it = q->share_leaf.find({job.job_queue, job.quota_share});
-      if (it != q->share_leaf.end()) spec.queue = it->second;
-      auto env = q->environment_clusters.find(job.job_queue);
-      if (env != q->environment_clusters.end()) {
-        for (const std::string& c : env->second)
-          spec.allowed_clusters.push_back(sched_->scheduler.cluster_index(c));
-      }
-    }
-    shape->alternatives.push_back(sched::Alternative{instances, pods, ""});
-  } else if (!job.local_queue.empty()) {
-    const std::string lq = job.ns + "/" + job.local_queue;
-    if (q != nullptr) {
-      auto it = q->local_queue_leaf.find(lq);
-      if (it != q->local_queue_leaf.end()) spec.queue = it->second;
-    }
-    if (spec.queue != quota::kNoNode && spec.queue < q->flavors.size()) {
-      // Kueue assigns a flavor per resource group (the options covering the same resources):
-      // one alternative per combination, the queue's flavor order first.
-      std::vector<std::vector<const frontend::FlavorOption*>> groups;
-      std::vector<std::set<ResourceId>> group_dims;
-      for (const frontend::FlavorOption& f : q->flavors[spec.queue]) {
-        std::set<ResourceId> dims;
-        for (const auto& [plain, flavored] : f.dims) dims.insert(plain);
-        size_t g = 0;
-        while (g < group_dims.size() && group_dims[g] != dims) ++g;
-        if (g == group_dims.size()) {
-          group_dims.push_back(dims);
-          groups.emplace_back();
-        }
-        groups[g].push_back(&f);
-      }
-      // Only groups covering something the job asks for take part.
-      std::vector<size_t> used;
-      for (size_t g = 0; g < groups.size(); ++g) {
-        for (ResourceId r : group_dims[g]) {
-          if (total.get(r) != 0) {
-            used.push_back(g);
-            break;
-          }
-        }
-      }
-      std::vector<size_t> pick(used.size(), 0);
-      for (int guard = 0; !used.empty() && guard < 64; ++guard) {
-        sched::Alternative alt;
-        alt.pods = pods;
-        bool ok = true;
-        std::string type;
-        for (size_t u = 0; u < used.size() && ok; ++u) {
-          const frontend::FlavorOption& f = *groups[used[u]][pick[u]];
-          alt.label += (alt.label.empty() ? "" : "+") + f.flavor;
-          for (const auto& [plain, flavored] : f.dims)
-            alt.quota_request.set(flavored, total.get(plain));
-          if (!f.instance_type.empty()) {
-            std::string t = f.instance_type;
-            if (Catalog::builtin().find(t) == nullptr &&
-                Catalog::builtin().find("ml." + t) != nullptr)
-              t = "ml." + t;
-            if (!type.empty() && type != t) ok = false;
-            type = t;
-          }
-        }
-        // Every requested dimension must be covered by some chosen flavor.
-        for (size_t d = 0; d < kMaxResources && ok; ++d) {
-          const auto r = static_cast<ResourceId>(d);
-          if (total.get(r) == 0) continue;
-          bool covered = false;
-          for (size_t u : used) covered |= group_dims[u].contains(r);
-          ok = covered;
-        }
-        if (ok && !type.empty()) {
-          for (sched::PodSet& p : alt.pods) {
-            if (!p.instance_type.empty() && p.instance_type != type) ok = false;
-            p.instance_type = type;
-          }
-        }
-        if (ok) shape->alternatives.push_back(std::move(alt));
-        // Next combination (the last group varies fastest); stop after the last one.
-        bool advanced = false;
-        for (size_t u = used.size(); u-- > 0;) {
-          if (++pick[u] < groups[used[u]].size()) {
-            advanced = true;
-            break;
-          }
-          pick[u] = 0;
-        }
-        if (!advanced) break;
-      }
-    }
-    if (shape->alternatives.empty())
-      shape->alternatives.push_back(sched::Alternative{total, pods, ""});
-  } else {
-    ResourceVector charged = total;
-    if (ns_queued && q != nullptr) {
-      auto it = q->namespace_leaf.find(job.ns);
-      if (it != q->namespace_leaf.end()) {
-        spec.queue = it->second;
-        if (spec.queue < q->charged.size()) {
-          for (size_t d = 0; d < kMaxResources; ++d) {
-            if (!q->charged[spec.queue].test(d)) charged.set(static_cast<ResourceId>(d), 0);
-          }
-        }
-      }
-    }
-    shape->alternatives.push_back(sched::Alternative{charged, pods, ""});
-  }
-  for (const std::string& c : job.clusters) {
-    spec.allowed_clusters.push_back(sched_->scheduler.cluster_index(c));
-  }
-  std::string key = shape_key(*shape);
-  auto [it, inserted] = sched_->shapes.try_emplace(std::move(key), nullptr);
-  if (inserted) it->second = std::move(shape);
-  spec.shape = it->second;
-  return spec;
+  return ok_status();
 }
 
 Status FleetState::recompile_quota(std::shared_ptr<const frontend::ObjectMap> objects) {
   GF_ASSIGN_OR_RETURN(frontend::CompiledQuota compiled,
-                      frontend::compile(*objects, sched_->registry));
-  auto q = std::make_shared<const frontend::CompiledQuota>(std::move(compiled));
+                      frontend::compile(*objects, index_->registry));
   view_.quota_objects = std::move(objects);
-  view_.quota = q;
-  std::vector<bool> fair(q->graph.size(), false);
-  for (size_t i = 0; i < q->idle.size() && i < fair.size(); ++i)
-    fair[i] = q->idle[i] == frontend::IdleStrategy::kFairShare;
-  // Every job's queue in the new graph.
-  std::map<uint64_t, quota::NodeId> queues;
+  view_.quota = std::make_shared<const frontend::CompiledQuota>(std::move(compiled));
+  // The scheduler re-reads every live job against the new graph: their names must be known.
   for (const auto& [id, j] : view_.jobs) {
-    if (is_terminal(j->status)) continue;
-    auto spec = job_spec(*j);
-    if (spec.ok()) queues[j->key] = spec->queue;
+    if (!is_terminal(j->status)) (void)intern_job_resources(*j);  // a bad one stays unqueued
   }
-  sched_->scheduler.set_quota(
-      q->graph,
-      [&](sched::JobKey k) {
-        auto it = queues.find(k);
-        return it == queues.end() ? quota::kNoNode : it->second;
-      },
-      q->root_ceiling, fair);
-  sched_->generation += 1;
   return ok_status();
 }
 
@@ -425,44 +193,8 @@ Status FleetState::apply_quota_event(const EventRecord& rec, const Json& p) {
   return recompile_quota(std::move(objects));
 }
 
-namespace {
-
-sched::Placement to_placement(const sched::Scheduler& s, const std::string& cluster,
-                              const std::vector<std::string>& nodes, const sched::JobShape& shape,
-                              int32_t alternative, Status* error) {
-  sched::Placement p;
-  const auto c = s.placement().find_cluster(cluster);
-  if (!c) {
-    *error = internal_error("placement on unknown cluster " + cluster);
-    return p;
-  }
-  p.cluster = *c;
-  if (nodes.empty()) return p;  // dispatched to the cluster, pods pending there
-  size_t i = 0;
-  const auto& pod_sets = shape.alternatives.at(static_cast<size_t>(alternative)).pods;
-  for (uint16_t ps = 0; ps < pod_sets.size(); ++ps) {
-    for (int32_t k = 0; k < pod_sets[ps].count; ++k) {
-      if (i >= nodes.size()) {
-        *error = internal_error("placement lists fewer nodes than pods");
-        return p;
-      }
-      const auto n = s.placement().find_node(*c, nodes[i++]);
-      if (!n) {
-        *error = internal_error("placement on unknown node " + nodes[i - 1]);
-        return p;
-      }
-      p.pods.push_back(sched::PodBinding{ps, static_cast<uint32_t>(k), *n});
-    }
-  }
-  return p;
-}
-
-}  // namespace
-
 Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
   const Time t = rec.time;
-  sched::Scheduler& s = scheduler();  // nodes in step before any job change
-  sched_->generation += 1;
   if (rec.type == event_type::kJobSubmitted) {
     GF_ASSIGN_OR_RETURN(Job job, Job::from_json(p.at("job")));
     if (view_.jobs.contains(job.id)) return internal_error("job " + job.id + " already exists");
@@ -485,12 +217,11 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     }
     view_.job_counter = std::max<int64_t>(view_.job_counter, static_cast<int64_t>(job.key));
     if (!job.dispatch || !job.dispatch->suspended) {
-      GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(job));
-      GF_RETURN_IF_ERROR(s.submit(std::move(spec)));
+      GF_RETURN_IF_ERROR(intern_job_resources(job));
     } else {
       job.add_history(t, "Suspended", "runPolicy.suspend is true: not queued until resumed");
     }
-    sched_->key_to_id[job.key] = job.id;
+    index_->key_to_id[job.key] = job.id;
     std::string id = job.id;
     view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job)));
     return ok_status();
@@ -504,18 +235,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     const std::string cluster = p.value("cluster", "");
     const auto nodes = p.value("nodes", std::vector<std::string>{});
     const int32_t alternative = p.value("alternative", 0);
-    const sched::JobSpec* spec = s.spec(job->key);
-    if (spec == nullptr) return internal_error("job " + id + " unknown to the scheduler");
-    Status err;
-    sched::Action a;
-    a.kind = sched::ActionKind::kAdmit;
-    a.job = job->key;
-    a.alternative = static_cast<uint16_t>(alternative);
-    a.replaced = replaced;
-    a.placement = to_placement(s, cluster, nodes, *spec->shape, alternative, &err);
-    GF_RETURN_IF_ERROR(err);
-    GF_RETURN_IF_ERROR(s.apply(a, t));
     job->admitted = true;
+    job->waiting.reset();  // a job whose pods still wait gets its reason from the next pass
     job->alternative = alternative;
     if (!replaced) job->admitted_at = t;
     job->cluster = cluster;
@@ -530,7 +251,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       job->status = JobStatus::kScheduled;
       job->status_reason =
           replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
-      sched_->scheduled.insert(job->key);
+      index_->scheduled.insert(job->key);
     }
     if (job->dispatch) {
       note_binding(*job, t, cluster, nodes.empty(), p.value("borrowing", false));
@@ -555,7 +276,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       for (const JobPodSet& ps : job->pod_sets) {
         ResourceVector req;
         if (!ps.whole_node) {
-          auto parsed = ResourceVector::from_json(ps.requests, sched_->registry, "requests");
+          const ResourceRegistry& reg = index_->registry;
+          auto parsed = ResourceVector::from_json(ps.requests, reg, "requests");
           if (parsed.ok()) req = *parsed;
         }
         for (int32_t k = 0; k < ps.count && i < job->pod_nodes.size(); ++k, ++i) {
@@ -577,8 +299,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job->status = JobStatus::kRunning;
     job->status_reason = "running on cluster " + job->cluster;
     job->started_at = t;  // the latest start: a gang placed again starts over
-    sched_->scheduled.erase(job->key);
-    if (job->duration) sched_->add_completion(t + *job->duration, job->key);
+    index_->scheduled.erase(job->key);
+    if (job->duration) index_->add_completion(t + *job->duration, job->key);
     if (job->dispatch) {
       Dispatch& d = *job->dispatch;
       if (d.restarting) d.restarts += 1;
@@ -594,19 +316,14 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
   }
   auto drop_completion = [&] {
     if (!job->runs.empty() && !job->runs.back().end) job->runs.back().end = t;
-    sched_->drop_completion(job->key);
-    sched_->scheduled.erase(job->key);
+    drop_job_run(job->key);
   };
   if (rec.type == event_type::kJobPreempted) {
-    sched::Action a;
-    a.kind = sched::ActionKind::kPreempt;
-    a.job = job->key;
-    a.terminated = p.value("terminated", false);
-    a.until = from_micros(p.value("until_us", int64_t{0}));
-    GF_RETURN_IF_ERROR(s.apply(a, t));
+    const bool terminated = p.value("terminated", false);
+    const Time until = from_micros(p.value("until_us", int64_t{0}));
     drop_completion();
     JobPreemption pre{t, p.value("by", ""), p.value("rule", ""), p.value("message", ""),
-                      a.terminated};
+                      terminated};
     job->preempted_count += 1;
     job->recent_preemptions.push_back(pre);
     if (job->recent_preemptions.size() > 5)
@@ -614,8 +331,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job->admitted = false;
     job->cluster.clear();
     job->pod_nodes.clear();
-    job->requeue_at = a.until;
-    if (a.terminated) {
+    job->requeue_at = until;
+    if (terminated) {
       job->status = JobStatus::kFailed;
       job->stopped_at = t;
       job->status_reason = "preempted more than preemptionRetriesBeforeTermination (" +
@@ -628,14 +345,6 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     return ok_status();
   }
   if (rec.type == event_type::kJobInterrupted) {
-    sched::Action a;
-    a.kind = sched::ActionKind::kInterrupt;
-    a.job = job->key;
-    GF_RETURN_IF_ERROR(s.apply(a, t));
-    auto& pend = sched_->interrupts;
-    pend.erase(std::remove_if(pend.begin(), pend.end(),
-                              [&](const sched::Action& x) { return x.job == job->key; }),
-               pend.end());
     drop_completion();
     job->cluster.clear();
     job->pod_nodes.clear();
@@ -655,8 +364,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     auto st = parse_job_status(p.value("status", ""));
     if (!st || !is_terminal(*st))
       return internal_error("job.finished with status " + p.value("status", ""));
-    if (s.contains(job->key)) GF_RETURN_IF_ERROR(s.finish(job->key));
     drop_completion();
+    job->waiting.reset();
     job->status = *st;
     job->status_reason = p.value("reason", "");
     job->stopped_at = t;
@@ -671,69 +380,37 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
     job->add_history(t, std::string(to_string(*st)), job->status_reason);
     return ok_status();
   }
+  if (rec.type == event_type::kJobWaiting) {
+    if (!p.contains("waiting")) return internal_error("job.waiting without waiting");
+    GF_ASSIGN_OR_RETURN(JobWait w, JobWait::from_json(p.at("waiting")));
+    // A job not admitted yet says why in its status reason (a service job's statusReason).
+    if (!job->admitted) job->status_reason = w.message;
+    job->waiting = std::move(w);
+    return ok_status();
+  }
   if (rec.type == event_type::kJobPriority) {
     const int32_t prio = p.value("priority", 0);
     job->add_history(
         t, "PriorityChanged",
         "schedulingPriority " + std::to_string(job->priority) + " -> " + std::to_string(prio));
     job->priority = prio;
-    if (s.contains(job->key)) GF_RETURN_IF_ERROR(s.set_priority(job->key, prio));
     return ok_status();
   }
   return apply_workload_event(rec, p, *job);
 }
 
-// After a snapshot load: quota, nodes, then every live job in submission order, placed where
-// the snapshot says.
-Status FleetState::restore_scheduler() {
-  for (const auto& [name, c] : view_.clusters) sched_->dirty_clusters.insert(name);
-  sync_clusters();
-  sched_->interrupts.clear();
+// After a snapshot load: the quota compiled again and the job indexes rebuilt from the records.
+Status FleetState::restore_indexes() {
+  for (const auto& [name, c] : view_.clusters) mark_cluster_dirty(name);
   if (view_.quota_objects) GF_RETURN_IF_ERROR(recompile_quota(view_.quota_objects));
-  std::vector<const Job*> live;
   for (const auto& [id, j] : view_.jobs) {
-    sched_->key_to_id[j->key] = id;
+    index_->key_to_id[j->key] = id;
     if (j->dispatch) refresh_workload_deadline(*j);
     if (j->dispatch) view_.workload_ids[workload_key(j->kind, j->ns, j->name)] = id;
-    if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended))
-      live.push_back(j.get());
-  }
-  std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
-  sched::Scheduler& s = sched_->scheduler;
-  for (const Job* j : live) {
-    GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(*j));
-    GF_RETURN_IF_ERROR(s.submit(spec));
-    if (j->admitted) {
-      const Time at = j->admitted_at.value_or(Time{});
-      if (!j->cluster.empty()) {
-        Status err;
-        const sched::Placement placement =
-            to_placement(s, j->cluster, j->pod_nodes, *spec.shape, j->alternative, &err);
-        GF_RETURN_IF_ERROR(err);
-        GF_RETURN_IF_ERROR(
-            s.restore(j->key, static_cast<uint16_t>(j->alternative), &placement, at));
-        if (j->dispatch && j->pod_nodes.empty()) {
-          std::vector<sched::ClusterIdx> excluded;
-          for (const std::string& c : j->dispatch->excluded) excluded.push_back(s.cluster_index(c));
-          GF_RETURN_IF_ERROR(s.restore_binding(j->key, placement.cluster, std::move(excluded)));
-        }
-      } else {
-        GF_RETURN_IF_ERROR(s.restore(j->key, static_cast<uint16_t>(j->alternative), nullptr, at));
-        if (j->dispatch) {
-          std::optional<sched::ClusterIdx> bound;
-          if (!j->dispatch->cluster.empty()) bound = s.cluster_index(j->dispatch->cluster);
-          std::vector<sched::ClusterIdx> excluded;
-          for (const std::string& c : j->dispatch->excluded) excluded.push_back(s.cluster_index(c));
-          GF_RETURN_IF_ERROR(s.restore_binding(j->key, bound, std::move(excluded)));
-        }
-      }
-      if (j->status == JobStatus::kScheduled) sched_->scheduled.insert(j->key);
-      if (j->status == JobStatus::kRunning && j->duration && j->started_at) {
-        sched_->add_completion(*j->started_at + *j->duration, j->key);
-      }
-    } else if (j->requeue_at) {
-      GF_RETURN_IF_ERROR(s.restore_backoff(j->key, *j->requeue_at));
-    }
+    if (is_terminal(j->status) || !j->admitted || (j->dispatch && j->dispatch->suspended)) continue;
+    if (j->status == JobStatus::kScheduled) index_->scheduled.insert(j->key);
+    if (j->status == JobStatus::kRunning && j->duration && j->started_at)
+      index_->add_completion(*j->started_at + *j->duration, j->key);
   }
   return ok_status();
 }

@@ -24,6 +24,9 @@ inline constexpr std::string_view kJobInterrupted = "job.interrupted";
 inline constexpr std::string_view kJobFinished = "job.finished";
 // {id, priority}
 inline constexpr std::string_view kJobPriority = "job.priority_changed";
+// {id, waiting: JobWait}: why the scheduler holds the job back changed (docs/scheduling.md "Why a
+// job waits"); recorded by the scheduling controller after a pass, cleared by admission.
+inline constexpr std::string_view kJobWaiting = "job.waiting";
 
 // Workloads (docs/dispatch.md): PropagationPolicies and the fleet's dispatch decisions for
 // PyTorchJobs. {objects: [{namespace, name, doc}]}: created or replaced.

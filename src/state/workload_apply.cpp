@@ -108,12 +108,10 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
   if (!job.dispatch)
     return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
   Dispatch& d = *job.dispatch;
-  sched::Scheduler& s = scheduler();
 
   if (rec.type == event_type::kJobFailover) {
     const std::string from = p.value("from", "");
-    if (s.contains(job.key)) GF_RETURN_IF_ERROR(s.failover(job.key, t));
-    sched_drop(job.key);  // placed in this batch but not started: it starts over elsewhere
+    drop_job_run(job.key);  // placed in this batch but not started: it starts over elsewhere
     if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
     const std::string mode = p.value("purge_mode", d.purge_mode);
     MemberCopy copy{from, std::string(workload_state(job)), t, std::nullopt, d.restarts};
@@ -157,9 +155,9 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
     if (suspend == d.suspended) return ok_status();
     d.suspended = suspend;
     if (suspend) {
-      if (s.contains(job.key)) GF_RETURN_IF_ERROR(s.finish(job.key));
       if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
-      sched_drop(job.key);
+      drop_job_run(job.key);
+      job.waiting.reset();
       job.admitted = false;
       job.cluster.clear();
       job.pod_nodes.clear();
@@ -171,8 +169,7 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
       job.status_reason = "suspended (runPolicy.suspend)";
       job.add_history(t, "Suspended", "runPolicy.suspend set: pods deleted, quota released");
     } else {
-      GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(job));
-      GF_RETURN_IF_ERROR(s.submit(std::move(spec)));
+      GF_RETURN_IF_ERROR(intern_job_resources(job));
       job.status = JobStatus::kRunnable;
       job.status_reason = "waiting in the queue";
       job.add_history(t, "Resumed", "runPolicy.suspend cleared: queued again");
@@ -180,8 +177,7 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
     return ok_status();
   }
   if (rec.type == event_type::kJobDeleted) {
-    if (s.contains(job.key)) GF_RETURN_IF_ERROR(s.finish(job.key));
-    sched_drop(job.key);
+    drop_job_run(job.key);
     add_job_user_event(rec, job, JobEvent{t, "Deleted", p.value("reason", std::string("deleted"))});
     const std::string id = job.id;  // `job` dies with its record
     view_.workload_ids.erase(workload_key(job.kind, job.ns, job.name));

@@ -208,7 +208,8 @@ void run(const std::vector<Message>& messages) {
       check_response(m.request, r);
     }
     runner.settle();
-    const Status sched = runtime->loop().state().scheduler().check_invariants();
+    const Status sched =
+        runtime->scheduling_cache().scheduler(runtime->loop().state()).check_invariants();
     FUZZ_CHECK(sched.ok(), sched.to_string());
     hash = runtime->loop().state().hash();
     stopped_at = clock.now();

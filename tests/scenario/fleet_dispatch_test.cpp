@@ -211,9 +211,27 @@ TEST(FleetDispatch, QueuePolicyMaxJobsOne_SecondJobWaitsWithReasonUntilTheFirstF
   EXPECT_NE(second["explanation"]["message"].get<std::string>().find("kube-queue/max-jobs"),
             std::string::npos);
   EXPECT_EQ(second["status"]["members"].size(), 0u);  // not dispatched anywhere yet
+  // Rule: a waiting job says why in its own status, as a Queued condition naming the quota
+  // node, the limit and the shortfall; the condition goes away on admission.
+  const auto queued = [](const Json& job) {
+    for (const Json& c : job["status"]["conditions"]) {
+      if (c["type"] == "Queued") return c;
+    }
+    return Json();
+  };
+  const Json cond = queued(second);
+  ASSERT_TRUE(cond.is_object()) << second["status"].dump(2);
+  EXPECT_EQ(cond["status"], "True");
+  EXPECT_EQ(cond["reason"], "MaxJobsReached");
+  const std::string message = cond["message"].get<std::string>();
+  EXPECT_NE(message.find("child-2"), std::string::npos) << message;
+  EXPECT_NE(message.find("max jobs"), std::string::npos) << message;
+  EXPECT_NE(message.find("short by 1"), std::string::npos) << message;
+  EXPECT_FALSE(queued(pytorchjob(f, "first")).is_object());
   f.run_for(minutes(10));
   EXPECT_EQ(state(f, "first"), "Succeeded");
   EXPECT_EQ(state(f, "second"), "Running");
+  EXPECT_FALSE(queued(pytorchjob(f, "second")).is_object()) << "removed once admitted";
   f.run_for(minutes(10));
   EXPECT_EQ(state(f, "second"), "Succeeded");
 }
