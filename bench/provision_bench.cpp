@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cloud/sim/sim_cloud.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/virtual_runner.h"
 #include "runtime/runtime.h"
@@ -56,7 +57,7 @@ void BM_Provision2000Nodes(benchmark::State& state) {
         std::move(SqliteJournal::open((dir / "j.db").string(), {.fsync = false})).value();
     VirtualClock clock;
     RuntimeOptions opts;
-    opts.cloud = cloud;
+    opts.cloud = sim_cloud(cloud);
     opts.api.drive_loop_inline = true;
     opts.loop.snapshot_every_events = 0;
     Runtime rt(opts, clock, *journal);

@@ -50,7 +50,7 @@
 #include "core/resources.h"
 #include "core/time.h"
 #include "quota/quota_graph.h"
-#include "sched/scheduler.h"
+#include "schedule/scheduler.h"
 
 namespace gf::sched {
 namespace {

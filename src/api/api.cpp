@@ -147,12 +147,12 @@ struct Api::Limiter {
 };
 
 Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& clock,
-         Provisioner* provisioner)
+         std::optional<ClusterSettings> clusters)
     : options_(options),
       loop_(loop),
       metrics_(metrics),
       clock_(clock),
-      provisioner_(provisioner),
+      clusters_(std::move(clusters)),
       limiter_(std::make_unique<Limiter>()) {
   char nonce[24];
   std::snprintf(nonce, sizeof(nonce), "%08llx",
@@ -160,7 +160,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
   boot_nonce_ = nonce;
   register_system_routes(*this);
   register_event_routes(*this);
-  if (provisioner_) {
+  if (clusters_) {
     register_cluster_routes(*this);
     register_billing_routes(*this);
     register_quota_routes(*this);

@@ -7,20 +7,28 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/auth.h"
 #include "api/http.h"
 #include "api/router.h"
+#include "core/ids.h"
 #include "core/metrics.h"
-#include "healing/engine.h"
 #include "loop/control_loop.h"
+#include "model/catalog.h"
+#include "remediate/engine.h"
 
 namespace gf {
-class Provisioner;
-}
 
-namespace gf {
+// What cluster requests need to know about provisioning: the instance catalog, how cluster ids
+// and ARNs are made, and the MinCount timeout stamped on a new cluster (the provisioner's).
+struct ClusterSettings {
+  const Catalog* catalog = &Catalog::builtin();
+  ArnConfig arn;
+  uint64_t id_seed = 0;
+  Duration min_count_timeout = hours(3);
+};
 
 struct ApiOptions {
   size_t max_body_bytes = 4 << 20;
@@ -36,10 +44,10 @@ struct ApiOptions {
 
 class Api {
  public:
-  // `provisioner` may be null (no cluster routes then); `clock` answers "now" for reads such as
-  // billing of instances still running.
+  // Without `clusters` only the system and event routes exist; `clock` answers "now" for reads
+  // such as billing of instances still running.
   Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& clock,
-      Provisioner* provisioner = nullptr);
+      std::optional<ClusterSettings> clusters = std::nullopt);
 
   // Validates (size, UTF-8), authenticates, rate-limits, routes and audits one request; counts
   // gpufleet_http_requests_total{route,code}. Never throws: anything unexpected is a 500
@@ -53,12 +61,12 @@ class Api {
   Router& router() { return router_; }
   ControlLoop& loop() { return loop_; }
   const Clock& clock() const { return clock_; }
-  Provisioner* provisioner() { return provisioner_; }
+  const ClusterSettings& clusters() const { return *clusters_; }
   Metrics& metrics() { return metrics_; }
   const ApiOptions& options() const { return options_; }
   // The cloud driver's spare-capacity check for remediation requests (runs on the loop thread).
-  void set_capacity_check(healing::CapacityCheck check) { capacity_check_ = std::move(check); }
-  const healing::CapacityCheck& capacity_check() const { return capacity_check_; }
+  void set_capacity_check(remediate::CapacityCheck check) { capacity_check_ = std::move(check); }
+  const remediate::CapacityCheck& capacity_check() const { return capacity_check_; }
   // Where node agents' heartbeats go (the health controller; runs on the loop thread).
   using HeartbeatHandler = std::function<Result<Decision>(
       const FleetState&, Time, const std::string& cluster, const std::string& node)>;
@@ -78,9 +86,9 @@ class Api {
   ControlLoop& loop_;
   Metrics& metrics_;
   const Clock& clock_;
-  Provisioner* provisioner_;
+  std::optional<ClusterSettings> clusters_;
   Router router_;
-  healing::CapacityCheck capacity_check_;
+  remediate::CapacityCheck capacity_check_;
   HeartbeatHandler heartbeat_;
   std::shared_ptr<const TokenStore> tokens_;
   struct Limiter;

@@ -8,7 +8,6 @@
 #include "api/cluster_wire.h"
 #include "api/events_api.h"
 #include "provision/cluster_request.h"
-#include "provision/provisioner.h"
 #include "provision/slurm_layout.h"
 #include "state/cluster_events.h"
 
@@ -36,29 +35,28 @@ Json warnings_json(const std::vector<std::string>& w) {
 HttpResponse create_cluster(Api& api, const HttpRequest& req) {
   auto body = parse_body(req);
   if (!body.ok()) return error_response(body.status());
-  Provisioner* prov = api.provisioner();
+  const ClusterSettings& prov = api.clusters();
   Request r;
   r.name = "CreateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
-  r.handle = [body = *body, prov](const FleetState& s, Time) -> Result<Decision> {
+  r.handle = [body = *body, &prov](const FleetState& s, Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(CreateClusterRequest cr,
-                        parse_create_cluster(body, s.view(), prov->catalog()));
-    const std::string id = prov->cluster_id(s.view().cluster_counter + 1);
-    const std::string arn = make_arn(prov->options().arn, "cluster", id);
+                        parse_create_cluster(body, s.view(), *prov.catalog));
+    const std::string id = cluster_id(prov.id_seed, s.view().cluster_counter + 1);
+    const std::string arn = make_arn(prov.arn, "cluster", id);
     Json groups = Json::array();
     for (const auto& g : cr.groups) groups.push_back(g.to_json());
     Decision d;
-    d.events.push_back(
-        make_event(event_type::kClusterCreated,
-                   Json{{"Name", cr.name},
-                        {"Id", id},
-                        {"Arn", arn},
-                        {"Continuous", cr.continuous},
-                        {"Orchestrator", to_string(cr.orchestrator)},
-                        {"VpcConfig", cr.vpc_config},
-                        {"NodeRecovery", cr.node_recovery},
-                        {"MinCountTimeoutUs", prov->options().min_count_timeout.count()},
-                        {"Groups", groups}}));
+    d.events.push_back(make_event(event_type::kClusterCreated,
+                                  Json{{"Name", cr.name},
+                                       {"Id", id},
+                                       {"Arn", arn},
+                                       {"Continuous", cr.continuous},
+                                       {"Orchestrator", to_string(cr.orchestrator)},
+                                       {"VpcConfig", cr.vpc_config},
+                                       {"NodeRecovery", cr.node_recovery},
+                                       {"MinCountTimeoutUs", prov.min_count_timeout.count()},
+                                       {"Groups", groups}}));
     d.response = Json{{"ClusterArn", arn}};
     if (!cr.warnings.empty()) d.response["Warnings"] = warnings_json(cr.warnings);
     return d;
@@ -78,13 +76,13 @@ HttpResponse update_cluster(Api& api, const HttpRequest& req) {
   auto body = parse_body(req);
   if (!body.ok()) return error_response(body.status());
   const std::string name = req.path_params.at("name");
-  Provisioner* prov = api.provisioner();
+  const ClusterSettings& prov = api.clusters();
   Request r;
   r.name = "UpdateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
-  r.handle = [body = *body, name, prov](const FleetState& s, Time) -> Result<Decision> {
+  r.handle = [body = *body, name, &prov](const FleetState& s, Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(UpdateClusterRequest ur,
-                        parse_update_cluster(name, body, s.view(), prov->catalog()));
+                        parse_update_cluster(name, body, s.view(), *prov.catalog));
     Json groups = Json::array();
     for (const auto& g : ur.groups) groups.push_back(g.to_json());
     Json p = {{"Name", name}, {"Groups", groups}, {"Delete", ur.groups_to_delete}};
@@ -305,8 +303,7 @@ void register_cluster_routes(Api& api) {
     if (c->orchestrator != Orchestrator::kSlurm) {
       return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
     }
-    SlurmMergeResult merged =
-        merge_slurm_conf(req.body, slurm_layout(*c, api.provisioner()->catalog()));
+    SlurmMergeResult merged = merge_slurm_conf(req.body, slurm_layout(*c, *api.clusters().catalog));
     return json_response(200, Json{{"SlurmConf", merged.text}, {"Warnings", merged.warnings}});
   });
   r.add("GET", "/v1/clusters/{name}/events", [&api](const HttpRequest& req) {

@@ -6,7 +6,7 @@
 
 #include "api/api.h"
 #include "core/k8s_names.h"
-#include "healing/engine.h"
+#include "remediate/engine.h"
 #include "state/health_events.h"
 
 namespace gf {
@@ -42,8 +42,8 @@ Result<std::string> optional_body_field(const HttpRequest& req, const std::strin
   return value;
 }
 
-Result<healing::FaultModel> fault_model(ObjectReader& r) {
-  healing::FaultModel m;
+Result<remediate::FaultModel> fault_model(ObjectReader& r) {
+  remediate::FaultModel m;
   if (auto list = r.optional_string_list("ClearedBy")) {
     for (const std::string& a : *list) {
       const std::optional<remediate::Action> act = remediate::parse_action(a);
@@ -141,7 +141,7 @@ HttpResponse decide(Api& api, const HttpRequest& req, RStatus to) {
             : to == RStatus::kRejected ? "rejected"
                                        : "cancelled";
     if (to != RStatus::kApproved) why += " by " + by;
-    d.events.push_back(healing::update_event(*r, to, why, by));
+    d.events.push_back(remediate::update_event(*r, to, why, by));
     Remediation after = *r;
     after.status = to;
     if (to == RStatus::kApproved) after.approver = by;
@@ -154,7 +154,7 @@ HttpResponse decide(Api& api, const HttpRequest& req, RStatus to) {
 HttpResponse request_remediation(Api& api, const Json& body, const std::string& caller,
                                  const std::string& idem) {
   ObjectReader r(body, "");
-  healing::ProposalRequest req;
+  remediate::ProposalRequest req;
   req.cluster = r.required_string("ClusterName");
   req.node = r.required_string("NodeId");
   const std::string action = r.required_string("Action");
@@ -176,7 +176,7 @@ HttpResponse request_remediation(Api& api, const Json& body, const std::string& 
   Request w;
   w.name = "RequestRemediation";
   w.idempotency_key = req.key;
-  const healing::CapacityCheck capacity = api.capacity_check();
+  const remediate::CapacityCheck capacity = api.capacity_check();
   w.handle = [req, dedup, capacity](const FleetState& s, Time now) -> Result<Decision> {
     const remediate::HealthState& h = s.view().health_state();
     if (!req.request_id.empty()) {
@@ -186,7 +186,7 @@ HttpResponse request_remediation(Api& api, const Json& body, const std::string& 
         return d;
       }
     }
-    GF_ASSIGN_OR_RETURN(std::vector<Event> events, healing::propose(s, now, req, capacity));
+    GF_ASSIGN_OR_RETURN(std::vector<Event> events, remediate::propose(s, now, req, capacity));
     Decision d;
     d.response = events.front().payload.at("Remediation");
     GF_ASSIGN_OR_RETURN(Remediation rec, Remediation::from_canonical(d.response));
@@ -227,7 +227,7 @@ void register_health_routes(Api& api) {
     if (!body.ok()) return error_response(body.status());
     ObjectReader rd(*body, "");
     const Json* raw = rd.required_value("Signal");
-    Result<healing::FaultModel> model = fault_model(rd);
+    Result<remediate::FaultModel> model = fault_model(rd);
     for (const std::string& f : rd.unknown_fields())
       rd.fail_status(validation_error(f + ": unknown field"));
     if (!rd.ok()) return error_response(rd.status());
@@ -267,9 +267,9 @@ void register_health_routes(Api& api) {
     const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id");
     w.handle = [cluster, node, raw = *raw, det = *det, model = *model, detected](
                    const FleetState& s, Time) -> Result<Decision> {
-      GF_ASSIGN_OR_RETURN(const Node* n, healing::live_node(s, cluster, node));
+      GF_ASSIGN_OR_RETURN(const Node* n, remediate::live_node(s, cluster, node));
       Decision d;
-      d.events = healing::signal_events(s, cluster, *n, det, raw, model);
+      d.events = remediate::signal_events(s, cluster, *n, det, raw, model);
       Json found = Json::array();
       for (const Event& e : d.events) {
         found.push_back({{"Detector", e.payload.at("Detector")},
@@ -314,7 +314,7 @@ void register_health_routes(Api& api) {
       if (!s.view().find_cluster(cluster))
         return not_found_error("cluster '" + cluster + "' does not exist");
       Decision d;
-      d.events = healing::clear_events(s, node, detector, "signal cleared", false);
+      d.events = remediate::clear_events(s, node, detector, "signal cleared", false);
       d.response = {{"Cleared", d.events.size()}};
       return d;
     };
@@ -422,7 +422,7 @@ void register_health_routes(Api& api) {
                 {"MaxAuto", p.breaker_max_auto},
                 {"Window", format_duration(p.breaker_window)},
                 {"AutoApprovalsInWindow",
-                 healing::recent_auto_approvals(h, name, api.clock().now(), p.breaker_window)}};
+                 remediate::recent_auto_approvals(h, name, api.clock().now(), p.breaker_window)}};
     return json_response(200, out);
   });
   r.add("POST", "/v1/clusters/{name}/circuit-breaker/reset", [&api](const HttpRequest& req) {
@@ -481,10 +481,10 @@ void register_health_routes(Api& api) {
     w.name = "PutNodeLabels";
     const std::string cluster = req.path_params.at("name"), node = req.path_params.at("id"),
                       caller = req.caller;
-    const healing::CapacityCheck capacity = api.capacity_check();
+    const remediate::CapacityCheck capacity = api.capacity_check();
     w.handle = [cluster, node, map, wanted, caller, capacity](const FleetState& s,
                                                               Time now) -> Result<Decision> {
-      GF_ASSIGN_OR_RETURN(const Node* n, healing::live_node(s, cluster, node));
+      GF_ASSIGN_OR_RETURN(const Node* n, remediate::live_node(s, cluster, node));
       Decision d;
       d.events.push_back(Event{std::string(event_type::kNodeLabels),
                                Json{{"Cluster", cluster}, {"InstanceId", node}, {"Labels", map}},
@@ -494,7 +494,7 @@ void register_health_routes(Api& api) {
       const bool changed = wanted && (before == n->labels.end() ||
                                       before->second != map.at("gpufleet.io/remediate"));
       if (changed) {
-        healing::ProposalRequest pr;
+        remediate::ProposalRequest pr;
         pr.cluster = cluster;
         pr.node = node;
         pr.action = wanted;
@@ -503,7 +503,7 @@ void register_health_routes(Api& api) {
         pr.request_id =
             node + "/" + map.at("gpufleet.io/remediate") + "/" + std::to_string(s.applied_seq());
         pr.key = "remediation-request:node-label|" + pr.request_id;
-        GF_ASSIGN_OR_RETURN(std::vector<Event> ev, healing::propose(s, now, pr, capacity));
+        GF_ASSIGN_OR_RETURN(std::vector<Event> ev, remediate::propose(s, now, pr, capacity));
         d.response["RemediationId"] = ev.front().payload.at("Remediation").at("RemediationId");
         for (Event& e : ev) d.events.push_back(std::move(e));
       }

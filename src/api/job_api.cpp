@@ -9,178 +9,17 @@
 #include "api/api.h"
 #include "api/workload_wire.h"
 #include "core/ids.h"
-#include "frontend/quota_objects.h"
-#include "model/catalog.h"
 #include "state/job_events.h"
+#include "workload/service_job.h"
 
 namespace gf {
 namespace {
-
-constexpr std::string_view kQueueNameTag = "kueue.x-k8s.io/queue-name";
-constexpr std::string_view kNamespaceTag = "kueue.x-k8s.io/namespace";
-constexpr std::string_view kDurationTag = "gpufleet.io/duration";
-constexpr std::string_view kPriorityClassTag = "kueue.x-k8s.io/priority-class";
 
 Result<Json> parse_one(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
   if (docs.size() != 1)
     return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
   return docs.front();
-}
-
-const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind,
-                                         const std::string& name, const std::string& ns = "") {
-  if (!v.quota_objects) return nullptr;
-  auto it = v.quota_objects->find(frontend::ObjectKey{kind, ns, name});
-  return it == v.quota_objects->end() ? nullptr : &it->second;
-}
-
-// Validates a SubmitServiceJob body against the state; the job record to journal.
-Result<Job> parse_service_job(const Json& body, const FleetState& s) {
-  ObjectReader r(body, "");
-  Job job;
-  job.kind = "ServiceJob";
-  job.request = body;
-  job.name = r.required_string("jobName");
-  if (r.ok() && (job.name.empty() || job.name.size() > 128 ||
-                 job.name.find_first_not_of(
-                     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
-                     std::string::npos)) {
-    r.fail("jobName", "must be 1-128 letters, digits, hyphens or underscores");
-  }
-  if (auto type = r.optional_string("serviceJobType"); type && *type != "SAGEMAKER_TRAINING") {
-    r.fail("serviceJobType", "\"" + *type + "\" is not supported (expected SAGEMAKER_TRAINING)");
-  }
-  std::map<std::string, std::string> tags;
-  if (const Json* t = r.optional_object("tags")) {
-    for (auto it = t->begin(); it != t->end(); ++it) {
-      if (!it.value().is_string()) {
-        r.fail("tags", "tag \"" + it.key() + "\" must be a string");
-        break;
-      }
-      tags[it.key()] = it.value().get<std::string>();
-    }
-  }
-  auto job_queue = r.optional_string("jobQueue");
-  auto share = r.optional_string("quotaShareName");
-  const auto priority = r.optional_int("schedulingPriority");
-  if (priority && (*priority < 0 || *priority > 9999))
-    r.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(*priority));
-  job.priority = static_cast<int32_t>(priority.value_or(0));
-  if (const Json* pc = r.optional_object("preemptionConfiguration")) {
-    ObjectReader p(*pc, "preemptionConfiguration");
-    if (auto n = p.optional_int("preemptionRetriesBeforeTermination")) {
-      if (*n < 0) p.fail("preemptionRetriesBeforeTermination", "must be >= 0");
-      job.max_preemptions = static_cast<int32_t>(*n);
-    }
-    r.fail_status(p.status());
-  }
-  (void)r.optional_string("clientToken");
-  (void)r.optional_int("timeoutConfig");
-  (void)r.optional_value("retryStrategy");
-  // The SageMaker payload: an object, or the JSON text of one (AWS sends a string).
-  Json payload;
-  if (const Json* pl = r.required_value("serviceRequestPayload")) {
-    if (pl->is_string()) {
-      auto parsed = parse_json(pl->get<std::string>());
-      if (!parsed.ok()) {
-        r.fail("serviceRequestPayload", "not valid JSON: " + parsed.status().message());
-      } else {
-        payload = *parsed;
-      }
-    } else {
-      payload = *pl;
-    }
-  }
-  std::string instance_type;
-  int64_t count = 1;
-  if (r.ok()) {
-    ObjectReader p(payload, "serviceRequestPayload");
-    if (const Json* rc = p.required_value("ResourceConfig")) {
-      ObjectReader c(*rc, "serviceRequestPayload.ResourceConfig");
-      instance_type = c.required_string("InstanceType");
-      count = c.optional_int("InstanceCount").value_or(1);
-      if (c.ok() && Catalog::builtin().find(instance_type) == nullptr)
-        c.fail("InstanceType", "unknown instance type \"" + instance_type + "\"");
-      if (c.ok() && (count < 1 || count > 10000))
-        c.fail("InstanceCount", "must be between 1 and 10000, got " + std::to_string(count));
-      p.fail_status(c.status());
-    }
-    r.fail_status(p.status());
-  }
-  if (!r.ok()) return r.status();
-
-  if (auto lq = tags.find(std::string(kQueueNameTag)); lq != tags.end()) {
-    job.local_queue = lq->second;
-    auto ns = tags.find(std::string(kNamespaceTag));
-    job.ns = ns == tags.end() ? "default" : ns->second;
-    if (!find_object(s.view(), frontend::Kind::kLocalQueue, job.local_queue, job.ns)) {
-      return validation_error("tags." + std::string(kQueueNameTag) + ": local queue " + job.ns +
-                              "/" + job.local_queue + " does not exist");
-    }
-  } else {
-    if (!job_queue)
-      return validation_error("jobQueue: required (or the tag " + std::string(kQueueNameTag) + ")");
-    job.job_queue = *job_queue;
-    // An ARN names the queue by its last path segment.
-    if (auto slash = job.job_queue.rfind('/'); slash != std::string::npos)
-      job.job_queue = job.job_queue.substr(slash + 1);
-    if (!find_object(s.view(), frontend::Kind::kJobQueue, job.job_queue)) {
-      return validation_error("jobQueue: job queue \"" + job.job_queue + "\" does not exist");
-    }
-    const frontend::CompiledQuota* q = s.view().quota.get();
-    if (q != nullptr) {
-      auto st = q->job_queue_status.find(job.job_queue);
-      if (st != q->job_queue_status.end() &&
-          (st->second.status != "VALID" || st->second.state != "ENABLED")) {
-        return validation_error("jobQueue: job queue \"" + job.job_queue + "\" is " +
-                                st->second.state + "/" + st->second.status + " (" +
-                                st->second.status_reason + ")");
-      }
-    }
-    if (!share) return validation_error("quotaShareName: required for a quota-managed job queue");
-    job.quota_share = *share;
-    const frontend::QuotaObject* qs =
-        find_object(s.view(), frontend::Kind::kQuotaShare, job.quota_share);
-    if (qs == nullptr || qs->doc.value("jobQueue", "") != job.job_queue) {
-      return validation_error("quotaShareName: quota share \"" + job.quota_share +
-                              "\" does not exist in job queue \"" + job.job_queue + "\"");
-    }
-    std::string units;
-    bool covered = false;
-    for (const Json& lim : qs->doc.value("capacityLimits", Json::array())) {
-      const std::string unit = lim.value("capacityUnit", "");
-      units += (units.empty() ? "" : ", ") + unit;
-      covered |= unit == instance_type;
-    }
-    if (!covered) {
-      return validation_error("serviceRequestPayload.ResourceConfig.InstanceType: " +
-                              instance_type + " is not among the capacity limits of quota share " +
-                              job.quota_share + " (" + units + ")");
-    }
-  }
-  if (auto pc = tags.find(std::string(kPriorityClassTag)); pc != tags.end()) {
-    const frontend::QuotaObject* cls =
-        find_object(s.view(), frontend::Kind::kWorkloadPriorityClass, pc->second);
-    if (cls == nullptr) {
-      return validation_error("tags." + std::string(kPriorityClassTag) +
-                              ": WorkloadPriorityClass \"" + pc->second + "\" does not exist");
-    }
-    if (priority) {
-      return validation_error("schedulingPriority: give either schedulingPriority or the tag " +
-                              std::string(kPriorityClassTag) + ", not both");
-    }
-    job.priority = static_cast<int32_t>(cls->doc.value("value", int64_t{0}));
-  }
-  if (auto d = tags.find(std::string(kDurationTag)); d != tags.end()) {
-    auto dur = parse_duration(d->second);
-    if (!dur.ok())
-      return validation_error("tags." + std::string(kDurationTag) + ": " + dur.status().message());
-    job.duration = *dur;
-  }
-  job.pod_sets.push_back(
-      JobPodSet{"node", static_cast<int32_t>(count), Json::object(), instance_type, true});
-  return job;
 }
 
 int64_t millis(Time t) { return to_micros(t) / 1000; }
@@ -284,7 +123,7 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
       r.idempotency_key = req.method + " " + req.path + " " + token.get<std::string>();
   }
   r.handle = [body = *body, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
-    GF_ASSIGN_OR_RETURN(Job job, parse_service_job(body, s));
+    GF_ASSIGN_OR_RETURN(Job job, workload::parse_service_job(body, s.view().quota_objects.get()));
     if (!may_change_job(req, s.view(), job)) {
       const std::vector<std::string> keys = job_team_keys(s.view(), job);
       return Status(

@@ -6,7 +6,7 @@
 #include "api/api.h"
 #include "api/workload_wire.h"
 #include "core/ids.h"
-#include "frontend/quota_objects.h"
+#include "quota/frontends/quota_objects.h"
 #include "state/job_events.h"
 
 namespace gf {
@@ -29,13 +29,10 @@ Result<Json> parse_one(const HttpRequest& req) {
   return docs.front();
 }
 
-// A registry with the state's names in order: validation interns into it, never into the
-// state's own (only applying an event may change that).
-std::unique_ptr<ResourceRegistry> scratch_registry(const FleetState& s) {
-  auto r = std::make_unique<ResourceRegistry>();
-  for (size_t i = 0; i < s.registry().size(); ++i)
-    (void)r->intern(s.registry().name(static_cast<ResourceId>(i)));
-  return r;
+// Validation interns resource names into a registry of its own: only the scheduler cache's
+// registry gives ids that matter, and validating changes nothing.
+std::unique_ptr<ResourceRegistry> scratch_registry(const FleetState&) {
+  return std::make_unique<ResourceRegistry>();
 }
 
 const frontend::ObjectMap& objects_of(const FleetView& v) {

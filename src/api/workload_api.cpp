@@ -8,7 +8,7 @@
 
 #include "api/workload_wire.h"
 #include "core/ids.h"
-#include "frontend/quota_objects.h"
+#include "quota/frontends/quota_objects.h"
 #include "state/job_events.h"
 
 namespace gf {

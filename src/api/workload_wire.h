@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "api/api.h"
-#include "workload/propagation_policy.h"
+#include "model/propagation_policy.h"
 #include "workload/pytorchjob.h"
 
 namespace gf {

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "api/http_server.h"
 #include "cli/app.h"
+#include "cloud/sim/sim_cloud.h"
 #include "core/clock.h"
 #include "core/random.h"
 #include "journal/sqlite/sqlite_journal.h"
@@ -235,14 +236,16 @@ int serve(const ServeArgs& args) {
   ropts.api.max_body_bytes = args.max_body_bytes;
   ropts.api.rate_limit_per_second = rate_limit;
   ropts.api.rate_limit_burst = args.rate_burst;
+  SimCloudConfig cloud_config;  // without --sim-cloud: unlimited capacity, default latencies
   if (!args.cloud_file.empty()) {
     auto cloud = load_cloud_config(args.cloud_file);
     if (!cloud.ok()) {
       std::cerr << "error: --sim-cloud: " << cloud.status().message() << "\n";
       return 2;
     }
-    ropts.cloud = *cloud;
+    cloud_config = *cloud;
   }
+  ropts.cloud = sim_cloud(std::move(cloud_config));
   auto runtime = std::make_unique<Runtime>(ropts, *clock, **journal);
   ControlLoop& loop = runtime->loop();
   if (Status st = runtime->recover(); !st.ok()) {
@@ -250,7 +253,7 @@ int serve(const ServeArgs& args) {
     return 1;
   }
   if (scaled) scaled->resume_from(loop.view()->applied_time);
-  runtime->cloud().set_epoch(clock->now());
+  runtime->cloud().started(clock->now());
   loop.start();
   Request started;
   started.name = "ControlPlaneStarted";

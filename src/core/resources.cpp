@@ -141,11 +141,9 @@ nlohmann::json ResourceVector::to_json(const ResourceRegistry& registry) const {
   return out;
 }
 
-namespace {
-
-template <typename Lookup>
-Result<ResourceVector> parse_resources(const nlohmann::json& obj, const ResourceRegistry& registry,
-                                       std::string_view field_path, Lookup lookup) {
+Result<ResourceVector> ResourceVector::from_json(const nlohmann::json& obj,
+                                                 ResourceRegistry& registry,
+                                                 std::string_view field_path) {
   const std::string path(field_path);
   if (!obj.is_object()) {
     return validation_error(
@@ -157,32 +155,13 @@ Result<ResourceVector> parse_resources(const nlohmann::json& obj, const Resource
   ResourceVector out;
   for (const auto& [name, value] : obj.items()) {
     const std::string entry_path = path.empty() ? name : path + "." + name;
-    Result<ResourceId> id = lookup(name);
+    Result<ResourceId> id = registry.intern(name);
     if (!id.ok()) return id.status().with_prefix(entry_path);
     Result<int64_t> q = parse_quantity_json(value, registry.scale(*id));
     if (!q.ok()) return q.status().with_prefix(entry_path);
     out.set(*id, *q);
   }
   return out;
-}
-
-}  // namespace
-
-Result<ResourceVector> ResourceVector::from_json(const nlohmann::json& obj,
-                                                 ResourceRegistry& registry,
-                                                 std::string_view field_path) {
-  return parse_resources(obj, registry, field_path,
-                         [&](const std::string& name) { return registry.intern(name); });
-}
-
-Result<ResourceVector> ResourceVector::from_json(const nlohmann::json& obj,
-                                                 const ResourceRegistry& registry,
-                                                 std::string_view field_path) {
-  return parse_resources(obj, registry, field_path,
-                         [&](const std::string& name) -> Result<ResourceId> {
-                           if (auto id = registry.find(name)) return *id;
-                           return internal_error("resource \"" + name + "\" is not registered");
-                         });
 }
 
 }  // namespace gf

@@ -115,10 +115,6 @@ class ResourceVector {
   // `spec.root.max.memory: invalid quantity "5Gb": unknown suffix 'Gb' (...)`.
   static Result<ResourceVector> from_json(const nlohmann::json& obj, ResourceRegistry& registry,
                                           std::string_view field_path);
-  // The same for names the registry already holds: an unknown name is an error, never interned.
-  static Result<ResourceVector> from_json(const nlohmann::json& obj,
-                                          const ResourceRegistry& registry,
-                                          std::string_view field_path);
 
  private:
   std::array<int64_t, kCapacity> v_{};

@@ -19,8 +19,8 @@
 #include "core/json.h"
 #include "core/result.h"
 #include "core/time.h"
-#include "health/alerts.h"
-#include "remediate/policy.h"
+#include "model/alerts.h"
+#include "model/remediation_policy.h"
 
 namespace gf::remediate {
 

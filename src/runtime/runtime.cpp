@@ -1,5 +1,9 @@
 #include "runtime/runtime.h"
 
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
 namespace gf {
 
 namespace {
@@ -7,6 +11,15 @@ namespace {
 ProvisionOptions with_seed(ProvisionOptions p, uint64_t seed) {
   p.id_seed = seed;
   return p;
+}
+
+std::unique_ptr<CloudDriver> make_cloud(const CloudDriverFactory& factory, const Clock& clock,
+                                        CloudDriver::ReportFn report) {
+  if (!factory) {
+    spdlog::critical("runtime: RuntimeOptions::cloud names no cloud driver");
+    std::abort();  // a wiring bug, found by the first test that builds a runtime
+  }
+  return factory(clock, std::move(report));
 }
 
 }  // namespace
@@ -21,35 +34,38 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
       scheduling_(scheduling_cache_, options_.scheduler),
       workloads_(scheduling_cache_),
       remediation_(
-          options_.healing, [this](const std::string& type) { return cloud_.spare(type); },
+          options_.healing, [this](const std::string& type) { return cloud_->spare(type); },
           [this](const FleetState& s, const std::string& cluster, const std::string& node) {
             return scheduling_cache_.scheduler(s).jobs_on_node(cluster, node).size();
           }),
-      cloud_(options_.cloud, clock,
-             [this](Time at, CloudReport report) {
-               Request r;
-               r.name = "CloudReport";
-               const bool healing = report.kind == CloudReport::Kind::kRemediated ||
-                                    report.kind == CloudReport::Kind::kBurnIn;
-               r.handle = [this, report, healing](const FleetState& s, Time now) {
-                 return healing ? remediation_.handle_report(s, now, report)
-                                : provisioner_.handle_report(s, now, report);
-               };
-               loop_.submit_at(at, std::move(r));
-             }),
-      api_(options_.api, loop_, metrics_, clock, &provisioner_) {
+      cloud_(make_cloud(options_.cloud, clock,
+                        [this](Time at, CloudReport report) {
+                          Request r;
+                          r.name = "CloudReport";
+                          const bool healing = report.kind == CloudReport::Kind::kRemediated ||
+                                               report.kind == CloudReport::Kind::kBurnIn;
+                          r.handle = [this, report, healing](const FleetState& s, Time now) {
+                            return healing ? remediation_.handle_report(s, now, report)
+                                           : provisioner_.handle_report(s, now, report);
+                          };
+                          loop_.submit_at(at, std::move(r));
+                        })),
+      api_(options_.api, loop_, metrics_, clock,
+           ClusterSettings{&provisioner_.catalog(), provisioner_.options().arn,
+                           provisioner_.options().id_seed,
+                           provisioner_.options().min_count_timeout}) {
   scheduling_cache_.set_options(options_.scheduler);
   loop_.add_observer(&scheduling_cache_);
   loop_.add_controller(&provisioner_);
   loop_.add_controller(&scheduling_);
   loop_.add_controller(&workloads_);
   loop_.add_controller(&remediation_);
-  api_.set_capacity_check([this](const std::string& type) { return cloud_.spare(type); });
+  api_.set_capacity_check([this](const std::string& type) { return cloud_->spare(type); });
   api_.set_heartbeat_handler(
       [this](const FleetState& s, Time now, const std::string& cluster, const std::string& node) {
         return remediation_.handle_heartbeat(s, now, cluster, node);
       });
-  loop_.add_driver(kCloudDriver, &cloud_);
+  loop_.add_driver(kCloudDriver, cloud_.get());
   if (!options_.healing.webhook_url.empty() || !options_.healing.support_webhook_url.empty()) {
     webhook_ =
         std::make_unique<WebhookDriver>([this](std::string alert, std::string target,
@@ -61,7 +77,7 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
           };
           loop_.submit(std::move(r));
         });
-    loop_.add_driver(healing::kWebhookDriver, webhook_.get());
+    loop_.add_driver(remediate::kWebhookDriver, webhook_.get());
   }
 }
 
@@ -71,7 +87,7 @@ void Runtime::stop_drivers() {
 
 Status Runtime::recover() {
   GF_RETURN_IF_ERROR(loop_.recover());
-  cloud_.rebuild(loop_.state().view().clusters);
+  cloud_->rebuild(loop_.state().view().clusters);
   return ok_status();
 }
 

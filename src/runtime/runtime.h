@@ -1,5 +1,6 @@
-// Wires one control plane together: control loop, controllers (provisioning), drivers (the
-// simulated cloud) and the API, over a given clock and journal. `serve` runs it on a real (or
+// Wires one control plane together: control loop, the scheduler cache, controllers
+// (provisioning, scheduling, workloads, remediation), drivers (a cloud driver, webhooks) and the
+// API, over a given clock and journal. `serve` runs it on a real (or
 // sped-up) clock in thread mode; `simulate` and the scenario tests run it on a virtual clock in
 // manual mode. Same wiring both ways, so what the tests see is what `serve` does.
 #pragma once
@@ -7,15 +8,15 @@
 #include <memory>
 
 #include "api/api.h"
-#include "cloud/sim/sim_cloud.h"
+#include "cloud/cloud_driver.h"
 #include "core/random.h"
-#include "dispatch/scheduling_controller.h"
-#include "dispatch/workload_controller.h"
-#include "healing/remediation_controller.h"
 #include "journal/journal.h"
 #include "loop/control_loop.h"
 #include "notify/webhook_driver.h"
 #include "provision/provisioner.h"
+#include "remediate/remediation_controller.h"
+#include "schedule/scheduling_controller.h"
+#include "schedule/workload_controller.h"
 
 namespace gf {
 
@@ -24,8 +25,9 @@ struct RuntimeOptions {
   LoopOptions loop;
   ProvisionOptions provision;
   sched::SchedulerOptions scheduler;
-  SimCloudConfig cloud;
-  healing::HealingOptions healing;
+  // Makes the cloud driver (required): cloud/sim's sim_cloud(config) for the simulated cloud.
+  CloudDriverFactory cloud;
+  remediate::HealingOptions healing;
   ApiOptions api;
   const Catalog* catalog = nullptr;  // null = the built-in catalog
 };
@@ -34,7 +36,7 @@ class Runtime {
  public:
   Runtime(RuntimeOptions options, Clock& clock, Journal& journal);
 
-  // Rebuilds state from the journal and the simulated cloud's bookkeeping from the state.
+  // Rebuilds state from the journal and the cloud driver's bookkeeping from the state.
   Status recover();
 
   ControlLoop& loop() { return loop_; }
@@ -42,8 +44,8 @@ class Runtime {
   Provisioner& provisioner() { return provisioner_; }
   SchedulingController& scheduling() { return scheduling_; }
   SchedulingCache& scheduling_cache() { return scheduling_cache_; }
-  SimCloud& cloud() { return cloud_; }
-  healing::RemediationController& remediation() { return remediation_; }
+  CloudDriver& cloud() { return *cloud_; }
+  remediate::RemediationController& remediation() { return remediation_; }
   // Stops the webhook worker (before the loop goes away).
   void stop_drivers();
   Metrics& metrics() { return metrics_; }
@@ -59,8 +61,8 @@ class Runtime {
   SchedulingCache scheduling_cache_;
   SchedulingController scheduling_;
   WorkloadController workloads_;
-  healing::RemediationController remediation_;
-  SimCloud cloud_;
+  remediate::RemediationController remediation_;
+  std::unique_ptr<CloudDriver> cloud_;
   std::unique_ptr<WebhookDriver> webhook_;
   Api api_;
 };

@@ -16,7 +16,7 @@
 #include "core/result.h"
 #include "core/time.h"
 #include "provision/provisioner.h"
-#include "sched/scheduler.h"
+#include "schedule/scheduler.h"
 
 namespace gf {
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "cloud/sim/sim_cloud.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/virtual_runner.h"
 #include "model/catalog.h"
@@ -266,8 +267,9 @@ class Simulation {
     ropts.seed = report_.seed;
     scenario_.config.apply_to(ropts.provision);
     scenario_.config.apply_to(ropts.scheduler);
-    ropts.cloud = scenario_.cloud;
-    ropts.cloud.epoch = kSimEpoch;
+    SimCloudConfig cloud = scenario_.cloud;
+    cloud.epoch = kSimEpoch;
+    ropts.cloud = sim_cloud(std::move(cloud));
     ropts.api.drive_loop_inline = true;
     runtime_ = std::make_unique<Runtime>(ropts, clock_, *journal_);
     GF_RETURN_IF_ERROR(runtime_->recover().with_prefix("recovering the journal"));

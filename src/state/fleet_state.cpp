@@ -77,7 +77,6 @@ Status FleetState::apply(const EventRecord& record, const Json& payload) {
       apply_payload(record, payload)
           .with_prefix("journal event " + std::to_string(record.seq) + " (" + record.type + ")"));
   if (!record.idempotency_key.empty()) keys_.emplace(record.idempotency_key, record.seq);
-  refresh_resource_names();
   view_.applied_seq = record.seq;
   view_.applied_time = record.time;
   return ok_status();
@@ -190,17 +189,12 @@ Json FleetView::model_json() const {
       policies.push_back({{"namespace", key.first}, {"name", key.second}, {"doc", pol.doc}});
     }
   }
-  Json resources = Json::array();
-  if (view_.resource_names) {
-    for (const std::string& name : *view_.resource_names) resources.push_back(name);
-  }
   return Json{{"format", 1},
               {"quota_objects", std::move(quota_objects)},
               {"jobs", std::move(jobs)},
               {"policies", std::move(policies)},
               {"health", view_.health ? view_.health->to_json() : Json(nullptr)},
               {"job_counter", view_.job_counter},
-              {"resources", std::move(resources)},
               {"clusters", std::move(clusters)},
               {"retired_billing", std::move(retired)},
               {"cluster_counter", view_.cluster_counter},
@@ -284,16 +278,8 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       s.keys_.emplace(it.key(), it.value().get<Seq>());
     }
   }
-  // Resource names first, in their original order, so resource ids match the live run's.
-  if (const Json* resources = r.optional_array("resources")) {
-    for (const Json& name : *resources) {
-      if (!name.is_string()) return validation_error("snapshot.resources: expected strings");
-      GF_RETURN_IF_ERROR(s.mutable_registry()
-                             .intern(name.get<std::string>())
-                             .status()
-                             .with_prefix("snapshot.resources"));
-    }
-  }
+  // "resources" (resource names in registry order), written by releases whose state held the
+  // scheduler's registry, is ignored: the scheduler cache registers names as it rebuilds.
   if (const Json* objects = r.optional_array("quota_objects")) {
     EventRecord rec;
     rec.type = std::string(event_type::kQuotaApplied);
@@ -338,7 +324,6 @@ Result<FleetState> FleetState::from_json(const Json& j) {
   }
   if (!r.ok()) return r.status();
   GF_RETURN_IF_ERROR(s.restore_indexes().with_prefix("snapshot"));
-  s.refresh_resource_names();
   return s;
 }
 

@@ -11,15 +11,20 @@
 #include <string>
 
 #include "core/json.h"
-#include "frontend/quota_objects.h"
+#include "core/resources.h"
 #include "journal/journal.h"
 #include "model/cluster.h"
+#include "model/health_records.h"
 #include "model/job.h"
-#include "remediate/records.h"
+#include "model/propagation_policy.h"
+#include "model/quota_objects.h"
 #include "state/audit.h"
 #include "state/event_log.h"
 #include "state/events.h"
-#include "workload/propagation_policy.h"
+
+namespace gf::frontend {
+struct CompiledQuota;  // published with the view by the scheduler cache; the state never has one
+}  // namespace gf::frontend
 
 namespace gf {
 
@@ -55,9 +60,8 @@ struct FleetView {
   std::shared_ptr<const std::vector<BillingRecord>> retired_billing;  // of deleted clusters
   int64_t cluster_counter = 0;   // clusters ever created (ids derive from it)
   int64_t instance_counter = 0;  // launch requests ever made (instance ids derive from it)
-  // Quota objects as applied, and what they compile to (null until the first apply).
+  // Quota objects as applied (null until the first apply).
   std::shared_ptr<const frontend::ObjectMap> quota_objects;
-  std::shared_ptr<const frontend::CompiledQuota> quota;
   std::map<std::string, JobPtr, std::less<>> jobs;  // by job id, finished ones included
   int64_t job_counter = 0;                          // jobs ever submitted (ids and keys)
   std::shared_ptr<const PolicyMap> policies;        // PropagationPolicies (null until the first)
@@ -67,12 +71,11 @@ struct FleetView {
       health;  // alerts, remediations, hosts (null until the first)
   // The newest audit records (at most kAuditKept; the journal keeps every one).
   AppendLog<AuditRecord> audit;
-  // Published with the view by the scheduler cache, never held by the state: per quota node of
-  // `quota`'s graph (null before the first publish, or when no quota exists).
+  // Published with the view by the scheduler cache, never held by the state (null before the
+  // first publish, or while no quota object exists): what the quota objects compile to, and per
+  // node of its graph what the scheduler counts.
+  std::shared_ptr<const frontend::CompiledQuota> quota;
   std::shared_ptr<const std::vector<QuotaNodeStatus>> quota_status;
-
-  // Resource names in registry order (ids follow it), as of this view.
-  std::shared_ptr<const std::vector<std::string>> resource_names;
 
   // The fleet model's canonical JSON: a snapshot without the journal position (seq, time),
   // idempotency keys and the audit log. model_hash() is FNV-1a 64 over it (FleetState's).
@@ -91,8 +94,7 @@ struct FleetView {
 };
 
 // The state's indexes over its own records (job by key, pending completions, started gangs,
-// workload deadlines, cluster revisions) and its resource-name registry. Derived by the appliers,
-// never serialized except the registry's names.
+// workload deadlines, cluster revisions). Derived by the appliers, never serialized.
 struct JobIndex;
 
 class FleetState {
@@ -128,8 +130,6 @@ class FleetState {
   // How many audit records the state keeps for GET /v1/audit.
   static constexpr size_t kAuditKept = 100'000;
 
-  // Resource names in the order they were first used (ids follow it; snapshots keep it).
-  const ResourceRegistry& registry() const;
   // By the dense job key, or null.
   const Job* job_by_key(uint64_t key) const;
   // (end time, key) of running jobs with a simulated duration.
@@ -160,17 +160,11 @@ class FleetState {
                       std::optional<bool> cordoned, std::optional<bool> maintenance);
   // The job no longer runs (nor is about to): its pending completion and start are dropped.
   void drop_job_run(uint64_t key);
-  // Registers the resource names the job's pod sets use.
-  Status intern_job_resources(const Job& job);
   // Removes a deleted workload's record.
   void forget_job(uint64_t key, const std::string& id);
   // Workload-only job events (failover, copy purged, suspend, delete): workload_apply.cpp.
   Status apply_workload_event(const EventRecord& record, const Json& payload, Job& job);
-  Status recompile_quota(std::shared_ptr<const frontend::ObjectMap> objects);
   Status restore_indexes();
-  // Publishes the registry's names with the view when new ones were registered.
-  void refresh_resource_names();
-  ResourceRegistry& mutable_registry();
   void mark_cluster_dirty(const std::string& name);
   Job* mutable_job(std::string_view id);
   void add_user_event(const EventRecord& record, UserEvent event);

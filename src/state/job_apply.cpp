@@ -13,7 +13,6 @@
 namespace gf {
 
 struct JobIndex {
-  ResourceRegistry registry;
   std::map<uint64_t, std::string> key_to_id;
   std::set<std::pair<Time, uint64_t>> completions;
   std::map<uint64_t, Time> completion_of;  // key -> its entry in `completions`
@@ -47,24 +46,11 @@ struct JobIndex {
   std::map<std::string, uint64_t, std::less<>> cluster_revisions;
 };
 
-FleetState::FleetState() : index_(std::make_unique<JobIndex>()) { refresh_resource_names(); }
+FleetState::FleetState() : index_(std::make_unique<JobIndex>()) {}
 FleetState::~FleetState() = default;
 FleetState::FleetState(FleetState&&) noexcept = default;
 FleetState& FleetState::operator=(FleetState&&) noexcept = default;
 
-const ResourceRegistry& FleetState::registry() const { return index_->registry; }
-ResourceRegistry& FleetState::mutable_registry() { return index_->registry; }
-
-void FleetState::refresh_resource_names() {
-  const ResourceRegistry& reg = index_->registry;
-  const size_t known = view_.resource_names ? view_.resource_names->size() : 0;
-  if (reg.size() == known) return;
-  auto names = std::make_shared<std::vector<std::string>>();
-  names->reserve(reg.size());
-  for (size_t i = 0; i < reg.size(); ++i)
-    names->push_back(std::string(reg.name(static_cast<ResourceId>(i))));
-  view_.resource_names = std::move(names);
-}
 const std::set<std::pair<Time, uint64_t>>& FleetState::completions() const {
   return index_->completions;
 }
@@ -130,35 +116,6 @@ void FleetState::mark_cluster_dirty(const std::string& name) {
   index_->cluster_revisions[name] = index_->cluster_revision;
 }
 
-Status FleetState::intern_job_resources(const Job& job) {
-  // The names a job's requests use get resource ids in submission order (docs/scheduling.md):
-  // the scheduler's view of the job only looks them up.
-  ResourceRegistry& reg = index_->registry;
-  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
-    const JobPodSet& ps = job.pod_sets[i];
-    if (ps.whole_node) {
-      GF_RETURN_IF_ERROR(reg.intern(ps.instance_type).status());
-    } else {
-      GF_RETURN_IF_ERROR(ResourceVector::from_json(ps.requests, reg,
-                                                   "pod_sets[" + std::to_string(i) + "].requests")
-                             .status());
-    }
-  }
-  return ok_status();
-}
-
-Status FleetState::recompile_quota(std::shared_ptr<const frontend::ObjectMap> objects) {
-  GF_ASSIGN_OR_RETURN(frontend::CompiledQuota compiled,
-                      frontend::compile(*objects, index_->registry));
-  view_.quota_objects = std::move(objects);
-  view_.quota = std::make_shared<const frontend::CompiledQuota>(std::move(compiled));
-  // The scheduler re-reads every live job against the new graph: their names must be known.
-  for (const auto& [id, j] : view_.jobs) {
-    if (!is_terminal(j->status)) (void)intern_job_resources(*j);  // a bad one stays unqueued
-  }
-  return ok_status();
-}
-
 namespace {
 
 std::optional<frontend::Kind> kind_by_name(std::string_view name) {
@@ -190,7 +147,8 @@ Status FleetState::apply_quota_event(const EventRecord& rec, const Json& p) {
     if (!kind) return internal_error("quota.deleted: unknown kind");
     objects->erase(frontend::ObjectKey{*kind, p.value("namespace", ""), p.value("name", "")});
   }
-  return recompile_quota(std::move(objects));
+  view_.quota_objects = std::move(objects);
+  return ok_status();
 }
 
 Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
@@ -216,11 +174,8 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
                                  : "job queue " + job.job_queue + ", share " + job.quota_share));
     }
     view_.job_counter = std::max<int64_t>(view_.job_counter, static_cast<int64_t>(job.key));
-    if (!job.dispatch || !job.dispatch->suspended) {
-      GF_RETURN_IF_ERROR(intern_job_resources(job));
-    } else {
+    if (job.dispatch && job.dispatch->suspended)
       job.add_history(t, "Suspended", "runPolicy.suspend is true: not queued until resumed");
-    }
     index_->key_to_id[job.key] = job.id;
     std::string id = job.id;
     view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job)));
@@ -276,7 +231,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       for (const JobPodSet& ps : job->pod_sets) {
         ResourceVector req;
         if (!ps.whole_node) {
-          const ResourceRegistry& reg = index_->registry;
+          ResourceRegistry reg;  // the price needs only cpu and the GPU count
           auto parsed = ResourceVector::from_json(ps.requests, reg, "requests");
           if (parsed.ok()) req = *parsed;
         }
@@ -402,7 +357,6 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
 // After a snapshot load: the quota compiled again and the job indexes rebuilt from the records.
 Status FleetState::restore_indexes() {
   for (const auto& [name, c] : view_.clusters) mark_cluster_dirty(name);
-  if (view_.quota_objects) GF_RETURN_IF_ERROR(recompile_quota(view_.quota_objects));
   for (const auto& [id, j] : view_.jobs) {
     index_->key_to_id[j->key] = id;
     if (j->dispatch) refresh_workload_deadline(*j);

@@ -169,7 +169,6 @@ Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, J
       job.status_reason = "suspended (runPolicy.suspend)";
       job.add_history(t, "Suspended", "runPolicy.suspend set: pods deleted, quota released");
     } else {
-      GF_RETURN_IF_ERROR(intern_job_resources(job));
       job.status = JobStatus::kRunnable;
       job.status_reason = "waiting in the queue";
       job.add_history(t, "Resumed", "runPolicy.suspend cleared: queued again");

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cloud/sim/sim_cloud.h"
 #include "core/clock.h"
 #include "fuzz_support.h"
 #include "journal/sqlite/sqlite_journal.h"
@@ -177,7 +178,9 @@ RuntimeOptions runtime_options() {
   opts.api.drive_loop_inline = true;
   // A small simulated cloud bounds the work one input can cause: a cluster may ask for
   // thousands of instances, but only this many of each type ever launch.
-  for (const std::string& type : Catalog::builtin().names()) opts.cloud.capacity[type] = 32;
+  SimCloudConfig cloud;
+  for (const std::string& type : Catalog::builtin().names()) cloud.capacity[type] = 32;
+  opts.cloud = sim_cloud(std::move(cloud));
   return opts;
 }
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/resources.h"
-#include "frontend/quota_objects.h"
 #include "fuzz_support.h"
+#include "quota/frontends/quota_objects.h"
 
 namespace gf::frontend {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "remediate/policy.h"
+#include "model/remediation_policy.h"
 
 namespace gf::remediate {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "fuzz_support.h"
 #include "health/xid.h"
-#include "remediate/policy.h"
+#include "model/remediation_policy.h"
 #include "remediate/signal.h"
 
 namespace gf::remediate {

@@ -21,7 +21,7 @@
 #include "core/quantity.h"
 #include "core/time.h"
 #include "fuzz_support.h"
-#include "workload/propagation_policy.h"
+#include "model/propagation_policy.h"
 #include "workload/pytorchjob.h"
 
 namespace gf::workload {

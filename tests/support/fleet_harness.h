@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cloud/sim/sim_cloud.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/virtual_runner.h"
 #include "runtime/runtime.h"
@@ -28,7 +29,7 @@ inline std::string shared_example(const std::string& name) {
 class Fleet {
  public:
   explicit Fleet(SimCloudConfig cloud = {}, RuntimeOptions opts = {}) : opts_(std::move(opts)) {
-    opts_.cloud = std::move(cloud);
+    opts_.cloud = sim_cloud(std::move(cloud));
     opts_.api.drive_loop_inline = true;
     open();
   }

@@ -318,4 +318,10 @@ void SimCloud::rebuild(
   }
 }
 
+CloudDriverFactory sim_cloud(SimCloudConfig config) {
+  return [config = std::move(config)](const Clock& clock, CloudDriver::ReportFn report) {
+    return std::make_unique<SimCloud>(config, clock, std::move(report));
+  };
+}
+
 }  // namespace gf

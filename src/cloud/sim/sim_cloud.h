@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cloud/cloud_driver.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "loop/controller.h"
@@ -55,23 +56,21 @@ struct SimCloudConfig {
   static Result<SimCloudConfig> from_json(const Json& j, const std::string& path = "cloud");
 };
 
-class SimCloud final : public Driver {
+class SimCloud final : public CloudDriver {
  public:
-  using ReportFn = std::function<void(Time at, CloudReport report)>;
-
   SimCloud(SimCloudConfig config, const Clock& clock, ReportFn report);
 
+  // CloudDriver.
   void execute(const Intent& intent) override;
-
-  // After a restart: instances the state shows as up hold capacity again.
-  void rebuild(const std::map<std::string, std::shared_ptr<const Cluster>, std::less<>>& clusters);
+  // Instances the state shows as up hold capacity again.
+  void rebuild(const std::map<std::string, ClusterPtr, std::less<>>& clusters) override;
+  // nullopt when a spare instance of `type` is free now (reprovision and migrate need one).
+  std::optional<std::string> spare(const std::string& type) const override;
+  // Capacity `changes` count from here.
+  void started(Time now) override { config_.epoch = now; }
 
   int64_t capacity_at(const std::string& type, Time t) const;  // -1 = unlimited
-  // Capacity `changes` count from here (serve: the moment it started serving).
-  void set_epoch(Time epoch) { config_.epoch = epoch; }
   int64_t in_use(const std::string& type) const;
-  // nullopt when a spare instance of `type` is free now (reprovision and migrate need one).
-  std::optional<std::string> spare(const std::string& type) const;
 
  private:
   void launch(const LaunchOp& op);
@@ -89,5 +88,8 @@ class SimCloud final : public Driver {
   std::multimap<Time, std::string> pending_release_;  // termination time -> type
   size_t burn_ins_done_ = 0;
 };
+
+// The factory the runtime takes (docs/architecture.md "Cloud drivers").
+CloudDriverFactory sim_cloud(SimCloudConfig config);
 
 }  // namespace gf

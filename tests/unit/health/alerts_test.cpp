@@ -1,6 +1,6 @@
 // Alerts (docs/health.md; seed 003): the detector table. The pending → firing → resolved state
 // machine is journaled state: tests/unit/state/alert_state_test.cpp.
-#include "health/alerts.h"
+#include "model/alerts.h"
 
 #include <gtest/gtest.h>
 

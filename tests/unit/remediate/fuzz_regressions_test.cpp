@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "remediate/policy.h"
+#include "model/remediation_policy.h"
 
 namespace gf::remediate {
 namespace {

@@ -3,7 +3,7 @@
 // parameters: nothing sleeps.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-#include "remediate/policy.h"
+#include "model/remediation_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/ids.h"
-#include "remediate/records.h"
+#include "model/health_records.h"
 #include "state/fleet_state.h"
 #include "state/health_events.h"
 

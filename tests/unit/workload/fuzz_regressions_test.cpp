@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "workload/propagation_policy.h"
+#include "model/propagation_policy.h"
 #include "workload/pytorchjob.h"
 
 namespace gf::workload {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "workload/propagation_policy.h"
+#include "model/propagation_policy.h"
 #include "workload/pytorchjob.h"
 #include "workload_test_util.h"
 

@@ -1,0 +1,284 @@
+#include "remediate/engine.h"
+
+#include <algorithm>
+
+#include "core/ids.h"
+#include "state/health_events.h"
+
+namespace gf::remediate {
+
+using remediate::Action;
+using remediate::AlertRecord;
+using remediate::Approval;
+using remediate::HealthState;
+using remediate::Remediation;
+using RStatus = remediate::Status;
+
+Result<const Node*> live_node(const FleetState& state, const std::string& cluster,
+                              const std::string& node) {
+  const Cluster* c = state.view().find_cluster(cluster);
+  if (!c) return not_found_error("cluster '" + cluster + "' does not exist");
+  auto it = c->nodes.find(node);
+  if (it == c->nodes.end() || !it->second.is_live()) {
+    return not_found_error("NodeId: '" + node + "' is not a live node of cluster '" + cluster +
+                           "'");
+  }
+  return &it->second;
+}
+
+std::vector<Event> signal_events(const FleetState& state, const std::string& cluster,
+                                 const Node& node,
+                                 const std::vector<remediate::Detection>& detections,
+                                 const Json& raw, const FaultModel& model) {
+  std::vector<Event> out;
+  const remediate::Policy& policy = state.view().health_state().policy(cluster);
+  // A structured reading is small and kept whole (a recurrence re-detects it); a kernel-log text
+  // may hold thousands of lines, so each event keeps only its own line.
+  const bool keep_raw = !raw.is_string() && safe_dump(raw).size() <= remediate::kMaxEvidenceBytes;
+  for (const remediate::Detection& d : detections) {
+    std::string evidence = d.evidence.size() > remediate::kMaxEvidenceBytes
+                               ? d.evidence.substr(0, remediate::kMaxEvidenceBytes)
+                               : d.evidence;
+    const health::AlertClass cls = health::classify(d.detector, d.fault);
+    const remediate::RuleMatch m =
+        remediate::match(policy, d.detector, d.fault, node.group, d.default_action);
+    Event e;
+    e.type = std::string(event_type::kAlertSignal);
+    e.payload = {{"Cluster", cluster},
+                 {"Group", node.group},
+                 {"Node", node.instance_id},
+                 {"Host", node.host()},
+                 {"Detector", d.detector},
+                 {"Subject", d.subject},
+                 {"Fault", d.fault},
+                 {"Severity", health::to_string(cls.severity)},
+                 {"Summary", d.summary},
+                 {"Evidence", evidence},
+                 {"Present", true},
+                 {"PersistenceUs", policy.persistence_for(d.detector).count()},
+                 {"Action", m.support ? "none" : std::string(to_string(m.action))},
+                 {"Support", m.support},
+                 {"ClearedBy", model.cleared_by},
+                 {"Recurs", model.recurs},
+                 {"Signal", keep_raw ? raw : Json(evidence)}};
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<Event> clear_events(const FleetState& state, const std::string& node,
+                                const std::string& detector, const std::string& resolved_by,
+                                bool fixed) {
+  std::vector<Event> out;
+  const HealthState& h = state.view().health_state();
+  for (const auto& [key, id] : h.open_alerts) {
+    const AlertRecord& a = h.alerts.at(id);
+    if (a.node != node || (!detector.empty() && a.detector != detector)) continue;
+    if (fixed && !a.cleared_by.empty() &&
+        std::find(a.cleared_by.begin(), a.cleared_by.end(), resolved_by) == a.cleared_by.end()) {
+      continue;  // this action does not fix that fault
+    }
+    Event e;
+    e.type = std::string(event_type::kAlertSignal);
+    e.payload = {{"Cluster", a.cluster},
+                 {"Node", a.node},
+                 {"Detector", a.detector},
+                 {"Subject", a.subject},
+                 {"Fault", a.fault},
+                 {"Present", false},
+                 {"Evidence", fixed ? "fixed by " + resolved_by : "signal cleared"},
+                 {"ResolvedBy", resolved_by},
+                 {"Fixed", fixed}};
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Event update_event(const Remediation& r, RStatus status, std::string reason, std::string by,
+                   Json extra) {
+  Event e;
+  e.type = std::string(event_type::kRemediationUpdated);
+  e.payload = {
+      {"RemediationId", r.id}, {"Status", to_string(status)}, {"Reason", std::move(reason)}};
+  if (!by.empty()) e.payload["By"] = std::move(by);
+  for (auto it = extra.begin(); it != extra.end(); ++it) e.payload[it.key()] = it.value();
+  return e;
+}
+
+int64_t recent_auto_approvals(const HealthState& h, const std::string& cluster, Time now,
+                              Duration window) {
+  int64_t n = 0;
+  for (const auto& [id, r] : h.remediations) {
+    if (r.cluster == cluster && r.auto_approved && r.approved_at && now - *r.approved_at < window)
+      ++n;
+  }
+  return n;
+}
+
+namespace {
+
+int severity_rank(health::Severity s) {
+  return s == health::Severity::kCritical ? 2 : s == health::Severity::kWarning ? 1 : 0;
+}
+
+std::vector<remediate::Attempt> history_of(const HealthState& h, const std::string& host) {
+  std::vector<remediate::Attempt> out;
+  for (const auto& [id, r] : h.remediations) {
+    if (r.host != host) continue;
+    // Cancelled and rejected proposals (and faults that cleared on their own, which cancel
+    // theirs) do not count; only what ran does.
+    const bool ran = r.status == RStatus::kSucceeded || r.status == RStatus::kFailed ||
+                     remediate::in_flight(r.status);
+    out.push_back(
+        remediate::Attempt{r.effective, r.fault, r.created_at, ran && r.acted_at.has_value()});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Event>> propose(const FleetState& state, Time now, const ProposalRequest& req,
+                                   const CapacityCheck& capacity, int64_t auto_now, int64_t taken) {
+  GF_ASSIGN_OR_RETURN(const Node* node, live_node(state, req.cluster, req.node));
+  const Cluster& cluster = *state.view().find_cluster(req.cluster);
+  const HealthState& h = state.view().health_state();
+  if (const Remediation* open = h.open_remediation(req.node)) {
+    return conflict_error("NodeId: node " + req.node + " already has remediation " + open->id +
+                          " (" + std::string(to_string(open->status)) +
+                          "); each remediation targets one node and a node has one at a time");
+  }
+  // Evidence: a failing health check (a firing alert) on that node.
+  std::vector<const AlertRecord*> evidence;
+  if (!req.evidence.empty()) {
+    for (const std::string& id : req.evidence) {
+      const AlertRecord* a = h.find_alert(id);
+      if (a && a->state == "firing" && a->node == req.node) evidence.push_back(a);
+    }
+  } else {
+    for (const auto& [key, id] : h.open_alerts) {
+      const AlertRecord& a = h.alerts.at(id);
+      // A detector proposes only for alerts with an action; a person may act on any failing check.
+      if (a.node == req.node && a.state == "firing" && (!req.from_detector || a.action != "none"))
+        evidence.push_back(&a);
+    }
+  }
+  if (evidence.empty()) {
+    return validation_error("NodeId: node " + req.node +
+                            " has no firing alert; a remediation needs a failing health check as "
+                            "evidence (see GET /v1/alerts?node=" +
+                            req.node + ")");
+  }
+  std::stable_sort(evidence.begin(), evidence.end(),
+                   [](const AlertRecord* a, const AlertRecord* b) {
+                     return severity_rank(a->severity) > severity_rank(b->severity);
+                   });
+  const AlertRecord& lead = *evidence.front();
+  const remediate::Policy& policy = h.policy(req.cluster);
+  std::optional<Action> default_action;
+  if (lead.fault == "xid:154") default_action = remediate::parse_action(lead.action);
+  const remediate::RuleMatch m =
+      remediate::match(policy, lead.detector, lead.fault, node->group, default_action);
+  const Action asked = req.action.value_or(m.action);
+  if (asked == Action::kNone) {
+    return validation_error("Action: the policy maps " + lead.fault + " on pool " + node->group +
+                            " to no action (rule " + m.rule + "); it is recorded only");
+  }
+  if (asked == Action::kDelete && req.from_detector)
+    return validation_error("Action: delete is done only by a person");
+
+  Remediation r;
+  r.id = numbered_id("rem", h.remediation_counter + 1 + taken);
+  r.cluster = req.cluster;
+  r.node = req.node;
+  r.group = node->group;
+  r.host = node->host();
+  r.fault = lead.fault;
+  r.detector = req.detector;
+  r.request_id = req.request_id;
+  r.action = asked;
+  r.requester = req.requester;
+  r.rule = m.rule;
+  r.created_at = now;
+  r.reason = req.reason;
+  for (const AlertRecord* a : evidence) r.evidence.push_back(a->id);
+  // Effective action: the ladder, then the evidence rule for migrate.
+  remediate::Effective eff{asked, ""};
+  if (asked == Action::kReboot || asked == Action::kReprovision) {
+    const std::vector<remediate::Attempt> hist = history_of(h, r.host);
+    eff = remediate::escalate(asked, lead.fault, hist, now, policy.escalation_window);
+  }
+  bool critical_now = false;
+  for (const auto& [key, id] : h.open_alerts) {
+    const AlertRecord& a = h.alerts.at(id);
+    if (a.node == req.node && a.state == "firing" && a.severity == health::Severity::kCritical)
+      critical_now = true;
+  }
+  std::optional<Time> last_critical;
+  if (auto it = h.host_last_critical.find(r.host); it != h.host_last_critical.end())
+    last_critical = it->second;
+  const remediate::Effective ev = remediate::require_migration_evidence(
+      eff.action, critical_now, last_critical, now, policy.migration_evidence_window);
+  r.effective = ev.action;
+  r.effective_reason = eff.reason;
+  if (!ev.reason.empty())
+    r.effective_reason += (r.effective_reason.empty() ? "" : "; ") + ev.reason;
+  if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) &&
+      !req.from_detector && capacity) {
+    if (std::optional<std::string> why = capacity(node->instance_type)) {
+      return conflict_error("Action: " + std::string(to_string(r.effective)) + " needs a spare " +
+                            node->instance_type + ": " + *why);
+    }
+  }
+  // Approval: the rule's, a person's always for migrate and delete unless a rule auto-approves
+  // exactly that; NodeRecovery None and an open circuit breaker leave everything to a person.
+  bool auto_ok = m.approval == Approval::kAuto && !m.support && m.action != Action::kNone;
+  // A person's request runs on its own only when the policy auto-approves exactly that action for
+  // the evidence; anything else (a record-only alert, another action) waits for a second person.
+  if (!req.from_detector && m.action != r.effective) auto_ok = false;
+  if ((r.effective == Action::kMigrate || r.effective == Action::kDelete) &&
+      m.action != r.effective)
+    auto_ok = false;
+  if (r.effective == Action::kDelete) auto_ok = false;
+  std::vector<Event> out;
+  if (auto_ok && cluster.node_recovery == "None") {
+    auto_ok = false;
+    r.reason +=
+        std::string(r.reason.empty() ? "" : "; ") + "NodeRecovery is None: a person must approve";
+  }
+  const remediate::Breaker* breaker = nullptr;
+  if (auto it = h.breakers.find(req.cluster); it != h.breakers.end()) breaker = &it->second;
+  if (auto_ok && breaker && breaker->open) {
+    auto_ok = false;
+    r.reason += std::string(r.reason.empty() ? "" : "; ") +
+                "circuit breaker open: automatic remediation halted until reset";
+  } else if (auto_ok) {
+    const int64_t recent =
+        recent_auto_approvals(h, req.cluster, now, policy.breaker_window) + auto_now;
+    if (recent + 1 > policy.breaker_max_auto) {
+      auto_ok = false;
+      const std::string why = std::to_string(recent + 1) + " automatic remediations within " +
+                              format_duration(policy.breaker_window) + " (limit " +
+                              std::to_string(policy.breaker_max_auto) + ")";
+      Event trip;
+      trip.type = std::string(event_type::kBreakerTripped);
+      trip.payload = {{"Cluster", req.cluster}, {"Reason", why}};
+      out.push_back(std::move(trip));
+      r.reason += std::string(r.reason.empty() ? "" : "; ") + "circuit breaker tripped: " + why +
+                  "; a person must approve";
+    }
+  }
+  if (auto_ok) {
+    r.status = RStatus::kApproved;
+    r.auto_approved = true;
+    r.approver = "policy:" + m.rule;
+    r.approved_at = now;
+  }
+  Event e;
+  e.type = std::string(event_type::kRemediationProposed);
+  e.payload = {{"Remediation", r.to_canonical()}};
+  e.idempotency_key = req.key;
+  out.insert(out.begin(), std::move(e));
+  return out;
+}
+
+}  // namespace gf::remediate

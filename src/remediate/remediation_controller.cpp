@@ -1,0 +1,482 @@
+#include "remediate/remediation_controller.h"
+
+#include <algorithm>
+
+#include "state/cluster_events.h"
+#include "state/health_events.h"
+
+namespace gf::remediate {
+
+using remediate::Action;
+using remediate::AlertRecord;
+using remediate::HealthState;
+using remediate::Remediation;
+using RStatus = remediate::Status;
+
+namespace {
+
+void wake(ControllerDecision& d, Time t) {
+  if (!d.wake_at || t < *d.wake_at) d.wake_at = t;
+}
+
+}  // namespace
+
+RemediationController::RemediationController(HealingOptions options, CapacityCheck capacity,
+                                             JobsOnNode jobs_on_node)
+    : options_(std::move(options)),
+      capacity_(std::move(capacity)),
+      jobs_on_node_(std::move(jobs_on_node)) {}
+
+ControllerDecision RemediationController::decide(const FleetState& state, Time now) {
+  ControllerDecision d;
+  if (!state.view().health && beats_.empty()) return d;
+  auto_in_pass_ = 0;
+  reachability(state, now, d);
+  alerts(state, now, d);
+  deliveries(state, now, d);
+  proposals(state, now, d);
+  progress(state, now, d);
+  burn_in(state, d);
+  return d;
+}
+
+Result<Decision> RemediationController::handle_heartbeat(const FleetState& state, Time now,
+                                                         const std::string& cluster,
+                                                         const std::string& node) {
+  GF_RETURN_IF_ERROR(live_node(state, cluster, node).status());
+  Decision dec;
+  auto [it, added] = beats_.try_emplace(
+      node, Beat{cluster, health::HeartbeatTracker(options_.heartbeat_interval), false});
+  it->second.tracker.beat(now);
+  if (it->second.reported) {
+    it->second.reported = false;
+    dec.events = clear_events(state, node, "host-reachability", "heartbeat resumed", false);
+  }
+  dec.response = {{"NodeId", node}, {"Interval", format_duration(options_.heartbeat_interval)}};
+  return dec;
+}
+
+void RemediationController::reachability(const FleetState& state, Time now, ControllerDecision& d) {
+  for (auto it = beats_.begin(); it != beats_.end();) {
+    Beat& b = it->second;
+    Result<const Node*> node = live_node(state, b.cluster, it->first);
+    if (!node.ok()) {
+      it = beats_.erase(it);  // the node is gone
+      continue;
+    }
+    const Time due = *b.tracker.last_beat() +
+                     options_.heartbeat_interval * health::HeartbeatTracker::kMissedBeats +
+                     Duration(1);
+    // A node drained for a remediation is expected to go quiet while it reboots.
+    if (!b.reported && !(*node)->maintenance) {
+      if (b.tracker.missed(now)) {
+        b.reported = true;
+        remediate::Detection det{
+            "host-reachability",
+            "",
+            "host-reachability:unreachable",
+            "host missed " + std::to_string(health::HeartbeatTracker::kMissedBeats) +
+                " heartbeats in a row (last at " + format_iso8601(*b.tracker.last_beat()) + ")",
+            "last_heartbeat=" + format_iso8601(*b.tracker.last_beat()),
+            std::nullopt};
+        for (Event& e : signal_events(state, b.cluster, **node, {det}, Json{{"unreachable", true}},
+                                      FaultModel{})) {
+          d.events.push_back(std::move(e));
+        }
+      } else {
+        wake(d, due);
+      }
+    }
+    ++it;
+  }
+}
+
+void RemediationController::alerts(const FleetState& state, Time now, ControllerDecision& d) {
+  const HealthState& h = state.view().health_state();
+  for (const auto& [key, id] : h.open_alerts) {
+    const AlertRecord& a = h.alerts.at(id);
+    if (a.state != "pending") continue;
+    const Time due = a.first_seen + a.persistence;
+    if (due <= now) {
+      Event e;
+      e.type = std::string(event_type::kAlertFired);
+      e.payload = {{"AlertId", a.id}};
+      d.events.push_back(std::move(e));
+    } else {
+      wake(d, due);
+    }
+  }
+  for (const auto& [at, id] : h.recurrences) {
+    if (at > now) {
+      wake(d, at);
+      break;
+    }
+    const AlertRecord* a = h.find_alert(id);
+    Event done;
+    done.type = std::string(event_type::kAlertRecurred);
+    done.payload = {{"AlertId", id}};
+    d.events.push_back(std::move(done));
+    if (!a) continue;
+    Result<const Node*> node = live_node(state, a->cluster, a->node);
+    Result<std::vector<remediate::Detection>> det = remediate::detect(a->signal);
+    if (!node.ok() || !det.ok()) continue;
+    for (Event& e : signal_events(state, a->cluster, **node, *det, a->signal,
+                                  FaultModel{a->cleared_by, a->recurs - 1})) {
+      d.events.push_back(std::move(e));
+    }
+  }
+}
+
+void RemediationController::deliveries(const FleetState& state, Time now, ControllerDecision& d) {
+  if (options_.webhook_url.empty() && options_.support_webhook_url.empty()) return;
+  const HealthState& h = state.view().health_state();
+  auto want = [&](const AlertRecord& a, const std::string& target, const std::string& url,
+                  const std::string& st) {
+    if (url.empty() || a.delivered.contains(target + ":" + st)) return;
+    const std::string key = a.id + "|" + target + "|" + st;
+    auto it = delivering_.find(key);
+    if (it != delivering_.end()) {
+      if (it->second.next == Time::max()) return;  // in flight
+      if (it->second.next > now) {
+        wake(d, it->second.next);
+        return;
+      }
+    }
+    delivering_[key].next = Time::max();
+    Intent in;
+    in.driver = kWebhookDriver;
+    in.kind = kDeliverIntent;
+    in.payload = {
+        {"Url", url}, {"Target", target}, {"AlertId", a.id}, {"State", st}, {"Body", a.to_json()}};
+    d.intents.push_back(std::move(in));
+  };
+  for (const auto& [id, a] : h.alerts) {
+    if (a.state == "pending" || a.state == "discarded") continue;
+    if (a.state == "firing" || a.fired_at) want(a, "webhook", options_.webhook_url, "firing");
+    if (a.state == "resolved") want(a, "webhook", options_.webhook_url, "resolved");
+    if (a.support) want(a, "support", options_.support_webhook_url, "firing");
+  }
+}
+
+Result<Decision> RemediationController::handle_delivery(const FleetState&, Time now,
+                                                        const std::string& alert_id,
+                                                        const std::string& target,
+                                                        const std::string& alert_state, bool ok,
+                                                        const std::string& error) {
+  Decision dec;
+  const std::string key = alert_id + "|" + target + "|" + alert_state;
+  if (ok) {
+    delivering_.erase(key);
+    Event e;
+    e.type = std::string(event_type::kAlertDelivered);
+    e.payload = {{"AlertId", alert_id}, {"Target", target}, {"State", alert_state}};
+    dec.events.push_back(std::move(e));
+    return dec;
+  }
+  Retry& r = delivering_[key];
+  r.failures += 1;
+  Duration backoff = options_.delivery_retry_base;
+  for (int i = 1; i < r.failures && backoff < options_.delivery_retry_max; ++i) backoff *= 2;
+  backoff = std::min(backoff, options_.delivery_retry_max);
+  r.next = now + backoff;
+  dec.response = {{"Retry", format_duration(backoff)}, {"Error", error}};
+  return dec;
+}
+
+void RemediationController::proposals(const FleetState& state, Time now, ControllerDecision& d) {
+  const HealthState& h = state.view().health_state();
+  std::set<std::string> nodes_done;
+  // Per alert: remediations proposed for it so far, and whether a person refused one.
+  std::map<std::string, std::pair<int64_t, bool>, std::less<>> history;
+  bool scanned = false;
+  for (const auto& [key, id] : h.open_alerts) {
+    const AlertRecord& a = h.alerts.at(id);
+    if (a.state != "firing" || a.support || a.action == "none" || a.action.empty()) continue;
+    if (nodes_done.contains(a.node) || h.open_remediation(a.node)) continue;
+    if (!scanned) {  // once per pass, and only when some firing alert has no remediation open
+      scanned = true;
+      for (const auto& [rid, r] : h.remediations) {
+        for (const std::string& aid : r.evidence) {
+          auto& [count, no] = history[aid];
+          ++count;
+          no = no || r.status == RStatus::kRejected || r.status == RStatus::kCancelled;
+        }
+      }
+    }
+    const auto [earlier, refused] =
+        history.contains(a.id) ? history.at(a.id) : std::pair<int64_t, bool>{0, false};
+    if (refused)
+      continue;  // a person said no (or it was cancelled): not proposed again for this alert
+    ProposalRequest req;
+    req.cluster = a.cluster;
+    req.node = a.node;
+    req.requester = "detector:" + a.detector;
+    req.detector = a.detector;
+    req.evidence = {a.id};
+    req.from_detector = true;
+    req.reason = a.summary;
+    req.key = "remediation:" + a.id + ":" + std::to_string(earlier);
+    Result<std::vector<Event>> ev =
+        propose(state, now, req, capacity_, auto_in_pass_, static_cast<int64_t>(nodes_done.size()));
+    if (!ev.ok()) continue;
+    nodes_done.insert(a.node);
+    for (Event& e : *ev) {
+      if (e.type == event_type::kRemediationProposed &&
+          e.payload.at("Remediation").value("AutoApproved", false))
+        ++auto_in_pass_;
+      d.events.push_back(std::move(e));
+    }
+  }
+}
+
+void RemediationController::progress(const FleetState& state, Time now, ControllerDecision& d) {
+  const HealthState& h = state.view().health_state();
+  std::map<std::string, int64_t> in_flight_cluster;
+  std::set<std::string> busy_pool;  // "<cluster>/<group>"
+  std::map<std::string, Time> node_cooldown;
+  for (const auto& [id, r] : h.remediations) {
+    if (remediate::in_flight(r.status)) {
+      in_flight_cluster[r.cluster] += 1;
+      busy_pool.insert(r.cluster + "/" + r.group);
+    }
+    if (r.completed_at && r.acted_at) {
+      const Time until = *r.completed_at + h.policy(r.cluster).cooldown;
+      Time& t = node_cooldown[r.node];
+      t = std::max(t, until);
+    }
+  }
+  for (const auto& [id, r] : h.remediations) {
+    if (!remediate::is_open(r.status)) continue;
+    const Cluster* cluster = state.view().find_cluster(r.cluster);
+    const Node* node = nullptr;
+    if (cluster) {
+      auto it = cluster->nodes.find(r.node);
+      if (it != cluster->nodes.end() && it->second.is_live()) node = &it->second;
+    }
+    const bool started = remediate::in_flight(r.status);
+    if (!node && r.status != RStatus::kExecuting && r.status != RStatus::kRejoining) {
+      d.events.push_back(update_event(r, RStatus::kCancelled, "node " + r.node + " is gone"));
+      continue;
+    }
+    // A proposal whose alert clears before the node is drained is cancelled (docs/remediation.md).
+    if (r.status == RStatus::kProposed || r.status == RStatus::kApproved ||
+        r.status == RStatus::kWaitingForIdle) {
+      std::string cleared;
+      bool any_active = false;
+      for (const std::string& aid : r.evidence) {
+        const AlertRecord* a = h.find_alert(aid);
+        if (a && a->active()) any_active = true;
+        if (a && !a->active() && cleared.empty()) cleared = aid + " (" + a->fault + ") " + a->state;
+      }
+      if (!r.evidence.empty() && !any_active) {
+        d.events.push_back(update_event(r, RStatus::kCancelled,
+                                        "alert " + cleared + " before the remediation " +
+                                            (started ? "drained the node" : "started") +
+                                            "; nothing to do"));
+        continue;
+      }
+    }
+    const remediate::Policy& policy = h.policy(r.cluster);
+    // `r` through an init-capture: clang before 16 cannot capture a structured binding.
+    auto waiting = [&, &r = r](const std::string& why, std::optional<Time> until) {
+      if (r.reason != why) d.events.push_back(update_event(r, r.status, why));
+      if (until) wake(d, *until);
+    };
+    switch (r.status) {
+      case RStatus::kProposed:
+        break;  // a person approves or rejects
+      case RStatus::kApproved: {
+        if (auto it = node_cooldown.find(r.node); it != node_cooldown.end() && it->second > now) {
+          waiting(
+              "cooldown: the node was remediated recently; starts at " + format_iso8601(it->second),
+              it->second);
+          break;
+        }
+        if (r.auto_approved) {
+          auto b = h.breakers.find(r.cluster);
+          if (b != h.breakers.end() && b->second.open) {
+            waiting("circuit breaker open: automatic remediation halted until a person resets it",
+                    std::nullopt);
+            break;
+          }
+        }
+        const std::string pool = r.cluster + "/" + r.group;
+        if (busy_pool.contains(pool)) {
+          waiting("another remediation is in flight in node pool " + r.group +
+                      " (one per pool at a time)",
+                  std::nullopt);
+          break;
+        }
+        int64_t nodes = 0;
+        for (const auto& [nid, n] : cluster->nodes) nodes += n.is_live() ? 1 : 0;
+        const int64_t cap = policy.max_concurrent(nodes);
+        if (in_flight_cluster[r.cluster] >= cap) {
+          waiting("concurrency cap reached: " + std::to_string(cap) +
+                      " remediation(s) in flight in " + r.cluster,
+                  std::nullopt);
+          break;
+        }
+        if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) && capacity_) {
+          if (std::optional<std::string> why = capacity_(node->instance_type)) {
+            waiting("waiting for a spare " + node->instance_type + " for " +
+                        std::string(to_string(r.effective)) + ": " + *why,
+                    now + minutes(5));
+            break;
+          }
+        }
+        Json extra = Json::object();
+        extra["IdleDeadlineUs"] =
+            policy.max_wait ? Json(to_micros(now + *policy.max_wait)) : Json(nullptr);
+        d.events.push_back(update_event(
+            r, RStatus::kWaitingForIdle,
+            "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" +
+                (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
+                                 : std::string(" (never interrupts running jobs)")),
+            "", extra));
+        in_flight_cluster[r.cluster] += 1;
+        busy_pool.insert(pool);
+        break;
+      }
+      case RStatus::kWaitingForIdle: {
+        const size_t jobs = jobs_on_node_(state, r.cluster, r.node);
+        if (jobs == 0) {
+          d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
+        } else if (r.idle_deadline && *r.idle_deadline <= now) {
+          d.events.push_back(update_event(r, RStatus::kDraining,
+                                          "max wait reached; evicting " + std::to_string(jobs) +
+                                              " job(s) (their gangs restart elsewhere)"));
+        } else if (r.idle_deadline) {
+          wake(d, *r.idle_deadline);
+        }
+        break;
+      }
+      case RStatus::kDraining: {
+        if (jobs_on_node_(state, r.cluster, r.node) != 0) break;  // interrupts not recorded yet
+        d.events.push_back(
+            update_event(r, RStatus::kExecuting,
+                         std::string(to_string(r.effective)) + " requested from the cloud driver"));
+        break;
+      }
+      case RStatus::kExecuting: {
+        if (acting_.contains(r.id) || !node) break;
+        acting_.insert(r.id);
+        Intent in;
+        in.driver = kCloudDriver;
+        in.kind = kRemediateIntent;
+        in.payload = {{"Cluster", r.cluster},
+                      {"InstanceId", r.node},
+                      {"InstanceType", node->instance_type},
+                      {"Action", to_string(r.effective)},
+                      {"RemediationId", r.id},
+                      {"Host", r.host}};
+        d.intents.push_back(std::move(in));
+        break;
+      }
+      case RStatus::kRejoining: {
+        if (!r.acted_at) break;
+        const Time check = *r.acted_at + options_.rejoin_check;
+        if (now < check) {
+          wake(d, check);
+          break;
+        }
+        std::string failing;
+        for (const auto& [key, aid] : h.open_alerts) {
+          const AlertRecord& a = h.alerts.at(aid);
+          if (a.node == r.node && !a.support && a.action != "none" && failing.empty())
+            failing = a.id + " (" + a.fault + ")";
+        }
+        if (failing.empty()) {
+          d.events.push_back(update_event(
+              r, RStatus::kSucceeded, "health checks passed; node uncordoned and back in service"));
+        } else {
+          d.events.push_back(update_event(r, RStatus::kFailed,
+                                          "health checks still failing after " +
+                                              std::string(to_string(r.effective)) + ": " + failing +
+                                              "; node stays cordoned"));
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+void RemediationController::burn_in(const FleetState& state, ControllerDecision& d) {
+  const HealthState& h = state.view().health_state();
+  for (const auto& [id, host] : h.hosts) {
+    if ((host.status != "Inspecting" && host.status != "BurnIn") || burning_.contains(id)) continue;
+    burning_.insert(id);
+    if (host.status == "Inspecting") {
+      Event e;
+      e.type = std::string(event_type::kHostStatus);
+      e.payload = {
+          {"HostId", id}, {"Status", "BurnIn"}, {"Reason", "burn-in after " + host.reason}};
+      d.events.push_back(std::move(e));
+    }
+    Intent in;
+    in.driver = kCloudDriver;
+    in.kind = kBurnInIntent;
+    in.payload = {{"HostId", id}, {"InstanceType", host.instance_type}};
+    d.intents.push_back(std::move(in));
+  }
+}
+
+Result<Decision> RemediationController::handle_report(const FleetState& state, Time,
+                                                      const CloudReport& report) {
+  Decision dec;
+  const HealthState& h = state.view().health_state();
+  if (report.kind == CloudReport::Kind::kBurnIn) {
+    const std::string host = report.detail.value("HostId", "");
+    burning_.erase(host);
+    auto it = h.hosts.find(host);
+    if (it == h.hosts.end() || it->second.status != "BurnIn") return dec;
+    const std::string outcome = report.detail.value("Outcome", "pass");
+    Event e;
+    e.type = std::string(event_type::kHostStatus);
+    if (outcome == "pass") {
+      e.payload = {{"HostId", host},
+                   {"Status", "InService"},
+                   {"Reason", "burn-in passed: " + report.message}};
+    } else if (outcome == "fail") {
+      e.payload = {{"HostId", host},
+                   {"Status", "Repair"},
+                   {"Reason", report.message},
+                   {"Checks", report.detail.value("Checks", Json::array())}};
+    } else {
+      e.payload = {{"HostId", host}, {"Status", "Interrupted"}, {"Reason", report.message}};
+    }
+    dec.events.push_back(std::move(e));
+    return dec;
+  }
+  const std::string id = report.detail.value("RemediationId", "");
+  acting_.erase(id);
+  const Remediation* r = h.find_remediation(id);
+  if (!r || r->status != RStatus::kExecuting) return dec;
+  if (!report.detail.value("Ok", false)) {
+    dec.events.push_back(update_event(*r, RStatus::kFailed,
+                                      std::string(to_string(r->effective)) +
+                                          " failed: " + report.message + "; node stays cordoned"));
+    return dec;
+  }
+  Json extra = Json::object();
+  if (report.detail.contains("NewHost")) extra["NewHost"] = report.detail.at("NewHost");
+  dec.events.push_back(update_event(*r, RStatus::kRejoining,
+                                    report.message + "; running health checks before uncordon", "",
+                                    extra));
+  for (Event& e : clear_events(state, r->node, "", std::string(to_string(r->effective)), true))
+    dec.events.push_back(std::move(e));
+  if (r->effective == Action::kDelete) {
+    dec.events.push_back(
+        update_event(*r, RStatus::kSucceeded, "node sent to repair; the provisioner replaces it"));
+    Event un;
+    un.type = std::string(event_type::kNodeUnhealthy);
+    un.payload = {{"Name", r->cluster},
+                  {"InstanceId", r->node},
+                  {"Message", "deleted by " + r->id + " (sent to repair)"}};
+    dec.events.push_back(std::move(un));
+  }
+  return dec;
+}
+
+}  // namespace gf::remediate

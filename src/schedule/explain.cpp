@@ -1,0 +1,302 @@
+// Why a job is not running (Scheduler::explain, wait kinds), and the consistency check the
+// tests run after every step (Scheduler::check_invariants).
+#include <algorithm>
+
+#include "schedule/scheduler.h"
+
+namespace gf::sched {
+
+std::string_view wait_kind_name(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kNotWaiting:
+      return "NotWaiting";
+    case WaitKind::kQuota:
+      return "Quota";
+    case WaitKind::kStrictFifo:
+      return "StrictFIFO";
+    case WaitKind::kPlacement:
+      return "Placement";
+    case WaitKind::kInfeasible:
+      return "Infeasible";
+    case WaitKind::kBackoff:
+      return "Backoff";
+    case WaitKind::kNoQueue:
+      return "NoQueue";
+    case WaitKind::kHeldForReclaim:
+      return "HeldForReclaim";
+    case WaitKind::kCeiling:
+      return "EnvironmentCapacity";
+    case WaitKind::kUnplaced:
+      return "Unplaced";
+    case WaitKind::kPodsPending:
+      return "PodsPending";
+  }
+  return "?";
+}
+
+std::string_view condition_reason(const WaitReason& w) {
+  switch (w.kind) {
+    case WaitKind::kNotWaiting:
+      return "";
+    case WaitKind::kQuota:
+      return w.resource == "kube-queue/max-jobs" ? "MaxJobsReached" : "QuotaExceeded";
+    case WaitKind::kStrictFifo:
+      return "StrictFIFO";
+    case WaitKind::kPlacement:
+      return "NoFit";
+    case WaitKind::kInfeasible:
+      return "Parked";
+    case WaitKind::kBackoff:
+      return "Backoff";
+    case WaitKind::kNoQueue:
+      return "NoQueue";
+    case WaitKind::kHeldForReclaim:
+      return "HeldForReclaim";
+    case WaitKind::kCeiling:
+      return "CapacityLimit";
+    case WaitKind::kUnplaced:
+      return "Unplaced";
+    case WaitKind::kPodsPending:
+      return "PodsPending";
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explanations
+
+std::string Scheduler::resource_name(ResourceId r) const {
+  if (r == kMaxJobs) return "kube-queue/max-jobs";
+  if (registry_ != nullptr && r < registry_->size()) return std::string(registry_->name(r));
+  return "resource#" + std::to_string(r);
+}
+
+std::string Scheduler::g_name(quota::NodeId node) const {
+  const quota::QuotaGraph& g = engine_->graph();
+  if (node == quota::kNoNode || node >= g.size()) return "(no queue)";
+  return g.spec(node).name;
+}
+
+std::string Scheduler::describe_fit(const quota::FitResult& fit) const {
+  return engine_->graph().describe(fit, registry_);
+}
+
+WaitReason Scheduler::explain(JobKey key, Time now) const {
+  WaitReason r;
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) {
+    r.message = "not known to the scheduler (finished or never submitted)";
+    return r;
+  }
+  const Job& j = it->second;
+  const JobShape& shape = *j.spec.shape;
+  switch (j.wait) {
+    case Wait::kAdmitted:
+      if (j.placement) {
+        r.kind = WaitKind::kNotWaiting;
+        r.message = "admitted and placed on cluster " + index_.cluster_name(j.placement->cluster);
+      } else if (j.bound) {
+        const std::vector<PodSet>& gang = shape.alternatives[j.alternative].pods;
+        r.kind = WaitKind::kPodsPending;
+        for (const PodSet& ps : gang) r.requested += ps.count;
+        r.available = index_.pods_that_fit(*j.bound, gang);
+        r.shortfall = r.requested - r.available;
+        const std::string name = index_.cluster_name(*j.bound);
+        r.message =
+            j.dispatched
+                ? "dispatched to cluster " + name +
+                      " (estimated from summed free capacity), but no node arrangement there "
+                      "fits the gang: " +
+                      pods_fit_message(j, *j.bound)
+                : "waiting for room in its cluster " + name +
+                      (j.spec.sticky ? " (sticky: placed again only there until a failover)" : "") +
+                      ": " + pods_fit_message(j, *j.bound);
+        if (r.shortfall == 0) r.message += "; the next pass places it";
+        if (!j.excluded.empty()) r.message += "; failed over from " + cluster_list(j.excluded);
+      } else if (!j.excluded.empty()) {
+        r.kind = WaitKind::kUnplaced;
+        r.message = "admitted (its quota is kept) and failed over from " + cluster_list(j.excluded);
+        const bool left = j.spec.allowed_clusters.empty()
+                              ? index_.cluster_count() > j.excluded.size()
+                              : std::ranges::any_of(j.spec.allowed_clusters, [&](ClusterIdx c) {
+                                  return !std::ranges::binary_search(j.excluded, c);
+                                });
+        r.message += left ? "; waiting for another allowed cluster with room for the whole gang"
+                          : "; every cluster it may use is excluded, so it waits for a new one";
+      } else {
+        r.kind = WaitKind::kUnplaced;
+        r.message =
+            "admitted (its quota is kept) but its gang lost a node; waiting for one cluster "
+            "with room for all " +
+            std::to_string(j.spec.shape->alternatives[j.alternative].pods.size()) +
+            " pod set(s) to place it again";
+      }
+      return r;
+    case Wait::kBackoff:
+      r.kind = WaitKind::kBackoff;
+      r.message = "preempted " + std::to_string(j.spec.preemptions) +
+                  " time(s); requeued with backoff until " + format_iso8601(j.backoff_until);
+      return r;
+    case Wait::kOrphan:
+      r.kind = WaitKind::kNoQueue;
+      r.message = "its quota queue does not exist; it waits until the queue is created";
+      return r;
+    case Wait::kParked:
+      r.kind = WaitKind::kInfeasible;
+      r.message =
+          "infeasible: no member cluster could ever hold the whole gang on its nodes (even "
+          "empty, at its target size); parked until the fleet's shape changes";
+      return r;
+    case Wait::kActive:
+    case Wait::kGone:
+      break;
+  }
+  // Pending: find the first thing that stops it, for its first feasible alternative.
+  const Alternative& alt = shape.alternatives[0];
+  if (j.spec.quota_managed) {
+    const quota::QuotaGraph& g = engine_->graph();
+    const quota::FitResult fit = g.fits(engine_->ledger(), j.spec.queue, alt.quota_request);
+    const Queue& q = queues_[queue_slot(j.spec)];
+    if (q.strict && !q.active.empty() && std::get<2>(q.active.begin()->first) != key) {
+      const JobKey head = std::get<2>(q.active.begin()->first);
+      r.kind = WaitKind::kStrictFifo;
+      r.node = g.spec(j.spec.queue).name;
+      r.message = "queue " + r.node + " is StrictFIFO and its head, job " + std::to_string(head) +
+                  ", does not fit yet";
+      return r;
+    }
+    if (!fit.fits) {
+      r.kind = WaitKind::kQuota;
+      r.node = fit.node < g.size() ? g.spec(fit.node).name : "";
+      r.limit = std::string(quota::limit_kind_name(fit.limit));
+      r.resource = resource_name(fit.resource);
+      r.requested = fit.requested;
+      r.available = fit.available;
+      r.shortfall = fit.shortfall;
+      r.message = "waiting for quota: " + describe_fit(fit);
+      const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
+      if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty())
+        r.message += "; preemption cannot help: " + plan.why;
+      return r;
+    }
+    if (!within_ceiling(j, alt.quota_request)) {
+      r.kind = WaitKind::kCeiling;
+      r.node = g.spec(g.root(j.spec.queue)).name;
+      r.message = "the service environment's capacity limit of " + r.node + " is reached";
+      return r;
+    }
+    auto h = holds_.find(root_of(j));
+    if (fit.borrows && h != holds_.end() && !h->second.empty() && !h->second.contains(key)) {
+      r.kind = WaitKind::kHeldForReclaim;
+      r.node = g.spec(g.root(j.spec.queue)).name;
+      r.message = "it would borrow, but job " + std::to_string(*h->second.begin()) +
+                  " is reclaiming its nominal quota in cohort " + r.node;
+      return r;
+    }
+  }
+  r.kind = WaitKind::kPlacement;
+  int64_t pods = 0;
+  for (const PodSet& ps : alt.pods) pods += ps.count;
+  std::string best;
+  int64_t best_fit = -1;
+  for (ClusterIdx c = 0; c < index_.cluster_count(); ++c) {
+    if (!j.spec.allowed_clusters.empty() &&
+        std::find(j.spec.allowed_clusters.begin(), j.spec.allowed_clusters.end(), c) ==
+            j.spec.allowed_clusters.end()) {
+      continue;
+    }
+    const int64_t n = index_.pods_that_fit(c, alt.pods);
+    if (n > best_fit) {
+      best_fit = n;
+      best = index_.cluster_name(c);
+    }
+  }
+  r.requested = pods;
+  r.available = std::max<int64_t>(best_fit, 0);
+  r.shortfall = pods - r.available;
+  const std::string short_of =
+      options_.reservation
+          ? "no single cluster has free nodes for the whole gang"
+          : "no single cluster has enough free capacity in total for the whole gang "
+            "(estimate mode dispatches by summed free capacity)";
+  r.message = best.empty()
+                  ? "quota admits it, but there is no member cluster to place it on"
+                  : "quota admits it, but " + short_of + " (gang scheduling places all " +
+                        std::to_string(pods) + " pods on one cluster or none); the best, " + best +
+                        ", has room for " + std::to_string(r.available) + " of " +
+                        std::to_string(pods) + " pods now";
+  return r;
+}
+
+Status Scheduler::check_invariants() const {
+  std::vector<ResourceVector> used(index_.node_slots());
+  for (const auto& [key, j] : jobs_) {
+    // `key` by value: clang before 16 cannot capture a structured binding.
+    const auto broken = [&, key = key](std::string_view what) {
+      return internal_error("job " + std::to_string(key) + " " + std::string(what));
+    };
+    if (j.wait != Wait::kAdmitted && (j.bound || !j.excluded.empty() || j.dispatched)) {
+      return broken("is bound or has exclusions but is not admitted");
+    }
+    if (j.placement && (j.bound != j.placement->cluster || !j.excluded.empty() || j.dispatched)) {
+      return broken("is placed but bound elsewhere or still excluding clusters");
+    }
+    if (j.dispatched && !j.bound) return broken("is dispatched but not bound");
+    if (j.bound && std::ranges::binary_search(j.excluded, *j.bound)) {
+      return broken("is bound to a cluster it failed over from");
+    }
+    if (j.wait == Wait::kAdmitted && !j.placement && !unplaced_.contains(key_of(j))) {
+      return broken("is admitted without pods but not waiting to be placed");
+    }
+    if (j.placement) {
+      if (j.wait != Wait::kAdmitted)
+        return internal_error("job " + std::to_string(key) + " placed but not admitted");
+      const Alternative& alt = j.spec.shape->alternatives[j.alternative];
+      int64_t pods = 0;
+      for (const PodSet& ps : alt.pods) pods += ps.count;
+      if (static_cast<int64_t>(j.placement->pods.size()) != pods) {
+        return internal_error("job " + std::to_string(key) + " has " +
+                              std::to_string(j.placement->pods.size()) + " of " +
+                              std::to_string(pods) + " pods placed");
+      }
+      for (const PodBinding& b : j.placement->pods) {
+        if (!index_.alive(b.node))
+          return internal_error("job " + std::to_string(key) + " bound to a removed node");
+        if (index_.cluster_of(b.node) != j.placement->cluster) {
+          return internal_error("job " + std::to_string(key) + " spans two clusters");
+        }
+        used[b.node] += alt.pods[b.pod_set].request;
+      }
+    }
+    if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
+      const quota::Workload* w = engine_->find(key);
+      if (w == nullptr)
+        return internal_error("job " + std::to_string(key) + " missing from the quota engine");
+      if (w->admitted != (j.wait == Wait::kAdmitted)) {
+        return internal_error("job " + std::to_string(key) +
+                              " admitted state differs from the quota engine");
+      }
+    }
+  }
+  for (const Key& k : unplaced_) {
+    auto it = jobs_.find(std::get<2>(k));
+    if (it == jobs_.end() || it->second.wait != Wait::kAdmitted || it->second.placement ||
+        key_of(it->second) != k) {
+      return internal_error("job " + std::to_string(std::get<2>(k)) +
+                            " waits to be placed but is not admitted without pods");
+    }
+  }
+  // Jobs without pods (dispatched, interrupted, failed over) reserve nothing on any node.
+  for (NodeIdx n = 0; n < index_.node_slots(); ++n) {
+    if (!index_.alive(n)) continue;
+    if (index_.capacity(n) - used[n] != index_.free(n)) {
+      return internal_error("node " + index_.instance_id(n) +
+                            ": free capacity does not match its pods");
+    }
+    if (index_.free(n).any_negative())
+      return internal_error("node " + index_.instance_id(n) + " over-committed");
+  }
+  return ok_status();
+}
+
+}  // namespace gf::sched

@@ -1,0 +1,484 @@
+#include "schedule/scheduling_cache.h"
+
+#include <algorithm>
+
+#include "model/catalog.h"
+#include "state/cluster_events.h"
+#include "state/job_events.h"
+
+namespace gf {
+namespace {
+
+std::string shape_key(const sched::JobShape& shape) {
+  std::string k;
+  for (const sched::Alternative& a : shape.alternatives) {
+    k += a.label + "|";
+    for (size_t d = 0; d < kMaxResources; ++d)
+      k += std::to_string(a.quota_request.get(static_cast<ResourceId>(d))) + ",";
+    for (const sched::PodSet& p : a.pods) {
+      k += "[" + std::to_string(p.count) + ":" + p.instance_type + ":";
+      for (size_t d = 0; d < kMaxResources; ++d)
+        k += std::to_string(p.request.get(static_cast<ResourceId>(d))) + ",";
+      k += "]";
+    }
+    k += ";";
+  }
+  return k;
+}
+
+// The placement a job.admitted event records, in the scheduler's indexes.
+Result<sched::Placement> to_placement(const sched::Scheduler& s, const std::string& cluster,
+                                      const std::vector<std::string>& nodes,
+                                      const sched::JobShape& shape, int32_t alternative) {
+  sched::Placement p;
+  const auto c = s.placement().find_cluster(cluster);
+  if (!c) return internal_error("placement on unknown cluster " + cluster);
+  p.cluster = *c;
+  if (nodes.empty()) return p;  // dispatched to the cluster, pods pending there
+  if (alternative < 0 || static_cast<size_t>(alternative) >= shape.alternatives.size())
+    return internal_error("placement names alternative " + std::to_string(alternative));
+  size_t i = 0;
+  const auto& pod_sets = shape.alternatives[static_cast<size_t>(alternative)].pods;
+  for (uint16_t ps = 0; ps < pod_sets.size(); ++ps) {
+    for (int32_t k = 0; k < pod_sets[ps].count; ++k) {
+      if (i >= nodes.size()) return internal_error("placement lists fewer nodes than pods");
+      const auto n = s.placement().find_node(*c, nodes[i++]);
+      if (!n) return internal_error("placement on unknown node " + nodes[i - 1]);
+      p.pods.push_back(sched::PodBinding{ps, static_cast<uint32_t>(k), *n});
+    }
+  }
+  return p;
+}
+
+bool cluster_usable(const Cluster& c) {
+  return c.status != ClusterStatus::kFailed && c.status != ClusterStatus::kDeleting &&
+         c.status != ClusterStatus::kRollingBack;
+}
+
+}  // namespace
+
+SchedulingCache::SchedulingCache() : registry_(std::make_unique<ResourceRegistry>()) {
+  scheduler_.set_registry(registry_.get());
+}
+
+sched::Scheduler& SchedulingCache::scheduler(const FleetState& state) {
+  sync_clusters(state);
+  return scheduler_;
+}
+
+std::vector<sched::Action> SchedulingCache::take_interrupts(const FleetState& state) {
+  sync_clusters(state);
+  std::vector<sched::Action> out;
+  out.swap(interrupts_);
+  return out;
+}
+
+void SchedulingCache::drop_interrupts(sched::JobKey key) {
+  std::erase_if(interrupts_, [&](const sched::Action& a) { return a.job == key; });
+}
+
+// Brings the node index in step with every cluster changed since the last sync.
+void SchedulingCache::sync_clusters(const FleetState& state) {
+  if (state.cluster_revision() == synced_revision_) return;
+  for (const auto& [name, revision] : state.cluster_revisions()) {
+    if (revision <= synced_revision_) continue;
+    std::vector<sched::Scheduler::NodeDesc> nodes;
+    std::map<std::string, int64_t, std::less<>> targets;
+    std::map<std::string, ResourceVector, std::less<>> capacities;
+    if (const Cluster* c = state.view().find_cluster(name)) {
+      const bool usable = cluster_usable(*c);
+      std::set<std::string, std::less<>> compute_groups;
+      for (const InstanceGroup& g : c->groups) {
+        if (g.spec.node_type == NodeType::kController || g.spec.node_type == NodeType::kLogin)
+          continue;
+        compute_groups.insert(g.spec.name);
+        if (usable) {
+          targets[g.spec.instance_type] += g.spec.target;
+          capacities[g.spec.instance_type] = FleetState::node_capacity(g.spec.instance_type);
+        }
+      }
+      for (const auto& [id, n] : c->nodes) {
+        if (!compute_groups.contains(n.group) || !n.is_live() || n.maintenance) continue;
+        sched::Scheduler::NodeDesc d;
+        d.instance_id = id;
+        d.instance_type = n.instance_type;
+        d.capacity = FleetState::node_capacity(n.instance_type);
+        d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
+                        !d.capacity.is_zero();
+        d.cordoned = n.cordoned && n.status == NodeStatus::kRunning && n.healthy;
+        nodes.push_back(std::move(d));
+      }
+    }
+    std::vector<sched::Action> down = scheduler_.sync_cluster(name, nodes, targets, capacities);
+    for (sched::Action& a : down) interrupts_.push_back(std::move(a));
+  }
+  synced_revision_ = state.cluster_revision();
+}
+
+Result<sched::JobSpec> SchedulingCache::job_spec(const Job& job) {
+  sched::JobSpec spec;
+  spec.key = job.key;
+  spec.priority = job.priority;
+  spec.creation_seq = job.key;
+  spec.max_preemptions = job.max_preemptions;
+  spec.preemptions = job.preempted_count;
+  const frontend::CompiledQuota* q = quota_.get();
+  ResourceRegistry& reg = *registry_;
+
+  // Pod sets as the nodes see them.
+  std::vector<sched::PodSet> pods;
+  ResourceVector total;      // what the pods ask for altogether (EQT and Kueue charge this)
+  ResourceVector instances;  // whole nodes per instance type (quota shares charge this)
+  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+    const JobPodSet& ps = job.pod_sets[i];
+    sched::PodSet p;
+    p.count = ps.count;
+    p.instance_type = ps.instance_type;
+    if (ps.whole_node) {
+      p.request = FleetState::node_capacity(ps.instance_type);
+      GF_ASSIGN_OR_RETURN(ResourceId type_dim, reg.intern(ps.instance_type));
+      instances.set(type_dim, instances.get(type_dim) + ps.count);
+    } else {
+      GF_ASSIGN_OR_RETURN(
+          p.request, ResourceVector::from_json(ps.requests, reg,
+                                               "pod_sets[" + std::to_string(i) + "].requests"));
+      p.request.set(kPods, 1);
+    }
+    ResourceVector scaled;
+    for (size_t d = 0; d < kMaxResources; ++d) {
+      const auto r = static_cast<ResourceId>(d);
+      scaled.set(r, p.request.get(r) * ps.count);
+    }
+    total += scaled;
+    pods.push_back(std::move(p));
+  }
+  total.set(kPods, 0);
+
+  auto shape = std::make_shared<sched::JobShape>();
+  // A workload queues for its namespace's quota only when its PropagationPolicy suspends
+  // scheduling (docs/dispatch.md step 2); without it, it goes straight to placement.
+  const bool ns_queued = !job.ns.empty() && (!job.dispatch || job.dispatch->queued);
+  spec.quota_managed = !job.job_queue.empty() || !job.local_queue.empty() || ns_queued;
+  spec.sticky = job.dispatch.has_value();
+  spec.queue = quota::kNoNode;
+  if (!job.job_queue.empty()) {
+    if (q != nullptr) {
+      auto it = q->share_leaf.find({job.job_queue, job.quota_share});
+      if (it != q->share_leaf.end()) spec.queue = it->second;
+      auto env = q->environment_clusters.find(job.job_queue);
+      if (env != q->environment_clusters.end()) {
+        for (const std::string& c : env->second)
+          spec.allowed_clusters.push_back(scheduler_.cluster_index(c));
+      }
+    }
+    shape->alternatives.push_back(sched::Alternative{instances, pods, ""});
+  } else if (!job.local_queue.empty()) {
+    const std::string lq = job.ns + "/" + job.local_queue;
+    if (q != nullptr) {
+      auto it = q->local_queue_leaf.find(lq);
+      if (it != q->local_queue_leaf.end()) spec.queue = it->second;
+    }
+    if (spec.queue != quota::kNoNode && spec.queue < q->flavors.size()) {
+      // Kueue assigns a flavor per resource group (the options covering the same resources):
+      // one alternative per combination, the queue's flavor order first.
+      std::vector<std::vector<const frontend::FlavorOption*>> groups;
+      std::vector<std::set<ResourceId>> group_dims;
+      for (const frontend::FlavorOption& f : q->flavors[spec.queue]) {
+        std::set<ResourceId> dims;
+        for (const auto& [plain, flavored] : f.dims) dims.insert(plain);
+        size_t g = 0;
+        while (g < group_dims.size() && group_dims[g] != dims) ++g;
+        if (g == group_dims.size()) {
+          group_dims.push_back(dims);
+          groups.emplace_back();
+        }
+        groups[g].push_back(&f);
+      }
+      // Only groups covering something the job asks for take part.
+      std::vector<size_t> used;
+      for (size_t g = 0; g < groups.size(); ++g) {
+        for (ResourceId r : group_dims[g]) {
+          if (total.get(r) != 0) {
+            used.push_back(g);
+            break;
+          }
+        }
+      }
+      std::vector<size_t> pick(used.size(), 0);
+      for (int guard = 0; !used.empty() && guard < 64; ++guard) {
+        sched::Alternative alt;
+        alt.pods = pods;
+        bool ok = true;
+        std::string type;
+        for (size_t u = 0; u < used.size() && ok; ++u) {
+          const frontend::FlavorOption& f = *groups[used[u]][pick[u]];
+          alt.label += (alt.label.empty() ? "" : "+") + f.flavor;
+          for (const auto& [plain, flavored] : f.dims)
+            alt.quota_request.set(flavored, total.get(plain));
+          if (!f.instance_type.empty()) {
+            std::string t = f.instance_type;
+            if (Catalog::builtin().find(t) == nullptr &&
+                Catalog::builtin().find("ml." + t) != nullptr)
+              t = "ml." + t;
+            if (!type.empty() && type != t) ok = false;
+            type = t;
+          }
+        }
+        // Every requested dimension must be covered by some chosen flavor.
+        for (size_t d = 0; d < kMaxResources && ok; ++d) {
+          const auto r = static_cast<ResourceId>(d);
+          if (total.get(r) == 0) continue;
+          bool covered = false;
+          for (size_t u : used) covered |= group_dims[u].contains(r);
+          ok = covered;
+        }
+        if (ok && !type.empty()) {
+          for (sched::PodSet& p : alt.pods) {
+            if (!p.instance_type.empty() && p.instance_type != type) ok = false;
+            p.instance_type = type;
+          }
+        }
+        if (ok) shape->alternatives.push_back(std::move(alt));
+        // Next combination (the last group varies fastest); stop after the last one.
+        bool advanced = false;
+        for (size_t u = used.size(); u-- > 0;) {
+          if (++pick[u] < groups[used[u]].size()) {
+            advanced = true;
+            break;
+          }
+          pick[u] = 0;
+        }
+        if (!advanced) break;
+      }
+    }
+    if (shape->alternatives.empty())
+      shape->alternatives.push_back(sched::Alternative{total, pods, ""});
+  } else {
+    ResourceVector charged = total;
+    if (ns_queued && q != nullptr) {
+      auto it = q->namespace_leaf.find(job.ns);
+      if (it != q->namespace_leaf.end()) {
+        spec.queue = it->second;
+        if (spec.queue < q->charged.size()) {
+          for (size_t d = 0; d < kMaxResources; ++d) {
+            if (!q->charged[spec.queue].test(d)) charged.set(static_cast<ResourceId>(d), 0);
+          }
+        }
+      }
+    }
+    shape->alternatives.push_back(sched::Alternative{charged, pods, ""});
+  }
+  for (const std::string& c : job.clusters) {
+    spec.allowed_clusters.push_back(scheduler_.cluster_index(c));
+  }
+  std::string key = shape_key(*shape);
+  auto [it, inserted] = shapes_.try_emplace(std::move(key), nullptr);
+  if (inserted) it->second = std::move(shape);
+  spec.shape = it->second;
+  return spec;
+}
+
+Status SchedulingCache::set_quota(const FleetState& state) {
+  if (!state.view().quota_objects) {
+    quota_.reset();
+    return ok_status();
+  }
+  GF_ASSIGN_OR_RETURN(frontend::CompiledQuota compiled,
+                      frontend::compile(*state.view().quota_objects, *registry_));
+  quota_ = std::make_shared<const frontend::CompiledQuota>(std::move(compiled));
+  const frontend::CompiledQuota* q = quota_.get();
+  std::vector<bool> fair(q->graph.size(), false);
+  for (size_t i = 0; i < q->idle.size() && i < fair.size(); ++i)
+    fair[i] = q->idle[i] == frontend::IdleStrategy::kFairShare;
+  // Every job's queue in the new graph.
+  std::map<uint64_t, quota::NodeId> queues;
+  for (const auto& [id, j] : state.view().jobs) {
+    if (is_terminal(j->status)) continue;
+    auto spec = job_spec(*j);
+    if (spec.ok()) queues[j->key] = spec->queue;
+  }
+  scheduler_.set_quota(
+      q->graph,
+      [&](sched::JobKey k) {
+        auto it = queues.find(k);
+        return it == queues.end() ? quota::kNoNode : it->second;
+      },
+      q->root_ceiling, fair);
+  return ok_status();
+}
+
+Status SchedulingCache::submit(const Job& job) {
+  GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(job));
+  GF_RETURN_IF_ERROR(scheduler_.submit(std::move(spec)));
+  keys_[job.id] = job.key;
+  return ok_status();
+}
+
+Status SchedulingCache::observe(const FleetState& state, const EventRecord& record,
+                                const Json& payload) {
+  const std::string& type = record.type;
+  if (type.rfind("quota.", 0) == 0) {
+    generation_ += 1;
+    return set_quota(state);
+  }
+  if (type.rfind("job.", 0) == 0) {
+    sync_clusters(state);  // nodes in step before any job change
+    generation_ += 1;
+    return observe_job(state, record, payload);
+  }
+  return ok_status();  // cluster changes show in the state's cluster revisions
+}
+
+Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& rec,
+                                    const Json& p) {
+  sched::Scheduler& s = scheduler_;
+  const Time t = rec.time;
+  if (rec.type == event_type::kJobSubmitted) {
+    const std::string id = p.at("job").value("id", "");
+    const Job* job = state.view().find_job(id);
+    if (job == nullptr) return internal_error("job " + id + " not in the state");
+    if (job->dispatch && job->dispatch->suspended) return ok_status();
+    return submit(*job);
+  }
+  const std::string id = p.value("id", "");
+  auto known = keys_.find(id);
+  const bool held = known != keys_.end() && s.contains(known->second);
+  const sched::JobKey key = known != keys_.end() ? known->second : 0;
+  const Job* job = state.view().find_job(id);
+
+  if (rec.type == event_type::kJobAdmitted) {
+    if (!held) return internal_error("job " + id + " unknown to the scheduler");
+    const sched::JobSpec* spec = s.spec(key);
+    const int32_t alternative = p.value("alternative", 0);
+    sched::Action a;
+    a.kind = sched::ActionKind::kAdmit;
+    a.job = key;
+    a.alternative = static_cast<uint16_t>(alternative);
+    a.replaced = p.value("replaced", false);
+    GF_ASSIGN_OR_RETURN(a.placement, to_placement(s, p.value("cluster", ""),
+                                                  p.value("nodes", std::vector<std::string>{}),
+                                                  *spec->shape, alternative));
+    return s.apply(a, t);
+  }
+  if (rec.type == event_type::kJobPreempted) {
+    sched::Action a;
+    a.kind = sched::ActionKind::kPreempt;
+    a.job = key;
+    a.terminated = p.value("terminated", false);
+    a.until = from_micros(p.value("until_us", int64_t{0}));
+    return s.apply(a, t);
+  }
+  if (rec.type == event_type::kJobInterrupted) {
+    sched::Action a;
+    a.kind = sched::ActionKind::kInterrupt;
+    a.job = key;
+    GF_RETURN_IF_ERROR(s.apply(a, t));
+    drop_interrupts(key);
+    return ok_status();
+  }
+  if (rec.type == event_type::kJobFinished || rec.type == event_type::kJobDeleted) {
+    if (held) GF_RETURN_IF_ERROR(s.finish(key));
+    if (known != keys_.end()) {
+      drop_interrupts(key);
+      keys_.erase(known);
+    }
+    return ok_status();
+  }
+  if (rec.type == event_type::kJobPriority) {
+    if (held) GF_RETURN_IF_ERROR(s.set_priority(key, p.value("priority", 0)));
+    return ok_status();
+  }
+  if (rec.type == event_type::kJobFailover) {
+    if (held) GF_RETURN_IF_ERROR(s.failover(key, t));
+    drop_interrupts(key);
+    return ok_status();
+  }
+  if (rec.type == event_type::kJobSuspend) {
+    if (job == nullptr || !job->dispatch) return internal_error("job.suspend for " + id);
+    if (job->dispatch->suspended) {
+      if (held) GF_RETURN_IF_ERROR(s.finish(key));
+      drop_interrupts(key);
+      return ok_status();
+    }
+    if (!held) return submit(*job);
+    return ok_status();
+  }
+  return ok_status();  // running, waiting, copy purged: nothing the scheduler holds
+}
+
+// After a snapshot load: quota, nodes, then every live job in submission order, placed where
+// the snapshot says.
+Status SchedulingCache::restore(const FleetState& state) {
+  registry_ = std::make_unique<ResourceRegistry>();
+  quota_.reset();
+  scheduler_ = sched::Scheduler(scheduler_.options());
+  scheduler_.set_registry(registry_.get());
+  interrupts_.clear();
+  keys_.clear();
+  shapes_.clear();
+  synced_revision_ = 0;
+  sync_clusters(state);
+  interrupts_.clear();
+  generation_ += 1;
+  GF_RETURN_IF_ERROR(set_quota(state));
+  std::vector<const Job*> live;
+  for (const auto& [id, j] : state.view().jobs) {
+    if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended))
+      live.push_back(j.get());
+  }
+  std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
+  sched::Scheduler& s = scheduler_;
+  for (const Job* j : live) {
+    GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(*j));
+    GF_RETURN_IF_ERROR(s.submit(spec));
+    keys_[j->id] = j->key;
+    if (j->admitted) {
+      const Time at = j->admitted_at.value_or(Time{});
+      if (!j->cluster.empty()) {
+        GF_ASSIGN_OR_RETURN(const sched::Placement placement,
+                            to_placement(s, j->cluster, j->pod_nodes, *spec.shape, j->alternative));
+        GF_RETURN_IF_ERROR(
+            s.restore(j->key, static_cast<uint16_t>(j->alternative), &placement, at));
+        if (j->dispatch && j->pod_nodes.empty()) {
+          std::vector<sched::ClusterIdx> excluded;
+          for (const std::string& c : j->dispatch->excluded) excluded.push_back(s.cluster_index(c));
+          GF_RETURN_IF_ERROR(s.restore_binding(j->key, placement.cluster, std::move(excluded)));
+        }
+      } else {
+        GF_RETURN_IF_ERROR(s.restore(j->key, static_cast<uint16_t>(j->alternative), nullptr, at));
+        if (j->dispatch) {
+          std::optional<sched::ClusterIdx> bound;
+          if (!j->dispatch->cluster.empty()) bound = s.cluster_index(j->dispatch->cluster);
+          std::vector<sched::ClusterIdx> excluded;
+          for (const std::string& c : j->dispatch->excluded) excluded.push_back(s.cluster_index(c));
+          GF_RETURN_IF_ERROR(s.restore_binding(j->key, bound, std::move(excluded)));
+        }
+      }
+    } else if (j->requeue_at) {
+      GF_RETURN_IF_ERROR(s.restore_backoff(j->key, *j->requeue_at));
+    }
+  }
+  return ok_status();
+}
+
+void SchedulingCache::publish(const FleetState& state, FleetView& view) {
+  const frontend::CompiledQuota* q = quota_.get();
+  view.quota = quota_;
+  if (q == nullptr) return;
+  const uint64_t gen = generation(state);
+  if (!published_ || published_generation_ != gen || published_quota_ != q) {
+    const quota::QuotaEngine& e = scheduler_.engine();
+    auto out = std::make_shared<std::vector<QuotaNodeStatus>>();
+    out->reserve(e.graph().size());
+    for (quota::NodeId n = 0; n < e.graph().size(); ++n) {
+      out->push_back(
+          QuotaNodeStatus{e.admitted_jobs(n), e.pending_count(n), e.usage(n).to_json(*registry_)});
+    }
+    published_ = std::move(out);
+    published_generation_ = gen;
+    published_quota_ = q;
+  }
+  view.quota_status = published_;
+}
+
+}  // namespace gf

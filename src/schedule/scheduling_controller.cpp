@@ -1,0 +1,179 @@
+#include "schedule/scheduling_controller.h"
+
+#include <algorithm>
+#include <set>
+
+#include "schedule/workload_controller.h"
+#include "state/job_events.h"
+
+namespace gf {
+namespace {
+
+std::vector<std::string> instance_ids(const sched::Scheduler& s, const sched::Placement& p) {
+  std::vector<std::string> out;
+  out.reserve(p.pods.size());
+  for (const sched::PodBinding& b : p.pods) out.push_back(s.placement().instance_id(b.node));
+  return out;
+}
+
+Event job_event(std::string_view type, Json payload) {
+  Event e;
+  e.type = std::string(type);
+  e.payload = std::move(payload);
+  return e;
+}
+
+// A gang came down because `a.node` left: the job.interrupted event, and for a workload whose
+// failed pods may not restart (restartPolicy, backoffLimit) the job.finished that fails it. When
+// the whole member cluster became unusable (failed, being deleted, gone) no pod failed on its
+// own: the job waits for failover (docs/dispatch.md) whatever its restart policy.
+void record_interrupt(const FleetState& state, const sched::Scheduler& s, const Job& job,
+                      const sched::Action& a, std::vector<Event>& out) {
+  out.push_back(job_event(
+      event_type::kJobInterrupted,
+      {{"id", job.id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+  if (!job.dispatch) return;
+  const Cluster* c = state.view().find_cluster(job.dispatch->cluster);
+  if (c == nullptr || c->status == ClusterStatus::kFailed ||
+      c->status == ClusterStatus::kDeleting || c->status == ClusterStatus::kRollingBack) {
+    return;
+  }
+  std::vector<std::string> roles;
+  for (const sched::PodBinding& b : a.placement.pods) {
+    if (b.node != a.node || b.pod_set >= job.pod_sets.size()) continue;
+    const std::string& role = job.pod_sets[b.pod_set].role;
+    if (std::find(roles.begin(), roles.end(), role) == roles.end()) roles.push_back(role);
+  }
+  if (auto refusal = restart_refusal(job, roles)) {
+    out.push_back(job_event(event_type::kJobFinished,
+                            {{"id", job.id}, {"status", "FAILED"}, {"reason", *refusal}}));
+  }
+}
+
+// A job's wait as its record keeps it (docs/scheduling.md "Why a job waits").
+JobWait job_wait(const sched::WaitReason& w, Time now) {
+  JobWait out;
+  out.kind = std::string(sched::wait_kind_name(w.kind));
+  out.reason = std::string(sched::condition_reason(w));
+  out.message = w.message;
+  out.node = w.node;
+  out.limit = w.limit;
+  out.resource = w.resource;
+  out.requested = w.requested;
+  out.available = w.available;
+  out.shortfall = w.shortfall;
+  out.since = now;
+  return out;
+}
+
+// After a pass: a job.waiting event for every job whose reason to wait changed. Only jobs the
+// scheduler touched since the last pass are explained (the others' reasons stand).
+void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
+                  const sched::PassResult& pass, std::vector<Event>& out) {
+  std::set<sched::JobKey> admitted;  // their record's reason is cleared when the event applies
+  for (const sched::Action& a : pass.actions) {
+    if (a.kind == sched::ActionKind::kAdmit) admitted.insert(a.job);
+  }
+  for (sched::JobKey key : s.take_touched()) {
+    const Job* job = state.job_by_key(key);
+    if (job == nullptr || is_terminal(job->status)) continue;
+    const sched::WaitReason w = s.explain(key, now);
+    if (w.kind == sched::WaitKind::kNotWaiting) continue;  // admission clears the record
+    JobWait next = job_wait(w, now);
+    const JobWait* before = admitted.contains(key) || !job->waiting ? nullptr : &*job->waiting;
+    if (before != nullptr && before->same_as(next)) continue;
+    if (before != nullptr && before->reason == next.reason) next.since = before->since;
+    out.push_back(
+        job_event(event_type::kJobWaiting, {{"id", job->id}, {"waiting", next.to_json()}}));
+  }
+}
+
+}  // namespace
+
+ControllerDecision SchedulingController::decide(const FleetState& state, Time now) {
+  ControllerDecision d;
+  sched::Scheduler& s = cache_.scheduler(state);
+  s.set_options(options_);
+
+  // Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
+  for (const sched::Action& a : cache_.take_interrupts(state)) {
+    const Job* job = state.job_by_key(a.job);
+    if (job == nullptr) continue;
+    record_interrupt(state, s, *job, a, d.events);
+  }
+  for (const auto& [end, key] : state.completions()) {
+    if (end > now) break;
+    const Job* job = state.job_by_key(key);
+    if (job == nullptr) continue;
+    d.events.push_back(job_event(
+        event_type::kJobFinished,
+        {{"id", job->id},
+         {"status", "SUCCEEDED"},
+         {"reason",
+          "completed after " + format_duration(job->duration.value_or(Duration::zero()))}}));
+  }
+  for (uint64_t key : state.scheduled()) {
+    const Job* job = state.job_by_key(key);
+    if (job != nullptr) d.events.push_back(job_event(event_type::kJobRunning, {{"id", job->id}}));
+  }
+  if (!d.events.empty()) return d;  // applied first; the loop calls again for the pass
+
+  std::optional<Time> next_completion;
+  if (!state.completions().empty()) next_completion = state.completions().begin()->first;
+  const bool due = wake_ && *wake_ <= now;
+  if (cache_.generation(state) == seen_generation_ && !due) {
+    d.wake_at = wake_;
+    if (next_completion && (!d.wake_at || *next_completion < *d.wake_at))
+      d.wake_at = next_completion;
+    return d;
+  }
+
+  const sched::PassResult pass = s.schedule(now);
+  passes_ += 1;
+  for (const sched::Action& a : pass.actions) {
+    const Job* job = state.job_by_key(a.job);
+    if (job == nullptr) continue;
+    switch (a.kind) {
+      case sched::ActionKind::kAdmit:
+        d.events.push_back(job_event(event_type::kJobAdmitted,
+                                     {{"id", job->id},
+                                      {"alternative", a.alternative},
+                                      {"cluster", s.placement().cluster_name(a.placement.cluster)},
+                                      {"nodes", instance_ids(s, a.placement)},
+                                      {"borrowing", a.borrowing},
+                                      {"replaced", a.replaced}}));
+        break;
+      case sched::ActionKind::kPreempt: {
+        const Job* by = state.job_by_key(a.other);
+        std::string message = a.message;
+        if (by != nullptr) {
+          message = std::string(quota::preemption_reason_name(a.reason)) + ": preempted by " +
+                    by->id + " (" + by->name + ", priority " + std::to_string(by->priority) + ")" +
+                    (a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
+        }
+        d.events.push_back(
+            job_event(event_type::kJobPreempted,
+                      {{"id", job->id},
+                       {"by", by != nullptr ? by->id : ""},
+                       {"rule", std::string(quota::preemption_reason_name(a.reason))},
+                       {"message", message},
+                       {"until_us", to_micros(a.until)},
+                       {"terminated", a.terminated}}));
+        break;
+      }
+      case sched::ActionKind::kInterrupt:
+        record_interrupt(state, s, *job, a, d.events);
+        break;
+    }
+  }
+  record_waits(state, s, now, pass, d.events);
+  // Our own events bump the generation when applied; what they change is already in the
+  // scheduler, so the next call need not pass again unless something else changes.
+  seen_generation_ = cache_.generation(state) + d.events.size();
+  wake_ = pass.next_wake;
+  d.wake_at = wake_;
+  if (next_completion && (!d.wake_at || *next_completion < *d.wake_at)) d.wake_at = next_completion;
+  return d;
+}
+
+}  // namespace gf

@@ -1,0 +1,33 @@
+// The scheduling controller: runs the scheduler's passes inside the control loop and records
+// what they decide as job events (admitted, preempted, interrupted), moves admitted gangs to
+// RUNNING, and ends simulated jobs whose duration is over. Level-triggered: a pass runs when the
+// scheduler's inputs changed (jobs, quota, nodes) or a backoff/hold ends.
+#pragma once
+
+#include <optional>
+
+#include "loop/controller.h"
+#include "schedule/scheduling_cache.h"
+
+namespace gf {
+
+class SchedulingController : public Controller {
+ public:
+  // `cache` is the scheduler's working memory, which the loop also keeps in step (an observer).
+  explicit SchedulingController(SchedulingCache& cache, sched::SchedulerOptions options = {})
+      : cache_(cache), options_(options) {}
+  std::string_view name() const override { return "scheduler"; }
+  ControllerDecision decide(const FleetState& state, Time now) override;
+
+  // Passes run so far (metrics, tests).
+  int64_t passes() const { return passes_; }
+
+ private:
+  SchedulingCache& cache_;
+  sched::SchedulerOptions options_;
+  uint64_t seen_generation_ = 0;
+  std::optional<Time> wake_;
+  int64_t passes_ = 0;
+};
+
+}  // namespace gf

@@ -1,0 +1,107 @@
+#include "schedule/workload_controller.h"
+
+#include <algorithm>
+
+#include "state/job_events.h"
+
+namespace gf {
+namespace {
+
+Event event(std::string_view type, Json payload) {
+  Event e;
+  e.type = std::string(type);
+  e.payload = std::move(payload);
+  return e;
+}
+
+}  // namespace
+
+std::optional<std::string> restart_refusal(const Job& job,
+                                           const std::vector<std::string>& failed_roles) {
+  if (!job.dispatch) return std::nullopt;
+  const Dispatch& d = *job.dispatch;
+  for (const std::string& role : failed_roles) {
+    auto it = d.restart_policy.find(role);
+    if (it != d.restart_policy.end() && it->second == "Never") {
+      return "pod " + job.name + "-" + role + " failed (its node was lost) and the " + role +
+             " replica's restartPolicy is Never";
+    }
+  }
+  if (d.backoff_limit && d.restarts >= *d.backoff_limit) {
+    return "the job restarted " + std::to_string(d.restarts) +
+           " times; runPolicy.backoffLimit is " + std::to_string(*d.backoff_limit);
+  }
+  return std::nullopt;
+}
+
+ControllerDecision WorkloadController::decide(const FleetState& state, Time now) {
+  ControllerDecision out;
+  const sched::Scheduler& s = cache_.scheduler(state);
+  for (const auto& [at, key] : state.workload_deadlines()) {
+    if (at > now) {
+      out.wake_at = at;
+      break;
+    }
+    const Job* job = state.job_by_key(key);
+    if (job == nullptr || !job->dispatch) continue;
+    const Dispatch& d = *job->dispatch;
+    if (is_terminal(job->status)) {
+      if (d.ttl_seconds_after_finished && job->stopped_at &&
+          *job->stopped_at + seconds(*d.ttl_seconds_after_finished) <= now) {
+        out.events.push_back(
+            event(event_type::kJobDeleted,
+                  {{"id", job->id},
+                   {"reason", "ttlSecondsAfterFinished (" +
+                                  std::to_string(*d.ttl_seconds_after_finished) + "s) passed"}}));
+      }
+      continue;
+    }
+    // Copies left by a Gracefully failover go once the new placement runs, or when their
+    // grace period is over.
+    for (const MemberCopy& c : d.left) {
+      if (!c.purge_at) continue;
+      if (job->status == JobStatus::kRunning) {
+        out.events.push_back(
+            event(event_type::kJobCopyPurged,
+                  {{"id", job->id},
+                   {"cluster", c.cluster},
+                   {"reason", "the new placement on cluster " + job->cluster + " is running"}}));
+      } else if (*c.purge_at <= now) {
+        out.events.push_back(event(
+            event_type::kJobCopyPurged,
+            {{"id", job->id},
+             {"cluster", c.cluster},
+             {"reason",
+              "gracePeriodSeconds (" + std::to_string(d.grace_period_seconds) + "s) passed"}}));
+      }
+    }
+    if (d.active_deadline_seconds && d.first_started_at &&
+        *d.first_started_at + seconds(*d.active_deadline_seconds) <= now) {
+      out.events.push_back(
+          event(event_type::kJobFinished,
+                {{"id", job->id},
+                 {"status", "FAILED"},
+                 {"reason", "DeadlineExceeded: running longer than activeDeadlineSeconds (" +
+                                std::to_string(*d.active_deadline_seconds) + "s)"}}));
+      continue;
+    }
+    // Failover: bound to a cluster where its pods have not all run for tolerationSeconds.
+    if (d.toleration_seconds && d.not_running_since && !d.cluster.empty() && job->admitted &&
+        job->status != JobStatus::kRunning && s.contains(job->key) &&
+        *d.not_running_since + seconds(*d.toleration_seconds) <= now) {
+      const std::string why = job->status == JobStatus::kStarting ? "its pods stayed Pending"
+                              : d.restarting ? "its pods could not be recreated after an interrupt"
+                                             : "its pods could not run";
+      out.events.push_back(event(
+          event_type::kJobFailover,
+          {{"id", job->id},
+           {"from", d.cluster},
+           {"purge_mode", d.purge_mode},
+           {"message", why + " on cluster " + d.cluster + " for " +
+                           std::to_string(*d.toleration_seconds) + "s (tolerationSeconds)"}}));
+    }
+  }
+  return out;
+}
+
+}  // namespace gf
