@@ -3,9 +3,13 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+# The tests that run threads: the control loop's own, and every integration test (a real
+# `serve` with its HTTP server, webhook driver and loop thread; agents; the CLI's client).
+TSAN_TESTS ?= ^(ControlLoopTest|RequestSafetyTest)\.
 CMAKE_FLAGS ?=
 
-.PHONY: all setup build build-asan demo test test-unit test-asan bench clean format format-check tidy fuzz fuzz-short
+.PHONY: all setup build build-asan build-tsan demo test test-all test-unit test-asan test-tsan bench clean format format-check tidy fuzz fuzz-short
 
 all: build
 
@@ -17,6 +21,9 @@ $(BUILD)/build.ninja:
 
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUFLEET_SANITIZE=ON $(CMAKE_FLAGS)
+
+$(TSAN_BUILD)/build.ninja:
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUFLEET_TSAN=ON $(CMAKE_FLAGS)
 
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -35,6 +42,19 @@ test: format-check build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) FUZZ_SECONDS=3 scripts/fuzz
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# ThreadSanitizer over the tests that run threads (docs/style.md). Not part of `make test`: a
+# third full build does not fit CI's time on 2 cores; `make test-all` runs both.
+build-tsan: setup $(TSAN_BUILD)/build.ninja
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+
+test-tsan: build-tsan
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) -R '$(TSAN_TESTS)'
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) -L integration
+
+test-all: test test-tsan
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
@@ -61,7 +81,7 @@ tidy: build
 	run-clang-tidy -quiet -p $(BUILD) -j $(JOBS) '$(CURDIR)/src/.*\.cpp$$'
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
 
 # libFuzzer targets (docs/fuzzing.md): build-fuzz/ with clang++, FUZZ_SECONDS per target.
 fuzz: setup

@@ -1,6 +1,5 @@
 #include "agent/agent.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -82,50 +81,17 @@ bool source_disabled(const std::string& path) {
 
 HttpReporter::HttpReporter(std::string server, std::string cluster, std::string node,
                            int timeout_seconds, std::string token, std::string ca_cert)
-    : server_(std::move(server)),
-      cluster_(std::move(cluster)),
+    : cluster_(std::move(cluster)),
       node_(std::move(node)),
-      timeout_seconds_(timeout_seconds),
-      token_(std::move(token)),
-      ca_cert_(std::move(ca_cert)) {}
+      client_(ClientOptions{std::move(server), "agent:" + node_, timeout_seconds, std::move(token),
+                            std::move(ca_cert)}) {}
 
 Status HttpReporter::post(const std::string& suffix, const std::string& body, Json* answer) {
-  httplib::Client cli(server_);
-  if (!cli.is_valid())
-    return validation_error("--server: \"" + server_ +
-                            "\" is not a URL like http://127.0.0.1:8470");
-  cli.set_connection_timeout(5);
-  cli.set_read_timeout(timeout_seconds_);
   const std::string path =
       "/v1/clusters/" + url_encode(cluster_) + "/nodes/" + url_encode(node_) + suffix;
-  if (!ca_cert_.empty()) cli.set_ca_cert_path(ca_cert_.c_str());
-  const httplib::Headers headers = token_.empty()
-                                       ? httplib::Headers{{"X-Gpufleet-User", "agent:" + node_}}
-                                       : httplib::Headers{{"Authorization", "Bearer " + token_}};
-  auto res = cli.Post(path, headers, body, "application/json");
-  if (!res) {
-    return unavailable_error("cannot reach gpufleet at " + server_ + " (" +
-                             httplib::to_string(res.error()) + ")");
-  }
-  if (res->status >= 400) {
-    std::string type, message = res->body;
-    if (Result<Json> j = parse_json(res->body); j.ok() && j->is_object()) {
-      type = j->value("__type", "");
-      message = j->value("message", res->body);
-    }
-    ErrorCode code = res->status >= 500 ? ErrorCode::kInternal : ErrorCode::kValidation;
-    if (res->status == 503 || type == error_type_name(ErrorCode::kUnavailable))
-      code = ErrorCode::kUnavailable;
-    if (res->status == 429 || type == error_type_name(ErrorCode::kThrottling))
-      code = ErrorCode::kThrottling;
-    if (res->status == 404) code = ErrorCode::kNotFound;
-    if (res->status == 401) code = ErrorCode::kUnauthenticated;
-    if (res->status == 403) code = ErrorCode::kForbidden;
-    return Status(code, "server answered " + std::to_string(res->status) + ": " + message);
-  }
-  if (answer) {
-    if (Result<Json> j = parse_json(res->body); j.ok()) *answer = std::move(*j);
-  }
+  Result<Json> r = client_.post(path, body);
+  if (!r.ok()) return r.status();
+  if (answer != nullptr) *answer = std::move(r).value();
   return ok_status();
 }
 

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "client/client.h"
 #include "core/json.h"
 #include "core/result.h"
 #include "core/time.h"
@@ -57,8 +58,8 @@ class Reporter {
   virtual Status report(const Json& body, bool clear) = 0;
 };
 
-// The real reporter: cpp-httplib, with a bearer token when given (a token with the agent role),
-// else the header X-Gpufleet-User: agent:<node>.
+// The real reporter: the API's HTTP client (client/client.h), with a bearer token when given (a
+// token with the agent role), else the header X-Gpufleet-User: agent:<node>.
 class HttpReporter final : public Reporter {
  public:
   HttpReporter(std::string server, std::string cluster, std::string node, int timeout_seconds = 10,
@@ -69,9 +70,8 @@ class HttpReporter final : public Reporter {
 
  private:
   Status post(const std::string& suffix, const std::string& body, Json* answer);
-  std::string server_, cluster_, node_;
-  int timeout_seconds_;
-  std::string token_, ca_cert_;
+  std::string cluster_, node_;
+  Client client_;
 };
 
 // Filesystem usage of the --disk path: bytes used (total - available to users) and total.

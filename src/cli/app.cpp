@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/client.h"
+#include "client/client.h"
 
 namespace gf {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cli/app.h"
-#include "cli/client.h"
 #include "cli/output.h"
+#include "client/client.h"
 #include "core/json.h"
 #include "core/result.h"
 #include "core/time.h"

@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli/app.h"
-#include "cli/client.h"
 #include "cli/output.h"
+#include "client/client.h"
 
 namespace gf {
 

@@ -35,7 +35,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"cloud/sim", {"core", "model", "journal", "state", "loop", "cloud"}},
       {"remediate", {"core", "model", "health", "journal", "state", "loop"}},
       {"notify", {"core", "model", "journal", "state", "loop"}},
-      {"agent", {"core", "model", "health"}},
+      {"client", {"core"}},
+      {"agent", {"core", "model", "health", "client"}},
       {"api",
        {"core", "model", "quota", "quota/frontends", "journal", "state", "loop", "workload",
         "provision", "remediate", "health"}},
@@ -49,7 +50,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"cli", {"core",   "model",     "quota",     "quota/frontends", "journal",  "journal/sqlite",
                "health", "state",     "loop",      "workload",        "schedule", "provision",
                "cloud",  "cloud/sim", "remediate", "notify",          "api",      "runtime",
-               "sim",    "agent"}},
+               "sim",    "agent",     "client"}},
       {"", {"cli"}},  // src/main.cpp
   };
   return table;

@@ -1,5 +1,6 @@
-// The CLI's HTTP client. Errors come back as a Status carrying the server's __type and message,
-// so the CLI prints the server's sentence and exits non-zero.
+// The one HTTP client of the gpufleet API, shared by the CLI and the node agent. Errors come back
+// as a Status carrying the server's __type (ErrorCode) and message, so a caller prints the
+// server's sentence, and retries only what is worth retrying (Unavailable, Throttling).
 #pragma once
 
 #include <string>
@@ -12,11 +13,14 @@ namespace gf {
 
 struct ClientOptions {
   std::string server = "http://127.0.0.1:8470";
-  std::string user = "anonymous";
+  std::string user = "anonymous";  // sent as X-Gpufleet-User without a token
   int timeout_seconds = 60;
   std::string token;    // sent as Authorization: Bearer (then no X-Gpufleet-User)
   std::string ca_cert;  // PEM file that signs an https server's certificate
 };
+
+// The ErrorCode of an error answer: by its __type, else by its HTTP status.
+ErrorCode error_code_of(const std::string& type, int status);
 
 class Client {
  public:

@@ -1,12 +1,10 @@
-#include "cli/client.h"
+#include "client/client.h"
 
 #include <httplib.h>
 
 namespace gf {
 
-namespace {
-
-ErrorCode code_from_type(const std::string& type, int status) {
+ErrorCode error_code_of(const std::string& type, int status) {
   for (ErrorCode c :
        {ErrorCode::kValidation, ErrorCode::kNotFound, ErrorCode::kConflict,
         ErrorCode::kResourceInUse, ErrorCode::kThrottling, ErrorCode::kUnauthenticated,
@@ -14,12 +12,29 @@ ErrorCode code_from_type(const std::string& type, int status) {
         ErrorCode::kNotImplemented, ErrorCode::kUnavailable, ErrorCode::kInternal}) {
     if (error_type_name(c) == type) return c;
   }
-  if (status == 404) return ErrorCode::kNotFound;
-  if (status >= 500) return ErrorCode::kInternal;
-  return ErrorCode::kValidation;
+  switch (status) {
+    case 401:
+      return ErrorCode::kUnauthenticated;
+    case 403:
+      return ErrorCode::kForbidden;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 405:
+      return ErrorCode::kMethodNotAllowed;
+    case 409:
+      return ErrorCode::kConflict;
+    case 413:
+      return ErrorCode::kPayloadTooLarge;
+    case 429:
+      return ErrorCode::kThrottling;
+    case 501:
+      return ErrorCode::kNotImplemented;
+    case 503:
+      return ErrorCode::kUnavailable;
+    default:
+      return status >= 500 ? ErrorCode::kInternal : ErrorCode::kValidation;
+  }
 }
-
-}  // namespace
 
 Result<std::pair<int, std::string>> Client::send(const std::string& method, const std::string& path,
                                                  const std::string& body,
@@ -62,7 +77,7 @@ Result<Json> Client::to_json_result(int status, const std::string& body) {
   if (!body.empty()) {
     auto parsed = parse_json(body);
     if (!parsed.ok()) {
-      if (status >= 400) return Status(code_from_type("", status), body);
+      if (status >= 400) return Status(error_code_of("", status), body);
       return internal_error("the server answered something that is not JSON: " +
                             body.substr(0, 200));
     }
@@ -71,7 +86,7 @@ Result<Json> Client::to_json_result(int status, const std::string& body) {
   if (status >= 400) {
     std::string type = j.is_object() ? j.value("__type", "") : "";
     std::string message = j.is_object() ? j.value("message", body) : body;
-    return Status(code_from_type(type, status), message);
+    return Status(error_code_of(type, status), message);
   }
   return j;
 }
