@@ -138,8 +138,7 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
     job.status = JobStatus::kRunnable;
     job.status_reason = "waiting in the queue";
     Decision d;
-    d.events.push_back(
-        Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
+    d.events.push_back(job_events::to_event(job_events::Submitted{job}));
     d.response = Json{{"jobId", job.id},
                       {"jobName", job.name},
                       {"jobArn", make_arn(ArnConfig{}, "service-job", job.id)}};
@@ -212,8 +211,8 @@ void register_job_routes(Api& api) {
       if (is_terminal(j->status))
         return conflict_error("job " + j->id + " is " + std::string(to_string(j->status)));
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kJobPriority),
-                               Json{{"id", j->id}, {"priority", prio}}, ""});
+      d.events.push_back(
+          job_events::to_event(job_events::PriorityChanged{j->id, static_cast<int32_t>(prio)}));
       d.response = Json{{"jobId", j->id}, {"schedulingPriority", prio}};
       return d;
     };
@@ -245,9 +244,8 @@ void register_job_routes(Api& api) {
       if (is_terminal(j->status))
         return conflict_error("job " + j->id + " is already " + std::string(to_string(j->status)));
       Decision d;
-      d.events.push_back(Event{
-          std::string(event_type::kJobFinished),
-          Json{{"id", j->id}, {"status", "FAILED"}, {"reason", "Terminated: " + reason}}, ""});
+      d.events.push_back(job_events::to_event(
+          job_events::Finished{j->id, JobStatus::kFailed, "Terminated: " + reason}));
       d.response = Json{{"jobId", j->id}};
       return d;
     };

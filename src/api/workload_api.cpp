@@ -195,8 +195,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
             "spec.runPolicy.suspend: " + what + " has already " +
             std::string(workload_state(*existing) == "Succeeded" ? "succeeded" : "failed"));
       }
-      events.push_back(Event{std::string(event_type::kJobSuspend),
-                             Json{{"id", existing->id}, {"suspend", pj.suspend}}, ""});
+      events.push_back(job_events::to_event(job_events::Suspend{existing->id, pj.suspend}));
       items.push_back(
           result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "configured", pj.warnings));
       continue;
@@ -216,8 +215,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
                         workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
     job.key = static_cast<uint64_t>(counter);
     job.id = job_id(counter, job.name);
-    events.push_back(
-        Event{std::string(event_type::kJobSubmitted), Json{{"job", job.to_json()}}, ""});
+    events.push_back(job_events::to_event(job_events::Submitted{job}));
     Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", pj.warnings);
     item["policy"] = policy->name;
     items.push_back(std::move(item));

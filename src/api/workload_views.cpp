@@ -311,8 +311,7 @@ HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequ
       const Job* j = s.view().find_workload(workload::kPyTorchJobKind, ns, name);
       if (j == nullptr || !may_change_job(req, s.view(), *j))
         return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
-      d.events.push_back(Event{std::string(event_type::kJobDeleted),
-                               Json{{"id", j->id}, {"reason", "deleted by user"}}, ""});
+      d.events.push_back(job_events::to_event(job_events::Deleted{j->id, "deleted by user"}));
       d.response = Json{{"deleted", {{"kind", "PyTorchJob"}, {"namespace", ns}, {"name", name}}}};
       return d;
     }

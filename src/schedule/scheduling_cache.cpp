@@ -334,13 +334,13 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
   sched::Scheduler& s = scheduler_;
   const Time t = rec.time;
   if (rec.type == event_type::kJobSubmitted) {
-    const std::string id = p.at("job").value("id", "");
+    const std::string id = job_events::job_id_of(rec.type, p);
     const Job* job = state.view().find_job(id);
     if (job == nullptr) return internal_error("job " + id + " not in the state");
     if (job->dispatch && job->dispatch->suspended) return ok_status();
     return submit(*job);
   }
-  const std::string id = p.value("id", "");
+  const std::string id = job_events::job_id_of(rec.type, p);
   auto known = keys_.find(id);
   const bool held = known != keys_.end() && s.contains(known->second);
   const sched::JobKey key = known != keys_.end() ? known->second : 0;
@@ -349,23 +349,25 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
   if (rec.type == event_type::kJobAdmitted) {
     if (!held) return internal_error("job " + id + " unknown to the scheduler");
     const sched::JobSpec* spec = s.spec(key);
-    const int32_t alternative = p.value("alternative", 0);
+    GF_ASSIGN_OR_RETURN(const job_events::Admitted e, job_events::decode<job_events::Admitted>(p));
+    const int32_t alternative = e.alternative;
     sched::Action a;
     a.kind = sched::ActionKind::kAdmit;
     a.job = key;
     a.alternative = static_cast<uint16_t>(alternative);
-    a.replaced = p.value("replaced", false);
-    GF_ASSIGN_OR_RETURN(a.placement, to_placement(s, p.value("cluster", ""),
-                                                  p.value("nodes", std::vector<std::string>{}),
-                                                  *spec->shape, alternative));
+    a.replaced = e.replaced;
+    GF_ASSIGN_OR_RETURN(a.placement,
+                        to_placement(s, e.cluster, e.nodes, *spec->shape, alternative));
     return s.apply(a, t);
   }
   if (rec.type == event_type::kJobPreempted) {
     sched::Action a;
     a.kind = sched::ActionKind::kPreempt;
     a.job = key;
-    a.terminated = p.value("terminated", false);
-    a.until = from_micros(p.value("until_us", int64_t{0}));
+    GF_ASSIGN_OR_RETURN(const job_events::Preempted e,
+                        job_events::decode<job_events::Preempted>(p));
+    a.terminated = e.terminated;
+    a.until = e.until;
     return s.apply(a, t);
   }
   if (rec.type == event_type::kJobInterrupted) {
@@ -385,7 +387,9 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
     return ok_status();
   }
   if (rec.type == event_type::kJobPriority) {
-    if (held) GF_RETURN_IF_ERROR(s.set_priority(key, p.value("priority", 0)));
+    GF_ASSIGN_OR_RETURN(const job_events::PriorityChanged e,
+                        job_events::decode<job_events::PriorityChanged>(p));
+    if (held) GF_RETURN_IF_ERROR(s.set_priority(key, e.priority));
     return ok_status();
   }
   if (rec.type == event_type::kJobFailover) {

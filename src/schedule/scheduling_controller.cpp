@@ -16,12 +16,7 @@ std::vector<std::string> instance_ids(const sched::Scheduler& s, const sched::Pl
   return out;
 }
 
-Event job_event(std::string_view type, Json payload) {
-  Event e;
-  e.type = std::string(type);
-  e.payload = std::move(payload);
-  return e;
-}
+using job_events::to_event;
 
 // A gang came down because `a.node` left: the job.interrupted event, and for a workload whose
 // failed pods may not restart (restartPolicy, backoffLimit) the job.finished that fails it. When
@@ -29,9 +24,8 @@ Event job_event(std::string_view type, Json payload) {
 // own: the job waits for failover (docs/dispatch.md) whatever its restart policy.
 void record_interrupt(const FleetState& state, const sched::Scheduler& s, const Job& job,
                       const sched::Action& a, std::vector<Event>& out) {
-  out.push_back(job_event(
-      event_type::kJobInterrupted,
-      {{"id", job.id}, {"node", s.placement().instance_id(a.node)}, {"message", a.message}}));
+  out.push_back(
+      to_event(job_events::Interrupted{job.id, s.placement().instance_id(a.node), a.message}));
   if (!job.dispatch) return;
   const Cluster* c = state.view().find_cluster(job.dispatch->cluster);
   if (c == nullptr || c->status == ClusterStatus::kFailed ||
@@ -45,8 +39,7 @@ void record_interrupt(const FleetState& state, const sched::Scheduler& s, const 
     if (std::find(roles.begin(), roles.end(), role) == roles.end()) roles.push_back(role);
   }
   if (auto refusal = restart_refusal(job, roles)) {
-    out.push_back(job_event(event_type::kJobFinished,
-                            {{"id", job.id}, {"status", "FAILED"}, {"reason", *refusal}}));
+    out.push_back(to_event(job_events::Finished{job.id, JobStatus::kFailed, *refusal}));
   }
 }
 
@@ -83,8 +76,7 @@ void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
     const JobWait* before = admitted.contains(key) || !job->waiting ? nullptr : &*job->waiting;
     if (before != nullptr && before->same_as(next)) continue;
     if (before != nullptr && before->reason == next.reason) next.since = before->since;
-    out.push_back(
-        job_event(event_type::kJobWaiting, {{"id", job->id}, {"waiting", next.to_json()}}));
+    out.push_back(to_event(job_events::Waiting{job->id, next}));
   }
 }
 
@@ -105,16 +97,13 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
     if (end > now) break;
     const Job* job = state.job_by_key(key);
     if (job == nullptr) continue;
-    d.events.push_back(job_event(
-        event_type::kJobFinished,
-        {{"id", job->id},
-         {"status", "SUCCEEDED"},
-         {"reason",
-          "completed after " + format_duration(job->duration.value_or(Duration::zero()))}}));
+    d.events.push_back(to_event(job_events::Finished{
+        job->id, JobStatus::kSucceeded,
+        "completed after " + format_duration(job->duration.value_or(Duration::zero()))}));
   }
   for (uint64_t key : state.scheduled()) {
     const Job* job = state.job_by_key(key);
-    if (job != nullptr) d.events.push_back(job_event(event_type::kJobRunning, {{"id", job->id}}));
+    if (job != nullptr) d.events.push_back(to_event(job_events::Running{job->id}));
   }
   if (!d.events.empty()) return d;  // applied first; the loop calls again for the pass
 
@@ -135,13 +124,9 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
     if (job == nullptr) continue;
     switch (a.kind) {
       case sched::ActionKind::kAdmit:
-        d.events.push_back(job_event(event_type::kJobAdmitted,
-                                     {{"id", job->id},
-                                      {"alternative", a.alternative},
-                                      {"cluster", s.placement().cluster_name(a.placement.cluster)},
-                                      {"nodes", instance_ids(s, a.placement)},
-                                      {"borrowing", a.borrowing},
-                                      {"replaced", a.replaced}}));
+        d.events.push_back(to_event(job_events::Admitted{
+            job->id, a.alternative, s.placement().cluster_name(a.placement.cluster),
+            instance_ids(s, a.placement), a.borrowing, a.replaced}));
         break;
       case sched::ActionKind::kPreempt: {
         const Job* by = state.job_by_key(a.other);
@@ -151,14 +136,9 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
                     by->id + " (" + by->name + ", priority " + std::to_string(by->priority) + ")" +
                     (a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
         }
-        d.events.push_back(
-            job_event(event_type::kJobPreempted,
-                      {{"id", job->id},
-                       {"by", by != nullptr ? by->id : ""},
-                       {"rule", std::string(quota::preemption_reason_name(a.reason))},
-                       {"message", message},
-                       {"until_us", to_micros(a.until)},
-                       {"terminated", a.terminated}}));
+        d.events.push_back(to_event(job_events::Preempted{
+            job->id, by != nullptr ? by->id : "",
+            std::string(quota::preemption_reason_name(a.reason)), message, a.until, a.terminated}));
         break;
       }
       case sched::ActionKind::kInterrupt:

@@ -7,12 +7,7 @@
 namespace gf {
 namespace {
 
-Event event(std::string_view type, Json payload) {
-  Event e;
-  e.type = std::string(type);
-  e.payload = std::move(payload);
-  return e;
-}
+using job_events::to_event;
 
 }  // namespace
 
@@ -48,11 +43,9 @@ ControllerDecision WorkloadController::decide(const FleetState& state, Time now)
     if (is_terminal(job->status)) {
       if (d.ttl_seconds_after_finished && job->stopped_at &&
           *job->stopped_at + seconds(*d.ttl_seconds_after_finished) <= now) {
-        out.events.push_back(
-            event(event_type::kJobDeleted,
-                  {{"id", job->id},
-                   {"reason", "ttlSecondsAfterFinished (" +
-                                  std::to_string(*d.ttl_seconds_after_finished) + "s) passed"}}));
+        out.events.push_back(to_event(job_events::Deleted{
+            job->id, "ttlSecondsAfterFinished (" + std::to_string(*d.ttl_seconds_after_finished) +
+                         "s) passed"}));
       }
       continue;
     }
@@ -61,28 +54,20 @@ ControllerDecision WorkloadController::decide(const FleetState& state, Time now)
     for (const MemberCopy& c : d.left) {
       if (!c.purge_at) continue;
       if (job->status == JobStatus::kRunning) {
-        out.events.push_back(
-            event(event_type::kJobCopyPurged,
-                  {{"id", job->id},
-                   {"cluster", c.cluster},
-                   {"reason", "the new placement on cluster " + job->cluster + " is running"}}));
+        out.events.push_back(to_event(job_events::CopyPurged{
+            job->id, c.cluster, "the new placement on cluster " + job->cluster + " is running"}));
       } else if (*c.purge_at <= now) {
-        out.events.push_back(event(
-            event_type::kJobCopyPurged,
-            {{"id", job->id},
-             {"cluster", c.cluster},
-             {"reason",
-              "gracePeriodSeconds (" + std::to_string(d.grace_period_seconds) + "s) passed"}}));
+        out.events.push_back(to_event(job_events::CopyPurged{
+            job->id, c.cluster,
+            "gracePeriodSeconds (" + std::to_string(d.grace_period_seconds) + "s) passed"}));
       }
     }
     if (d.active_deadline_seconds && d.first_started_at &&
         *d.first_started_at + seconds(*d.active_deadline_seconds) <= now) {
-      out.events.push_back(
-          event(event_type::kJobFinished,
-                {{"id", job->id},
-                 {"status", "FAILED"},
-                 {"reason", "DeadlineExceeded: running longer than activeDeadlineSeconds (" +
-                                std::to_string(*d.active_deadline_seconds) + "s)"}}));
+      out.events.push_back(to_event(
+          job_events::Finished{job->id, JobStatus::kFailed,
+                               "DeadlineExceeded: running longer than activeDeadlineSeconds (" +
+                                   std::to_string(*d.active_deadline_seconds) + "s)"}));
       continue;
     }
     // Failover: bound to a cluster where its pods have not all run for tolerationSeconds.
@@ -92,13 +77,10 @@ ControllerDecision WorkloadController::decide(const FleetState& state, Time now)
       const std::string why = job->status == JobStatus::kStarting ? "its pods stayed Pending"
                               : d.restarting ? "its pods could not be recreated after an interrupt"
                                              : "its pods could not run";
-      out.events.push_back(event(
-          event_type::kJobFailover,
-          {{"id", job->id},
-           {"from", d.cluster},
-           {"purge_mode", d.purge_mode},
-           {"message", why + " on cluster " + d.cluster + " for " +
-                           std::to_string(*d.toleration_seconds) + "s (tolerationSeconds)"}}));
+      out.events.push_back(to_event(job_events::Failover{
+          job->id, d.cluster, d.purge_mode,
+          why + " on cluster " + d.cluster + " for " + std::to_string(*d.toleration_seconds) +
+              "s (tolerationSeconds)"}));
     }
   }
   return out;

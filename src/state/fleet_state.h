@@ -21,6 +21,7 @@
 #include "state/audit.h"
 #include "state/event_log.h"
 #include "state/events.h"
+#include "state/job_events.h"
 
 namespace gf::frontend {
 struct CompiledQuota;  // published with the view by the scheduler cache; the state never has one
@@ -162,8 +163,23 @@ class FleetState {
   void drop_job_run(uint64_t key);
   // Removes a deleted workload's record.
   void forget_job(uint64_t key, const std::string& id);
-  // Workload-only job events (failover, copy purged, suspend, delete): workload_apply.cpp.
-  Status apply_workload_event(const EventRecord& record, const Json& payload, Job& job);
+  // Job events, one applier per type (job_apply.cpp; the workload-only ones — failover, copy
+  // purged, suspend, delete — in workload_apply.cpp).
+  Status apply_job_submitted(const EventRecord& record, const Json& payload);
+  template <typename E>
+  Status apply_typed_job_event(const EventRecord& record, const Json& payload);
+  Status on_job_event(const EventRecord& record, const job_events::Admitted& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Running& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Preempted& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Interrupted& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Finished& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::PriorityChanged& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Waiting& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Failover& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::CopyPurged& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Suspend& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::Deleted& e, Job& job);
+  void end_run(Job& job, Time t);
   Status restore_indexes();
   void mark_cluster_dirty(const std::string& name);
   Job* mutable_job(std::string_view id);

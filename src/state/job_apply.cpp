@@ -151,207 +151,255 @@ Status FleetState::apply_quota_event(const EventRecord& rec, const Json& p) {
   return ok_status();
 }
 
+// One applier per job event type, found by its wire name (docs/architecture.md "Typed events").
 Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
-  const Time t = rec.time;
-  if (rec.type == event_type::kJobSubmitted) {
-    GF_ASSIGN_OR_RETURN(Job job, Job::from_json(p.at("job")));
-    if (view_.jobs.contains(job.id)) return internal_error("job " + job.id + " already exists");
-    job.created_at = t;
-    job.submit_seq = rec.seq;
-    if (job.dispatch) {
-      job.add_history(t, "Created",
-                      "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
-                          job.dispatch->policy +
-                          (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota"
-                                                : " sends it straight to placement"));
-      view_.workload_ids[workload_key(job.kind, job.ns, job.name)] = job.id;
-    } else {
-      job.add_history(
-          t, "Submitted",
-          "submitted to " + (job.job_queue.empty()
-                                 ? (job.local_queue.empty() ? "namespace " + job.ns
-                                                            : "local queue " + job.local_queue)
-                                 : "job queue " + job.job_queue + ", share " + job.quota_share));
-    }
-    view_.job_counter = std::max<int64_t>(view_.job_counter, static_cast<int64_t>(job.key));
-    if (job.dispatch && job.dispatch->suspended)
-      job.add_history(t, "Suspended", "runPolicy.suspend is true: not queued until resumed");
-    index_->key_to_id[job.key] = job.id;
-    std::string id = job.id;
-    view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job)));
-    return ok_status();
-  }
-  const std::string id = p.value("id", "");
-  Job* job = mutable_job(id);
-  if (job == nullptr) return internal_error("no job " + id);
+  using Applier = Status (FleetState::*)(const EventRecord&, const Json&);
+  static const std::map<std::string_view, Applier> kAppliers = {
+      {job_events::Submitted::kType, &FleetState::apply_job_submitted},
+      {job_events::Admitted::kType, &FleetState::apply_typed_job_event<job_events::Admitted>},
+      {job_events::Running::kType, &FleetState::apply_typed_job_event<job_events::Running>},
+      {job_events::Preempted::kType, &FleetState::apply_typed_job_event<job_events::Preempted>},
+      {job_events::Interrupted::kType, &FleetState::apply_typed_job_event<job_events::Interrupted>},
+      {job_events::Finished::kType, &FleetState::apply_typed_job_event<job_events::Finished>},
+      {job_events::PriorityChanged::kType,
+       &FleetState::apply_typed_job_event<job_events::PriorityChanged>},
+      {job_events::Waiting::kType, &FleetState::apply_typed_job_event<job_events::Waiting>},
+      {job_events::Failover::kType, &FleetState::apply_typed_job_event<job_events::Failover>},
+      {job_events::CopyPurged::kType, &FleetState::apply_typed_job_event<job_events::CopyPurged>},
+      {job_events::Suspend::kType, &FleetState::apply_typed_job_event<job_events::Suspend>},
+      {job_events::Deleted::kType, &FleetState::apply_typed_job_event<job_events::Deleted>},
+  };
+  auto it = kAppliers.find(rec.type);
+  if (it == kAppliers.end()) return internal_error("unknown job event " + rec.type);
+  return (this->*(it->second))(rec, p);
+}
 
-  if (rec.type == event_type::kJobAdmitted) {
-    const bool replaced = p.value("replaced", false);
-    const std::string cluster = p.value("cluster", "");
-    const auto nodes = p.value("nodes", std::vector<std::string>{});
-    const int32_t alternative = p.value("alternative", 0);
-    job->admitted = true;
-    job->waiting.reset();  // a job whose pods still wait gets its reason from the next pass
-    job->alternative = alternative;
-    if (!replaced) job->admitted_at = t;
-    job->cluster = cluster;
-    job->pod_nodes = nodes;
-    if (nodes.empty()) {
-      // Dispatched on an estimate of the cluster's room (--reservation=false): its pods wait
-      // there until the cluster's nodes fit them or failover moves the job.
-      job->status = JobStatus::kStarting;
-      job->status_reason = "dispatched to cluster " + cluster +
-                           "; pods Pending: no node arrangement there fits the gang yet";
-    } else {
-      job->status = JobStatus::kScheduled;
-      job->status_reason =
-          replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
-      index_->scheduled.insert(job->key);
-    }
-    if (job->dispatch) {
-      note_binding(*job, t, cluster, nodes.empty(), p.value("borrowing", false));
-      return ok_status();
-    }
-    std::string msg =
-        (replaced ? "placed again on cluster " : "admitted; gang placed on cluster ") + cluster +
-        " (" + std::to_string(nodes.size()) + " pods)";
-    if (p.value("borrowing", false)) msg += ", borrowing idle capacity of its cohort";
-    job->add_history(t, replaced ? "Placed" : "Admitted", msg);
+template <typename E>
+Status FleetState::apply_typed_job_event(const EventRecord& rec, const Json& p) {
+  GF_ASSIGN_OR_RETURN(const E e, job_events::decode<E>(p));
+  Job* job = mutable_job(e.id);
+  if (job == nullptr) return internal_error("no job " + e.id);
+  return on_job_event(rec, e, *job);
+}
+
+Status FleetState::apply_job_submitted(const EventRecord& rec, const Json& p) {
+  const Time t = rec.time;
+  GF_ASSIGN_OR_RETURN(job_events::Submitted e, job_events::decode<job_events::Submitted>(p));
+  Job job = std::move(e.job);
+  if (view_.jobs.contains(job.id)) return internal_error("job " + job.id + " already exists");
+  job.created_at = t;
+  job.submit_seq = rec.seq;
+  if (job.dispatch) {
+    job.add_history(t, "Created",
+                    "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
+                        job.dispatch->policy +
+                        (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota"
+                                              : " sends it straight to placement"));
+    view_.workload_ids[workload_key(job.kind, job.ns, job.name)] = job.id;
+  } else {
+    job.add_history(
+        t, "Submitted",
+        "submitted to " + (job.job_queue.empty()
+                               ? (job.local_queue.empty() ? "namespace " + job.ns
+                                                          : "local queue " + job.local_queue)
+                               : "job queue " + job.job_queue + ", share " + job.quota_share));
+  }
+  view_.job_counter = std::max<int64_t>(view_.job_counter, static_cast<int64_t>(job.key));
+  if (job.dispatch && job.dispatch->suspended)
+    job.add_history(t, "Suspended", "runPolicy.suspend is true: not queued until resumed");
+  index_->key_to_id[job.key] = job.id;
+  std::string id = job.id;
+  view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job)));
+  return ok_status();
+}
+
+// The job no longer runs: its open run ends now, its pending completion and start are dropped.
+void FleetState::end_run(Job& job, Time t) {
+  if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
+  drop_job_run(job.key);
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitted& e,
+                                Job& job_ref) {
+  const Time t = rec.time;
+  Job* job = &job_ref;
+  const bool replaced = e.replaced;
+  const std::string& cluster = e.cluster;
+  const std::vector<std::string>& nodes = e.nodes;
+  const int32_t alternative = e.alternative;
+  job->admitted = true;
+  job->waiting.reset();  // a job whose pods still wait gets its reason from the next pass
+  job->alternative = alternative;
+  if (!replaced) job->admitted_at = t;
+  job->cluster = cluster;
+  job->pod_nodes = nodes;
+  if (nodes.empty()) {
+    // Dispatched on an estimate of the cluster's room (--reservation=false): its pods wait
+    // there until the cluster's nodes fit them or failover moves the job.
+    job->status = JobStatus::kStarting;
+    job->status_reason = "dispatched to cluster " + cluster +
+                         "; pods Pending: no node arrangement there fits the gang yet";
+  } else {
+    job->status = JobStatus::kScheduled;
+    job->status_reason =
+        replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
+    index_->scheduled.insert(job->key);
+  }
+  if (job->dispatch) {
+    note_binding(*job, t, cluster, nodes.empty(), e.borrowing);
     return ok_status();
   }
-  if (rec.type == event_type::kJobRunning) {
-    // Metering: the price of what its pods hold — a whole node, or the node's price times the
-    // pod's share of the node's GPUs (CPU when the node has none).
-    JobRun run;
-    run.start = t;
-    run.cluster = job->cluster;
-    run.pods = static_cast<int32_t>(job->pod_nodes.size());
-    if (const Cluster* c = view_.find_cluster(job->cluster)) {
-      size_t i = 0;
-      for (const JobPodSet& ps : job->pod_sets) {
-        ResourceVector req;
-        if (!ps.whole_node) {
-          ResourceRegistry reg;  // the price needs only cpu and the GPU count
-          auto parsed = ResourceVector::from_json(ps.requests, reg, "requests");
-          if (parsed.ok()) req = *parsed;
-        }
-        for (int32_t k = 0; k < ps.count && i < job->pod_nodes.size(); ++k, ++i) {
-          auto n = c->nodes.find(job->pod_nodes[i]);
-          if (n == c->nodes.end()) continue;
-          const int64_t price = n->second.price_micros_per_hour;
-          const ResourceVector cap = node_capacity(n->second.instance_type);
-          if (ps.whole_node) {
-            run.micros_per_hour += price;
-          } else if (cap.get(kGpu) > 0 && req.get(kGpu) > 0) {
-            run.micros_per_hour += price * req.get(kGpu) / cap.get(kGpu);
-          } else if (cap.get(kCpu) > 0) {
-            run.micros_per_hour += price * std::min(req.get(kCpu), cap.get(kCpu)) / cap.get(kCpu);
-          }
+  std::string msg = (replaced ? "placed again on cluster " : "admitted; gang placed on cluster ") +
+                    cluster + " (" + std::to_string(nodes.size()) + " pods)";
+  if (e.borrowing) msg += ", borrowing idle capacity of its cohort";
+  job->add_history(t, replaced ? "Placed" : "Admitted", msg);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Running& /*e*/,
+                                Job& job_ref) {
+  const Time t = rec.time;
+  Job* job = &job_ref;
+  // Metering: the price of what its pods hold — a whole node, or the node's price times the
+  // pod's share of the node's GPUs (CPU when the node has none).
+  JobRun run;
+  run.start = t;
+  run.cluster = job->cluster;
+  run.pods = static_cast<int32_t>(job->pod_nodes.size());
+  if (const Cluster* c = view_.find_cluster(job->cluster)) {
+    size_t i = 0;
+    for (const JobPodSet& ps : job->pod_sets) {
+      ResourceVector req;
+      if (!ps.whole_node) {
+        ResourceRegistry reg;  // the price needs only cpu and the GPU count
+        auto parsed = ResourceVector::from_json(ps.requests, reg, "requests");
+        if (parsed.ok()) req = *parsed;
+      }
+      for (int32_t k = 0; k < ps.count && i < job->pod_nodes.size(); ++k, ++i) {
+        auto n = c->nodes.find(job->pod_nodes[i]);
+        if (n == c->nodes.end()) continue;
+        const int64_t price = n->second.price_micros_per_hour;
+        const ResourceVector cap = node_capacity(n->second.instance_type);
+        if (ps.whole_node) {
+          run.micros_per_hour += price;
+        } else if (cap.get(kGpu) > 0 && req.get(kGpu) > 0) {
+          run.micros_per_hour += price * req.get(kGpu) / cap.get(kGpu);
+        } else if (cap.get(kCpu) > 0) {
+          run.micros_per_hour += price * std::min(req.get(kCpu), cap.get(kCpu)) / cap.get(kCpu);
         }
       }
     }
-    job->runs.push_back(std::move(run));
-    job->status = JobStatus::kRunning;
-    job->status_reason = "running on cluster " + job->cluster;
-    job->started_at = t;  // the latest start: a gang placed again starts over
-    index_->scheduled.erase(job->key);
-    if (job->duration) index_->add_completion(t + *job->duration, job->key);
-    if (job->dispatch) {
-      Dispatch& d = *job->dispatch;
-      if (d.restarting) d.restarts += 1;
-      d.restarting = false;
-      d.not_running_since.reset();
-      d.excluded.clear();
-      if (!d.first_started_at) d.first_started_at = t;
-    }
-    job->add_history(t, "Running",
-                     "all " + std::to_string(job->pod_nodes.size()) + " pods started on cluster " +
-                         job->cluster);
-    return ok_status();
   }
-  auto drop_completion = [&] {
-    if (!job->runs.empty() && !job->runs.back().end) job->runs.back().end = t;
-    drop_job_run(job->key);
-  };
-  if (rec.type == event_type::kJobPreempted) {
-    const bool terminated = p.value("terminated", false);
-    const Time until = from_micros(p.value("until_us", int64_t{0}));
-    drop_completion();
-    JobPreemption pre{t, p.value("by", ""), p.value("rule", ""), p.value("message", ""),
-                      terminated};
-    job->preempted_count += 1;
-    job->recent_preemptions.push_back(pre);
-    if (job->recent_preemptions.size() > 5)
-      job->recent_preemptions.erase(job->recent_preemptions.begin());
-    job->admitted = false;
-    job->cluster.clear();
-    job->pod_nodes.clear();
-    job->requeue_at = until;
-    if (terminated) {
-      job->status = JobStatus::kFailed;
-      job->stopped_at = t;
-      job->status_reason = "preempted more than preemptionRetriesBeforeTermination (" +
-                           std::to_string(job->max_preemptions.value_or(0)) + ") times";
-    } else {
-      job->status = JobStatus::kRunnable;
-      job->status_reason = "preempted (" + pre.rule + "); requeued with backoff";
-    }
-    job->add_history(t, "Preempted", pre.message);
-    return ok_status();
+  job->runs.push_back(std::move(run));
+  job->status = JobStatus::kRunning;
+  job->status_reason = "running on cluster " + job->cluster;
+  job->started_at = t;  // the latest start: a gang placed again starts over
+  index_->scheduled.erase(job->key);
+  if (job->duration) index_->add_completion(t + *job->duration, job->key);
+  if (job->dispatch) {
+    Dispatch& d = *job->dispatch;
+    if (d.restarting) d.restarts += 1;
+    d.restarting = false;
+    d.not_running_since.reset();
+    d.excluded.clear();
+    if (!d.first_started_at) d.first_started_at = t;
   }
-  if (rec.type == event_type::kJobInterrupted) {
-    drop_completion();
-    job->cluster.clear();
-    job->pod_nodes.clear();
-    job->status = JobStatus::kRunnable;
-    job->status_reason = "interrupted: " + p.value("message", std::string("a node left"));
-    if (job->dispatch) {
-      Dispatch& d = *job->dispatch;
-      d.restarting = true;
-      if (!d.not_running_since) d.not_running_since = t;
-      job->add_history(t, "Restarting", p.value("message", std::string("a node of its gang left")));
-      return ok_status();
-    }
-    job->add_history(t, "Interrupted", p.value("message", std::string("a node of its gang left")));
-    return ok_status();
-  }
-  if (rec.type == event_type::kJobFinished) {
-    auto st = parse_job_status(p.value("status", ""));
-    if (!st || !is_terminal(*st))
-      return internal_error("job.finished with status " + p.value("status", ""));
-    drop_completion();
-    job->waiting.reset();
-    job->status = *st;
-    job->status_reason = p.value("reason", "");
+  job->add_history(
+      t, "Running",
+      "all " + std::to_string(job->pod_nodes.size()) + " pods started on cluster " + job->cluster);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preempted& e,
+                                Job& job_ref) {
+  const Time t = rec.time;
+  Job* job = &job_ref;
+  const bool terminated = e.terminated;
+  const Time until = e.until;
+  end_run(*job, t);
+  JobPreemption pre{t, e.by, e.rule, e.message, terminated};
+  job->preempted_count += 1;
+  job->recent_preemptions.push_back(pre);
+  if (job->recent_preemptions.size() > 5)
+    job->recent_preemptions.erase(job->recent_preemptions.begin());
+  job->admitted = false;
+  job->cluster.clear();
+  job->pod_nodes.clear();
+  job->requeue_at = until;
+  if (terminated) {
+    job->status = JobStatus::kFailed;
     job->stopped_at = t;
-    job->admitted = false;
-    if (job->dispatch) {
-      job->dispatch->restarting = false;
-      job->dispatch->not_running_since.reset();
-      job->add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed",
-                       job->status_reason);
-      return ok_status();
-    }
-    job->add_history(t, std::string(to_string(*st)), job->status_reason);
+    job->status_reason = "preempted more than preemptionRetriesBeforeTermination (" +
+                         std::to_string(job->max_preemptions.value_or(0)) + ") times";
+  } else {
+    job->status = JobStatus::kRunnable;
+    job->status_reason = "preempted (" + pre.rule + "); requeued with backoff";
+  }
+  job->add_history(t, "Preempted", pre.message);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Interrupted& e,
+                                Job& job_ref) {
+  const Time t = rec.time;
+  Job* job = &job_ref;
+  end_run(*job, t);
+  job->cluster.clear();
+  job->pod_nodes.clear();
+  job->status = JobStatus::kRunnable;
+  job->status_reason = "interrupted: " + e.message;
+  if (job->dispatch) {
+    Dispatch& d = *job->dispatch;
+    d.restarting = true;
+    if (!d.not_running_since) d.not_running_since = t;
+    job->add_history(t, "Restarting", e.message);
     return ok_status();
   }
-  if (rec.type == event_type::kJobWaiting) {
-    if (!p.contains("waiting")) return internal_error("job.waiting without waiting");
-    GF_ASSIGN_OR_RETURN(JobWait w, JobWait::from_json(p.at("waiting")));
-    // A job not admitted yet says why in its status reason (a service job's statusReason).
-    if (!job->admitted) job->status_reason = w.message;
-    job->waiting = std::move(w);
+  job->add_history(t, "Interrupted", e.message);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Finished& e,
+                                Job& job_ref) {
+  const Time t = rec.time;
+  Job* job = &job_ref;
+  const std::optional<JobStatus> st = e.status;
+  end_run(*job, t);
+  job->waiting.reset();
+  job->status = *st;
+  job->status_reason = e.reason;
+  job->stopped_at = t;
+  job->admitted = false;
+  if (job->dispatch) {
+    job->dispatch->restarting = false;
+    job->dispatch->not_running_since.reset();
+    job->add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed", job->status_reason);
     return ok_status();
   }
-  if (rec.type == event_type::kJobPriority) {
-    const int32_t prio = p.value("priority", 0);
-    job->add_history(
-        t, "PriorityChanged",
-        "schedulingPriority " + std::to_string(job->priority) + " -> " + std::to_string(prio));
-    job->priority = prio;
-    return ok_status();
-  }
-  return apply_workload_event(rec, p, *job);
+  job->add_history(t, std::string(to_string(*st)), job->status_reason);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& /*rec*/, const job_events::Waiting& e,
+                                Job& job_ref) {
+  Job* job = &job_ref;
+  JobWait w = e.waiting;
+  // A job not admitted yet says why in its status reason (a service job's statusReason).
+  if (!job->admitted) job->status_reason = w.message;
+  job->waiting = std::move(w);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::PriorityChanged& e,
+                                Job& job_ref) {
+  const Time t = rec.time;
+  Job* job = &job_ref;
+  const int32_t prio = e.priority;
+  job->add_history(
+      t, "PriorityChanged",
+      "schedulingPriority " + std::to_string(job->priority) + " -> " + std::to_string(prio));
+  job->priority = prio;
+  return ok_status();
 }
 
 // After a snapshot load: the quota compiled again and the job indexes rebuilt from the records.

@@ -103,87 +103,94 @@ Status FleetState::apply_policy_event(const EventRecord& rec, const Json& p) {
   return ok_status();
 }
 
-Status FleetState::apply_workload_event(const EventRecord& rec, const Json& p, Job& job) {
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Failover& e, Job& job) {
   const Time t = rec.time;
   if (!job.dispatch)
     return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
   Dispatch& d = *job.dispatch;
+  const std::string& from = e.from;
+  drop_job_run(job.key);  // placed in this batch but not started: it starts over elsewhere
+  if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
+  const std::string& mode = e.purge_mode;
+  MemberCopy copy{from, std::string(workload_state(job)), t, std::nullopt, d.restarts};
+  if (mode == "Gracefully") {
+    copy.purge_at = t + seconds(d.grace_period_seconds);
+    d.left.push_back(copy);
+  } else if (mode == "Never") {
+    d.left.push_back(copy);
+  }
+  d.failovers += 1;
+  d.excluded.push_back(from);
+  d.cluster.clear();
+  d.bound_at.reset();
+  d.not_running_since = t;  // the clock starts over for the next cluster
+  job.cluster.clear();
+  job.pod_nodes.clear();
+  job.status = JobStatus::kRunnable;
+  job.status_reason = "failing over from cluster " + from;
+  std::string what =
+      mode == "Gracefully" ? "its copy there is removed once the new placement runs (at most " +
+                                 std::to_string(d.grace_period_seconds) + "s)"
+      : mode == "Never" ? "its copy there is left in place (purgeMode Never)"
+                        : "its copy there is purged at once (purgeMode " + mode + ")";
+  job.add_history(t, "Failover", e.message + "; " + what);
+  return ok_status();
+}
 
-  if (rec.type == event_type::kJobFailover) {
-    const std::string from = p.value("from", "");
-    drop_job_run(job.key);  // placed in this batch but not started: it starts over elsewhere
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::CopyPurged& e, Job& job) {
+  const Time t = rec.time;
+  if (!job.dispatch)
+    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  Dispatch& d = *job.dispatch;
+  const std::string& cluster = e.cluster;
+  const auto before = d.left.size();
+  std::erase_if(d.left, [&](const MemberCopy& c) { return c.cluster == cluster; });
+  if (d.left.size() == before)
+    return internal_error("job " + job.id + " has no copy on cluster " + cluster);
+  job.add_history(t, "CopyPurged", "copy on cluster " + cluster + " removed: " + e.reason);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspend& e, Job& job) {
+  const Time t = rec.time;
+  if (!job.dispatch)
+    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  Dispatch& d = *job.dispatch;
+  const bool suspend = e.suspend;
+  if (suspend == d.suspended) return ok_status();
+  d.suspended = suspend;
+  if (suspend) {
     if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
-    const std::string mode = p.value("purge_mode", d.purge_mode);
-    MemberCopy copy{from, std::string(workload_state(job)), t, std::nullopt, d.restarts};
-    if (mode == "Gracefully") {
-      copy.purge_at = t + seconds(d.grace_period_seconds);
-      d.left.push_back(copy);
-    } else if (mode == "Never") {
-      d.left.push_back(copy);
-    }
-    d.failovers += 1;
-    d.excluded.push_back(from);
-    d.cluster.clear();
-    d.bound_at.reset();
-    d.not_running_since = t;  // the clock starts over for the next cluster
+    drop_job_run(job.key);
+    job.waiting.reset();
+    job.admitted = false;
     job.cluster.clear();
     job.pod_nodes.clear();
+    d.cluster.clear();
+    d.bound_at.reset();
+    d.not_running_since.reset();
+    d.restarting = false;
+    job.status = JobStatus::kSubmitted;
+    job.status_reason = "suspended (runPolicy.suspend)";
+    job.add_history(t, "Suspended", "runPolicy.suspend set: pods deleted, quota released");
+  } else {
     job.status = JobStatus::kRunnable;
-    job.status_reason = "failing over from cluster " + from;
-    std::string what =
-        mode == "Gracefully" ? "its copy there is removed once the new placement runs (at most " +
-                                   std::to_string(d.grace_period_seconds) + "s)"
-        : mode == "Never" ? "its copy there is left in place (purgeMode Never)"
-                          : "its copy there is purged at once (purgeMode " + mode + ")";
-    job.add_history(t, "Failover",
-                    p.value("message", std::string("pods could not run")) + "; " + what);
-    return ok_status();
+    job.status_reason = "waiting in the queue";
+    job.add_history(t, "Resumed", "runPolicy.suspend cleared: queued again");
   }
-  if (rec.type == event_type::kJobCopyPurged) {
-    const std::string cluster = p.value("cluster", "");
-    const auto before = d.left.size();
-    std::erase_if(d.left, [&](const MemberCopy& c) { return c.cluster == cluster; });
-    if (d.left.size() == before)
-      return internal_error("job " + job.id + " has no copy on cluster " + cluster);
-    job.add_history(
-        t, "CopyPurged",
-        "copy on cluster " + cluster + " removed: " + p.value("reason", std::string("")));
-    return ok_status();
-  }
-  if (rec.type == event_type::kJobSuspend) {
-    const bool suspend = p.value("suspend", true);
-    if (suspend == d.suspended) return ok_status();
-    d.suspended = suspend;
-    if (suspend) {
-      if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
-      drop_job_run(job.key);
-      job.waiting.reset();
-      job.admitted = false;
-      job.cluster.clear();
-      job.pod_nodes.clear();
-      d.cluster.clear();
-      d.bound_at.reset();
-      d.not_running_since.reset();
-      d.restarting = false;
-      job.status = JobStatus::kSubmitted;
-      job.status_reason = "suspended (runPolicy.suspend)";
-      job.add_history(t, "Suspended", "runPolicy.suspend set: pods deleted, quota released");
-    } else {
-      job.status = JobStatus::kRunnable;
-      job.status_reason = "waiting in the queue";
-      job.add_history(t, "Resumed", "runPolicy.suspend cleared: queued again");
-    }
-    return ok_status();
-  }
-  if (rec.type == event_type::kJobDeleted) {
-    drop_job_run(job.key);
-    add_job_user_event(rec, job, JobEvent{t, "Deleted", p.value("reason", std::string("deleted"))});
-    const std::string id = job.id;  // `job` dies with its record
-    view_.workload_ids.erase(workload_key(job.kind, job.ns, job.name));
-    forget_job(job.key, id);
-    return ok_status();
-  }
-  return internal_error("unknown job event " + rec.type);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Deleted& e, Job& job) {
+  const Time t = rec.time;
+  if (!job.dispatch)
+    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  drop_job_run(job.key);
+  add_job_user_event(rec, job, JobEvent{t, "Deleted", e.reason});
+  const std::string id = job.id;  // `job` dies with its record
+  view_.workload_ids.erase(workload_key(job.kind, job.ns, job.name));
+  forget_job(job.key, id);
+  return ok_status();
 }
 
 }  // namespace gf
