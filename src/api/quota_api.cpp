@@ -29,12 +29,6 @@ Result<Json> parse_one(const HttpRequest& req) {
   return docs.front();
 }
 
-// Validation interns resource names into a registry of its own: only the scheduler cache's
-// registry gives ids that matter, and validating changes nothing.
-std::unique_ptr<ResourceRegistry> scratch_registry(const FleetState&) {
-  return std::make_unique<ResourceRegistry>();
-}
-
 const frontend::ObjectMap& objects_of(const FleetView& v) {
   static const frontend::ObjectMap empty;
   return v.quota_objects ? *v.quota_objects : empty;
@@ -88,8 +82,8 @@ Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaOb
     if (!o.warnings.empty()) item["warnings"] = o.warnings;
     items.push_back(std::move(item));
   }
-  auto reg = scratch_registry(s);
-  GF_RETURN_IF_ERROR(frontend::check_apply(current, incoming, *reg));
+  ResourceRegistry reg;  // validation's own: only the scheduler cache's ids matter
+  GF_RETURN_IF_ERROR(frontend::check_apply(current, incoming, reg));
   Json objs = Json::array();
   for (const QuotaObject& o : incoming) objs.push_back(object_event_entry(o));
   Decision d;
@@ -107,8 +101,8 @@ Result<Decision> decide_delete(const FleetState& s, const ObjectKey& key) {
   }
   frontend::ObjectMap after = current;
   after.erase(key);
-  auto reg = scratch_registry(s);
-  auto compiled = frontend::compile(after, *reg);
+  ResourceRegistry reg;
+  auto compiled = frontend::compile(after, reg);
   if (!compiled.ok()) {
     return conflict_error("cannot delete " + std::string(frontend::kind_name(key.kind)) + " " +
                           key.name + ": other objects depend on it (" +

@@ -219,64 +219,61 @@ void FleetState::end_run(Job& job, Time t) {
   drop_job_run(job.key);
 }
 
-Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitted& e,
-                                Job& job_ref) {
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitted& e, Job& job) {
   const Time t = rec.time;
-  Job* job = &job_ref;
   const bool replaced = e.replaced;
   const std::string& cluster = e.cluster;
   const std::vector<std::string>& nodes = e.nodes;
   const int32_t alternative = e.alternative;
-  job->admitted = true;
-  job->waiting.reset();  // a job whose pods still wait gets its reason from the next pass
-  job->alternative = alternative;
-  if (!replaced) job->admitted_at = t;
-  job->cluster = cluster;
-  job->pod_nodes = nodes;
+  job.admitted = true;
+  job.waiting.reset();  // a job whose pods still wait gets its reason from the next pass
+  job.alternative = alternative;
+  if (!replaced) job.admitted_at = t;
+  job.cluster = cluster;
+  job.pod_nodes = nodes;
   if (nodes.empty()) {
     // Dispatched on an estimate of the cluster's room (--reservation=false): its pods wait
     // there until the cluster's nodes fit them or failover moves the job.
-    job->status = JobStatus::kStarting;
-    job->status_reason = "dispatched to cluster " + cluster +
-                         "; pods Pending: no node arrangement there fits the gang yet";
+    job.status = JobStatus::kStarting;
+    job.status_reason = "dispatched to cluster " + cluster +
+                        "; pods Pending: no node arrangement there fits the gang yet";
   } else {
-    job->status = JobStatus::kScheduled;
-    job->status_reason =
+    job.status = JobStatus::kScheduled;
+    job.status_reason =
         replaced ? "placed again on cluster " + cluster : "admitted on cluster " + cluster;
-    index_->scheduled.insert(job->key);
+    index_->scheduled.insert(job.key);
   }
-  if (job->dispatch) {
-    note_binding(*job, t, cluster, nodes.empty(), e.borrowing);
+  if (job.dispatch) {
+    note_binding(job, t, cluster, nodes.empty(), e.borrowing);
     return ok_status();
   }
   std::string msg = (replaced ? "placed again on cluster " : "admitted; gang placed on cluster ") +
                     cluster + " (" + std::to_string(nodes.size()) + " pods)";
   if (e.borrowing) msg += ", borrowing idle capacity of its cohort";
-  job->add_history(t, replaced ? "Placed" : "Admitted", msg);
+  job.add_history(t, replaced ? "Placed" : "Admitted", msg);
   return ok_status();
 }
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Running& /*e*/,
-                                Job& job_ref) {
+                                Job& job) {
   const Time t = rec.time;
-  Job* job = &job_ref;
   // Metering: the price of what its pods hold — a whole node, or the node's price times the
   // pod's share of the node's GPUs (CPU when the node has none).
   JobRun run;
   run.start = t;
-  run.cluster = job->cluster;
-  run.pods = static_cast<int32_t>(job->pod_nodes.size());
-  if (const Cluster* c = view_.find_cluster(job->cluster)) {
+  run.cluster = job.cluster;
+  run.pods = static_cast<int32_t>(job.pod_nodes.size());
+  if (const Cluster* c = view_.find_cluster(job.cluster)) {
     size_t i = 0;
-    for (const JobPodSet& ps : job->pod_sets) {
+    for (const JobPodSet& ps : job.pod_sets) {
       ResourceVector req;
       if (!ps.whole_node) {
         ResourceRegistry reg;  // the price needs only cpu and the GPU count
         auto parsed = ResourceVector::from_json(ps.requests, reg, "requests");
         if (parsed.ok()) req = *parsed;
       }
-      for (int32_t k = 0; k < ps.count && i < job->pod_nodes.size(); ++k, ++i) {
-        auto n = c->nodes.find(job->pod_nodes[i]);
+      for (int32_t k = 0; k < ps.count && i < job.pod_nodes.size(); ++k, ++i) {
+        auto n = c->nodes.find(job.pod_nodes[i]);
         if (n == c->nodes.end()) continue;
         const int64_t price = n->second.price_micros_per_hour;
         const ResourceVector cap = node_capacity(n->second.instance_type);
@@ -290,115 +287,108 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Runnin
       }
     }
   }
-  job->runs.push_back(std::move(run));
-  job->status = JobStatus::kRunning;
-  job->status_reason = "running on cluster " + job->cluster;
-  job->started_at = t;  // the latest start: a gang placed again starts over
-  index_->scheduled.erase(job->key);
-  if (job->duration) index_->add_completion(t + *job->duration, job->key);
-  if (job->dispatch) {
-    Dispatch& d = *job->dispatch;
+  job.runs.push_back(std::move(run));
+  job.status = JobStatus::kRunning;
+  job.status_reason = "running on cluster " + job.cluster;
+  job.started_at = t;  // the latest start: a gang placed again starts over
+  index_->scheduled.erase(job.key);
+  if (job.duration) index_->add_completion(t + *job.duration, job.key);
+  if (job.dispatch) {
+    Dispatch& d = *job.dispatch;
     if (d.restarting) d.restarts += 1;
     d.restarting = false;
     d.not_running_since.reset();
     d.excluded.clear();
     if (!d.first_started_at) d.first_started_at = t;
   }
-  job->add_history(
+  job.add_history(
       t, "Running",
-      "all " + std::to_string(job->pod_nodes.size()) + " pods started on cluster " + job->cluster);
+      "all " + std::to_string(job.pod_nodes.size()) + " pods started on cluster " + job.cluster);
   return ok_status();
 }
 
-Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preempted& e,
-                                Job& job_ref) {
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preempted& e, Job& job) {
   const Time t = rec.time;
-  Job* job = &job_ref;
   const bool terminated = e.terminated;
   const Time until = e.until;
-  end_run(*job, t);
+  end_run(job, t);
   JobPreemption pre{t, e.by, e.rule, e.message, terminated};
-  job->preempted_count += 1;
-  job->recent_preemptions.push_back(pre);
-  if (job->recent_preemptions.size() > 5)
-    job->recent_preemptions.erase(job->recent_preemptions.begin());
-  job->admitted = false;
-  job->cluster.clear();
-  job->pod_nodes.clear();
-  job->requeue_at = until;
+  job.preempted_count += 1;
+  job.recent_preemptions.push_back(pre);
+  if (job.recent_preemptions.size() > 5)
+    job.recent_preemptions.erase(job.recent_preemptions.begin());
+  job.admitted = false;
+  job.cluster.clear();
+  job.pod_nodes.clear();
+  job.requeue_at = until;
   if (terminated) {
-    job->status = JobStatus::kFailed;
-    job->stopped_at = t;
-    job->status_reason = "preempted more than preemptionRetriesBeforeTermination (" +
-                         std::to_string(job->max_preemptions.value_or(0)) + ") times";
+    job.status = JobStatus::kFailed;
+    job.stopped_at = t;
+    job.status_reason = "preempted more than preemptionRetriesBeforeTermination (" +
+                        std::to_string(job.max_preemptions.value_or(0)) + ") times";
   } else {
-    job->status = JobStatus::kRunnable;
-    job->status_reason = "preempted (" + pre.rule + "); requeued with backoff";
+    job.status = JobStatus::kRunnable;
+    job.status_reason = "preempted (" + pre.rule + "); requeued with backoff";
   }
-  job->add_history(t, "Preempted", pre.message);
+  job.add_history(t, "Preempted", pre.message);
   return ok_status();
 }
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Interrupted& e,
-                                Job& job_ref) {
+                                Job& job) {
   const Time t = rec.time;
-  Job* job = &job_ref;
-  end_run(*job, t);
-  job->cluster.clear();
-  job->pod_nodes.clear();
-  job->status = JobStatus::kRunnable;
-  job->status_reason = "interrupted: " + e.message;
-  if (job->dispatch) {
-    Dispatch& d = *job->dispatch;
+  end_run(job, t);
+  job.cluster.clear();
+  job.pod_nodes.clear();
+  job.status = JobStatus::kRunnable;
+  job.status_reason = "interrupted: " + e.message;
+  if (job.dispatch) {
+    Dispatch& d = *job.dispatch;
     d.restarting = true;
     if (!d.not_running_since) d.not_running_since = t;
-    job->add_history(t, "Restarting", e.message);
+    job.add_history(t, "Restarting", e.message);
     return ok_status();
   }
-  job->add_history(t, "Interrupted", e.message);
+  job.add_history(t, "Interrupted", e.message);
   return ok_status();
 }
 
-Status FleetState::on_job_event(const EventRecord& rec, const job_events::Finished& e,
-                                Job& job_ref) {
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Finished& e, Job& job) {
   const Time t = rec.time;
-  Job* job = &job_ref;
   const std::optional<JobStatus> st = e.status;
-  end_run(*job, t);
-  job->waiting.reset();
-  job->status = *st;
-  job->status_reason = e.reason;
-  job->stopped_at = t;
-  job->admitted = false;
-  if (job->dispatch) {
-    job->dispatch->restarting = false;
-    job->dispatch->not_running_since.reset();
-    job->add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed", job->status_reason);
+  end_run(job, t);
+  job.waiting.reset();
+  job.status = *st;
+  job.status_reason = e.reason;
+  job.stopped_at = t;
+  job.admitted = false;
+  if (job.dispatch) {
+    job.dispatch->restarting = false;
+    job.dispatch->not_running_since.reset();
+    job.add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed", job.status_reason);
     return ok_status();
   }
-  job->add_history(t, std::string(to_string(*st)), job->status_reason);
+  job.add_history(t, std::string(to_string(*st)), job.status_reason);
   return ok_status();
 }
 
 Status FleetState::on_job_event(const EventRecord& /*rec*/, const job_events::Waiting& e,
-                                Job& job_ref) {
-  Job* job = &job_ref;
+                                Job& job) {
   JobWait w = e.waiting;
   // A job not admitted yet says why in its status reason (a service job's statusReason).
-  if (!job->admitted) job->status_reason = w.message;
-  job->waiting = std::move(w);
+  if (!job.admitted) job.status_reason = w.message;
+  job.waiting = std::move(w);
   return ok_status();
 }
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::PriorityChanged& e,
-                                Job& job_ref) {
+                                Job& job) {
   const Time t = rec.time;
-  Job* job = &job_ref;
   const int32_t prio = e.priority;
-  job->add_history(
+  job.add_history(
       t, "PriorityChanged",
-      "schedulingPriority " + std::to_string(job->priority) + " -> " + std::to_string(prio));
-  job->priority = prio;
+      "schedulingPriority " + std::to_string(job.priority) + " -> " + std::to_string(prio));
+  job.priority = prio;
   return ok_status();
 }
 

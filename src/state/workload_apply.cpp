@@ -103,10 +103,19 @@ Status FleetState::apply_policy_event(const EventRecord& rec, const Json& p) {
   return ok_status();
 }
 
+namespace {
+
+// The workload-only events name a PyTorchJob the fleet dispatches.
+Status require_workload(const EventRecord& rec, const Job& job) {
+  if (job.dispatch) return ok_status();
+  return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+}
+
+}  // namespace
+
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Failover& e, Job& job) {
   const Time t = rec.time;
-  if (!job.dispatch)
-    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  GF_RETURN_IF_ERROR(require_workload(rec, job));
   Dispatch& d = *job.dispatch;
   const std::string& from = e.from;
   drop_job_run(job.key);  // placed in this batch but not started: it starts over elsewhere
@@ -139,8 +148,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Failov
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::CopyPurged& e, Job& job) {
   const Time t = rec.time;
-  if (!job.dispatch)
-    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  GF_RETURN_IF_ERROR(require_workload(rec, job));
   Dispatch& d = *job.dispatch;
   const std::string& cluster = e.cluster;
   const auto before = d.left.size();
@@ -153,8 +161,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::CopyPu
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspend& e, Job& job) {
   const Time t = rec.time;
-  if (!job.dispatch)
-    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  GF_RETURN_IF_ERROR(require_workload(rec, job));
   Dispatch& d = *job.dispatch;
   const bool suspend = e.suspend;
   if (suspend == d.suspended) return ok_status();
@@ -183,8 +190,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspen
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Deleted& e, Job& job) {
   const Time t = rec.time;
-  if (!job.dispatch)
-    return internal_error(rec.type + " for job " + job.id + ", which is not a workload");
+  GF_RETURN_IF_ERROR(require_workload(rec, job));
   drop_job_run(job.key);
   add_job_user_event(rec, job, JobEvent{t, "Deleted", e.reason});
   const std::string id = job.id;  // `job` dies with its record
