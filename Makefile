@@ -45,8 +45,9 @@ test: format-check build build-asan
 
 # ThreadSanitizer over the tests that run threads (docs/style.md). Not part of `make test`: a
 # third full build does not fit CI's time on 2 cores; `make test-all` runs both.
+# Only what test-tsan runs: the loop's tests and the integration tests (with the binary).
 build-tsan: setup $(TSAN_BUILD)/build.ninja
-	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target unit_loop_tests integration_tests
 
 test-tsan: build-tsan
 	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
