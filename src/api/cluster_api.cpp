@@ -22,9 +22,7 @@ Result<Json> parse_body(const HttpRequest& req) {
   return docs.front();
 }
 
-Event make_event(std::string_view type, Json payload) {
-  return Event{std::string(type), std::move(payload), ""};
-}
+using event_codec::to_event;
 
 Json warnings_json(const std::vector<std::string>& w) {
   Json j = Json::array();
@@ -44,19 +42,10 @@ HttpResponse create_cluster(Api& api, const HttpRequest& req) {
                         parse_create_cluster(body, s.view(), *prov.catalog));
     const std::string id = cluster_id(prov.id_seed, s.view().cluster_counter + 1);
     const std::string arn = make_arn(prov.arn, "cluster", id);
-    Json groups = Json::array();
-    for (const auto& g : cr.groups) groups.push_back(g.to_json());
     Decision d;
-    d.events.push_back(make_event(event_type::kClusterCreated,
-                                  Json{{"Name", cr.name},
-                                       {"Id", id},
-                                       {"Arn", arn},
-                                       {"Continuous", cr.continuous},
-                                       {"Orchestrator", to_string(cr.orchestrator)},
-                                       {"VpcConfig", cr.vpc_config},
-                                       {"NodeRecovery", cr.node_recovery},
-                                       {"MinCountTimeoutUs", prov.min_count_timeout.count()},
-                                       {"Groups", groups}}));
+    d.events.push_back(to_event(
+        cluster_events::Created{cr.name, id, arn, cr.continuous, cr.orchestrator, cr.vpc_config,
+                                cr.node_recovery, prov.min_count_timeout, cr.groups}));
     d.response = Json{{"ClusterArn", arn}};
     if (!cr.warnings.empty()) d.response["Warnings"] = warnings_json(cr.warnings);
     return d;
@@ -83,12 +72,9 @@ HttpResponse update_cluster(Api& api, const HttpRequest& req) {
   r.handle = [body = *body, name, &prov](const FleetState& s, Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(UpdateClusterRequest ur,
                         parse_update_cluster(name, body, s.view(), *prov.catalog));
-    Json groups = Json::array();
-    for (const auto& g : ur.groups) groups.push_back(g.to_json());
-    Json p = {{"Name", name}, {"Groups", groups}, {"Delete", ur.groups_to_delete}};
-    if (ur.node_recovery) p["NodeRecovery"] = *ur.node_recovery;
     Decision d;
-    d.events.push_back(make_event(event_type::kClusterUpdated, p));
+    d.events.push_back(
+        to_event(cluster_events::Updated{name, ur.groups, ur.groups_to_delete, ur.node_recovery}));
     d.response = Json{{"ClusterArn", s.view().find_cluster(name)->arn}};
     if (!ur.warnings.empty()) d.response["Warnings"] = warnings_json(ur.warnings);
     return d;
@@ -105,7 +91,7 @@ HttpResponse delete_cluster(Api& api, const HttpRequest& req) {
     if (!c) return not_found_error("cluster \"" + name + "\" not found");
     Decision d;
     if (c->status != ClusterStatus::kDeleting) {
-      d.events.push_back(make_event(event_type::kClusterDeleteRequested, Json{{"Name", name}}));
+      d.events.push_back(to_event(cluster_events::DeleteRequested{name}));
     }
     d.response = Json{{"ClusterArn", c->arn}};
     return d;
@@ -157,10 +143,7 @@ HttpResponse batch_add(Api& api, const HttpRequest& req) {
     }
     for (const auto& [group, target] : targets) {
       d.events.push_back(
-          make_event(event_type::kGroupTarget, Json{{"Name", name},
-                                                    {"Group", group},
-                                                    {"Target", target},
-                                                    {"Reason", "BatchAddClusterNodes"}}));
+          to_event(cluster_events::GroupTargetSet{name, group, target, "BatchAddClusterNodes"}));
     }
     d.response = Json{{"Successful", ok}, {"Failed", failed}};
     return d;
@@ -206,9 +189,8 @@ HttpResponse batch_delete(Api& api, const HttpRequest& req) {
         fail("InvalidNodeStatus", "node " + id + " is the Slurm controller; it cannot be removed");
         continue;
       }
-      d.events.push_back(make_event(
-          event_type::kNodeTerminateRequested,
-          Json{{"Name", name}, {"InstanceId", id}, {"Reason", "BatchDeleteClusterNodes"}}));
+      d.events.push_back(
+          to_event(cluster_events::TerminateRequested{name, id, "BatchDeleteClusterNodes"}));
       if (g) {
         int64_t& t = targets.try_emplace(n.group, g->spec.target).first->second;
         t = std::max<int64_t>(0, t - 1);
@@ -217,10 +199,7 @@ HttpResponse batch_delete(Api& api, const HttpRequest& req) {
     }
     for (const auto& [group, target] : targets) {
       d.events.push_back(
-          make_event(event_type::kGroupTarget, Json{{"Name", name},
-                                                    {"Group", group},
-                                                    {"Target", target},
-                                                    {"Reason", "BatchDeleteClusterNodes"}}));
+          to_event(cluster_events::GroupTargetSet{name, group, target, "BatchDeleteClusterNodes"}));
     }
     d.response = Json{{"Successful", ok}, {"Failed", failed}};
     return d;

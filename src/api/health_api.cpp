@@ -343,8 +343,7 @@ void register_health_routes(Api& api) {
       if (!s.view().find_cluster(name))
         return not_found_error("cluster '" + name + "' does not exist");
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kRemediationPolicySet),
-                               Json{{"Cluster", name}, {"Policy", pol.to_json()}}, ""});
+      d.events.push_back(event_codec::to_event(health_events::PolicySet{name, pol}));
       d.response = pol.to_json();
       d.response["ClusterName"] = name;
       return d;
@@ -441,8 +440,7 @@ void register_health_routes(Api& api) {
                       {"Message", "the circuit breaker was not open"}};
         return d;
       }
-      d.events.push_back(
-          Event{std::string(event_type::kBreakerReset), Json{{"Cluster", name}, {"By", by}}, ""});
+      d.events.push_back(event_codec::to_event(health_events::BreakerReset{name, by}));
       d.response = {{"ClusterName", name}, {"State", "Closed"}, {"ResetBy", by}};
       return d;
     };
@@ -486,9 +484,7 @@ void register_health_routes(Api& api) {
                                                               Time now) -> Result<Decision> {
       GF_ASSIGN_OR_RETURN(const Node* n, remediate::live_node(s, cluster, node));
       Decision d;
-      d.events.push_back(Event{std::string(event_type::kNodeLabels),
-                               Json{{"Cluster", cluster}, {"InstanceId", node}, {"Labels", map}},
-                               ""});
+      d.events.push_back(event_codec::to_event(health_events::NodeLabels{cluster, node, map}));
       d.response = {{"ClusterName", cluster}, {"NodeId", node}, {"Labels", map}};
       auto before = n->labels.find("gpufleet.io/remediate");
       const bool changed = wanted && (before == n->labels.end() ||

@@ -34,13 +34,6 @@ const frontend::ObjectMap& objects_of(const FleetView& v) {
   return v.quota_objects ? *v.quota_objects : empty;
 }
 
-Json object_event_entry(const QuotaObject& o) {
-  return Json{{"kind", std::string(frontend::kind_name(o.key.kind))},
-              {"namespace", o.key.ns},
-              {"name", o.key.name},
-              {"doc", o.doc}};
-}
-
 bool is_k8s(Kind k) {
   return k != Kind::kServiceEnvironment && k != Kind::kSchedulingPolicy && k != Kind::kJobQueue &&
          k != Kind::kQuotaShare;
@@ -84,11 +77,12 @@ Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaOb
   }
   ResourceRegistry reg;  // validation's own: only the scheduler cache's ids matter
   GF_RETURN_IF_ERROR(frontend::check_apply(current, incoming, reg));
-  Json objs = Json::array();
-  for (const QuotaObject& o : incoming) objs.push_back(object_event_entry(o));
+  object_events::QuotaApplied applied;
+  for (const QuotaObject& o : incoming)
+    applied.objects.push_back(
+        object_events::QuotaObjectDoc{o.key.kind, o.key.ns, o.key.name, o.doc});
   Decision d;
-  d.events.push_back(
-      Event{std::string(event_type::kQuotaApplied), Json{{"objects", std::move(objs)}}, ""});
+  d.events.push_back(event_codec::to_event(applied));
   d.response = Json{{"items", std::move(items)}};
   return d;
 }
@@ -109,11 +103,8 @@ Result<Decision> decide_delete(const FleetState& s, const ObjectKey& key) {
                           compiled.status().message() + ")");
   }
   Decision d;
-  d.events.push_back(Event{std::string(event_type::kQuotaDeleted),
-                           Json{{"kind", std::string(frontend::kind_name(key.kind))},
-                                {"namespace", key.ns},
-                                {"name", key.name}},
-                           ""});
+  d.events.push_back(
+      event_codec::to_event(object_events::QuotaDeleted{key.kind, key.ns, key.name}));
   d.response =
       Json{{"deleted", {{"kind", std::string(frontend::kind_name(key.kind))}, {"name", key.name}}}};
   return d;

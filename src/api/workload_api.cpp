@@ -135,7 +135,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
                              std::vector<Event>& events, Json& items) {
   // Policies first: a job in the same request may be selected by one of them.
   PolicyMap policies = s.view().policies ? *s.view().policies : PolicyMap{};
-  Json policy_objects = Json::array();
+  std::vector<object_events::PolicyDoc> policy_objects;
   for (size_t i = 0; i < docs.policies.size(); ++i) {
     const PropagationPolicy& p = docs.policies[i];
     auto it = policies.find({p.ns, p.name});
@@ -148,14 +148,14 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
     const std::string uid = "uid-" + std::to_string(s.applied_seq() + 1) + "-p" + std::to_string(i);
     PropagationPolicy stored = p;
     stored.doc = with_identity(p.doc, previous, uid, now);
-    policy_objects.push_back(Json{{"namespace", p.ns}, {"name", p.name}, {"doc", stored.doc}});
+    policy_objects.push_back(object_events::PolicyDoc{p.ns, p.name, stored.doc});
     items.push_back(result_item(workload::kPropagationPolicyKind, p.ns, p.name,
                                 previous ? "configured" : "created", p.warnings));
     policies[{p.ns, p.name}] = std::move(stored);
   }
   if (!policy_objects.empty()) {
-    events.push_back(Event{std::string(event_type::kPolicyApplied),
-                           Json{{"objects", std::move(policy_objects)}}, ""});
+    events.push_back(
+        event_codec::to_event(object_events::PolicyApplied{std::move(policy_objects)}));
   }
 
   std::vector<const PropagationPolicy*> candidates;

@@ -321,8 +321,7 @@ HttpResponse workload_delete(Api& api, const std::string& plural, const HttpRequ
       if (!s.view().policies || !s.view().policies->contains({ns, name})) {
         return not_found_error("PropagationPolicy " + ns + "/" + name + " not found");
       }
-      d.events.push_back(Event{std::string(event_type::kPolicyDeleted),
-                               Json{{"namespace", ns}, {"name", name}}, ""});
+      d.events.push_back(event_codec::to_event(object_events::PolicyDeleted{ns, name}));
       d.response =
           Json{{"deleted", {{"kind", "PropagationPolicy"}, {"namespace", ns}, {"name", name}}}};
       return d;

@@ -24,6 +24,7 @@
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/control_loop.h"
 #include "runtime/runtime.h"
+#include "state/plane_events.h"
 
 namespace gf {
 
@@ -260,8 +261,7 @@ int serve(const ServeArgs& args) {
   started.handle = [&args](const FleetState&, Time) -> Result<Decision> {
     Decision d;
     d.events.push_back(
-        Event{std::string(event_type::kControlPlaneStarted),
-              Json{{"version", GPUFLEET_VERSION}, {"store", "sqlite:" + args.data_dir}}, ""});
+        event_codec::to_event(plane_events::Started{GPUFLEET_VERSION, "sqlite:" + args.data_dir}));
     return d;
   };
   if (Outcome o = loop.submit(std::move(started)).get(); !o.status.ok()) {

@@ -1,4 +1,5 @@
 #include "loop/control_loop.h"
+#include "state/plane_events.h"
 
 #include <spdlog/spdlog.h>
 
@@ -438,7 +439,7 @@ void ControlLoop::thread_main() {
     run_batch(now, take_pending(now), {});
   }
   // Graceful stop: record it, snapshot, and let the owner close the journal.
-  Event stopped{std::string(event_type::kControlPlaneStopped), Json{{"reason", stop_reason_}}, ""};
+  Event stopped = event_codec::to_event(plane_events::Stopped{stop_reason_});
   const Time now = clock_.now();
   if (run_batch(now, take_pending(now), {stopped})) maybe_snapshot(true);
 }

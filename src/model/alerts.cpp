@@ -18,6 +18,13 @@ std::string_view to_string(Severity s) {
   return "warning";
 }
 
+std::optional<Severity> parse_severity(std::string_view s) {
+  if (s == "info") return Severity::kInfo;
+  if (s == "warning") return Severity::kWarning;
+  if (s == "critical") return Severity::kCritical;
+  return std::nullopt;
+}
+
 namespace {
 
 using S = Severity;

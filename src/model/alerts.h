@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@ namespace gf::health {
 
 enum class Severity : uint8_t { kInfo, kWarning, kCritical };
 std::string_view to_string(Severity s);  // "info", "warning", "critical"
+std::optional<Severity> parse_severity(std::string_view s);
 
 // Actions: "reboot", "reprovision", "migrate" (docs/remediation.md), "record-only" (recorded, never
 // remediated), "support" (no remediation mapped: recorded and forwarded to the support webhook),

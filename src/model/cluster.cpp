@@ -59,6 +59,11 @@ std::string_view to_string(NodeType t) { return enum_name(t, kNodeType); }
 std::string_view to_string(Orchestrator o) {
   return o == Orchestrator::kSlurm ? "Slurm" : "Native";
 }
+std::optional<Orchestrator> parse_orchestrator(std::string_view s) {
+  if (s == "Slurm") return Orchestrator::kSlurm;
+  if (s == "Native") return Orchestrator::kNative;
+  return std::nullopt;
+}
 std::optional<ClusterStatus> parse_cluster_status(std::string_view s) {
   return parse_enum(s, kClusterStatus);
 }

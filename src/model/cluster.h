@@ -51,6 +51,7 @@ std::string_view to_string(GroupStatus s);
 std::string_view to_string(NodeStatus s);
 std::string_view to_string(NodeType t);
 std::string_view to_string(Orchestrator o);
+std::optional<Orchestrator> parse_orchestrator(std::string_view s);
 std::optional<ClusterStatus> parse_cluster_status(std::string_view s);
 std::optional<GroupStatus> parse_group_status(std::string_view s);
 std::optional<NodeStatus> parse_node_status(std::string_view s);

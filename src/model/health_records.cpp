@@ -32,9 +32,9 @@ auto guarded(const char* what, F&& f) -> Result<decltype(f())> {
 }
 
 health::Severity parse_severity(std::string_view s) {
-  if (s == "critical") return health::Severity::kCritical;
-  if (s == "info") return health::Severity::kInfo;
-  return health::Severity::kWarning;
+  const std::optional<health::Severity> sev = health::parse_severity(s);
+  if (!sev) throw std::runtime_error("unknown Severity \"" + std::string(s) + "\"");
+  return *sev;
 }
 
 }  // namespace

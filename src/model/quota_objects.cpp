@@ -36,6 +36,13 @@ const KindInfo& info(Kind kind) { return kKinds[static_cast<size_t>(kind)]; }
 std::string_view kind_name(Kind kind) { return info(kind).name; }
 std::string_view kind_plural(Kind kind) { return info(kind).plural; }
 
+std::optional<Kind> kind_from_name(std::string_view name) {
+  for (const KindInfo& k : kKinds) {
+    if (name == k.name) return k.kind;
+  }
+  return std::nullopt;
+}
+
 std::optional<Kind> kind_from_plural(std::string_view plural) {
   for (const KindInfo& k : kKinds) {
     if (plural == k.plural || plural == k.singular || (!k.alias.empty() && plural == k.alias)) {

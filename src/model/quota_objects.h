@@ -37,6 +37,8 @@ std::string_view kind_plural(Kind kind);
 // The plural, the lowercase singular ("clusterqueue", "quotashare") or, for the AWS kinds, the
 // hyphenated singular ("quota-share").
 std::optional<Kind> kind_from_plural(std::string_view plural);
+// The kind of its name ("ClusterQueue"), as kind_name writes it.
+std::optional<Kind> kind_from_name(std::string_view name);
 // True for ElasticQuotaTree (always kube-system) and LocalQueue.
 bool namespaced(Kind kind);
 

@@ -9,9 +9,7 @@ namespace gf {
 
 namespace {
 
-Event ev(std::string_view type, Json payload) {
-  return Event{std::string(type), std::move(payload), ""};
-}
+using event_codec::to_event;
 
 bool has_group_of(const Cluster& c, NodeType type) {
   return std::any_of(c.groups.begin(), c.groups.end(), [&](const InstanceGroup& g) {
@@ -73,8 +71,6 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
     gc.current += n.is_current();
     gc.leaving += n.status == NodeStatus::kShuttingDown;
   }
-  const Json base = {{"Name", c.name}};
-
   if (c.status == ClusterStatus::kDeleting || c.status == ClusterStatus::kFailed) {
     for (const auto& [id, n] : c.nodes) {
       if (n.status != NodeStatus::kShuttingDown) {
@@ -83,7 +79,7 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
       }
     }
     if (c.status == ClusterStatus::kDeleting && c.nodes.empty()) {
-      d.events.push_back(ev(event_type::kClusterRemoved, base));
+      d.events.push_back(to_event(cluster_events::Removed{c.name}));
     }
     return;
   }
@@ -106,10 +102,7 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
 
   // Cluster status.
   auto status_event = [&](ClusterStatus s, const std::string& reason) {
-    Json p = base;
-    p["Status"] = to_string(s);
-    p["Reason"] = reason;
-    d.events.push_back(ev(event_type::kClusterStatus, p));
+    d.events.push_back(to_event(cluster_events::StatusChanged{c.name, s, reason, std::nullopt}));
   };
   auto groups_at_target = [&] {
     for (const auto& g : c.groups) {
@@ -148,7 +141,6 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
 void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool may_launch,
                                   Time now, int64_t& counter, ControllerDecision& d) {
   const std::string& gname = g.spec.name;
-  const Json base = {{"Name", c.name}, {"Group", gname}};
   const GroupCounts& gc = counts_[gname];
   const int64_t live = gc.live;
   const int64_t current = gc.current;
@@ -160,7 +152,7 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
       any = true;
       if (n.status != NodeStatus::kShuttingDown) terminate(c, n, "instance group deletion", d);
     }
-    if (!any) d.events.push_back(ev(event_type::kGroupRemoved, base));
+    if (!any) d.events.push_back(to_event(cluster_events::GroupRemoved{c.name, gname}));
     return;
   }
 
@@ -190,25 +182,23 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
   if (!may_launch) return;
   if (g.status == GroupStatus::kCreating || g.status == GroupStatus::kUpdating) {
     if (current >= g.spec.min) {
-      Json p = base;
-      p["Status"] = "InService";
-      p["Reason"] = g.spec.min > 0 ? "minimum capacity reached: InstanceGroup " + gname + " has " +
-                                         std::to_string(current) + " Running of MinCount " +
-                                         std::to_string(g.spec.min) + " (TargetCount " +
-                                         std::to_string(g.spec.target) + ")"
-                                   : "";
-      d.events.push_back(ev(event_type::kGroupStatus, p));
+      const std::string reason =
+          g.spec.min > 0 ? fmt::format(
+                               "minimum capacity reached: InstanceGroup {} has {} Running "
+                               "of MinCount {} (TargetCount {})",
+                               gname, current, g.spec.min, g.spec.target)
+                         : "";
+      d.events.push_back(to_event(
+          cluster_events::GroupStatusChanged{c.name, gname, GroupStatus::kInService, reason}));
     } else if (g.min_deadline && now >= *g.min_deadline) {
       const int64_t target = g.ever_in_service ? g.last_in_service_target : 0;
       const int64_t min = g.ever_in_service ? g.last_in_service_min : 0;
-      Json p = base;
-      p["Target"] = target;
-      p["Min"] = min;
-      p["Reason"] = "rollback initiated: InstanceGroup " + gname + " did not reach MinCount " +
-                    std::to_string(g.spec.min) + " within " + format_duration(c.min_count_timeout) +
-                    " (" + std::to_string(current) + " Running); rolling back to (MinCount " +
-                    std::to_string(min) + ", TargetCount " + std::to_string(target) + ")";
-      d.events.push_back(ev(event_type::kGroupRollback, p));
+      const std::string reason = fmt::format(
+          "rollback initiated: InstanceGroup {} did not reach MinCount {} within {} ({} Running); "
+          "rolling back to (MinCount {}, TargetCount {})",
+          gname, g.spec.min, format_duration(c.min_count_timeout), current, min, target);
+      d.events.push_back(
+          to_event(cluster_events::GroupRolledBack{c.name, gname, target, min, reason}));
     } else if (g.min_deadline) {
       wake(d, *g.min_deadline);
     }
@@ -225,13 +215,9 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
     op.instance_id = instance_id(++counter);
     op.instance_type = g.spec.instance_type;
     op.attempt = g.launch_attempts + i + 1;
-    d.events.push_back(ev(event_type::kNodeLaunchRequested,
-                          Json{{"Name", c.name},
-                               {"Group", g.spec.name},
-                               {"InstanceId", op.instance_id},
-                               {"InstanceType", op.instance_type},
-                               {"Attempt", op.attempt},
-                               {"PriceMicrosPerHour", info ? info->price_micros_per_hour : 0}}));
+    d.events.push_back(to_event(
+        cluster_events::LaunchRequested{c.name, g.spec.name, op.instance_id, op.instance_type,
+                                        op.attempt, info ? info->price_micros_per_hour : 0}));
     d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
     next_issued_[op.instance_id] |= kIssuedLaunch;
   }
@@ -239,8 +225,7 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
 
 void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& reason,
                             ControllerDecision& d) {
-  d.events.push_back(ev(event_type::kNodeTerminateRequested,
-                        Json{{"Name", c.name}, {"InstanceId", n.instance_id}, {"Reason", reason}}));
+  d.events.push_back(to_event(cluster_events::TerminateRequested{c.name, n.instance_id, reason}));
   TerminateOp op{c.name, n.instance_id, n.instance_type};
   d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
   next_issued_[n.instance_id] |= kIssuedTerminate;
@@ -294,25 +279,26 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
   if (it == c->nodes.end()) return d;
   const Node& n = it->second;
   const InstanceGroup* g = c->find_group(n.group);
-  const Json base = {{"Name", c->name}, {"InstanceId", n.instance_id}};
   using Kind = CloudReport::Kind;
 
   const bool pending = n.status == NodeStatus::kPending;
   switch (rep.kind) {
     case Kind::kLaunched:
-      if (pending && !n.launched()) d.events.push_back(ev(event_type::kNodeLaunched, base));
+      if (pending && !n.launched())
+        d.events.push_back(to_event(cluster_events::Launched{c->name, n.instance_id}));
       return d;
     case Kind::kRunning:
-      if (pending && n.launched()) d.events.push_back(ev(event_type::kNodeRunning, base));
+      if (pending && n.launched())
+        d.events.push_back(to_event(cluster_events::NodeRunning{c->name, n.instance_id}));
       return d;
     case Kind::kTerminated:
-      d.events.push_back(ev(event_type::kNodeTerminated, base));
+      d.events.push_back(to_event(cluster_events::Terminated{c->name, n.instance_id}));
       return d;
     case Kind::kUnhealthy: {
       if (!pending) return d;
-      Json p = base;
-      p["Message"] = rep.message.empty() ? "instance failed its health checks" : rep.message;
-      d.events.push_back(ev(event_type::kNodeUnhealthy, p));
+      d.events.push_back(to_event(cluster_events::NodeUnhealthy{
+          c->name, n.instance_id,
+          rep.message.empty() ? "instance failed its health checks" : rep.message}));
       return d;  // retryable: the controller replaces it on its next pass
     }
     case Kind::kLaunchFailed:
@@ -324,67 +310,60 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
   }
   if (!pending) return d;
   const bool capacity = rep.kind == Kind::kLaunchFailed;
-  {
-    Json p = base;
-    if (capacity) {
-      p["Reason"] = to_string(rep.reason);
-      p["Message"] = rep.message;
-      d.events.push_back(ev(event_type::kNodeLaunchFailed, p));
-    } else {
-      p["Message"] = rep.message;
-      d.events.push_back(ev(event_type::kNodeLifecycleFailed, p));
-    }
+  if (capacity) {
+    d.events.push_back(to_event(cluster_events::LaunchFailed{
+        c->name, n.instance_id, std::string(to_string(rep.reason)), rep.message}));
+  } else {
+    d.events.push_back(
+        to_event(cluster_events::LifecycleFailed{c->name, n.instance_id, rep.message}));
   }
   if (!g) return d;
-  const Json cbase = {{"Name", c->name}};
 
   // Non-retryable controller failures while creating fail the cluster (docs/provisioning.md).
   if (c->continuous && c->status == ClusterStatus::kCreating &&
       c->orchestrator == Orchestrator::kSlurm && g->spec.node_type == NodeType::kController) {
-    Json p = cbase;
-    p["Status"] = "Failed";
-    if (capacity) {
-      p["FailureMessage"] =
-          "Cluster creation failed: there is no capacity for the controller group " + g->spec.name +
-          "'s instance type " + g->spec.instance_type + " (" + rep.message +
-          "). Choose another instance type for the controller group, or create the "
-          "cluster in another availability zone.";
-    } else {
-      p["FailureMessage"] = "Cluster creation failed: the lifecycle script " + script_name(*g) +
-                            " failed on controller instance " + n.instance_id + " (" + rep.message +
-                            "). Fix the lifecycle script and create the cluster again.";
-    }
-    p["Reason"] = p["FailureMessage"];
-    d.events.push_back(ev(event_type::kClusterStatus, p));
+    const std::string failure =
+        capacity ? fmt::format(
+                       "Cluster creation failed: there is no capacity for the controller "
+                       "group {}'s instance type {} ({}). Choose another instance type "
+                       "for the controller group, or create the cluster in another "
+                       "availability zone.",
+                       g->spec.name, g->spec.instance_type, rep.message)
+                 : fmt::format(
+                       "Cluster creation failed: the lifecycle script {} failed on "
+                       "controller instance {} ({}). Fix the lifecycle script and create "
+                       "the cluster again.",
+                       script_name(*g), n.instance_id, rep.message);
+    d.events.push_back(
+        to_event(cluster_events::StatusChanged{c->name, ClusterStatus::kFailed, failure, failure}));
     return d;
   }
   if (!c->continuous) {
-    const std::string why = capacity ? "could not provision " + g->spec.instance_type +
-                                           " for InstanceGroup " + g->spec.name + ": " + rep.message
-                                     : "lifecycle script " + script_name(*g) + " failed on " +
-                                           n.instance_id + ": " + rep.message;
+    const std::string why = capacity
+                                ? fmt::format("could not provision {} for InstanceGroup {}: {}",
+                                              g->spec.instance_type, g->spec.name, rep.message)
+                                : fmt::format("lifecycle script {} failed on {}: {}",
+                                              script_name(*g), n.instance_id, rep.message);
     if (c->status == ClusterStatus::kCreating) {
-      Json p = cbase;
-      p["Status"] = "Failed";
-      p["FailureMessage"] = "Cluster creation failed (all-or-nothing provisioning): " + why +
-                            ". Every instance launched for it is terminated.";
-      p["Reason"] = p["FailureMessage"];
-      d.events.push_back(ev(event_type::kClusterStatus, p));
+      const std::string failure = fmt::format(
+          "Cluster creation failed (all-or-nothing provisioning): {}. Every instance launched "
+          "for it is terminated.",
+          why);
+      d.events.push_back(to_event(
+          cluster_events::StatusChanged{c->name, ClusterStatus::kFailed, failure, failure}));
     } else if (c->status == ClusterStatus::kUpdating) {
-      d.events.push_back(
-          ev(event_type::kClusterRollback, Json{{"Name", c->name}, {"Reason", why}}));
+      d.events.push_back(to_event(cluster_events::RolledBack{c->name, why}));
     }
     return d;
   }
   // Worker (or login) failure: retry the group with backoff, once per failed round.
   if (!(g->next_attempt && *g->next_attempt > now)) {
     const int64_t failures = g->consecutive_failures + 1;
-    Json p = {
-        {"Name", c->name}, {"Group", g->spec.name}, {"Failures", failures}, {"Attempt", n.attempt}};
-    p["NextAttemptUs"] = to_micros(now + backoff(failures));
-    p["Reason"] = capacity ? "insufficient capacity for " + g->spec.instance_type
-                           : "lifecycle script " + script_name(*g) + " failed";
-    d.events.push_back(ev(event_type::kGroupBackoff, p));
+    const std::string reason =
+        capacity ? fmt::format("insufficient capacity for {}", g->spec.instance_type)
+                 : fmt::format("lifecycle script {} failed", script_name(*g));
+    d.events.push_back(to_event(cluster_events::GroupBackoff{
+        c->name, g->spec.name, failures, n.attempt, now + backoff(failures), reason}));
   }
   return d;
 }

@@ -42,26 +42,25 @@ std::vector<Event> signal_events(const FleetState& state, const std::string& clu
     const health::AlertClass cls = health::classify(d.detector, d.fault);
     const remediate::RuleMatch m =
         remediate::match(policy, d.detector, d.fault, node.group, d.default_action);
-    Event e;
-    e.type = std::string(event_type::kAlertSignal);
-    e.payload = {{"Cluster", cluster},
-                 {"Group", node.group},
-                 {"Node", node.instance_id},
-                 {"Host", node.host()},
-                 {"Detector", d.detector},
-                 {"Subject", d.subject},
-                 {"Fault", d.fault},
-                 {"Severity", health::to_string(cls.severity)},
-                 {"Summary", d.summary},
-                 {"Evidence", evidence},
-                 {"Present", true},
-                 {"PersistenceUs", policy.persistence_for(d.detector).count()},
-                 {"Action", m.support ? "none" : std::string(to_string(m.action))},
-                 {"Support", m.support},
-                 {"ClearedBy", model.cleared_by},
-                 {"Recurs", model.recurs},
-                 {"Signal", keep_raw ? raw : Json(evidence)}};
-    out.push_back(std::move(e));
+    health_events::AlertSignal e;
+    e.cluster = cluster;
+    e.group = node.group;
+    e.node = node.instance_id;
+    e.host = node.host();
+    e.detector = d.detector;
+    e.subject = d.subject;
+    e.fault = d.fault;
+    e.severity = cls.severity;
+    e.summary = d.summary;
+    e.evidence = evidence;
+    e.present = true;
+    e.persistence = policy.persistence_for(d.detector);
+    e.action = m.support ? "none" : std::string(to_string(m.action));
+    e.support = m.support;
+    e.cleared_by = model.cleared_by;
+    e.recurs = model.recurs;
+    e.signal = keep_raw ? raw : Json(evidence);
+    out.push_back(to_event(e));
   }
   return out;
 }
@@ -78,31 +77,33 @@ std::vector<Event> clear_events(const FleetState& state, const std::string& node
         std::find(a.cleared_by.begin(), a.cleared_by.end(), resolved_by) == a.cleared_by.end()) {
       continue;  // this action does not fix that fault
     }
-    Event e;
-    e.type = std::string(event_type::kAlertSignal);
-    e.payload = {{"Cluster", a.cluster},
-                 {"Node", a.node},
-                 {"Detector", a.detector},
-                 {"Subject", a.subject},
-                 {"Fault", a.fault},
-                 {"Present", false},
-                 {"Evidence", fixed ? "fixed by " + resolved_by : "signal cleared"},
-                 {"ResolvedBy", resolved_by},
-                 {"Fixed", fixed}};
-    out.push_back(std::move(e));
+    health_events::AlertSignal e;
+    e.cluster = a.cluster;
+    e.node = a.node;
+    e.detector = a.detector;
+    e.subject = a.subject;
+    e.fault = a.fault;
+    e.present = false;
+    e.evidence = fixed ? "fixed by " + resolved_by : "signal cleared";
+    e.resolved_by = resolved_by;
+    e.fixed = fixed;
+    out.push_back(to_event(e));
   }
   return out;
 }
 
-Event update_event(const Remediation& r, RStatus status, std::string reason, std::string by,
-                   Json extra) {
-  Event e;
-  e.type = std::string(event_type::kRemediationUpdated);
-  e.payload = {
-      {"RemediationId", r.id}, {"Status", to_string(status)}, {"Reason", std::move(reason)}};
-  if (!by.empty()) e.payload["By"] = std::move(by);
-  for (auto it = extra.begin(); it != extra.end(); ++it) e.payload[it.key()] = it.value();
+health_events::RemediationUpdated updated(const Remediation& r, RStatus status, std::string reason,
+                                          std::string by) {
+  health_events::RemediationUpdated e;
+  e.remediation_id = r.id;
+  e.status = status;
+  e.reason = std::move(reason);
+  if (!by.empty()) e.by = std::move(by);
   return e;
+}
+
+Event update_event(const Remediation& r, RStatus status, std::string reason, std::string by) {
+  return to_event(updated(r, status, std::move(reason), std::move(by)));
 }
 
 int64_t recent_auto_approvals(const HealthState& h, const std::string& cluster, Time now,
@@ -259,10 +260,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
       const std::string why = std::to_string(recent + 1) + " automatic remediations within " +
                               format_duration(policy.breaker_window) + " (limit " +
                               std::to_string(policy.breaker_max_auto) + ")";
-      Event trip;
-      trip.type = std::string(event_type::kBreakerTripped);
-      trip.payload = {{"Cluster", req.cluster}, {"Reason", why}};
-      out.push_back(std::move(trip));
+      out.push_back(to_event(health_events::BreakerTripped{req.cluster, why}));
       r.reason += std::string(r.reason.empty() ? "" : "; ") + "circuit breaker tripped: " + why +
                   "; a person must approve";
     }
@@ -273,11 +271,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
     r.approver = "policy:" + m.rule;
     r.approved_at = now;
   }
-  Event e;
-  e.type = std::string(event_type::kRemediationProposed);
-  e.payload = {{"Remediation", r.to_canonical()}};
-  e.idempotency_key = req.key;
-  out.insert(out.begin(), std::move(e));
+  out.insert(out.begin(), to_event(health_events::RemediationProposed{r}, req.key));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "model/health_records.h"
 #include "model/remediation_policy.h"
 #include "remediate/signal.h"
+#include "state/health_events.h"
 
 namespace gf::remediate {
 
@@ -67,9 +68,11 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
                                    const CapacityCheck& capacity, int64_t auto_now = 0,
                                    int64_t taken = 0);
 
-// A remediation.updated event.
+// A remediation.updated event: the struct (to add a deadline or a new host), and as an event.
+health_events::RemediationUpdated updated(const remediate::Remediation& r, remediate::Status status,
+                                          std::string reason, std::string by = "");
 Event update_event(const remediate::Remediation& r, remediate::Status status, std::string reason,
-                   std::string by = "", Json extra = Json::object());
+                   std::string by = "");
 
 // Auto-approvals of the cluster within the policy's circuit-breaker window before `now`.
 int64_t recent_auto_approvals(const remediate::HealthState& h, const std::string& cluster, Time now,

@@ -98,10 +98,7 @@ void RemediationController::alerts(const FleetState& state, Time now, Controller
     if (a.state != "pending") continue;
     const Time due = a.first_seen + a.persistence;
     if (due <= now) {
-      Event e;
-      e.type = std::string(event_type::kAlertFired);
-      e.payload = {{"AlertId", a.id}};
-      d.events.push_back(std::move(e));
+      d.events.push_back(to_event(health_events::AlertFired{a.id}));
     } else {
       wake(d, due);
     }
@@ -112,10 +109,7 @@ void RemediationController::alerts(const FleetState& state, Time now, Controller
       break;
     }
     const AlertRecord* a = h.find_alert(id);
-    Event done;
-    done.type = std::string(event_type::kAlertRecurred);
-    done.payload = {{"AlertId", id}};
-    d.events.push_back(std::move(done));
+    d.events.push_back(to_event(health_events::AlertRecurred{id}));
     if (!a) continue;
     Result<const Node*> node = live_node(state, a->cluster, a->node);
     Result<std::vector<remediate::Detection>> det = remediate::detect(a->signal);
@@ -167,10 +161,7 @@ Result<Decision> RemediationController::handle_delivery(const FleetState&, Time 
   const std::string key = alert_id + "|" + target + "|" + alert_state;
   if (ok) {
     delivering_.erase(key);
-    Event e;
-    e.type = std::string(event_type::kAlertDelivered);
-    e.payload = {{"AlertId", alert_id}, {"Target", target}, {"State", alert_state}};
-    dec.events.push_back(std::move(e));
+    dec.events.push_back(to_event(health_events::AlertDelivered{alert_id, target, alert_state}));
     return dec;
   }
   Retry& r = delivering_[key];
@@ -221,9 +212,10 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
     if (!ev.ok()) continue;
     nodes_done.insert(a.node);
     for (Event& e : *ev) {
-      if (e.type == event_type::kRemediationProposed &&
-          e.payload.at("Remediation").value("AutoApproved", false))
-        ++auto_in_pass_;
+      if (e.type == event_type::kRemediationProposed) {
+        auto proposed = health_events::decode<health_events::RemediationProposed>(e.payload);
+        if (proposed.ok() && proposed->remediation.auto_approved) ++auto_in_pass_;
+      }
       d.events.push_back(std::move(e));
     }
   }
@@ -324,15 +316,13 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
             break;
           }
         }
-        Json extra = Json::object();
-        extra["IdleDeadlineUs"] =
-            policy.max_wait ? Json(to_micros(now + *policy.max_wait)) : Json(nullptr);
-        d.events.push_back(update_event(
-            r, RStatus::kWaitingForIdle,
-            "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" +
-                (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
-                                 : std::string(" (never interrupts running jobs)")),
-            "", extra));
+        health_events::RemediationUpdated u =
+            updated(r, RStatus::kWaitingForIdle,
+                    "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" +
+                        (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
+                                         : std::string(" (never interrupts running jobs)")));
+        if (policy.max_wait) u.idle_deadline = now + *policy.max_wait;
+        d.events.push_back(to_event(u));
         in_flight_cluster[r.cluster] += 1;
         busy_pool.insert(pool);
         break;
@@ -408,11 +398,8 @@ void RemediationController::burn_in(const FleetState& state, ControllerDecision&
     if ((host.status != "Inspecting" && host.status != "BurnIn") || burning_.contains(id)) continue;
     burning_.insert(id);
     if (host.status == "Inspecting") {
-      Event e;
-      e.type = std::string(event_type::kHostStatus);
-      e.payload = {
-          {"HostId", id}, {"Status", "BurnIn"}, {"Reason", "burn-in after " + host.reason}};
-      d.events.push_back(std::move(e));
+      d.events.push_back(to_event(
+          health_events::HostStatus{id, "BurnIn", "burn-in after " + host.reason, std::nullopt}));
     }
     Intent in;
     in.driver = kCloudDriver;
@@ -432,21 +419,15 @@ Result<Decision> RemediationController::handle_report(const FleetState& state, T
     auto it = h.hosts.find(host);
     if (it == h.hosts.end() || it->second.status != "BurnIn") return dec;
     const std::string outcome = report.detail.value("Outcome", "pass");
-    Event e;
-    e.type = std::string(event_type::kHostStatus);
+    health_events::HostStatus e{host, "Interrupted", report.message, std::nullopt};
     if (outcome == "pass") {
-      e.payload = {{"HostId", host},
-                   {"Status", "InService"},
-                   {"Reason", "burn-in passed: " + report.message}};
+      e.status = "InService";
+      e.reason = "burn-in passed: " + report.message;
     } else if (outcome == "fail") {
-      e.payload = {{"HostId", host},
-                   {"Status", "Repair"},
-                   {"Reason", report.message},
-                   {"Checks", report.detail.value("Checks", Json::array())}};
-    } else {
-      e.payload = {{"HostId", host}, {"Status", "Interrupted"}, {"Reason", report.message}};
+      e.status = "Repair";
+      e.checks = report.detail.value("Checks", Json::array());
     }
-    dec.events.push_back(std::move(e));
+    dec.events.push_back(to_event(e));
     return dec;
   }
   const std::string id = report.detail.value("RemediationId", "");
@@ -459,22 +440,18 @@ Result<Decision> RemediationController::handle_report(const FleetState& state, T
                                           " failed: " + report.message + "; node stays cordoned"));
     return dec;
   }
-  Json extra = Json::object();
-  if (report.detail.contains("NewHost")) extra["NewHost"] = report.detail.at("NewHost");
-  dec.events.push_back(update_event(*r, RStatus::kRejoining,
-                                    report.message + "; running health checks before uncordon", "",
-                                    extra));
+  health_events::RemediationUpdated rejoin =
+      updated(*r, RStatus::kRejoining, report.message + "; running health checks before uncordon");
+  if (auto host = report.detail.find("NewHost"); host != report.detail.end() && host->is_string())
+    rejoin.new_host = host->get<std::string>();
+  dec.events.push_back(to_event(rejoin));
   for (Event& e : clear_events(state, r->node, "", std::string(to_string(r->effective)), true))
     dec.events.push_back(std::move(e));
   if (r->effective == Action::kDelete) {
     dec.events.push_back(
         update_event(*r, RStatus::kSucceeded, "node sent to repair; the provisioner replaces it"));
-    Event un;
-    un.type = std::string(event_type::kNodeUnhealthy);
-    un.payload = {{"Name", r->cluster},
-                  {"InstanceId", r->node},
-                  {"Message", "deleted by " + r->id + " (sent to repair)"}};
-    dec.events.push_back(std::move(un));
+    dec.events.push_back(to_event(cluster_events::NodeUnhealthy{
+        r->cluster, r->node, fmt::format("deleted by {} (sent to repair)", r->id)}));
   }
   return dec;
 }

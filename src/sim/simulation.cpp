@@ -193,20 +193,26 @@ class MetricsReplay {
       ++legacy_rollbacks_;
     } else if (type == event_type::kNodeTerminateRequested) {
       ++terminations_;
-    } else if (type == event_type::kNodeLaunchFailed || type == event_type::kNodeLifecycleFailed ||
-               type == event_type::kNodeUnhealthy || type == event_type::kClusterStatus) {
+    } else if (type == event_type::kNodeLifecycleFailed) {
+      ++failures_["LifecycleScriptFailure"];
+    } else if (type == event_type::kNodeLaunchFailed || type == event_type::kNodeUnhealthy ||
+               type == event_type::kClusterStatus) {
+      // One that does not decode is not counted; applying it next fails the run.
       auto p = parse_json(rec.payload, kStoredTextLimits);
       if (!p.ok()) return;
       if (type == event_type::kClusterStatus) {
-        clusters_failed_ += p->value("Status", "") == "Failed";
+        auto e = cluster_events::decode<cluster_events::StatusChanged>(*p);
+        clusters_failed_ += e.ok() && e->status == ClusterStatus::kFailed;
       } else if (type == event_type::kNodeLaunchFailed) {
-        ++failures_[p->value("Reason", "InsufficientCapacity")];
-      } else if (type == event_type::kNodeLifecycleFailed) {
-        ++failures_["LifecycleScriptFailure"];
-      } else if (const Cluster* c = view.find_cluster(p->value("Name", ""))) {
-        auto it = c->nodes.find(p->value("InstanceId", ""));
-        if (it != c->nodes.end() && it->second.status == NodeStatus::kPending) {
-          ++failures_["UnhealthyInstance"];
+        if (auto e = cluster_events::decode<cluster_events::LaunchFailed>(*p); e.ok())
+          ++failures_[e->reason];
+      } else if (auto e = cluster_events::decode<cluster_events::NodeUnhealthy>(*p); e.ok()) {
+        // An unhealthy report while the node is still Pending is a launch failure.
+        if (const Cluster* c = view.find_cluster(e->cluster)) {
+          auto it = c->nodes.find(e->instance_id);
+          if (it != c->nodes.end() && it->second.status == NodeStatus::kPending) {
+            ++failures_["UnhealthyInstance"];
+          }
         }
       }
     }

@@ -5,36 +5,33 @@
 namespace gf {
 
 Json AuditRecord::payload() const {
-  Json j{{"Identity", identity}, {"Roles", roles}, {"Method", method},       {"Path", path},
-         {"Resource", resource}, {"Code", code},   {"RequestId", request_id}};
-  if (!error.empty()) j["Error"] = error;
-  if (!idempotency_key.empty()) j["IdempotencyKey"] = idempotency_key;
-  return j;
+  AuditRecorded e{identity, roles,      method,       path,        resource,
+                  code,     request_id, std::nullopt, std::nullopt};
+  if (!error.empty()) e.error = error;
+  if (!idempotency_key.empty()) e.idempotency_key = idempotency_key;
+  return event_codec::to_json(e);
 }
 
 Result<AuditRecord> AuditRecord::from_payload(const Json& payload, Seq seq, Time time) {
-  ObjectReader r(payload, "audit");
+  GF_ASSIGN_OR_RETURN(AuditRecorded e, event_codec::decode<AuditRecorded>(payload));
   AuditRecord a;
   a.seq = seq;
   a.time = time;
-  a.identity = r.required_string("Identity");
-  a.roles = r.optional_string_list("Roles").value_or(std::vector<std::string>{});
-  a.method = r.required_string("Method");
-  a.path = r.required_string("Path");
-  a.resource = r.optional_string("Resource").value_or("");
-  a.code = static_cast<int>(r.required_int("Code"));
-  a.error = r.optional_string("Error").value_or("");
-  a.idempotency_key = r.optional_string("IdempotencyKey").value_or("");
-  a.request_id = r.optional_string("RequestId").value_or("");
-  (void)r.optional_int("Seq");
-  (void)r.optional_string("Time");
-  (void)r.optional_int("TimeUs");
-  if (!r.ok()) return r.status();
+  a.identity = std::move(e.identity);
+  a.roles = std::move(e.roles);
+  a.method = std::move(e.method);
+  a.path = std::move(e.path);
+  a.resource = std::move(e.resource);
+  a.code = e.code;
+  a.error = e.error.value_or("");
+  a.idempotency_key = e.idempotency_key.value_or("");
+  a.request_id = std::move(e.request_id);
   return a;
 }
 
 Json AuditRecord::to_json() const {
   Json j = payload();
+  j.erase("v");  // the API and snapshot shape has no event version
   j["Seq"] = seq;
   j["Time"] = format_iso8601(time);
   j["TimeUs"] = to_micros(time);

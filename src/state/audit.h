@@ -4,20 +4,18 @@
 // See docs/security.md.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
 #include "core/result.h"
 #include "core/time.h"
 #include "journal/journal.h"
+#include "state/event_codec.h"
 
 namespace gf {
-
-namespace event_type {
-// {Identity, Roles, Method, Path, Resource, Code, IdempotencyKey, RequestId, Error}
-inline constexpr std::string_view kAuditRecorded = "audit.recorded";
-}  // namespace event_type
 
 struct AuditRecord {
   Seq seq = 0;
@@ -39,6 +37,37 @@ struct AuditRecord {
   Json to_json() const;
   static Result<AuditRecord> from_json(const Json& j);
 };
+
+// The journal event of one audit record (state/event_codec.h): the record without its seq and
+// time, which come from the journal.
+struct AuditRecorded {
+  static constexpr std::string_view kType = "audit.recorded";
+  std::string identity;
+  std::vector<std::string> roles;
+  std::string method;
+  std::string path;
+  std::string resource;
+  int code = 0;
+  std::string request_id;
+  std::optional<std::string> error;            // none on success
+  std::optional<std::string> idempotency_key;  // none when the call had none
+  static constexpr auto fields() {
+    using event_codec::field;
+    return std::tuple{field("Identity", &AuditRecorded::identity),
+                      field("Roles", &AuditRecorded::roles),
+                      field("Method", &AuditRecorded::method),
+                      field("Path", &AuditRecorded::path),
+                      field("Resource", &AuditRecorded::resource),
+                      field("Code", &AuditRecorded::code),
+                      field("RequestId", &AuditRecorded::request_id),
+                      field("Error", &AuditRecorded::error),
+                      field("IdempotencyKey", &AuditRecorded::idempotency_key)};
+  }
+};
+
+namespace event_type {
+inline constexpr std::string_view kAuditRecorded = AuditRecorded::kType;
+}  // namespace event_type
 
 // "POST", "/v1/remediations/rem-1/approve" → "remediations/rem-1": the path below /v1 without
 // the verb segment of an action.

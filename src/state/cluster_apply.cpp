@@ -37,7 +37,7 @@ void close_billing(Cluster& c, const Node& n, Time at) {
 }
 
 std::string counts(int64_t min, int64_t target) {
-  return "(MinCount " + std::to_string(min) + ", TargetCount " + std::to_string(target) + ")";
+  return fmt::format("(MinCount {}, TargetCount {})", min, target);
 }
 
 }  // namespace
@@ -55,413 +55,465 @@ Cluster* FleetState::mutable_cluster(std::string_view name) {
   return const_cast<Cluster*>(it->second.get());
 }
 
+// One applier per event type, dispatched by table. The wrapper finds what the event names — the
+// cluster, its group, its node — so an applier starts from records that exist.
+template <typename E>
+Status FleetState::apply_typed_cluster_event(const EventRecord& rec, const Json& p) {
+  GF_ASSIGN_OR_RETURN(const E e, cluster_events::decode<E>(p));
+  Status st;
+  if constexpr (std::is_same_v<E, cluster_events::Created>) {
+    st = on_cluster_event(rec, e);
+  } else {
+    Cluster* c = mutable_cluster(e.cluster);
+    if (!c) return internal_error("no cluster " + e.cluster);
+    if constexpr (requires { e.instance_id; } &&
+                  !std::is_same_v<E, cluster_events::LaunchRequested>) {
+      auto it = c->nodes.find(e.instance_id);
+      if (it == c->nodes.end())
+        return internal_error("no node " + e.instance_id + " in cluster " + e.cluster);
+      st = on_cluster_event(rec, e, *c, it->second);
+    } else if constexpr (requires { e.group; }) {
+      InstanceGroup* g = c->find_group(e.group);
+      if (!g) return internal_error("no group " + e.group + " in cluster " + e.cluster);
+      st = on_cluster_event(rec, e, *c, *g);
+    } else {
+      st = on_cluster_event(rec, e, *c);
+    }
+  }
+  GF_RETURN_IF_ERROR(st);
+  mark_cluster_dirty(e.cluster);
+  return ok_status();
+}
+
 Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
-  const std::string& type = rec.type;
+  using Applier = Status (FleetState::*)(const EventRecord&, const Json&);
+  using namespace cluster_events;
+  static const std::map<std::string_view, Applier> kAppliers = {
+      {Created::kType, &FleetState::apply_typed_cluster_event<Created>},
+      {Updated::kType, &FleetState::apply_typed_cluster_event<Updated>},
+      {DeleteRequested::kType, &FleetState::apply_typed_cluster_event<DeleteRequested>},
+      {StatusChanged::kType, &FleetState::apply_typed_cluster_event<StatusChanged>},
+      {RolledBack::kType, &FleetState::apply_typed_cluster_event<RolledBack>},
+      {Removed::kType, &FleetState::apply_typed_cluster_event<Removed>},
+      {GroupStatusChanged::kType, &FleetState::apply_typed_cluster_event<GroupStatusChanged>},
+      {GroupRolledBack::kType, &FleetState::apply_typed_cluster_event<GroupRolledBack>},
+      {GroupBackoff::kType, &FleetState::apply_typed_cluster_event<GroupBackoff>},
+      {GroupTargetSet::kType, &FleetState::apply_typed_cluster_event<GroupTargetSet>},
+      {GroupRemoved::kType, &FleetState::apply_typed_cluster_event<GroupRemoved>},
+      {LaunchRequested::kType, &FleetState::apply_typed_cluster_event<LaunchRequested>},
+      {LaunchFailed::kType, &FleetState::apply_typed_cluster_event<LaunchFailed>},
+      {Launched::kType, &FleetState::apply_typed_cluster_event<Launched>},
+      {NodeRunning::kType, &FleetState::apply_typed_cluster_event<NodeRunning>},
+      {LifecycleFailed::kType, &FleetState::apply_typed_cluster_event<LifecycleFailed>},
+      {NodeUnhealthy::kType, &FleetState::apply_typed_cluster_event<NodeUnhealthy>},
+      {TerminateRequested::kType, &FleetState::apply_typed_cluster_event<TerminateRequested>},
+      {Terminated::kType, &FleetState::apply_typed_cluster_event<Terminated>},
+      {NodeHealth::kType, &FleetState::apply_typed_cluster_event<NodeHealth>},
+  };
+  auto it = kAppliers.find(rec.type);
+  if (it == kAppliers.end()) {
+    return internal_error("unknown event type \"" + rec.type +
+                          "\" (journal written by a newer gpufleet?)");
+  }
+  return (this->*(it->second))(rec, p);
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::Created& e) {
   const Time t = rec.time;
-  ObjectReader r(p, "");
-  const std::string name = r.required_string("Name");
-  if (!r.ok()) return r.status();
-
-  if (type == event_type::kClusterCreated) {
-    if (view_.find_cluster(name)) return internal_error("cluster " + name + " already exists");
-    Cluster c;
-    c.name = name;
-    c.id = r.required_string("Id");
-    c.arn = r.required_string("Arn");
-    c.continuous = r.optional_bool("Continuous").value_or(true);
-    c.orchestrator = r.optional_string("Orchestrator").value_or("Slurm") == "Native"
-                         ? Orchestrator::kNative
-                         : Orchestrator::kSlurm;
-    if (const Json* v = r.optional_value("VpcConfig")) c.vpc_config = *v;
-    c.node_recovery = r.optional_string("NodeRecovery").value_or("Automatic");
-    c.min_count_timeout = Duration(r.optional_int("MinCountTimeoutUs").value_or(hours(3).count()));
-    c.creation_time = t;
-    c.status = ClusterStatus::kCreating;
-    const Json* groups = r.optional_array("Groups");
-    if (!r.ok()) return r.status();
-    if (groups) {
-      for (const Json& gj : *groups) {
-        GF_ASSIGN_OR_RETURN(GroupSpec spec, GroupSpec::from_json(gj));
-        InstanceGroup g;
-        g.spec = std::move(spec);
-        g.status = GroupStatus::kCreating;
-        g.created_at = t;
-        if (g.spec.min > 0) g.min_deadline = t + c.min_count_timeout;
-        c.groups.push_back(std::move(g));
-      }
-    }
-    view_.cluster_counter += 1;
-    add_user_event(
-        rec, cluster_user_event(c, "Cluster", EventLevel::kInfo,
-                                "Cluster " + name + " creation started (" +
-                                    std::string(c.continuous ? "Continuous" : "all-or-nothing") +
-                                    " provisioning)"));
-    view_.clusters.emplace(name, std::make_shared<const Cluster>(std::move(c)));
-    return ok_status();
+  if (view_.find_cluster(e.cluster))
+    return internal_error("cluster " + e.cluster + " already exists");
+  Cluster c;
+  c.name = e.cluster;
+  c.id = e.id;
+  c.arn = e.arn;
+  c.continuous = e.continuous;
+  c.orchestrator = e.orchestrator;
+  c.vpc_config = e.vpc_config;
+  c.node_recovery = e.node_recovery;
+  c.min_count_timeout = e.min_count_timeout;
+  c.creation_time = t;
+  c.status = ClusterStatus::kCreating;
+  for (const GroupSpec& spec : e.groups) {
+    InstanceGroup g;
+    g.spec = spec;
+    g.status = GroupStatus::kCreating;
+    g.created_at = t;
+    if (g.spec.min > 0) g.min_deadline = t + c.min_count_timeout;
+    c.groups.push_back(std::move(g));
   }
+  view_.cluster_counter += 1;
+  add_user_event(rec, cluster_user_event(
+                          c, "Cluster", EventLevel::kInfo,
+                          fmt::format("Cluster {} creation started ({} provisioning)", e.cluster,
+                                      c.continuous ? "Continuous" : "all-or-nothing")));
+  view_.clusters.emplace(e.cluster, std::make_shared<const Cluster>(std::move(c)));
+  return ok_status();
+}
 
-  Cluster* c = mutable_cluster(name);
-  if (!c) return internal_error("no cluster " + name);
-
-  if (type == event_type::kClusterUpdated) {
-    if (auto recovery = r.optional_string("NodeRecovery")) c->node_recovery = *recovery;
-    if (!c->continuous) {
-      std::vector<GroupSpec> previous;
-      for (const auto& g : c->groups) previous.push_back(g.spec);
-      c->legacy_previous_specs = std::move(previous);
-      c->status = ClusterStatus::kUpdating;
-    }
-    if (const Json* groups = r.optional_array("Groups")) {
-      for (const Json& gj : *groups) {
-        GF_ASSIGN_OR_RETURN(GroupSpec spec, GroupSpec::from_json(gj));
-        if (InstanceGroup* g = c->find_group(spec.name)) {
-          const bool min_changed = spec.min != g->spec.min;
-          const bool target_changed = spec.target != g->spec.target;
-          g->spec = spec;
-          if (min_changed) {
-            // Every MinCount update restarts the timeout (docs/provisioning.md).
-            g->min_deadline = t + c->min_count_timeout;
-            if (c->current_count(spec.name) < spec.min && g->status == GroupStatus::kInService) {
-              g->status = GroupStatus::kUpdating;
-            }
-          }
-          if (min_changed || target_changed) {
-            add_user_event(rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
-                                                   "InstanceGroup " + spec.name + " scaling to " +
-                                                       counts(spec.min, spec.target) +
-                                                       " started in Cluster " + name,
-                                                   spec.name));
-          }
-        } else {
-          InstanceGroup ng;
-          ng.spec = spec;
-          ng.status = GroupStatus::kCreating;
-          ng.created_at = t;
-          if (spec.min > 0) ng.min_deadline = t + c->min_count_timeout;
-          add_user_event(rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
-                                                 "InstanceGroup " + spec.name + " creation " +
-                                                     counts(spec.min, spec.target) +
-                                                     " started in Cluster " + name,
-                                                 spec.name));
-          c->groups.push_back(std::move(ng));
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::Updated& e,
+                                    Cluster& c) {
+  const Time t = rec.time;
+  if (e.node_recovery) c.node_recovery = *e.node_recovery;
+  if (!c.continuous) {
+    std::vector<GroupSpec> previous;
+    for (const auto& g : c.groups) previous.push_back(g.spec);
+    c.legacy_previous_specs = std::move(previous);
+    c.status = ClusterStatus::kUpdating;
+  }
+  for (const GroupSpec& spec : e.groups) {
+    if (InstanceGroup* g = c.find_group(spec.name)) {
+      const bool min_changed = spec.min != g->spec.min;
+      const bool target_changed = spec.target != g->spec.target;
+      g->spec = spec;
+      if (min_changed) {
+        // Every MinCount update restarts the timeout (docs/provisioning.md).
+        g->min_deadline = t + c.min_count_timeout;
+        if (c.current_count(spec.name) < spec.min && g->status == GroupStatus::kInService) {
+          g->status = GroupStatus::kUpdating;
         }
       }
+      if (min_changed || target_changed) {
+        add_user_event(rec, cluster_user_event(
+                                c, "InstanceGroup", EventLevel::kInfo,
+                                fmt::format("InstanceGroup {} scaling to {} started in Cluster {}",
+                                            spec.name, counts(spec.min, spec.target), c.name),
+                                spec.name));
+      }
+    } else {
+      InstanceGroup ng;
+      ng.spec = spec;
+      ng.status = GroupStatus::kCreating;
+      ng.created_at = t;
+      if (spec.min > 0) ng.min_deadline = t + c.min_count_timeout;
+      add_user_event(
+          rec, cluster_user_event(c, "InstanceGroup", EventLevel::kInfo,
+                                  fmt::format("InstanceGroup {} creation {} started in Cluster {}",
+                                              spec.name, counts(spec.min, spec.target), c.name),
+                                  spec.name));
+      c.groups.push_back(std::move(ng));
     }
-    for (const std::string& del :
-         r.optional_string_list("Delete").value_or(std::vector<std::string>{})) {
-      if (InstanceGroup* g = c->find_group(del)) {
-        g->status = GroupStatus::kDeleting;
-        g->spec.target = 0;
-        g->spec.min = 0;
-        g->min_deadline.reset();
-        add_user_event(
-            rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
-                                    "InstanceGroup " + del + " deletion started in Cluster " + name,
-                                    del));
+  }
+  for (const std::string& del : e.delete_groups) {
+    if (InstanceGroup* g = c.find_group(del)) {
+      g->status = GroupStatus::kDeleting;
+      g->spec.target = 0;
+      g->spec.min = 0;
+      g->min_deadline.reset();
+      add_user_event(
+          rec,
+          cluster_user_event(
+              c, "InstanceGroup", EventLevel::kInfo,
+              fmt::format("InstanceGroup {} deletion started in Cluster {}", del, c.name), del));
+    }
+  }
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::DeleteRequested&,
+                                    Cluster& c) {
+  c.status = ClusterStatus::kDeleting;
+  for (auto& g : c.groups) {
+    g.status = GroupStatus::kDeleting;
+    g.spec.target = 0;
+    g.spec.min = 0;
+    g.min_deadline.reset();
+  }
+  add_user_event(rec, cluster_user_event(c, "Cluster", EventLevel::kInfo,
+                                         fmt::format("Cluster {} deletion started", c.name)));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::StatusChanged& e,
+                                    Cluster& c) {
+  const std::string failure = e.failure_message.value_or("");
+  c.status = e.status;
+  EventLevel level = EventLevel::kInfo;
+  if (e.status == ClusterStatus::kInService) {
+    c.ever_in_service = true;
+    c.legacy_previous_specs.reset();
+    if (!c.continuous) {
+      // All-or-nothing: every group is complete when the cluster is.
+      for (auto& g : c.groups) {
+        if (g.status == GroupStatus::kDeleting) continue;
+        g.status = GroupStatus::kInService;
+        g.ever_in_service = true;
+        g.last_in_service_target = g.spec.target;
+        g.last_in_service_min = g.spec.min;
       }
     }
-    return r.status();
   }
-
-  if (type == event_type::kClusterDeleteRequested) {
-    c->status = ClusterStatus::kDeleting;
-    for (auto& g : c->groups) {
-      g.status = GroupStatus::kDeleting;
-      g.spec.target = 0;
-      g.spec.min = 0;
-      g.min_deadline.reset();
+  if (e.status == ClusterStatus::kFailed) {
+    c.failure_message = failure;
+    level = EventLevel::kError;
+    for (auto& g : c.groups) {
+      if (g.status == GroupStatus::kCreating || g.status == GroupStatus::kUpdating) {
+        g.status = GroupStatus::kFailed;
+        g.min_deadline.reset();
+      }
     }
-    add_user_event(rec, cluster_user_event(*c, "Cluster", EventLevel::kInfo,
-                                           "Cluster " + name + " deletion started"));
-    return ok_status();
   }
+  std::string text = fmt::format("Cluster {} is {}", c.name, to_string(e.status));
+  if (!e.reason.empty()) text += ": " + e.reason;
+  UserEvent u = cluster_user_event(c, "Cluster", level, text);
+  if (!failure.empty()) u.details = Json{{"FailureMessage", failure}};
+  add_user_event(rec, std::move(u));
+  return ok_status();
+}
 
-  if (type == event_type::kClusterStatus) {
-    auto status = parse_cluster_status(r.required_string("Status"));
-    std::string reason = r.optional_string("Reason").value_or("");
-    std::string failure = r.optional_string("FailureMessage").value_or("");
-    if (!r.ok()) return r.status();
-    if (!status) return internal_error("bad cluster status");
-    c->status = *status;
-    EventLevel level = EventLevel::kInfo;
-    if (*status == ClusterStatus::kInService) {
-      c->ever_in_service = true;
-      c->legacy_previous_specs.reset();
-      if (!c->continuous) {
-        // All-or-nothing: every group is complete when the cluster is.
-        for (auto& g : c->groups) {
-          if (g.status == GroupStatus::kDeleting) continue;
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::RolledBack& e,
+                                    Cluster& c) {
+  if (c.legacy_previous_specs) {
+    const std::vector<GroupSpec> prev = *c.legacy_previous_specs;
+    std::vector<InstanceGroup> kept;
+    for (auto& g : c.groups) {
+      for (const auto& spec : prev) {
+        if (spec.name == g.spec.name) {
+          g.spec = spec;
           g.status = GroupStatus::kInService;
-          g.ever_in_service = true;
-          g.last_in_service_target = g.spec.target;
-          g.last_in_service_min = g.spec.min;
-        }
-      }
-    }
-    if (*status == ClusterStatus::kFailed) {
-      c->failure_message = failure;
-      level = EventLevel::kError;
-      for (auto& g : c->groups) {
-        if (g.status == GroupStatus::kCreating || g.status == GroupStatus::kUpdating) {
-          g.status = GroupStatus::kFailed;
-          g.min_deadline.reset();
-        }
-      }
-    }
-    std::string text = "Cluster " + name + " is " + std::string(to_string(*status));
-    if (!reason.empty()) text += ": " + reason;
-    UserEvent e = cluster_user_event(*c, "Cluster", level, text);
-    if (!failure.empty()) e.details = Json{{"FailureMessage", failure}};
-    add_user_event(rec, std::move(e));
-    return ok_status();
-  }
-
-  if (type == event_type::kClusterRollback) {
-    std::string reason = r.optional_string("Reason").value_or("");
-    if (c->legacy_previous_specs) {
-      std::vector<GroupSpec> prev = *c->legacy_previous_specs;
-      std::vector<InstanceGroup> kept;
-      for (auto& g : c->groups) {
-        for (const auto& spec : prev) {
-          if (spec.name == g.spec.name) {
-            g.spec = spec;
-            g.status = GroupStatus::kInService;
-            kept.push_back(g);
-          }
-        }
-        if (!std::any_of(prev.begin(), prev.end(),
-                         [&](const GroupSpec& s) { return s.name == g.spec.name; })) {
-          g.spec.target = 0;
-          g.spec.min = 0;
-          g.status = GroupStatus::kDeleting;
           kept.push_back(g);
         }
       }
-      c->groups = std::move(kept);
+      if (!std::any_of(prev.begin(), prev.end(),
+                       [&](const GroupSpec& s) { return s.name == g.spec.name; })) {
+        g.spec.target = 0;
+        g.spec.min = 0;
+        g.status = GroupStatus::kDeleting;
+        kept.push_back(g);
+      }
     }
-    c->status = ClusterStatus::kRollingBack;
-    add_user_event(rec, cluster_user_event(*c, "Cluster", EventLevel::kWarn,
-                                           "Cluster " + name + " update rolling back: " + reason));
-    return ok_status();
+    c.groups = std::move(kept);
   }
+  c.status = ClusterStatus::kRollingBack;
+  add_user_event(
+      rec, cluster_user_event(c, "Cluster", EventLevel::kWarn,
+                              fmt::format("Cluster {} update rolling back: {}", c.name, e.reason)));
+  return ok_status();
+}
 
-  if (type == event_type::kClusterRemoved) {
-    auto retired = view_.retired_billing
-                       ? std::make_shared<std::vector<BillingRecord>>(*view_.retired_billing)
-                       : std::make_shared<std::vector<BillingRecord>>();
-    for (const auto& b : c->billing) retired->push_back(b);
-    view_.retired_billing = std::move(retired);
-    add_user_event(
-        rec, cluster_user_event(*c, "Cluster", EventLevel::kInfo, "Cluster " + name + " deleted"));
-    view_.clusters.erase(view_.clusters.find(name));
-    return ok_status();
-  }
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::Removed& e,
+                                    Cluster& c) {
+  auto retired = view_.retired_billing
+                     ? std::make_shared<std::vector<BillingRecord>>(*view_.retired_billing)
+                     : std::make_shared<std::vector<BillingRecord>>();
+  for (const auto& b : c.billing) retired->push_back(b);
+  view_.retired_billing = std::move(retired);
+  add_user_event(rec, cluster_user_event(c, "Cluster", EventLevel::kInfo,
+                                         fmt::format("Cluster {} deleted", c.name)));
+  view_.clusters.erase(view_.clusters.find(e.cluster));
+  return ok_status();
+}
 
-  if (type.rfind("group.", 0) == 0) {
-    const std::string group = r.required_string("Group");
-    if (!r.ok()) return r.status();
-    InstanceGroup* g = c->find_group(group);
-    if (!g) return internal_error("no group " + group + " in cluster " + name);
-    if (type == event_type::kGroupStatus) {
-      auto status = parse_group_status(r.required_string("Status"));
-      std::string reason = r.optional_string("Reason").value_or("");
-      if (!r.ok()) return r.status();
-      if (!status) return internal_error("bad group status");
-      g->status = *status;
-      if (*status == GroupStatus::kInService) {
-        g->ever_in_service = true;
-        g->last_in_service_target = g->spec.target;
-        g->last_in_service_min = g->spec.min;
-        g->min_deadline.reset();
-      }
-      std::string text = reason.empty()
-                             ? "InstanceGroup " + group + " is " + std::string(to_string(*status))
-                             : reason;
-      add_user_event(rec, cluster_user_event(*c, "InstanceGroup",
-                                             *status == GroupStatus::kFailed ? EventLevel::kError
-                                                                             : EventLevel::kInfo,
-                                             text, group));
-      return ok_status();
-    }
-    if (type == event_type::kGroupRollback) {
-      g->spec.target = r.required_int("Target");
-      g->spec.min = r.required_int("Min");
-      std::string reason = r.optional_string("Reason").value_or("");
-      if (!r.ok()) return r.status();
-      g->status = GroupStatus::kInService;
-      g->min_deadline.reset();
-      g->ever_in_service = true;
-      g->last_in_service_target = g->spec.target;
-      g->last_in_service_min = g->spec.min;
-      UserEvent e = cluster_user_event(*c, "InstanceGroup", EventLevel::kWarn, reason, group);
-      e.details = Json{{"MinCount", g->spec.min}, {"TargetCount", g->spec.target}};
-      add_user_event(rec, std::move(e));
-      return ok_status();
-    }
-    if (type == event_type::kGroupBackoff) {
-      g->consecutive_failures = r.required_int("Failures");
-      g->next_attempt = from_micros(r.required_int("NextAttemptUs"));
-      g->last_failure = r.optional_string("Reason").value_or("");
-      g->last_failed_attempt =
-          std::max(g->last_failed_attempt, r.optional_int("Attempt").value_or(0));
-      if (!r.ok()) return r.status();
-      UserEvent e = cluster_user_event(
-          *c, "InstanceGroup", EventLevel::kWarn,
-          "InstanceGroup " + group + ": " + g->last_failure + "; retry " +
-              std::to_string(g->consecutive_failures) + " in " +
-              format_duration(
-                  std::chrono::duration_cast<std::chrono::seconds>(*g->next_attempt - t)),
-          group);
-      e.details = Json{{"Attempt", g->consecutive_failures},
-                       {"NextAttempt", format_iso8601(*g->next_attempt)}};
-      add_user_event(rec, std::move(e));
-      return ok_status();
-    }
-    if (type == event_type::kGroupTarget) {
-      int64_t target = r.required_int("Target");
-      std::string reason = r.optional_string("Reason").value_or("");
-      if (!r.ok()) return r.status();
-      g->spec.target = target;
-      if (g->spec.min > target) g->spec.min = target;
-      add_user_event(rec, cluster_user_event(*c, "InstanceGroup", EventLevel::kInfo,
-                                             "InstanceGroup " + group + " TargetCount set to " +
-                                                 std::to_string(target) +
-                                                 (reason.empty() ? "" : " (" + reason + ")"),
-                                             group));
-      return ok_status();
-    }
-    if (type == event_type::kGroupRemoved) {
-      add_user_event(rec, cluster_user_event(
-                              *c, "InstanceGroup", EventLevel::kInfo,
-                              "InstanceGroup " + group + " deleted from Cluster " + name, group));
-      std::erase_if(c->groups, [&](const InstanceGroup& x) { return x.spec.name == group; });
-      return ok_status();
-    }
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::GroupStatusChanged& e, Cluster& c,
+                                    InstanceGroup& g) {
+  g.status = e.status;
+  if (e.status == GroupStatus::kInService) {
+    g.ever_in_service = true;
+    g.last_in_service_target = g.spec.target;
+    g.last_in_service_min = g.spec.min;
+    g.min_deadline.reset();
   }
+  std::string text = e.reason.empty()
+                         ? fmt::format("InstanceGroup {} is {}", e.group, to_string(e.status))
+                         : e.reason;
+  add_user_event(rec, cluster_user_event(
+                          c, "InstanceGroup",
+                          e.status == GroupStatus::kFailed ? EventLevel::kError : EventLevel::kInfo,
+                          std::move(text), e.group));
+  return ok_status();
+}
 
-  if (type.rfind("node.", 0) == 0) {
-    const std::string id = r.required_string("InstanceId");
-    if (!r.ok()) return r.status();
-    if (type == event_type::kNodeLaunchRequested) {
-      Node n;
-      n.instance_id = id;
-      n.group = r.required_string("Group");
-      n.instance_type = r.required_string("InstanceType");
-      n.attempt = r.required_int("Attempt");
-      n.price_micros_per_hour = r.optional_int("PriceMicrosPerHour").value_or(0);
-      if (!r.ok()) return r.status();
-      InstanceGroup* g = c->find_group(n.group);
-      if (!g) return internal_error("no group " + n.group);
-      g->launch_attempts = std::max(g->launch_attempts, n.attempt);
-      n.status = NodeStatus::kPending;
-      n.message = "Launch requested";
-      n.requested_at = t;
-      n.launch_order = ++view_.instance_counter;
-      add_user_event(
-          rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
-                                  "Instance creation in Cluster " + name + " and InstanceGroup " +
-                                      n.group + " started (" + n.instance_type + ", attempt " +
-                                      std::to_string(n.attempt) + ")",
-                                  n.group, id));
-      c->nodes.emplace(id, std::move(n));
-      return ok_status();
-    }
-    auto it = c->nodes.find(id);
-    if (it == c->nodes.end()) return internal_error("no node " + id + " in cluster " + name);
-    Node& n = it->second;
-    if (type == event_type::kNodeLaunchFailed) {
-      std::string reason = r.optional_string("Reason").value_or("");
-      std::string message = r.optional_string("Message").value_or("");
-      UserEvent e = cluster_user_event(*c, "Instance", EventLevel::kError,
-                                       "Instance creation in Cluster " + name +
-                                           " and InstanceGroup " + n.group + " failed: " + message,
-                                       n.group, id);
-      e.details = Json{{"Reason", reason}, {"FailureMessage", message}, {"Attempt", n.attempt}};
-      add_user_event(rec, std::move(e));
-      c->nodes.erase(it);
-      return ok_status();
-    }
-    if (type == event_type::kNodeLaunched) {
-      n.launch_time = t;
-      n.message = "Running lifecycle script";
-      std::string script = "lifecycle script";
-      if (const InstanceGroup* g = c->find_group(n.group);
-          g && g->spec.lifecycle_config.is_object()) {
-        script = "lifecycle script " +
-                 g->spec.lifecycle_config.value("OnCreate", std::string("on_create.sh"));
-      }
-      add_user_event(rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
-                                             "EC2 Instance " + id + " successfully provisioned; " +
-                                                 script + " started (billing started)",
-                                             n.group, id));
-      return ok_status();
-    }
-    if (type == event_type::kNodeRunning) {
-      n.status = NodeStatus::kRunning;
-      n.running_at = t;
-      n.message = "";
-      // A launch requested after the last failure succeeded: capacity is back, end the backoff.
-      // (Nodes of the same round that happened to fit do not reset it.)
-      if (InstanceGroup* g = c->find_group(n.group); g && n.attempt > g->last_failed_attempt) {
-        g->consecutive_failures = 0;
-        g->next_attempt.reset();
-      }
-      add_user_event(
-          rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
-                                  "Instance lifecycle script execution for EC2 Instance " + id +
-                                      " has succeeded; instance is Running",
-                                  n.group, id));
-      return ok_status();
-    }
-    if (type == event_type::kNodeLifecycleFailed || type == event_type::kNodeUnhealthy ||
-        type == event_type::kNodeTerminateRequested) {
-      std::string why =
-          r.optional_string(type == event_type::kNodeTerminateRequested ? "Reason" : "Message")
-              .value_or("");
-      if (n.status == NodeStatus::kShuttingDown) return ok_status();
-      close_billing(*c, n, t);
-      n.status = NodeStatus::kShuttingDown;
-      n.shutting_down_at = t;
-      n.termination_reason = why;
-      n.message = why;
-      EventLevel level = EventLevel::kInfo;
-      std::string text = "Termination of EC2 Instance " + id + " in progress";
-      if (type == event_type::kNodeLifecycleFailed) {
-        n.healthy = false;
-        level = EventLevel::kError;
-        text = "Instance lifecycle script execution for EC2 Instance " + id +
-               " has failed: " + why + "; the instance is replaced";
-      } else if (type == event_type::kNodeUnhealthy) {
-        n.healthy = false;
-        level = EventLevel::kWarn;
-        text = "EC2 Instance " + id + " is unhealthy (" + why + "); replacing it";
-      } else if (!why.empty()) {
-        text += " (" + why + ")";
-      }
-      add_user_event(rec, cluster_user_event(*c, "Instance", level, text, n.group, id));
-      return ok_status();
-    }
-    if (type == event_type::kNodeHealth) {
-      const bool healthy = r.optional_bool("Healthy").value_or(true);
-      std::string message = r.optional_string("Message").value_or("");
-      if (!r.ok()) return r.status();
-      n.healthy = healthy;
-      add_user_event(rec, cluster_user_event(
-                              *c, "Instance", healthy ? EventLevel::kInfo : EventLevel::kWarn,
-                              "EC2 Instance " + id + (healthy ? " is healthy" : " is unhealthy") +
-                                  (message.empty() ? "" : ": " + message),
-                              n.group, id));
-      return ok_status();
-    }
-    if (type == event_type::kNodeTerminated) {
-      close_billing(*c, n, t);
-      add_user_event(rec, cluster_user_event(*c, "Instance", EventLevel::kInfo,
-                                             "EC2 Instance " + id + " terminated", n.group, id));
-      c->nodes.erase(it);
-      return ok_status();
-    }
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::GroupRolledBack& e, Cluster& c,
+                                    InstanceGroup& g) {
+  g.spec.target = e.target;
+  g.spec.min = e.min;
+  g.status = GroupStatus::kInService;
+  g.min_deadline.reset();
+  g.ever_in_service = true;
+  g.last_in_service_target = g.spec.target;
+  g.last_in_service_min = g.spec.min;
+  UserEvent u = cluster_user_event(c, "InstanceGroup", EventLevel::kWarn, e.reason, e.group);
+  u.details = Json{{"MinCount", g.spec.min}, {"TargetCount", g.spec.target}};
+  add_user_event(rec, std::move(u));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::GroupBackoff& e,
+                                    Cluster& c, InstanceGroup& g) {
+  g.consecutive_failures = e.failures;
+  g.next_attempt = e.next_attempt;
+  g.last_failure = e.reason;
+  g.last_failed_attempt = std::max(g.last_failed_attempt, e.attempt);
+  UserEvent u = cluster_user_event(
+      c, "InstanceGroup", EventLevel::kWarn,
+      fmt::format("InstanceGroup {}: {}; retry {} in {}", e.group, g.last_failure,
+                  g.consecutive_failures,
+                  format_duration(
+                      std::chrono::duration_cast<std::chrono::seconds>(e.next_attempt - rec.time))),
+      e.group);
+  u.details =
+      Json{{"Attempt", g.consecutive_failures}, {"NextAttempt", format_iso8601(e.next_attempt)}};
+  add_user_event(rec, std::move(u));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::GroupTargetSet& e,
+                                    Cluster& c, InstanceGroup& g) {
+  g.spec.target = e.target;
+  if (g.spec.min > e.target) g.spec.min = e.target;
+  add_user_event(
+      rec, cluster_user_event(c, "InstanceGroup", EventLevel::kInfo,
+                              fmt::format("InstanceGroup {} TargetCount set to {}{}", e.group,
+                                          e.target, e.reason.empty() ? "" : " (" + e.reason + ")"),
+                              e.group));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::GroupRemoved& e,
+                                    Cluster& c, InstanceGroup&) {
+  add_user_event(
+      rec, cluster_user_event(
+               c, "InstanceGroup", EventLevel::kInfo,
+               fmt::format("InstanceGroup {} deleted from Cluster {}", e.group, c.name), e.group));
+  std::erase_if(c.groups, [&](const InstanceGroup& x) { return x.spec.name == e.group; });
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::LaunchRequested& e, Cluster& c,
+                                    InstanceGroup& g) {
+  Node n;
+  n.instance_id = e.instance_id;
+  n.group = e.group;
+  n.instance_type = e.instance_type;
+  n.attempt = e.attempt;
+  n.price_micros_per_hour = e.price_micros_per_hour;
+  g.launch_attempts = std::max(g.launch_attempts, n.attempt);
+  n.status = NodeStatus::kPending;
+  n.message = "Launch requested";
+  n.requested_at = rec.time;
+  n.launch_order = ++view_.instance_counter;
+  add_user_event(
+      rec, cluster_user_event(c, "Instance", EventLevel::kInfo,
+                              fmt::format("Instance creation in Cluster {} and InstanceGroup {} "
+                                          "started ({}, attempt {})",
+                                          c.name, n.group, n.instance_type, n.attempt),
+                              n.group, e.instance_id));
+  c.nodes.emplace(e.instance_id, std::move(n));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::LaunchFailed& e,
+                                    Cluster& c, Node& n) {
+  UserEvent u = cluster_user_event(
+      c, "Instance", EventLevel::kError,
+      fmt::format("Instance creation in Cluster {} and InstanceGroup {} failed: {}", c.name,
+                  n.group, e.message),
+      n.group, e.instance_id);
+  u.details = Json{{"Reason", e.reason}, {"FailureMessage", e.message}, {"Attempt", n.attempt}};
+  add_user_event(rec, std::move(u));
+  c.nodes.erase(e.instance_id);
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::Launched& e,
+                                    Cluster& c, Node& n) {
+  n.launch_time = rec.time;
+  n.message = "Running lifecycle script";
+  std::string script = "lifecycle script";
+  if (const InstanceGroup* g = c.find_group(n.group); g && g->spec.lifecycle_config.is_object()) {
+    script = "lifecycle script " +
+             g->spec.lifecycle_config.value("OnCreate", std::string("on_create.sh"));
   }
-  return internal_error("unknown event type \"" + type + "\"");
+  add_user_event(
+      rec, cluster_user_event(c, "Instance", EventLevel::kInfo,
+                              fmt::format("EC2 Instance {} successfully provisioned; {} started "
+                                          "(billing started)",
+                                          e.instance_id, script),
+                              n.group, e.instance_id));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::NodeRunning& e,
+                                    Cluster& c, Node& n) {
+  n.status = NodeStatus::kRunning;
+  n.running_at = rec.time;
+  n.message = "";
+  // A launch requested after the last failure succeeded: capacity is back, end the backoff.
+  // (Nodes of the same round that happened to fit do not reset it.)
+  if (InstanceGroup* g = c.find_group(n.group); g && n.attempt > g->last_failed_attempt) {
+    g->consecutive_failures = 0;
+    g->next_attempt.reset();
+  }
+  add_user_event(
+      rec, cluster_user_event(c, "Instance", EventLevel::kInfo,
+                              fmt::format("Instance lifecycle script execution for EC2 Instance {} "
+                                          "has succeeded; instance is Running",
+                                          e.instance_id),
+                              n.group, e.instance_id));
+  return ok_status();
+}
+
+void FleetState::shut_down_node(const EventRecord& rec, Cluster& c, Node& n, const std::string& why,
+                                bool unhealthy, EventLevel level, std::string text) {
+  if (n.status == NodeStatus::kShuttingDown) return;
+  close_billing(c, n, rec.time);
+  n.status = NodeStatus::kShuttingDown;
+  n.shutting_down_at = rec.time;
+  n.termination_reason = why;
+  n.message = why;
+  if (unhealthy) n.healthy = false;
+  add_user_event(rec,
+                 cluster_user_event(c, "Instance", level, std::move(text), n.group, n.instance_id));
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::LifecycleFailed& e, Cluster& c, Node& n) {
+  shut_down_node(rec, c, n, e.message, true, EventLevel::kError,
+                 fmt::format("Instance lifecycle script execution for EC2 Instance {} has failed: "
+                             "{}; the instance is replaced",
+                             e.instance_id, e.message));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::NodeUnhealthy& e,
+                                    Cluster& c, Node& n) {
+  shut_down_node(
+      rec, c, n, e.message, true, EventLevel::kWarn,
+      fmt::format("EC2 Instance {} is unhealthy ({}); replacing it", e.instance_id, e.message));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::TerminateRequested& e, Cluster& c,
+                                    Node& n) {
+  shut_down_node(rec, c, n, e.reason, false, EventLevel::kInfo,
+                 fmt::format("Termination of EC2 Instance {} in progress{}", e.instance_id,
+                             e.reason.empty() ? "" : " (" + e.reason + ")"));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::NodeHealth& e,
+                                    Cluster& c, Node& n) {
+  n.healthy = e.healthy;
+  add_user_event(
+      rec, cluster_user_event(c, "Instance", e.healthy ? EventLevel::kInfo : EventLevel::kWarn,
+                              fmt::format("EC2 Instance {} is {}{}", e.instance_id,
+                                          e.healthy ? "healthy" : "unhealthy",
+                                          e.message.empty() ? "" : ": " + e.message),
+                              n.group, e.instance_id));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::Terminated& e,
+                                    Cluster& c, Node& n) {
+  close_billing(c, n, rec.time);
+  add_user_event(rec, cluster_user_event(c, "Instance", EventLevel::kInfo,
+                                         fmt::format("EC2 Instance {} terminated", e.instance_id),
+                                         n.group, e.instance_id));
+  c.nodes.erase(e.instance_id);
+  return ok_status();
 }
 
 }  // namespace gf

@@ -1,25 +1,37 @@
 #include "state/fleet_state.h"
 
+#include <set>
+
 #include "core/hash.h"
 #include "core/ids.h"
-
-#include <set>
 #include "state/cluster_codec.h"
 #include "state/job_events.h"
-
-// SchedCache is defined in job_apply.cpp.
+#include "state/object_events.h"
+#include "state/plane_events.h"
 
 namespace gf {
 
 Event record_event(std::string resource_type, EventLevel level, std::string description,
                    Json details) {
-  Event e;
-  e.type = std::string(event_type::kEventRecorded);
-  e.payload = {{"ResourceType", std::move(resource_type)},
-               {"EventLevel", event_level_name(level)},
-               {"Description", std::move(description)},
-               {"EventDetails", std::move(details)}};
-  return e;
+  plane_events::Recorded e;
+  e.resource_type = std::move(resource_type);
+  e.level = level;
+  e.description = std::move(description);
+  e.details = std::move(details);
+  return event_codec::to_event(e);
+}
+
+UserEvent plane_events::Recorded::user_event() const {
+  UserEvent u;
+  u.resource_type = resource_type;
+  u.level = level;
+  u.description = description;
+  u.details = details;
+  u.cluster_name = cluster_name.value_or("");
+  u.cluster_arn = cluster_arn.value_or("");
+  u.instance_group = instance_group.value_or("");
+  u.instance_id = instance_id.value_or("");
+  return u;
 }
 
 std::optional<Seq> FleetState::find_key(const std::string& key) const {
@@ -82,84 +94,98 @@ Status FleetState::apply(const EventRecord& record, const Json& payload) {
   return ok_status();
 }
 
+template <typename E>
+Status FleetState::apply_typed_event(const EventRecord& rec, const Json& p) {
+  GF_ASSIGN_OR_RETURN(const E e, event_codec::decode<E>(p));
+  return on_event(rec, e);
+}
+
+// Every event type is found by its wire name: the small families here, the cluster, job and
+// health families in their own tables (cluster_apply.cpp, job_apply.cpp, health_apply.cpp).
 Status FleetState::apply_payload(const EventRecord& record, const Json& payload) {
+  using Applier = Status (FleetState::*)(const EventRecord&, const Json&);
+  static const std::map<std::string_view, Applier> kAppliers = {
+      {plane_events::Started::kType, &FleetState::apply_typed_event<plane_events::Started>},
+      {plane_events::Stopped::kType, &FleetState::apply_typed_event<plane_events::Stopped>},
+      {plane_events::Recorded::kType, &FleetState::apply_typed_event<plane_events::Recorded>},
+      {AuditRecorded::kType, &FleetState::apply_audit_recorded},
+      {object_events::QuotaApplied::kType,
+       &FleetState::apply_typed_event<object_events::QuotaApplied>},
+      {object_events::QuotaDeleted::kType,
+       &FleetState::apply_typed_event<object_events::QuotaDeleted>},
+      {object_events::PolicyApplied::kType,
+       &FleetState::apply_typed_event<object_events::PolicyApplied>},
+      {object_events::PolicyDeleted::kType,
+       &FleetState::apply_typed_event<object_events::PolicyDeleted>},
+  };
   const std::string& type = record.type;
-  if (type == event_type::kControlPlaneStarted) {
-    ObjectReader r(payload, "");
-    view_.control_plane.version = r.required_string("version");
-    view_.control_plane.store = r.optional_string("store").value_or("");
-    if (!r.ok()) return r.status();
-    view_.control_plane.starts += 1;
-    view_.control_plane.last_started = record.time;
-    UserEvent e;
-    e.resource_type = "ControlPlane";
-    e.description =
-        "gpufleet " + view_.control_plane.version + " started (" +
-        (view_.control_plane.store.empty() ? "embedded store" : view_.control_plane.store) + ")";
-    e.details = payload;
-    add_user_event(record, std::move(e));
-    return ok_status();
+  if (auto it = kAppliers.find(type); it != kAppliers.end())
+    return (this->*(it->second))(record, payload);
+  if (type.starts_with("cluster.") || type.starts_with("group.") || type.starts_with("node.")) {
+    return apply_cluster_event(record, payload);
   }
-  if (type == event_type::kControlPlaneStopped) {
-    ObjectReader r(payload, "");
-    std::string reason = r.optional_string("reason").value_or("shutdown");
-    if (!r.ok()) return r.status();
-    UserEvent e;
-    e.resource_type = "ControlPlane";
-    e.description = "gpufleet stopped: " + reason;
-    e.details = payload;
-    add_user_event(record, std::move(e));
-    return ok_status();
-  }
-  if (type == event_type::kAuditRecorded) {
-    GF_ASSIGN_OR_RETURN(AuditRecord a, AuditRecord::from_payload(payload, record.seq, record.time));
-    view_.audit.append(std::move(a));
-    while (view_.audit.size() > kAuditKept + EventLog::kChunkSize &&
-           view_.audit.drop_oldest_chunk()) {
-    }
-    return ok_status();
-  }
-  if (type == event_type::kEventRecorded) {
-    GF_ASSIGN_OR_RETURN(UserEvent e, UserEvent::from_envelope(payload, ""));
-    add_user_event(record, std::move(e));
-    return ok_status();
-  }
-  if (type.rfind("cluster.", 0) == 0 || type.rfind("group.", 0) == 0 ||
-      type.rfind("node.", 0) == 0) {
-    GF_RETURN_IF_ERROR(apply_cluster_event(record, payload));
-    if (payload.contains("Name") && payload.at("Name").is_string()) {
-      mark_cluster_dirty(payload.at("Name").get<std::string>());
-    }
-    return ok_status();
-  }
-  if (type.rfind("quota.", 0) == 0) return apply_quota_event(record, payload);
-  if (type.rfind("job.", 0) == 0) {
-    // Every new line of the job's history is also a user event (ResourceType Job,
-    // docs/scenarios.md).
-    std::string id = payload.value("id", std::string());
-    if (id.empty() && payload.contains("job") && payload.at("job").is_object())
-      id = payload.at("job").value("id", "");
-    auto it = view_.jobs.find(id);
-    const uint64_t count_before = it == view_.jobs.end() ? 0 : it->second->history_count;
-    GF_RETURN_IF_ERROR(apply_job_event(record, payload));
-    it = view_.jobs.find(id);
-    if (it == view_.jobs.end()) return ok_status();
-    const Job* after = it->second.get();
-    const uint64_t added =
-        std::min<uint64_t>(after->history_count - count_before, after->history.size());
-    for (size_t i = after->history.size() - added; i < after->history.size(); ++i)
-      add_job_user_event(record, *after, after->history[i]);
-    if (after->dispatch) refresh_workload_deadline(*after);
-    return ok_status();
-  }
-  if (type.rfind("policy.", 0) == 0) return apply_policy_event(record, payload);
-  if (type.rfind("alert.", 0) == 0 || type.rfind("remediation.", 0) == 0 ||
-      type.rfind("host.", 0) == 0 || type.rfind("breaker.", 0) == 0 ||
-      type.rfind("health.", 0) == 0) {
+  if (type.starts_with("job.")) return apply_job_family_event(record, payload);
+  if (type.starts_with("alert.") || type.starts_with("remediation.") || type.starts_with("host.") ||
+      type.starts_with("breaker.") || type.starts_with("health.")) {
     return apply_health_event(record, payload);
   }
   return internal_error("unknown event type \"" + type +
                         "\" (journal written by a newer gpufleet?)");
+}
+
+// Every new line of a job's history is also a user event (ResourceType Job, docs/scenarios.md).
+Status FleetState::apply_job_family_event(const EventRecord& record, const Json& payload) {
+  const std::string id = job_events::job_id_of(record.type, payload);
+  auto it = view_.jobs.find(id);
+  const uint64_t count_before = it == view_.jobs.end() ? 0 : it->second->history_count;
+  GF_RETURN_IF_ERROR(apply_job_event(record, payload));
+  it = view_.jobs.find(id);
+  if (it == view_.jobs.end()) return ok_status();
+  const Job* after = it->second.get();
+  const uint64_t added =
+      std::min<uint64_t>(after->history_count - count_before, after->history.size());
+  for (size_t i = after->history.size() - added; i < after->history.size(); ++i)
+    add_job_user_event(record, *after, after->history[i]);
+  if (after->dispatch) refresh_workload_deadline(*after);
+  return ok_status();
+}
+
+Status FleetState::on_event(const EventRecord& record, const plane_events::Started& e) {
+  view_.control_plane.version = e.version;
+  view_.control_plane.store = e.store.value_or("");
+  view_.control_plane.starts += 1;
+  view_.control_plane.last_started = record.time;
+  UserEvent u;
+  u.resource_type = "ControlPlane";
+  u.description = fmt::format("gpufleet {} started ({})", e.version,
+                              e.store ? *e.store : std::string("embedded store"));
+  u.details = Json{{"version", e.version}};
+  if (e.store) u.details["store"] = *e.store;
+  add_user_event(record, std::move(u));
+  return ok_status();
+}
+
+Status FleetState::on_event(const EventRecord& record, const plane_events::Stopped& e) {
+  UserEvent u;
+  u.resource_type = "ControlPlane";
+  u.description = "gpufleet stopped: " + e.reason;
+  u.details = Json{{"reason", e.reason}};
+  add_user_event(record, std::move(u));
+  return ok_status();
+}
+
+Status FleetState::on_event(const EventRecord& record, const plane_events::Recorded& e) {
+  add_user_event(record, e.user_event());
+  return ok_status();
+}
+
+Status FleetState::apply_audit_recorded(const EventRecord& record, const Json& payload) {
+  GF_ASSIGN_OR_RETURN(AuditRecord a, AuditRecord::from_payload(payload, record.seq, record.time));
+  view_.audit.append(std::move(a));
+  while (view_.audit.size() > kAuditKept + EventLog::kChunkSize &&
+         view_.audit.drop_oldest_chunk()) {
+  }
+  return ok_status();
 }
 
 Json FleetView::model_json() const {
@@ -281,20 +307,17 @@ Result<FleetState> FleetState::from_json(const Json& j) {
   // "resources" (resource names in registry order), written by releases whose state held the
   // scheduler's registry, is ignored: the scheduler cache registers names as it rebuilds.
   if (const Json* objects = r.optional_array("quota_objects")) {
-    EventRecord rec;
-    rec.type = std::string(event_type::kQuotaApplied);
     auto map = std::make_shared<frontend::ObjectMap>();
     for (const Json& o : *objects) {
-      std::optional<frontend::Kind> kind;
-      for (int k = 0; k <= static_cast<int>(frontend::Kind::kQuotaShare); ++k) {
-        if (frontend::kind_name(static_cast<frontend::Kind>(k)) == o.value("kind", ""))
-          kind = static_cast<frontend::Kind>(k);
+      object_events::QuotaObjectDoc d;  // the same shape as in quota.applied
+      try {
+        event_codec::Codec<object_events::QuotaObjectDoc>::take(o, d);
+      } catch (const std::exception& e) {
+        return validation_error(std::string("snapshot.quota_objects: ") + e.what());
       }
-      if (!kind)
-        return validation_error("snapshot.quota_objects: unknown kind " + o.value("kind", ""));
       frontend::QuotaObject obj;
-      obj.key = frontend::ObjectKey{*kind, o.value("namespace", ""), o.value("name", "")};
-      obj.doc = o.value("doc", Json::object());
+      obj.key = frontend::ObjectKey{d.kind, d.ns, d.name};
+      obj.doc = std::move(d.doc);
       (*map)[obj.key] = std::move(obj);
     }
     if (!map->empty()) s.view_.quota_objects = std::move(map);

@@ -19,9 +19,13 @@
 #include "model/propagation_policy.h"
 #include "model/quota_objects.h"
 #include "state/audit.h"
+#include "state/cluster_events.h"
 #include "state/event_log.h"
 #include "state/events.h"
+#include "state/health_events.h"
 #include "state/job_events.h"
+#include "state/object_events.h"
+#include "state/plane_events.h"
 
 namespace gf::frontend {
 struct CompiledQuota;  // published with the view by the scheduler cache; the state never has one
@@ -150,12 +154,88 @@ class FleetState {
 
  private:
   Status apply_payload(const EventRecord& record, const Json& payload);
+  // Cluster, group and node events, one applier per type (cluster_apply.cpp).
   Status apply_cluster_event(const EventRecord& record, const Json& payload);
-  Status apply_quota_event(const EventRecord& record, const Json& payload);
+  template <typename E>
+  Status apply_typed_cluster_event(const EventRecord& record, const Json& payload);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::Created& e);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::Updated& e, Cluster& c);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::DeleteRequested& e,
+                          Cluster& c);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::StatusChanged& e,
+                          Cluster& c);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::RolledBack& e,
+                          Cluster& c);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::Removed& e, Cluster& c);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::GroupStatusChanged& e,
+                          Cluster& c, InstanceGroup& g);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::GroupRolledBack& e,
+                          Cluster& c, InstanceGroup& g);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::GroupBackoff& e,
+                          Cluster& c, InstanceGroup& g);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::GroupTargetSet& e,
+                          Cluster& c, InstanceGroup& g);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::GroupRemoved& e,
+                          Cluster& c, InstanceGroup& g);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::LaunchRequested& e,
+                          Cluster& c, InstanceGroup& g);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::LaunchFailed& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::Launched& e, Cluster& c,
+                          Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::NodeRunning& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::LifecycleFailed& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::NodeUnhealthy& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::TerminateRequested& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::Terminated& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::NodeHealth& e,
+                          Cluster& c, Node& n);
+  // A node starts shutting down (lifecycle failure, unhealthy, termination asked): billing ends.
+  void shut_down_node(const EventRecord& record, Cluster& c, Node& n, const std::string& why,
+                      bool unhealthy, EventLevel level, std::string text);
+  // The small families, one applier per type (fleet_state.cpp; quota objects in job_apply.cpp,
+  // policies in workload_apply.cpp).
+  template <typename E>
+  Status apply_typed_event(const EventRecord& record, const Json& payload);
+  Status on_event(const EventRecord& record, const plane_events::Started& e);
+  Status on_event(const EventRecord& record, const plane_events::Stopped& e);
+  Status on_event(const EventRecord& record, const plane_events::Recorded& e);
+  Status on_event(const EventRecord& record, const object_events::QuotaApplied& e);
+  Status on_event(const EventRecord& record, const object_events::QuotaDeleted& e);
+  Status on_event(const EventRecord& record, const object_events::PolicyApplied& e);
+  Status on_event(const EventRecord& record, const object_events::PolicyDeleted& e);
+  Status apply_audit_recorded(const EventRecord& record, const Json& payload);
+  // A job event, and the user events of the history lines it added.
+  Status apply_job_family_event(const EventRecord& record, const Json& payload);
   Status apply_job_event(const EventRecord& record, const Json& payload);
-  Status apply_policy_event(const EventRecord& record, const Json& payload);
-  // Alerts, remediations, hosts, breakers, remediation policies: health_apply.cpp.
+  // Alerts, remediations, hosts, breakers, remediation policies, one applier per type
+  // (health_apply.cpp).
   Status apply_health_event(const EventRecord& record, const Json& payload);
+  template <typename E>
+  Status apply_typed_health_event(const EventRecord& record, const Json& payload);
+  Status on_health_event(const EventRecord& record, const health_events::AlertSignal& e);
+  Status on_health_event(const EventRecord& record, const health_events::AlertFired& e);
+  Status on_health_event(const EventRecord& record, const health_events::AlertRecurred& e);
+  Status on_health_event(const EventRecord& record, const health_events::AlertDelivered& e);
+  Status on_health_event(const EventRecord& record, const health_events::RemediationProposed& e);
+  Status on_health_event(const EventRecord& record, const health_events::RemediationUpdated& e);
+  Status on_health_event(const EventRecord& record, const health_events::PolicySet& e);
+  Status on_health_event(const EventRecord& record, const health_events::HostStatus& e);
+  Status on_health_event(const EventRecord& record, const health_events::BreakerTripped& e);
+  Status on_health_event(const EventRecord& record, const health_events::BreakerReset& e);
+  Status on_health_event(const EventRecord& record, const health_events::NodeLabels& e);
+  std::string retire_host(const EventRecord& record, remediate::Remediation& r,
+                          const std::optional<std::string>& new_host);
+  void add_health_user_event(const EventRecord& record, std::string resource_type, EventLevel level,
+                             std::string text, Json details, const std::string& cluster,
+                             const std::string& node);
+  void add_alert_user_event(const EventRecord& record, const remediate::AlertRecord& a,
+                            const std::string& what);
   remediate::HealthState& mutable_health();
   void set_node_flags(const std::string& cluster, const std::string& node,
                       std::optional<bool> cordoned, std::optional<bool> maintenance);

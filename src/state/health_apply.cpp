@@ -49,349 +49,370 @@ EventLevel alert_level(const AlertRecord& a) {
 
 }  // namespace
 
-Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
-  const std::string& type = rec.type;
-  const Time t = rec.time;
-  auto user_event = [&](std::string resource_type, EventLevel level, std::string text, Json details,
-                        const std::string& cluster, const std::string& node) {
-    UserEvent e;
-    e.resource_type = std::move(resource_type);
-    e.level = level;
-    e.description = std::move(text);
-    e.details = std::move(details);
-    if (const Cluster* c = view_.find_cluster(cluster)) {
-      e.cluster_name = c->name;
-      e.cluster_arn = c->arn;
-      if (auto it = c->nodes.find(node); it != c->nodes.end()) {
-        e.instance_id = node;
-        e.instance_group = it->second.group;
-      }
+void FleetState::add_health_user_event(const EventRecord& rec, std::string resource_type,
+                                       EventLevel level, std::string text, Json details,
+                                       const std::string& cluster, const std::string& node) {
+  UserEvent e;
+  e.resource_type = std::move(resource_type);
+  e.level = level;
+  e.description = std::move(text);
+  e.details = std::move(details);
+  if (const Cluster* c = view_.find_cluster(cluster)) {
+    e.cluster_name = c->name;
+    e.cluster_arn = c->arn;
+    if (auto it = c->nodes.find(node); it != c->nodes.end()) {
+      e.instance_id = node;
+      e.instance_group = it->second.group;
     }
-    add_user_event(rec, std::move(e));
+  }
+  add_user_event(rec, std::move(e));
+}
+
+void FleetState::add_alert_user_event(const EventRecord& rec, const AlertRecord& a,
+                                      const std::string& what) {
+  add_health_user_event(rec, "Alert", alert_level(a),
+                        fmt::format("Alert {} {} on {}: {} [{}] {}", a.id, what, a.node, a.fault,
+                                    health::to_string(a.severity), a.summary),
+                        Json{{"AlertId", a.id},
+                             {"Detector", a.detector},
+                             {"Fault", a.fault},
+                             {"State", a.state},
+                             {"Severity", health::to_string(a.severity)}},
+                        a.cluster, a.node);
+}
+
+template <typename E>
+Status FleetState::apply_typed_health_event(const EventRecord& rec, const Json& p) {
+  GF_ASSIGN_OR_RETURN(const E e, health_events::decode<E>(p));
+  return on_health_event(rec, e);
+}
+
+Status FleetState::apply_health_event(const EventRecord& rec, const Json& p) {
+  using Applier = Status (FleetState::*)(const EventRecord&, const Json&);
+  using namespace health_events;
+  static const std::map<std::string_view, Applier> kAppliers = {
+      {AlertSignal::kType, &FleetState::apply_typed_health_event<AlertSignal>},
+      {AlertFired::kType, &FleetState::apply_typed_health_event<AlertFired>},
+      {AlertRecurred::kType, &FleetState::apply_typed_health_event<AlertRecurred>},
+      {AlertDelivered::kType, &FleetState::apply_typed_health_event<AlertDelivered>},
+      {RemediationProposed::kType, &FleetState::apply_typed_health_event<RemediationProposed>},
+      {RemediationUpdated::kType, &FleetState::apply_typed_health_event<RemediationUpdated>},
+      {PolicySet::kType, &FleetState::apply_typed_health_event<PolicySet>},
+      {HostStatus::kType, &FleetState::apply_typed_health_event<HostStatus>},
+      {BreakerTripped::kType, &FleetState::apply_typed_health_event<BreakerTripped>},
+      {BreakerReset::kType, &FleetState::apply_typed_health_event<BreakerReset>},
+      {NodeLabels::kType, &FleetState::apply_typed_health_event<NodeLabels>},
   };
-  auto alert_event = [&](const AlertRecord& a, const std::string& what) {
-    user_event("Alert", alert_level(a),
-               "Alert " + a.id + " " + what + " on " + a.node + ": " + a.fault + " [" +
-                   std::string(health::to_string(a.severity)) + "] " + a.summary,
-               Json{{"AlertId", a.id},
-                    {"Detector", a.detector},
-                    {"Fault", a.fault},
-                    {"State", a.state},
-                    {"Severity", health::to_string(a.severity)}},
-               a.cluster, a.node);
-  };
-  try {
-    if (type == event_type::kAlertSignal) {
-      HealthState& h = mutable_health();
-      const std::string node = p.at("Node").get<std::string>();
-      const std::string key = HealthState::alert_key(node, p.at("Detector").get<std::string>(),
-                                                     p.at("Subject").get<std::string>(),
-                                                     p.at("Fault").get<std::string>());
-      const bool present = p.at("Present").get<bool>();
-      const std::string evidence = p.value("Evidence", "");
-      auto open = h.open_alerts.find(key);
-      if (present) {
-        if (open != h.open_alerts.end()) {
-          AlertRecord& a = h.alerts.at(open->second);
-          a.last_seen = std::max(a.last_seen, t);
-          ++a.observations;
-          a.evidence.push_back(health::Evidence{t, true, evidence});
-          if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
-            a.evidence.erase(a.evidence.begin() + 1);
-          return ok_status();
-        }
-        AlertRecord a;
-        a.id = numbered_id("alert", ++h.alert_counter);
-        a.cluster = p.at("Cluster").get<std::string>();
-        a.group = p.value("Group", "");
-        a.node = node;
-        a.host = p.value("Host", "");
-        a.detector = p.at("Detector").get<std::string>();
-        a.subject = p.at("Subject").get<std::string>();
-        a.fault = p.at("Fault").get<std::string>();
-        const std::string sev = p.value("Severity", "warning");
-        a.severity = sev == "critical" ? health::Severity::kCritical
-                     : sev == "info"   ? health::Severity::kInfo
-                                       : health::Severity::kWarning;
-        a.summary = p.value("Summary", "");
-        a.first_seen = a.last_seen = t;
-        a.persistence = Duration(p.value("PersistenceUs", int64_t{0}));
-        a.observations = 1;
-        a.evidence.push_back(health::Evidence{t, true, evidence});
-        a.action = p.value("Action", "none");
-        a.support = p.value("Support", false);
-        if (p.contains("ClearedBy"))
-          a.cleared_by = p.at("ClearedBy").get<std::vector<std::string>>();
-        a.recurs = p.value("Recurs", int64_t{0});
-        a.signal = p.value("Signal", Json(nullptr));
-        if (a.persistence <= Duration::zero()) {
-          a.state = "firing";
-          a.fired_at = t;
-          if (a.severity == health::Severity::kCritical) h.host_last_critical[a.host] = t;
-        }
-        h.open_alerts[key] = a.id;
-        const std::string what =
-            a.state == "firing" ? "firing"
-                                : "pending (fires after " + format_duration(a.persistence) + ")";
-        auto& stored = h.alerts[a.id] = std::move(a);
-        alert_event(stored, what);
-        return ok_status();
-      }
-      if (open == h.open_alerts.end()) return ok_status();
+  auto it = kAppliers.find(rec.type);
+  if (it == kAppliers.end()) {
+    return internal_error("unknown event type \"" + rec.type +
+                          "\" (journal written by a newer gpufleet?)");
+  }
+  return (this->*(it->second))(rec, p);
+}
+
+Status FleetState::on_health_event(const EventRecord& rec, const health_events::AlertSignal& e) {
+  const Time t = rec.time;
+  HealthState& h = mutable_health();
+  const std::string key = HealthState::alert_key(e.node, e.detector, e.subject, e.fault);
+  auto open = h.open_alerts.find(key);
+  if (e.present) {
+    if (open != h.open_alerts.end()) {
       AlertRecord& a = h.alerts.at(open->second);
-      h.open_alerts.erase(open);
       a.last_seen = std::max(a.last_seen, t);
       ++a.observations;
-      a.evidence.push_back(health::Evidence{t, false, evidence});
+      a.evidence.push_back(health::Evidence{t, true, e.evidence});
       if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
         a.evidence.erase(a.evidence.begin() + 1);
-      a.resolved_at = t;
-      a.resolved_by = p.value("ResolvedBy", "signal cleared");
-      if (a.state == "pending") {
-        a.state = "discarded";
-        alert_event(a, "discarded: cleared before its " + format_duration(a.persistence) +
-                           " persistence window (" + a.resolved_by + ")");
-      } else {
-        a.state = "resolved";
-        alert_event(a, "resolved (" + a.resolved_by + ")");
-        if (a.recurs > 0 && p.value("Fixed", false))
-          h.recurrences.emplace(t + Duration(p.value("RecurAfterUs", minutes(10).count())), a.id);
-      }
       return ok_status();
     }
-    if (type == event_type::kAlertFired) {
-      HealthState& h = mutable_health();
-      auto it = h.alerts.find(p.at("AlertId").get<std::string>());
-      if (it == h.alerts.end() || it->second.state != "pending") return ok_status();
-      AlertRecord& a = it->second;
+    AlertRecord a;
+    a.id = numbered_id("alert", ++h.alert_counter);
+    a.cluster = e.cluster;
+    a.group = e.group.value_or("");
+    a.node = e.node;
+    a.host = e.host.value_or("");
+    a.detector = e.detector;
+    a.subject = e.subject;
+    a.fault = e.fault;
+    a.severity = *e.severity;
+    a.summary = e.summary.value_or("");
+    a.first_seen = a.last_seen = t;
+    a.persistence = *e.persistence;
+    a.observations = 1;
+    a.evidence.push_back(health::Evidence{t, true, e.evidence});
+    a.action = *e.action;
+    a.support = e.support.value_or(false);
+    a.cleared_by = e.cleared_by.value_or(std::vector<std::string>{});
+    a.recurs = e.recurs.value_or(0);
+    a.signal = e.signal.value_or(Json(nullptr));
+    if (a.persistence <= Duration::zero()) {
       a.state = "firing";
-      a.fired_at = a.first_seen + a.persistence;
-      if (a.severity == health::Severity::kCritical) h.host_last_critical[a.host] = *a.fired_at;
-      alert_event(a, "firing after " + format_duration(a.persistence));
-      return ok_status();
+      a.fired_at = t;
+      if (a.severity == health::Severity::kCritical) h.host_last_critical[a.host] = t;
     }
-    if (type == event_type::kAlertRecurred) {
-      HealthState& h = mutable_health();
-      const std::string id = p.at("AlertId").get<std::string>();
-      for (auto it = h.recurrences.begin(); it != h.recurrences.end(); ++it) {
-        if (it->second == id) {
-          h.recurrences.erase(it);
-          break;
-        }
-      }
-      if (auto it = h.alerts.find(id); it != h.alerts.end()) it->second.recurs = 0;
-      return ok_status();
-    }
-    if (type == event_type::kAlertDelivered) {
-      HealthState& h = mutable_health();
-      auto it = h.alerts.find(p.at("AlertId").get<std::string>());
-      if (it != h.alerts.end())
-        it->second.delivered.insert(p.at("Target").get<std::string>() + ":" +
-                                    p.at("State").get<std::string>());
-      return ok_status();
-    }
-    if (type == event_type::kRemediationProposed) {
-      GF_ASSIGN_OR_RETURN(Remediation r, Remediation::from_canonical(p.at("Remediation")));
-      HealthState& h = mutable_health();
-      ++h.remediation_counter;
-      if (!r.request_id.empty()) h.requests[r.detector + "|" + r.request_id] = r.id;
-      std::string text = "Remediation " + r.id + " proposed for " + r.node + ": " +
-                         std::string(to_string(r.effective)) + " for " + r.fault + " (requester " +
-                         r.requester + ", rule " + r.rule + ")";
-      if (r.effective != r.action)
-        text += "; asked " + std::string(to_string(r.action)) + ": " + r.effective_reason;
-      if (r.status == RStatus::kApproved) text += "; approved by " + r.approver;
-      if (r.status == RStatus::kProposed && !r.reason.empty()) text += "; " + r.reason;
-      if (remediate::is_open(r.status)) h.open_by_node[r.node] = r.id;
-      const std::string cluster = r.cluster, node = r.node;
-      Json details{{"RemediationId", r.id},
-                   {"Status", to_string(r.status)},
-                   {"EffectiveAction", to_string(r.effective)}};
-      h.remediations[r.id] = std::move(r);
-      user_event("Remediation", EventLevel::kInfo, std::move(text), std::move(details), cluster,
-                 node);
-      return ok_status();
-    }
-    if (type == event_type::kRemediationUpdated) {
-      HealthState& h = mutable_health();
-      auto it = h.remediations.find(p.at("RemediationId").get<std::string>());
-      if (it == h.remediations.end())
-        return internal_error("remediation.updated: unknown remediation");
-      Remediation& r = it->second;
-      const std::optional<RStatus> st = remediate::parse_status(p.at("Status").get<std::string>());
-      if (!st) return internal_error("remediation.updated: unknown status");
-      const RStatus before = r.status;
-      r.status = *st;
-      if (!remediate::is_open(*st)) {
-        if (auto o = h.open_by_node.find(r.node); o != h.open_by_node.end() && o->second == r.id)
-          h.open_by_node.erase(o);
-      }
-      r.reason = p.value("Reason", r.reason);
-      const std::string by = p.value("By", "");
-      std::string text =
-          "Remediation " + r.id + " (" + std::string(to_string(r.effective)) + " " + r.node + "): ";
-      if (before == *st) {
-        text += "waiting: " + r.reason;
-      } else {
-        text += std::string(to_string(*st)) + (r.reason.empty() ? "" : ": " + r.reason);
-      }
-      switch (before == *st ? RStatus::kProposed : *st) {  // a new reason only: no side effects
-        case RStatus::kApproved:
-          r.approver = by;
-          r.approved_at = t;
-          text += " (approver " + by + ")";
-          break;
-        case RStatus::kWaitingForIdle:
-          if (before != *st) {
-            r.started_at = t;
-            if (p.contains("IdleDeadlineUs") && !p.at("IdleDeadlineUs").is_null())
-              r.idle_deadline = from_micros(p.at("IdleDeadlineUs").get<int64_t>());
-            set_node_flags(r.cluster, r.node, true, std::nullopt);
-          }
-          break;
-        case RStatus::kDraining:
-          set_node_flags(r.cluster, r.node, true, true);
-          break;
-        case RStatus::kRejoining: {
-          r.acted_at = t;
-          if (r.effective == remediate::Action::kMigrate ||
-              r.effective == remediate::Action::kDelete) {
-            remediate::Host old;
-            old.id = r.host;
-            old.status = "Inspecting";
-            old.cluster = r.cluster;
-            old.node = r.node;
-            old.since = t;
-            old.reason = std::string(to_string(r.effective)) + " by " + r.id;
-            if (const Cluster* c = view_.find_cluster(r.cluster); c && c->nodes.contains(r.node)) {
-              old.instance_type = c->nodes.at(r.node).instance_type;
-            }
-            if (auto lc = h.host_last_critical.find(r.host); lc != h.host_last_critical.end())
-              old.last_critical = lc->second;
-            h.hosts[old.id] = std::move(old);
-            if (r.effective == remediate::Action::kMigrate) {
-              const std::string fresh =
-                  p.value("NewHost", "host-m" + std::to_string(++h.host_counter));
-              if (const Cluster* c = view_.find_cluster(r.cluster);
-                  c && c->nodes.contains(r.node)) {
-                mutable_cluster(r.cluster)->nodes.at(r.node).host_id = fresh;
-              }
-              text += " (moved to " + fresh + "; " + r.host + " sent to inspection)";
-            }
-          }
-          break;
-        }
-        case RStatus::kSucceeded:
-          r.completed_at = t;
-          set_node_flags(r.cluster, r.node, false, false);
-          break;
-        case RStatus::kFailed:
-          r.completed_at = t;
-          set_node_flags(r.cluster, r.node, std::nullopt,
-                         false);  // stays cordoned: still unhealthy
-          break;
-        case RStatus::kCancelled:
-        case RStatus::kRejected:
-          r.completed_at = t;
-          if (!by.empty()) text += " (by " + by + ")";
-          if (remediate::in_flight(before)) set_node_flags(r.cluster, r.node, false, false);
-          break;
-        default:
-          break;
-      }
-      const EventLevel level = *st == RStatus::kFailed ? EventLevel::kError
-                               : (*st == RStatus::kCancelled || *st == RStatus::kRejected)
-                                   ? EventLevel::kWarn
-                                   : EventLevel::kInfo;
-      user_event("Remediation", level, std::move(text),
-                 Json{{"RemediationId", r.id},
-                      {"Status", to_string(*st)},
-                      {"EffectiveAction", to_string(r.effective)}},
-                 r.cluster, r.node);
-      return ok_status();
-    }
-    if (type == event_type::kRemediationPolicySet) {
-      GF_ASSIGN_OR_RETURN(remediate::Policy pol,
-                          remediate::Policy::from_json(p.at("Policy"), "Policy"));
-      const std::string cluster = p.at("Cluster").get<std::string>();
-      mutable_health().policies[cluster] = std::move(pol);
-      user_event("Cluster", EventLevel::kInfo, "Remediation policy of " + cluster + " updated",
-                 p.at("Policy"), cluster, "");
-      return ok_status();
-    }
-    if (type == event_type::kHostStatus) {
-      HealthState& h = mutable_health();
-      const std::string id = p.at("HostId").get<std::string>();
-      auto it = h.hosts.find(id);
-      if (it == h.hosts.end()) return internal_error("host.status: unknown host " + id);
-      remediate::Host& host = it->second;
-      std::string status = p.at("Status").get<std::string>();
-      const std::string reason = p.value("Reason", "");
-      std::string text = "Host " + id + ": ";
-      if (status == "BurnIn") {
-        host.previous = host.status;
-        text += "burn-in started (GPU, NCCL, InfiniBand, storage checks)";
-      } else if (status == "Interrupted") {
-        status = host.previous.empty() ? "Inspecting" : host.previous;
-        text += "burn-in interrupted; restored to " + status;
-      } else if (status == "InService") {
-        text += "burn-in passed; back in the pool";
-        host.node.clear();
-      } else if (status == "Repair") {
-        remediate::Ticket tk;
-        tk.id = numbered_id("ticket", ++h.ticket_counter);
-        tk.host = id;
-        tk.cluster = host.cluster;
-        tk.node = host.node;
-        tk.instance_type = host.instance_type;
-        tk.opened_at = t;
-        tk.summary = reason;
-        tk.checks = p.value("Checks", Json::array());
-        text += "burn-in failed; hardware ticket " + tk.id + " opened: " + reason;
-        h.tickets.push_back(std::move(tk));
-      }
-      host.status = status;
-      host.since = t;
-      host.reason = reason;
-      user_event("Host", status == "Repair" ? EventLevel::kWarn : EventLevel::kInfo,
-                 std::move(text), Json{{"HostId", id}, {"Status", status}}, host.cluster, "");
-      return ok_status();
-    }
-    if (type == event_type::kBreakerTripped || type == event_type::kBreakerReset) {
-      const std::string cluster = p.at("Cluster").get<std::string>();
-      remediate::Breaker& b = mutable_health().breakers[cluster];
-      if (type == event_type::kBreakerTripped) {
-        b.open = true;
-        b.tripped_at = t;
-        b.reason = p.value("Reason", "");
-        user_event("Cluster", EventLevel::kError,
-                   "Remediation circuit breaker of " + cluster + " tripped: " + b.reason +
-                       "; automatic remediation halted until a person resets it",
-                   Json{{"CircuitBreaker", "Open"}}, cluster, "");
-      } else {
-        b.open = false;
-        b.reset_at = t;
-        b.reset_by = p.value("By", "");
-        user_event("Cluster", EventLevel::kInfo,
-                   "Remediation circuit breaker of " + cluster + " reset by " + b.reset_by,
-                   Json{{"CircuitBreaker", "Closed"}}, cluster, "");
-      }
-      return ok_status();
-    }
-    if (type == event_type::kNodeLabels) {
-      const std::string cluster = p.at("Cluster").get<std::string>();
-      const std::string node = p.at("InstanceId").get<std::string>();
-      const Cluster* c = view_.find_cluster(cluster);
-      if (!c || !c->nodes.contains(node)) return ok_status();
-      mutable_cluster(cluster)->nodes.at(node).labels =
-          p.at("Labels").get<std::map<std::string, std::string>>();
-      return ok_status();
-    }
-  } catch (const std::exception& e) {
-    return internal_error(type + ": malformed payload: " + e.what());
+    h.open_alerts[key] = a.id;
+    const std::string what = a.state == "firing"
+                                 ? "firing"
+                                 : "pending (fires after " + format_duration(a.persistence) + ")";
+    auto& stored = h.alerts[a.id] = std::move(a);
+    add_alert_user_event(rec, stored, what);
+    return ok_status();
   }
-  return internal_error("unknown event type \"" + type +
-                        "\" (journal written by a newer gpufleet?)");
+  if (open == h.open_alerts.end()) return ok_status();
+  AlertRecord& a = h.alerts.at(open->second);
+  h.open_alerts.erase(open);
+  a.last_seen = std::max(a.last_seen, t);
+  ++a.observations;
+  a.evidence.push_back(health::Evidence{t, false, e.evidence});
+  if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
+    a.evidence.erase(a.evidence.begin() + 1);
+  a.resolved_at = t;
+  a.resolved_by = *e.resolved_by;
+  if (a.state == "pending") {
+    a.state = "discarded";
+    add_alert_user_event(rec, a,
+                         fmt::format("discarded: cleared before its {} persistence window ({})",
+                                     format_duration(a.persistence), a.resolved_by));
+  } else {
+    a.state = "resolved";
+    add_alert_user_event(rec, a, "resolved (" + a.resolved_by + ")");
+    if (a.recurs > 0 && *e.fixed)
+      h.recurrences.emplace(t + e.recur_after.value_or(minutes(10)), a.id);
+  }
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord& rec, const health_events::AlertFired& e) {
+  HealthState& h = mutable_health();
+  auto it = h.alerts.find(e.alert_id);
+  if (it == h.alerts.end() || it->second.state != "pending") return ok_status();
+  AlertRecord& a = it->second;
+  a.state = "firing";
+  a.fired_at = a.first_seen + a.persistence;
+  if (a.severity == health::Severity::kCritical) h.host_last_critical[a.host] = *a.fired_at;
+  add_alert_user_event(rec, a, "firing after " + format_duration(a.persistence));
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord&, const health_events::AlertRecurred& e) {
+  HealthState& h = mutable_health();
+  for (auto it = h.recurrences.begin(); it != h.recurrences.end(); ++it) {
+    if (it->second == e.alert_id) {
+      h.recurrences.erase(it);
+      break;
+    }
+  }
+  if (auto it = h.alerts.find(e.alert_id); it != h.alerts.end()) it->second.recurs = 0;
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord&, const health_events::AlertDelivered& e) {
+  HealthState& h = mutable_health();
+  auto it = h.alerts.find(e.alert_id);
+  if (it != h.alerts.end()) it->second.delivered.insert(e.target + ":" + e.state);
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord& rec,
+                                   const health_events::RemediationProposed& e) {
+  Remediation r = e.remediation;
+  HealthState& h = mutable_health();
+  ++h.remediation_counter;
+  if (!r.request_id.empty()) h.requests[r.detector + "|" + r.request_id] = r.id;
+  std::string text =
+      fmt::format("Remediation {} proposed for {}: {} for {} (requester {}, rule {})", r.id, r.node,
+                  to_string(r.effective), r.fault, r.requester, r.rule);
+  if (r.effective != r.action)
+    text += fmt::format("; asked {}: {}", to_string(r.action), r.effective_reason);
+  if (r.status == RStatus::kApproved) text += "; approved by " + r.approver;
+  if (r.status == RStatus::kProposed && !r.reason.empty()) text += "; " + r.reason;
+  if (remediate::is_open(r.status)) h.open_by_node[r.node] = r.id;
+  const std::string cluster = r.cluster, node = r.node;
+  Json details{{"RemediationId", r.id},
+               {"Status", to_string(r.status)},
+               {"EffectiveAction", to_string(r.effective)}};
+  h.remediations[r.id] = std::move(r);
+  add_health_user_event(rec, "Remediation", EventLevel::kInfo, std::move(text), std::move(details),
+                        cluster, node);
+  return ok_status();
+}
+
+// A migrated or deleted node's old host goes to inspection (then burn-in); a migration moves the
+// node onto a fresh host. Returns the text to add to the user event.
+std::string FleetState::retire_host(const EventRecord& rec, Remediation& r,
+                                    const std::optional<std::string>& new_host) {
+  HealthState& h = mutable_health();
+  remediate::Host old;
+  old.id = r.host;
+  old.status = "Inspecting";
+  old.cluster = r.cluster;
+  old.node = r.node;
+  old.since = rec.time;
+  old.reason = fmt::format("{} by {}", to_string(r.effective), r.id);
+  if (const Cluster* c = view_.find_cluster(r.cluster); c && c->nodes.contains(r.node)) {
+    old.instance_type = c->nodes.at(r.node).instance_type;
+  }
+  if (auto lc = h.host_last_critical.find(r.host); lc != h.host_last_critical.end())
+    old.last_critical = lc->second;
+  h.hosts[old.id] = std::move(old);
+  if (r.effective != remediate::Action::kMigrate) return "";
+  const std::string fresh = new_host ? *new_host : fmt::format("host-m{}", ++h.host_counter);
+  if (const Cluster* c = view_.find_cluster(r.cluster); c && c->nodes.contains(r.node)) {
+    mutable_cluster(r.cluster)->nodes.at(r.node).host_id = fresh;
+  }
+  return fmt::format(" (moved to {}; {} sent to inspection)", fresh, r.host);
+}
+
+Status FleetState::on_health_event(const EventRecord& rec,
+                                   const health_events::RemediationUpdated& e) {
+  const Time t = rec.time;
+  HealthState& h = mutable_health();
+  auto it = h.remediations.find(e.remediation_id);
+  if (it == h.remediations.end())
+    return internal_error("remediation.updated: unknown remediation " + e.remediation_id);
+  Remediation& r = it->second;
+  const RStatus before = r.status;
+  r.status = e.status;
+  if (!remediate::is_open(e.status)) {
+    if (auto o = h.open_by_node.find(r.node); o != h.open_by_node.end() && o->second == r.id)
+      h.open_by_node.erase(o);
+  }
+  r.reason = e.reason;
+  const std::string by = e.by.value_or("");
+  std::string text = fmt::format("Remediation {} ({} {}): ", r.id, to_string(r.effective), r.node);
+  if (before == e.status) {
+    text += "waiting: " + r.reason;
+  } else {
+    text += std::string(to_string(e.status)) + (r.reason.empty() ? "" : ": " + r.reason);
+  }
+  switch (before == e.status ? RStatus::kProposed : e.status) {  // a new reason only: no effects
+    case RStatus::kApproved:
+      r.approver = by;
+      r.approved_at = t;
+      text += " (approver " + by + ")";
+      break;
+    case RStatus::kWaitingForIdle:
+      r.started_at = t;
+      if (e.idle_deadline) r.idle_deadline = *e.idle_deadline;
+      set_node_flags(r.cluster, r.node, true, std::nullopt);
+      break;
+    case RStatus::kDraining:
+      set_node_flags(r.cluster, r.node, true, true);
+      break;
+    case RStatus::kRejoining:
+      r.acted_at = t;
+      if (r.effective == remediate::Action::kMigrate || r.effective == remediate::Action::kDelete)
+        text += retire_host(rec, r, e.new_host);
+      break;
+    case RStatus::kSucceeded:
+      r.completed_at = t;
+      set_node_flags(r.cluster, r.node, false, false);
+      break;
+    case RStatus::kFailed:
+      r.completed_at = t;
+      set_node_flags(r.cluster, r.node, std::nullopt, false);  // stays cordoned: still unhealthy
+      break;
+    case RStatus::kCancelled:
+    case RStatus::kRejected:
+      r.completed_at = t;
+      if (!by.empty()) text += " (by " + by + ")";
+      if (remediate::in_flight(before)) set_node_flags(r.cluster, r.node, false, false);
+      break;
+    default:
+      break;
+  }
+  const EventLevel level = e.status == RStatus::kFailed ? EventLevel::kError
+                           : (e.status == RStatus::kCancelled || e.status == RStatus::kRejected)
+                               ? EventLevel::kWarn
+                               : EventLevel::kInfo;
+  add_health_user_event(rec, "Remediation", level, std::move(text),
+                        Json{{"RemediationId", r.id},
+                             {"Status", to_string(e.status)},
+                             {"EffectiveAction", to_string(r.effective)}},
+                        r.cluster, r.node);
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord& rec, const health_events::PolicySet& e) {
+  mutable_health().policies[e.cluster] = e.policy;
+  add_health_user_event(rec, "Cluster", EventLevel::kInfo,
+                        fmt::format("Remediation policy of {} updated", e.cluster),
+                        e.policy.to_json(), e.cluster, "");
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord& rec, const health_events::HostStatus& e) {
+  HealthState& h = mutable_health();
+  auto it = h.hosts.find(e.host_id);
+  if (it == h.hosts.end()) return internal_error("host.status: unknown host " + e.host_id);
+  remediate::Host& host = it->second;
+  std::string status = e.status;
+  std::string text = "Host " + e.host_id + ": ";
+  if (status == "BurnIn") {
+    host.previous = host.status;
+    text += "burn-in started (GPU, NCCL, InfiniBand, storage checks)";
+  } else if (status == "Interrupted") {
+    status = host.previous.empty() ? "Inspecting" : host.previous;
+    text += "burn-in interrupted; restored to " + status;
+  } else if (status == "InService") {
+    text += "burn-in passed; back in the pool";
+    host.node.clear();
+  } else if (status == "Repair") {
+    remediate::Ticket tk;
+    tk.id = numbered_id("ticket", ++h.ticket_counter);
+    tk.host = e.host_id;
+    tk.cluster = host.cluster;
+    tk.node = host.node;
+    tk.instance_type = host.instance_type;
+    tk.opened_at = rec.time;
+    tk.summary = e.reason;
+    tk.checks = e.checks.value_or(Json::array());
+    text += fmt::format("burn-in failed; hardware ticket {} opened: {}", tk.id, e.reason);
+    h.tickets.push_back(std::move(tk));
+  } else {
+    return internal_error("host.status: unknown status \"" + status + "\"");
+  }
+  host.status = status;
+  host.since = rec.time;
+  host.reason = e.reason;
+  add_health_user_event(rec, "Host", status == "Repair" ? EventLevel::kWarn : EventLevel::kInfo,
+                        std::move(text), Json{{"HostId", e.host_id}, {"Status", status}},
+                        host.cluster, "");
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord& rec, const health_events::BreakerTripped& e) {
+  remediate::Breaker& b = mutable_health().breakers[e.cluster];
+  b.open = true;
+  b.tripped_at = rec.time;
+  b.reason = e.reason;
+  add_health_user_event(rec, "Cluster", EventLevel::kError,
+                        fmt::format("Remediation circuit breaker of {} tripped: {}; automatic "
+                                    "remediation halted until a person resets it",
+                                    e.cluster, b.reason),
+                        Json{{"CircuitBreaker", "Open"}}, e.cluster, "");
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord& rec, const health_events::BreakerReset& e) {
+  remediate::Breaker& b = mutable_health().breakers[e.cluster];
+  b.open = false;
+  b.reset_at = rec.time;
+  b.reset_by = e.by;
+  add_health_user_event(
+      rec, "Cluster", EventLevel::kInfo,
+      fmt::format("Remediation circuit breaker of {} reset by {}", e.cluster, b.reset_by),
+      Json{{"CircuitBreaker", "Closed"}}, e.cluster, "");
+  return ok_status();
+}
+
+Status FleetState::on_health_event(const EventRecord&, const health_events::NodeLabels& e) {
+  const Cluster* c = view_.find_cluster(e.cluster);
+  if (!c || !c->nodes.contains(e.instance_id)) return ok_status();
+  mutable_cluster(e.cluster)->nodes.at(e.instance_id).labels = e.labels;
+  mark_cluster_dirty(e.cluster);
+  return ok_status();
 }
 
 }  // namespace gf

@@ -116,37 +116,23 @@ void FleetState::mark_cluster_dirty(const std::string& name) {
   index_->cluster_revisions[name] = index_->cluster_revision;
 }
 
-namespace {
-
-std::optional<frontend::Kind> kind_by_name(std::string_view name) {
-  for (int k = 0; k <= static_cast<int>(frontend::Kind::kQuotaShare); ++k) {
-    const auto kind = static_cast<frontend::Kind>(k);
-    if (frontend::kind_name(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-Status FleetState::apply_quota_event(const EventRecord& rec, const Json& p) {
+Status FleetState::on_event(const EventRecord&, const object_events::QuotaApplied& e) {
   auto objects = std::make_shared<frontend::ObjectMap>(view_.quota_objects ? *view_.quota_objects
                                                                            : frontend::ObjectMap{});
-  if (rec.type == event_type::kQuotaApplied) {
-    if (!p.contains("objects") || !p.at("objects").is_array())
-      return internal_error("quota.applied without objects");
-    for (const Json& o : p.at("objects")) {
-      auto kind = kind_by_name(o.value("kind", ""));
-      if (!kind) return internal_error("quota.applied: unknown kind " + o.value("kind", ""));
-      frontend::QuotaObject obj;
-      obj.key = frontend::ObjectKey{*kind, o.value("namespace", ""), o.value("name", "")};
-      obj.doc = o.value("doc", Json::object());
-      (*objects)[obj.key] = std::move(obj);
-    }
-  } else {
-    auto kind = kind_by_name(p.value("kind", ""));
-    if (!kind) return internal_error("quota.deleted: unknown kind");
-    objects->erase(frontend::ObjectKey{*kind, p.value("namespace", ""), p.value("name", "")});
+  for (const object_events::QuotaObjectDoc& o : e.objects) {
+    frontend::QuotaObject obj;
+    obj.key = frontend::ObjectKey{o.kind, o.ns, o.name};
+    obj.doc = o.doc;
+    (*objects)[obj.key] = std::move(obj);
   }
+  view_.quota_objects = std::move(objects);
+  return ok_status();
+}
+
+Status FleetState::on_event(const EventRecord&, const object_events::QuotaDeleted& e) {
+  auto objects = std::make_shared<frontend::ObjectMap>(view_.quota_objects ? *view_.quota_objects
+                                                                           : frontend::ObjectMap{});
+  objects->erase(frontend::ObjectKey{e.kind, e.ns, e.name});
   view_.quota_objects = std::move(objects);
   return ok_status();
 }

@@ -1,12 +1,9 @@
-// Journal event types for quota objects and jobs (docs/quota.md, docs/workloads.md). Appliers live
+// Journal event types for jobs (docs/workloads.md). Appliers live
 // in job_apply.cpp and workload_apply.cpp; the scheduler cache follows the same events.
 //
-// Job events are typed (docs/architecture.md "Typed events"): one struct per event type with its
-// wire name (kType), the fields it carries, and a codec. Producers build the struct and call
-// to_event(); appliers and observers decode with from_json, which refuses a missing or mistyped
-// field — a malformed event is an error, never a default. Every payload carries the version it
-// was written in ("v"); a journal from before versions (no "v") is version 1. A newer version
-// than this release knows is refused, naming it, so an old follower never misreads a new journal.
+// Job events are typed (state/event_codec.h): one struct per event type with its wire name (kType)
+// and its fields. Producers build the struct and call to_event(); appliers and observers decode,
+// which refuses a missing or mistyped field and a version newer than this release.
 #pragma once
 
 #include <cstdint>
@@ -19,32 +16,30 @@
 #include "core/result.h"
 #include "core/time.h"
 #include "model/job.h"
+#include "state/event_codec.h"
 #include "state/events.h"
+#include "state/object_events.h"
 
-namespace gf::event_type {
-
-// {objects: [{kind, namespace, name, doc}]}: created or replaced (POST /v1/apply, AWS shapes).
-inline constexpr std::string_view kQuotaApplied = "quota.applied";
-// {kind, namespace, name}
-inline constexpr std::string_view kQuotaDeleted = "quota.deleted";
-
-// Workloads (docs/dispatch.md): PropagationPolicies. {objects: [{namespace, name, doc}]}:
-// created or replaced.
-inline constexpr std::string_view kPolicyApplied = "policy.applied";
-// {namespace, name}
-inline constexpr std::string_view kPolicyDeleted = "policy.deleted";
-
-}  // namespace gf::event_type
+namespace gf::event_codec {
+template <>
+struct Codec<JobStatus>
+    : EnumCodec<JobStatus, static_cast<std::string_view (*)(JobStatus)>(&to_string),
+                &parse_job_status> {};
+}  // namespace gf::event_codec
 
 namespace gf::job_events {
 
-// The version this release writes; it reads every version up to it.
-inline constexpr int kVersion = 1;
+using event_codec::decode;
+using event_codec::field;
+using event_codec::kVersion;
+using event_codec::to_event;
+using event_codec::to_json;
 
 // A job record as submitted (service job or PyTorchJob).
 struct Submitted {
   static constexpr std::string_view kType = "job.submitted";
   Job job;
+  static constexpr auto fields() { return std::tuple{field("job", &Submitted::job)}; }
 };
 // Admitted (or placed again, `replaced`) on `cluster`, one instance id per pod in pod-set order;
 // no nodes = dispatched to the cluster with its pods pending (estimate mode).
@@ -56,11 +51,20 @@ struct Admitted {
   std::vector<std::string> nodes;
   bool borrowing = false;
   bool replaced = false;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Admitted::id),
+                      field("alternative", &Admitted::alternative),
+                      field("cluster", &Admitted::cluster),
+                      field("nodes", &Admitted::nodes),
+                      field("borrowing", &Admitted::borrowing),
+                      field("replaced", &Admitted::replaced)};
+  }
 };
 // Pods bound and started (SCHEDULED -> RUNNING).
 struct Running {
   static constexpr std::string_view kType = "job.running";
   std::string id;
+  static constexpr auto fields() { return std::tuple{field("id", &Running::id)}; }
 };
 // Evicted by job `by` under `rule` (InQueue | Reclaim | BorrowWithinCohort); back in its queue
 // after `until`, or failed when its preemption retries are used up (`terminated`).
@@ -72,6 +76,12 @@ struct Preempted {
   std::string message;
   Time until{};
   bool terminated = false;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("id", &Preempted::id),          field("by", &Preempted::by),
+        field("rule", &Preempted::rule),      field("message", &Preempted::message),
+        field("until_us", &Preempted::until), field("terminated", &Preempted::terminated)};
+  }
 };
 // A node of its gang left: pods unbound, quota kept.
 struct Interrupted {
@@ -79,6 +89,10 @@ struct Interrupted {
   std::string id;
   std::string node;
   std::string message;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Interrupted::id), field("node", &Interrupted::node),
+                      field("message", &Interrupted::message)};
+  }
 };
 // Ended SUCCEEDED or FAILED.
 struct Finished {
@@ -86,17 +100,29 @@ struct Finished {
   std::string id;
   JobStatus status = JobStatus::kFailed;
   std::string reason;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Finished::id), field("status", &Finished::status),
+                      field("reason", &Finished::reason)};
+  }
+  Status check() const;  // the status is an end
 };
 struct PriorityChanged {
   static constexpr std::string_view kType = "job.priority_changed";
   std::string id;
   int32_t priority = 0;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &PriorityChanged::id),
+                      field("priority", &PriorityChanged::priority)};
+  }
 };
 // Why the scheduler holds the job back changed (docs/scheduling.md "Why a job waits").
 struct Waiting {
   static constexpr std::string_view kType = "job.waiting";
   std::string id;
   JobWait waiting;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Waiting::id), field("waiting", &Waiting::waiting)};
+  }
 };
 // Workloads (docs/dispatch.md). Its pods could not run on `from` for tolerationSeconds: it leaves
 // (its copy kept per `purge_mode`) and is placed elsewhere, quota kept.
@@ -106,6 +132,11 @@ struct Failover {
   std::string from;
   std::string purge_mode;
   std::string message;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Failover::id), field("from", &Failover::from),
+                      field("purge_mode", &Failover::purge_mode),
+                      field("message", &Failover::message)};
+  }
 };
 // A copy left by failover is removed (Gracefully).
 struct CopyPurged {
@@ -113,41 +144,29 @@ struct CopyPurged {
   std::string id;
   std::string cluster;
   std::string reason;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &CopyPurged::id), field("cluster", &CopyPurged::cluster),
+                      field("reason", &CopyPurged::reason)};
+  }
 };
 // runPolicy.suspend changed: suspending deletes its pods and releases its quota.
 struct Suspend {
   static constexpr std::string_view kType = "job.suspend";
   std::string id;
   bool suspend = true;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Suspend::id), field("suspend", &Suspend::suspend)};
+  }
 };
 // The workload is deleted (user, ttlSecondsAfterFinished) with every copy.
 struct Deleted {
   static constexpr std::string_view kType = "job.deleted";
   std::string id;
   std::string reason;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Deleted::id), field("reason", &Deleted::reason)};
+  }
 };
-
-// Payload codecs; decode errors name the event type and the field.
-Json to_json(const Submitted& e);
-Json to_json(const Admitted& e);
-Json to_json(const Running& e);
-Json to_json(const Preempted& e);
-Json to_json(const Interrupted& e);
-Json to_json(const Finished& e);
-Json to_json(const PriorityChanged& e);
-Json to_json(const Waiting& e);
-Json to_json(const Failover& e);
-Json to_json(const CopyPurged& e);
-Json to_json(const Suspend& e);
-Json to_json(const Deleted& e);
-
-template <typename T>
-Result<T> decode(const Json& payload);
-
-template <typename T>
-Event to_event(const T& e) {
-  return Event{std::string(T::kType), to_json(e), ""};
-}
 
 // The id of the job an event names ("id", or "job.id" for job.submitted); empty when none.
 std::string job_id_of(std::string_view type, const Json& payload);

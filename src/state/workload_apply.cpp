@@ -84,21 +84,20 @@ void note_binding(Job& job, Time t, const std::string& cluster, bool pods_pendin
   }
 }
 
-Status FleetState::apply_policy_event(const EventRecord& rec, const Json& p) {
+Status FleetState::on_event(const EventRecord&, const object_events::PolicyApplied& e) {
   auto map = std::make_shared<PolicyMap>(view_.policies ? *view_.policies : PolicyMap{});
-  if (rec.type == event_type::kPolicyApplied) {
-    if (!p.contains("objects") || !p.at("objects").is_array())
-      return internal_error("policy.applied without objects");
-    for (const Json& o : p.at("objects")) {
-      auto pol = workload::parse_propagation_policy(o.value("doc", Json::object()));
-      if (!pol.ok()) return internal_error("policy.applied: " + pol.status().message());
-      (*map)[{o.value("namespace", ""), o.value("name", "")}] = std::move(pol).value();
-    }
-  } else if (rec.type == event_type::kPolicyDeleted) {
-    map->erase({p.value("namespace", ""), p.value("name", "")});
-  } else {
-    return internal_error("unknown policy event " + rec.type);
+  for (const object_events::PolicyDoc& o : e.objects) {
+    auto pol = workload::parse_propagation_policy(o.doc);
+    if (!pol.ok()) return internal_error("policy.applied: " + pol.status().message());
+    (*map)[{o.ns, o.name}] = std::move(pol).value();
   }
+  view_.policies = map->empty() ? nullptr : std::shared_ptr<const PolicyMap>(std::move(map));
+  return ok_status();
+}
+
+Status FleetState::on_event(const EventRecord&, const object_events::PolicyDeleted& e) {
+  auto map = std::make_shared<PolicyMap>(view_.policies ? *view_.policies : PolicyMap{});
+  map->erase({e.ns, e.name});
   view_.policies = map->empty() ? nullptr : std::shared_ptr<const PolicyMap>(std::move(map));
   return ok_status();
 }

@@ -123,10 +123,8 @@ TEST(MinCount, RaisedMinCountRollsBackToLastInServiceCountsTerminatingUnhealthyT
   Request sick;
   sick.handle = [&](const FleetState&, Time) -> Result<Decision> {
     Decision d;
-    d.events.push_back(Event{
-        std::string(event_type::kNodeHealth),
-        Json{{"Name", kCluster}, {"InstanceId", second}, {"Healthy", false}, {"Message", "xid 79"}},
-        ""});
+    d.events.push_back(
+        event_codec::to_event(cluster_events::NodeHealth{kCluster, second, false, "xid 79"}));
     return d;
   };
   f.runtime().loop().submit(std::move(sick));

@@ -32,7 +32,7 @@ struct Sig {
   Duration persistence = minutes(5);
 };
 
-// An `alert.signal` payload as healing/engine.cpp signal_events builds it.
+// An `alert.signal` payload as remediate/engine.cpp signal_events builds it.
 Json present(const Sig& s, std::string evidence = "ev") {
   return Json{{"Cluster", "c1"},
               {"Group", "gpu"},
@@ -53,7 +53,7 @@ Json present(const Sig& s, std::string evidence = "ev") {
               {"Signal", "raw signal"}};
 }
 
-// A clear, as healing/engine.cpp clear_events builds it (ResolvedBy omitted when empty).
+// A clear, as remediate/engine.cpp clear_events builds it (a plain clear: "signal cleared").
 Json cleared(const Sig& s, std::string resolved_by = "", bool fixed = false,
              std::string evidence = "signal cleared") {
   Json p{{"Cluster", "c1"},
@@ -64,7 +64,7 @@ Json cleared(const Sig& s, std::string resolved_by = "", bool fixed = false,
          {"Present", false},
          {"Evidence", std::move(evidence)},
          {"Fixed", fixed}};
-  if (!resolved_by.empty()) p["ResolvedBy"] = std::move(resolved_by);
+  p["ResolvedBy"] = resolved_by.empty() ? "signal cleared" : std::move(resolved_by);
   return p;
 }
 
