@@ -36,6 +36,16 @@ void close_billing(Cluster& c, const Node& n, Time at) {
   c.billing.push_back(std::move(b));
 }
 
+// A group being created at `t`; its MinCount timeout starts now.
+InstanceGroup new_group(const GroupSpec& spec, Time t, Duration min_count_timeout) {
+  InstanceGroup g;
+  g.spec = spec;
+  g.status = GroupStatus::kCreating;
+  g.created_at = t;
+  if (spec.min > 0) g.min_deadline = t + min_count_timeout;
+  return g;
+}
+
 std::string counts(int64_t min, int64_t target) {
   return fmt::format("(MinCount {}, TargetCount {})", min, target);
 }
@@ -133,14 +143,8 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
   c.min_count_timeout = e.min_count_timeout;
   c.creation_time = t;
   c.status = ClusterStatus::kCreating;
-  for (const GroupSpec& spec : e.groups) {
-    InstanceGroup g;
-    g.spec = spec;
-    g.status = GroupStatus::kCreating;
-    g.created_at = t;
-    if (g.spec.min > 0) g.min_deadline = t + c.min_count_timeout;
-    c.groups.push_back(std::move(g));
-  }
+  for (const GroupSpec& spec : e.groups)
+    c.groups.push_back(new_group(spec, t, c.min_count_timeout));
   view_.cluster_counter += 1;
   add_user_event(rec, cluster_user_event(
                           c, "Cluster", EventLevel::kInfo,
@@ -180,17 +184,12 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
                                 spec.name));
       }
     } else {
-      InstanceGroup ng;
-      ng.spec = spec;
-      ng.status = GroupStatus::kCreating;
-      ng.created_at = t;
-      if (spec.min > 0) ng.min_deadline = t + c.min_count_timeout;
       add_user_event(
           rec, cluster_user_event(c, "InstanceGroup", EventLevel::kInfo,
                                   fmt::format("InstanceGroup {} creation {} started in Cluster {}",
                                               spec.name, counts(spec.min, spec.target), c.name),
                                   spec.name));
-      c.groups.push_back(std::move(ng));
+      c.groups.push_back(new_group(spec, t, c.min_count_timeout));
     }
   }
   for (const std::string& del : e.delete_groups) {
