@@ -152,6 +152,12 @@ struct Cluster {
 
   InstanceGroup* find_group(std::string_view name);
   const InstanceGroup* find_group(std::string_view name) const;
+  // Gangs may run here: neither failed, being deleted nor rolling back (a job on a cluster that
+  // stops running jobs waits for failover instead of restarting there, docs/dispatch.md).
+  bool runs_jobs() const {
+    return status != ClusterStatus::kFailed && status != ClusterStatus::kDeleting &&
+           status != ClusterStatus::kRollingBack;
+  }
   int64_t current_count(std::string_view group) const;  // Running nodes
   int64_t live_count(std::string_view group) const;     // nodes not on their way out
 };

@@ -7,11 +7,6 @@
 
 namespace gf::remediate {
 
-using remediate::Action;
-using remediate::AlertRecord;
-using remediate::Approval;
-using remediate::HealthState;
-using remediate::Remediation;
 using RStatus = remediate::Status;
 
 Result<const Node*> live_node(const FleetState& state, const std::string& cluster,

@@ -7,10 +7,6 @@
 
 namespace gf::remediate {
 
-using remediate::Action;
-using remediate::AlertRecord;
-using remediate::HealthState;
-using remediate::Remediation;
 using RStatus = remediate::Status;
 
 namespace {

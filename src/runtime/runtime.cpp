@@ -54,7 +54,6 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
            ClusterSettings{&provisioner_.catalog(), provisioner_.options().arn,
                            provisioner_.options().id_seed,
                            provisioner_.options().min_count_timeout}) {
-  scheduling_cache_.set_options(options_.scheduler);
   loop_.add_observer(&scheduling_cache_);
   loop_.add_controller(&provisioner_);
   loop_.add_controller(&scheduling_);

@@ -50,11 +50,6 @@ Result<sched::Placement> to_placement(const sched::Scheduler& s, const std::stri
   return p;
 }
 
-bool cluster_usable(const Cluster& c) {
-  return c.status != ClusterStatus::kFailed && c.status != ClusterStatus::kDeleting &&
-         c.status != ClusterStatus::kRollingBack;
-}
-
 }  // namespace
 
 SchedulingCache::SchedulingCache() : registry_(std::make_unique<ResourceRegistry>()) {
@@ -86,7 +81,7 @@ void SchedulingCache::sync_clusters(const FleetState& state) {
     std::map<std::string, int64_t, std::less<>> targets;
     std::map<std::string, ResourceVector, std::less<>> capacities;
     if (const Cluster* c = state.view().find_cluster(name)) {
-      const bool usable = cluster_usable(*c);
+      const bool usable = c->runs_jobs();
       std::set<std::string, std::less<>> compute_groups;
       for (const InstanceGroup& g : c->groups) {
         if (g.spec.node_type == NodeType::kController || g.spec.node_type == NodeType::kLogin)
@@ -335,7 +330,7 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
   const Time t = rec.time;
   if (rec.type == event_type::kJobSubmitted) {
     const std::string id = job_events::job_id_of(rec.type, p);
-    const Job* job = state.view().find_job(id);
+    const Job* job = state.view().job(id);
     if (job == nullptr) return internal_error("job " + id + " not in the state");
     if (job->dispatch && job->dispatch->suspended) return ok_status();
     return submit(*job);
@@ -344,7 +339,7 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
   auto known = keys_.find(id);
   const bool held = known != keys_.end() && s.contains(known->second);
   const sched::JobKey key = known != keys_.end() ? known->second : 0;
-  const Job* job = state.view().find_job(id);
+  const Job* job = state.view().job(id);  // null once job.deleted applied
 
   if (rec.type == event_type::kJobAdmitted) {
     if (!held) return internal_error("job " + id + " unknown to the scheduler");

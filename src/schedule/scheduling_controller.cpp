@@ -28,10 +28,7 @@ void record_interrupt(const FleetState& state, const sched::Scheduler& s, const 
       to_event(job_events::Interrupted{job.id, s.placement().instance_id(a.node), a.message}));
   if (!job.dispatch) return;
   const Cluster* c = state.view().find_cluster(job.dispatch->cluster);
-  if (c == nullptr || c->status == ClusterStatus::kFailed ||
-      c->status == ClusterStatus::kDeleting || c->status == ClusterStatus::kRollingBack) {
-    return;
-  }
+  if (c == nullptr || !c->runs_jobs()) return;
   std::vector<std::string> roles;
   for (const sched::PodBinding& b : a.placement.pods) {
     if (b.node != a.node || b.pod_set >= job.pod_sets.size()) continue;
@@ -85,7 +82,6 @@ void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
 ControllerDecision SchedulingController::decide(const FleetState& state, Time now) {
   ControllerDecision d;
   sched::Scheduler& s = cache_.scheduler(state);
-  s.set_options(options_);
 
   // Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
   for (const sched::Action& a : cache_.take_interrupts(state)) {

@@ -13,9 +13,12 @@ namespace gf {
 
 class SchedulingController : public Controller {
  public:
-  // `cache` is the scheduler's working memory, which the loop also keeps in step (an observer).
+  // `cache` is the scheduler's working memory, which the loop also keeps in step (an observer);
+  // the controller gives it `options` (they survive the cache's restore()).
   explicit SchedulingController(SchedulingCache& cache, sched::SchedulerOptions options = {})
-      : cache_(cache), options_(options) {}
+      : cache_(cache) {
+    cache_.set_options(options);
+  }
   std::string_view name() const override { return "scheduler"; }
   ControllerDecision decide(const FleetState& state, Time now) override;
 
@@ -24,7 +27,6 @@ class SchedulingController : public Controller {
 
  private:
   SchedulingCache& cache_;
-  sched::SchedulerOptions options_;
   uint64_t seen_generation_ = 0;
   std::optional<Time> wake_;
   int64_t passes_ = 0;

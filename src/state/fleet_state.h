@@ -94,7 +94,9 @@ struct FleetView {
   const Job* find_workload(std::string_view kind, std::string_view ns, std::string_view name) const;
 
   const Cluster* find_cluster(std::string_view name) const;
-  // By job id, else by name (the newest job of that name).
+  // By job id (a map lookup), or null.
+  const Job* job(std::string_view id) const;
+  // By job id, else by name (the newest job of that name: a scan of every job, for the API).
   const Job* find_job(std::string_view id_or_name) const;
 };
 

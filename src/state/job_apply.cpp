@@ -1,7 +1,7 @@
 // Applies quota-object and job journal events to FleetState (docs/quota.md, docs/workloads.md),
 // and keeps the state's job indexes (by key, pending completions, started gangs, workload
-// deadlines) in step with them. The scheduler is not here: its working memory belongs to the
-// scheduling controller, which follows the same events (docs/architecture.md).
+// deadlines) in step with them. The scheduler is not here: its working memory is the scheduling
+// cache, which follows the same events (docs/architecture.md).
 #include <algorithm>
 
 #include "model/catalog.h"
@@ -69,12 +69,16 @@ const std::map<std::string, uint64_t, std::less<>>& FleetState::cluster_revision
 const Job* FleetState::job_by_key(uint64_t key) const {
   auto it = index_->key_to_id.find(key);
   if (it == index_->key_to_id.end()) return nullptr;
-  auto j = view_.jobs.find(it->second);
-  return j == view_.jobs.end() ? nullptr : j->second.get();
+  return view_.job(it->second);
+}
+
+const Job* FleetView::job(std::string_view id) const {
+  auto it = jobs.find(id);
+  return it == jobs.end() ? nullptr : it->second.get();
 }
 
 const Job* FleetView::find_job(std::string_view id_or_name) const {
-  if (auto it = jobs.find(id_or_name); it != jobs.end()) return it->second.get();
+  if (const Job* j = job(id_or_name)) return j;
   const Job* best = nullptr;
   for (const auto& [id, j] : jobs) {
     if (j->name == id_or_name && (best == nullptr || j->key > best->key)) best = j.get();
@@ -210,10 +214,9 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitt
   const bool replaced = e.replaced;
   const std::string& cluster = e.cluster;
   const std::vector<std::string>& nodes = e.nodes;
-  const int32_t alternative = e.alternative;
   job.admitted = true;
   job.waiting.reset();  // a job whose pods still wait gets its reason from the next pass
-  job.alternative = alternative;
+  job.alternative = e.alternative;
   if (!replaced) job.admitted_at = t;
   job.cluster = cluster;
   job.pod_nodes = nodes;
@@ -296,7 +299,6 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Runnin
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preempted& e, Job& job) {
   const Time t = rec.time;
   const bool terminated = e.terminated;
-  const Time until = e.until;
   end_run(job, t);
   JobPreemption pre{t, e.by, e.rule, e.message, terminated};
   job.preempted_count += 1;
@@ -306,7 +308,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preemp
   job.admitted = false;
   job.cluster.clear();
   job.pod_nodes.clear();
-  job.requeue_at = until;
+  job.requeue_at = e.until;
   if (terminated) {
     job.status = JobStatus::kFailed;
     job.stopped_at = t;
@@ -341,20 +343,20 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Interr
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Finished& e, Job& job) {
   const Time t = rec.time;
-  const std::optional<JobStatus> st = e.status;
   end_run(job, t);
   job.waiting.reset();
-  job.status = *st;
+  job.status = e.status;
   job.status_reason = e.reason;
   job.stopped_at = t;
   job.admitted = false;
   if (job.dispatch) {
     job.dispatch->restarting = false;
     job.dispatch->not_running_since.reset();
-    job.add_history(t, *st == JobStatus::kSucceeded ? "Succeeded" : "Failed", job.status_reason);
+    job.add_history(t, e.status == JobStatus::kSucceeded ? "Succeeded" : "Failed",
+                    job.status_reason);
     return ok_status();
   }
-  job.add_history(t, std::string(to_string(*st)), job.status_reason);
+  job.add_history(t, std::string(to_string(e.status)), job.status_reason);
   return ok_status();
 }
 
@@ -369,16 +371,13 @@ Status FleetState::on_job_event(const EventRecord& /*rec*/, const job_events::Wa
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::PriorityChanged& e,
                                 Job& job) {
-  const Time t = rec.time;
-  const int32_t prio = e.priority;
-  job.add_history(
-      t, "PriorityChanged",
-      "schedulingPriority " + std::to_string(job.priority) + " -> " + std::to_string(prio));
-  job.priority = prio;
+  job.add_history(rec.time, "PriorityChanged",
+                  fmt::format("schedulingPriority {} -> {}", job.priority, e.priority));
+  job.priority = e.priority;
   return ok_status();
 }
 
-// After a snapshot load: the quota compiled again and the job indexes rebuilt from the records.
+// After a snapshot load: the job and cluster indexes rebuilt from the records.
 Status FleetState::restore_indexes() {
   for (const auto& [name, c] : view_.clusters) mark_cluster_dirty(name);
   for (const auto& [id, j] : view_.jobs) {

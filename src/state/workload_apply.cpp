@@ -117,8 +117,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Failov
   GF_RETURN_IF_ERROR(require_workload(rec, job));
   Dispatch& d = *job.dispatch;
   const std::string& from = e.from;
-  drop_job_run(job.key);  // placed in this batch but not started: it starts over elsewhere
-  if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
+  end_run(job, t);  // a gang placed in this batch but not started starts over elsewhere
   const std::string& mode = e.purge_mode;
   MemberCopy copy{from, std::string(workload_state(job)), t, std::nullopt, d.restarts};
   if (mode == "Gracefully") {
@@ -166,8 +165,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspen
   if (suspend == d.suspended) return ok_status();
   d.suspended = suspend;
   if (suspend) {
-    if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
-    drop_job_run(job.key);
+    end_run(job, t);
     job.waiting.reset();
     job.admitted = false;
     job.cluster.clear();
