@@ -18,8 +18,6 @@ std::string_view kind_name(DecisionKind kind) {
       return "evict";
     case DecisionKind::kWait:
       return "wait";
-    case DecisionKind::kBlocked:
-      return "blocked";
     case DecisionKind::kVictim:
       return "victim";
     case DecisionKind::kProtected:
@@ -68,8 +66,6 @@ std::string DecisionLog::to_string(const Decision& d, const QuotaGraph& graph) c
       return out + " node=" + node +
              " limit=" + std::string(limit_kind_name(static_cast<LimitKind>(d.code))) +
              " resource=" + std::to_string(d.resource) + " short=" + std::to_string(d.amount);
-    case DecisionKind::kBlocked:
-      return out + " behind w=" + std::to_string(d.other);
     case DecisionKind::kVictim:
       return "victim w=" + std::to_string(d.other) + " of w=" + std::to_string(d.workload) +
              " reason=" +

@@ -13,18 +13,19 @@
 
 namespace gf::quota {
 
+// The values are folded into hash(), which tests and simulations compare across releases:
+// never renumber them. 4 is retired (the quota engine's own StrictFIFO pass logged it).
 enum class DecisionKind : uint8_t {
-  kAdmit,           // workload admitted at node; code bits: 1 borrowing, 2 placed again,
-                    // 4 dispatched with its pods pending (scheduler estimate mode)
-  kRelease,         // workload finished; its usage returned
-  kEvict,           // workload evicted back to pending; code 2: its gang was interrupted,
-                    // 3: failed over away from cluster `amount`
-  kWait,            // workload does not fit: node/resource/amount = binding limit and shortfall
-  kBlocked,         // StrictFIFO: workload waits behind older head `other`
-  kVictim,          // plan for `workload` evicts `other`; code = PreemptionReason
-  kProtected,       // `other` not chosen as victim of `workload`: ran less than min_run_time
-  kNoPreemption,    // no victim set makes `workload` fit (node/resource/amount as kWait)
-  kPriorityChange,  // workload's priority set to amount
+  kAdmit = 0,           // workload admitted at node; code bits: 1 borrowing, 2 placed again,
+                        // 4 dispatched with its pods pending (scheduler estimate mode)
+  kRelease = 1,         // workload finished; its usage returned
+  kEvict = 2,           // workload evicted back to pending; code 2: its gang was interrupted,
+                        // 3: failed over away from cluster `amount`
+  kWait = 3,            // workload does not fit: node/resource/amount = binding limit and shortfall
+  kVictim = 5,          // plan for `workload` evicts `other`; code = PreemptionReason
+  kProtected = 6,       // `other` not chosen as victim of `workload`: ran less than min_run_time
+  kNoPreemption = 7,    // no victim set makes `workload` fit (node/resource/amount as kWait)
+  kPriorityChange = 8,  // workload's priority set to amount
 };
 
 struct Decision {

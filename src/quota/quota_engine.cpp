@@ -9,7 +9,7 @@ QuotaEngine::QuotaEngine(QuotaGraph graph, DecisionLog* log)
     : graph_(std::move(graph)),
       ledger_(graph_.empty_ledger()),
       log_(log),
-      pending_(graph_.size()),
+      pending_(graph_.size(), 0),
       admitted_(graph_.size()) {}
 
 Status QuotaEngine::add_workload(Workload w) {
@@ -23,7 +23,7 @@ Status QuotaEngine::add_workload(Workload w) {
     return validation_error("workload " + std::to_string(w.id) + ": negative request");
   }
   w.admitted = false;
-  pending_[w.queue].insert(key_of(w));
+  pending_[w.queue] += 1;
   workloads_.emplace(w.id, std::move(w));
   return ok_status();
 }
@@ -31,10 +31,10 @@ Status QuotaEngine::add_workload(Workload w) {
 int64_t QuotaEngine::pending_count(NodeId node) const {
   int64_t n = 0;
   for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
-    if (!graph_.is_queue(leaf) || pending_[leaf].empty()) continue;
+    if (!graph_.is_queue(leaf) || pending_[leaf] == 0) continue;
     for (NodeId a = leaf; a != kNoNode; a = graph_.parent(a)) {
       if (a == node) {
-        n += static_cast<int64_t>(pending_[leaf].size());
+        n += pending_[leaf];
         break;
       }
     }
@@ -51,9 +51,7 @@ Status QuotaEngine::set_priority(WorkloadId id, int32_t priority) {
   auto it = workloads_.find(id);
   if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
   Workload& w = it->second;
-  if (!w.admitted) pending_[w.queue].erase(key_of(w));
   w.priority = priority;
-  if (!w.admitted) pending_[w.queue].insert(key_of(w));
   log({DecisionKind::kPriorityChange, id, 0, w.queue, 0, priority, 0});
   return ok_status();
 }
@@ -81,7 +79,7 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
   }
   graph_.charge(ledger_, w.queue, w.request, +1);
   ++ledger_version_;
-  pending_[w.queue].erase(key_of(w));
+  pending_[w.queue] -= 1;
   admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
   w.start_time = now;
@@ -96,7 +94,7 @@ Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
   if (w.admitted) return conflict_error("workload " + std::to_string(id) + " already admitted");
   graph_.charge(ledger_, w.queue, w.request, +1);
   ++ledger_version_;
-  pending_[w.queue].erase(key_of(w));
+  pending_[w.queue] -= 1;
   admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
   w.start_time = start_time;
@@ -123,7 +121,7 @@ Status QuotaEngine::release(WorkloadId id) {
     ++ledger_version_;
     admitted_[w.queue].erase(id);
   } else {
-    pending_[w.queue].erase(key_of(w));
+    pending_[w.queue] -= 1;
   }
   log({DecisionKind::kRelease, id, 0, w.queue, 0, 0, 0});
   workloads_.erase(it);
@@ -139,62 +137,9 @@ Status QuotaEngine::evict(WorkloadId id) {
   ++ledger_version_;
   admitted_[w.queue].erase(id);
   w.admitted = false;
-  pending_[w.queue].insert(key_of(w));
+  pending_[w.queue] += 1;
   log({DecisionKind::kEvict, id, 0, w.queue, 0, 0, 0});
   return ok_status();
-}
-
-std::vector<WorkloadId> QuotaEngine::pending_order(NodeId leaf) const {
-  std::vector<WorkloadId> out;
-  if (!graph_.is_queue(leaf)) return out;
-  for (const PendingKey& key : pending_[leaf]) out.push_back(std::get<2>(key));
-  return out;
-}
-
-std::optional<WorkloadId> QuotaEngine::next_admissible(NodeId leaf) const {
-  if (!graph_.is_queue(leaf)) return std::nullopt;
-  const bool strict = graph_.spec(leaf).queueing == QueueingStrategy::kStrictFifo;
-  for (const PendingKey& key : pending_[leaf]) {
-    const WorkloadId id = std::get<2>(key);
-    if (fits(leaf, workloads_.at(id).request).fits) return id;
-    if (strict) return std::nullopt;  // an older head that does not fit blocks the rest
-  }
-  return std::nullopt;
-}
-
-std::vector<WorkloadId> QuotaEngine::admission_pass(Time now) {
-  std::vector<WorkloadId> admitted;
-  while (true) {
-    // (borrows, queue-order key): non-borrowing first, then priority, then FIFO, then id.
-    std::optional<std::pair<bool, PendingKey>> best;
-    for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
-      const std::optional<WorkloadId> id = next_admissible(leaf);
-      if (!id) continue;
-      const Workload& w = workloads_.at(*id);
-      std::pair<bool, PendingKey> rank{graph_.would_borrow(ledger_, leaf, w.request), key_of(w)};
-      if (!best || rank < *best) best = rank;
-    }
-    if (!best) break;
-    const WorkloadId id = std::get<2>(best->second);
-    const Status st = admit(id, now);  // fits: next_admissible checked against this ledger
-    if (!st.ok()) break;
-    admitted.push_back(id);
-  }
-  for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
-    if (!graph_.is_queue(leaf)) continue;
-    const bool strict = graph_.spec(leaf).queueing == QueueingStrategy::kStrictFifo;
-    std::optional<WorkloadId> head;
-    for (const PendingKey& key : pending_[leaf]) {
-      const Workload& w = workloads_.at(std::get<2>(key));
-      if (strict && head) {
-        log({DecisionKind::kBlocked, w.id, *head, leaf, 0, 0, 0});
-        continue;
-      }
-      log_wait(w, fits(leaf, w.request));
-      head = w.id;
-    }
-  }
-  return admitted;
 }
 
 void QuotaEngine::log_wait(const Workload& w, const FitResult& fit) const {

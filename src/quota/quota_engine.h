@@ -1,14 +1,13 @@
 // QuotaEngine: the mechanism that owns workloads and the usage ledger of one QuotaGraph.
 // It answers fit questions, admits/releases/evicts incrementally (each walks one leaf-to-root
-// path), orders pending work (Kueue queueing strategies), runs admission passes that re-check
-// fit after every admission, and plans preemption (Kueue classic preemption). Single-threaded;
-// the caller serializes access. Every decision is appended to the optional DecisionLog.
+// path) and plans preemption (Kueue classic preemption). It does not order pending work: the
+// scheduler owns the one queue and the one admission order (docs/scheduling.md), and asks the
+// engine whether each candidate fits. Single-threaded; the caller serializes access. Every
+// decision is appended to the optional DecisionLog.
 #pragma once
 
 #include <map>
 #include <optional>
-#include <set>
-#include <tuple>
 #include <vector>
 
 #include "core/result.h"
@@ -57,16 +56,6 @@ class QuotaEngine {
   // Preempted: its usage is returned and it goes back to pending, keeping its creation_seq.
   Status evict(WorkloadId id);
 
-  // Pending workloads of `leaf` in queue order: priority desc, creation_seq asc, id asc.
-  std::vector<WorkloadId> pending_order(NodeId leaf) const;
-  // The workload `leaf` would admit next: StrictFIFO = the head if it fits, else none (the head
-  // blocks); BestEffortFIFO = the first in queue order that fits.
-  std::optional<WorkloadId> next_admissible(NodeId leaf) const;
-  // Admits until nothing more fits. Across queues the order is: fits without borrowing first,
-  // then priority desc, creation_seq asc, id asc. Fit is re-checked after every admission, so a
-  // pass never over-admits. Logs kWait/kBlocked for what is left. Returns admitted ids in order.
-  std::vector<WorkloadId> admission_pass(Time now);
-
   // Plans which admitted workloads to evict so that pending `incoming` fits (see docs/quota.md).
   // Victims that started less than `min_run_time` before `now` are protected from cohort
   // preemption (Reclaim, BorrowWithinCohort). Pure: changes nothing but the log.
@@ -74,12 +63,6 @@ class QuotaEngine {
                                  Duration min_run_time = Duration::zero()) const;
 
  private:
-  // Queue order key: (-priority, creation_seq, id) ascending.
-  using PendingKey = std::tuple<int64_t, uint64_t, WorkloadId>;
-  static PendingKey key_of(const Workload& w) {
-    return {-int64_t{w.priority}, w.creation_seq, w.id};
-  }
-
   struct Attempt {
     bool allow_borrowing = false;
     bool cohort_candidates = false;  // other queues' workloads are eligible
@@ -110,8 +93,8 @@ class QuotaEngine {
   mutable Ledger scratch_;
   uint64_t ledger_version_ = 0;
   mutable uint64_t scratch_version_ = ~uint64_t{0};
-  std::map<WorkloadId, Workload> workloads_;   // ordered: deterministic iteration
-  std::vector<std::set<PendingKey>> pending_;  // per node (queues only)
+  std::map<WorkloadId, Workload> workloads_;  // ordered: deterministic iteration
+  std::vector<int64_t> pending_;  // per node (queues only): how many of its workloads wait
   // Per node (queues only), by id; the pointers are into workloads_ (std::map nodes are stable).
   std::vector<std::map<WorkloadId, const Workload*>> admitted_;
 };

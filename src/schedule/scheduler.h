@@ -273,9 +273,50 @@ class Scheduler {
   quota::NodeId root_of(const Job& j) const;
   void make_active(Job& j);
   void leave_pending(Job& j);
-  void flush_queues(Time now);
-  bool shape_feasible(const Job& j, const Alternative& alt);
+
+  // One pass, in the phases of docs/scheduling.md "One pass":
+  // 1. jobs whose backoff ended rejoin their queues, expired reclaim holds are dropped, and
+  //    parked jobs are re-checked when the fleet's shape grew;
+  void requeue_due(Time now);
+  // 2. admitted gangs without pods are placed again, before any new admission;
+  void place_unplaced(Time now, PassResult& out);
+  // 3. queue heads are tried best first until no queue has a head left to try (HeadQueues);
+  void admit_heads(Time now, PassResult& out);
+  // 4. when the next pass has work that time alone makes due.
+  std::optional<Time> next_wake() const;
+
+  // One attempt to admit `j`: parks it if no cluster could ever hold it, else nominates the
+  // first alternative that quota and placement both admit, else tries preemption for the
+  // alternatives that only quota refused.
   TryResult try_admit(Job& j, Time now, PassResult& out);
+  // Parks `j` when none of its alternatives could ever be placed; true if it did.
+  bool park_if_infeasible(Job& j);
+  bool shape_feasible(const Job& j, const Alternative& alt);
+  struct Nomination {
+    uint16_t alternative = 0;
+    Placement placement;
+    bool borrows = false;
+  };
+  // The first alternative that fits quota (leaf-to-root, ceiling, reclaim holds) and has a
+  // placement now. Alternatives refused by quota alone are appended to `quota_blocked`;
+  // j.last_kind says why the last one failed.
+  std::optional<Nomination> nominate(Job& j, std::vector<uint16_t>& quota_blocked);
+  // Alternative `alt` of `j` is refused by quota: plans victims, evicts them tentatively (a
+  // Statement) and admits `j` when its gang can then be placed, else restores them exactly.
+  bool try_preempt(Job& j, uint16_t alt, Time now, PassResult& out);
+  // No victims may go yet because they ran less than min_run_time: while they are protected,
+  // borrowers are kept off the cohort `j` reclaims from.
+  void hold_if_protected(const Job& j, const Alternative& alt, const quota::PreemptionPlan& plan,
+                         Time now);
+  // Records the committed victims of `preemptor` as kPreempt actions and requeues them with
+  // backoff (or terminates them); `prior` is each victim's placement before the trial.
+  void requeue_victims(const Job& preemptor, const std::vector<quota::Victim>& victims,
+                       const std::vector<Placement>& prior, Time now, PassResult& out);
+  void admit_nominated(Job& j, Nomination n, Time now, PassResult& out);
+  class Statement;   // trial evictions with rollback (scheduler.cpp)
+  class HeadQueues;  // one pass's per-queue cursors and the heap of their heads (scheduler.cpp)
+  // Binds `j` back to `p` after a trial unbound it (Statement::rollback).
+  void rebind(Job& j, const Placement& p);
   bool within_ceiling(const Job& j, const ResourceVector& request) const;
   void do_admit(Job& j, uint16_t alt, const Placement& p, Time now, bool replaced);
   void do_unbind(Job& j);
@@ -299,6 +340,8 @@ class Scheduler {
   std::string describe_fit(const quota::FitResult& fit) const;
   std::string resource_name(ResourceId r) const;
   std::string g_name(quota::NodeId node) const;
+  // Admitted in the quota engine (its usage charged).
+  bool quota_charged(const Job& j) const;
   // Quota-engine admission state changes, keeping root_total_ in step.
   void engine_admit(Job& j, Time start);
   void engine_evict(Job& j);

@@ -228,7 +228,8 @@ TEST(KueuePreemptionTable, LowerOrNewerEqualPriorityPreemptsNewerEqualOnly) {
 }
 
 // The AWS Batch quota-share example (docs/quota-frontends.md), expressed as one cohort with three
-// queues.
+// queues. The whole story through the scheduler is
+// tests/unit/schedule/quota_share_example_test.cpp.
 class AwsQuotaShareExample : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -249,48 +250,11 @@ class AwsQuotaShareExample : public ::testing::Test {
   std::optional<Env> env_;
 };
 
-TEST_F(AwsQuotaShareExample, BorrowThenReclaimThenInSharePreemption) {
-  enum : WorkloadId { kP3 = 1, kP2, kP1, kQs2Job };
-  Env& env = *env_;
-  QuotaEngine& e = env.engine();
-  env.pend(kP3, qs1_, 3, g5_, 1);
-  env.pend(kP2, qs1_, 2, g5_, 1);
-  env.pend(kP1, qs1_, 1, g5_, 1);
-  EXPECT_EQ(e.admission_pass(kT0), (std::vector<WorkloadId>{kP3, kP2}));
-  EXPECT_EQ(e.usage(qs1_).get(g5_), 2) << "p2 borrows QS2's idle instance";
-  EXPECT_EQ(e.usage(qs3_).get(g5_), 0);
-  const FitResult waiting = e.fits(kP1);
-  EXPECT_FALSE(waiting.fits) << "QS3 (RESERVE) never lends";
-  EXPECT_EQ(waiting.node, root_);
-  EXPECT_EQ(waiting.limit, LimitKind::kCohortCapacity);
-  EXPECT_EQ(waiting.shortfall, 1);
-
-  // Step 2: a QS2 job reclaims the instance QS1 borrows.
-  env.pend(kQs2Job, qs2_, 1, g5_, 1);
-  EXPECT_TRUE(e.admission_pass(kT0 + seconds(60)).empty());
-  PreemptionPlan plan = env.plan(kQs2Job);
-  ASSERT_EQ(plan.outcome, PlanOutcome::kPreempt);
-  EXPECT_EQ(victim_ids(plan), (std::vector<WorkloadId>{kP2}));
-  EXPECT_EQ(plan.victims[0].reason, PreemptionReason::kReclaim);
-  ASSERT_TRUE(e.evict(kP2).ok());
-  EXPECT_EQ(e.admission_pass(kT0 + seconds(120)), (std::vector<WorkloadId>{kQs2Job}));
-
-  // Step 3: raising the waiting p1 job to 4 displaces QS1's running p3 job (in-share).
-  ASSERT_TRUE(e.set_priority(kP1, 4).ok());
-  plan = env.plan(kP1);
-  ASSERT_EQ(plan.outcome, PlanOutcome::kPreempt);
-  EXPECT_EQ(victim_ids(plan), (std::vector<WorkloadId>{kP3}));
-  EXPECT_EQ(plan.victims[0].reason, PreemptionReason::kInQueue);
-  ASSERT_TRUE(e.evict(kP3).ok());
-  EXPECT_EQ(e.admission_pass(kT0 + seconds(180)), (std::vector<WorkloadId>{kP1}));
-}
-
 TEST_F(AwsQuotaShareExample, MinRunTimeProtectsRecentlyStartedReclaimVictims) {
   Env& env = *env_;
   QuotaEngine& e = env.engine();
-  env.pend(1, qs1_, 3, g5_, 1);
-  env.pend(2, qs1_, 2, g5_, 1);
-  ASSERT_EQ(e.admission_pass(kT0).size(), 2u);
+  env.run(1, qs1_, 3, g5_, 1);
+  env.run(2, qs1_, 2, g5_, 1);  // borrows QS2's idle instance
   env.pend(3, qs2_, 1, g5_, 1);
   const PreemptionPlan early = e.plan_preemption(3, kT0 + seconds(30), minutes(10));
   EXPECT_EQ(early.outcome, PlanOutcome::kImpossible);

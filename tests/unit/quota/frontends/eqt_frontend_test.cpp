@@ -115,8 +115,12 @@ TEST(ElasticQuotaTreeFrontend, MaxJobsOneAdmitsOneJobAtATime) {
     w.request.set(kGpu, 1);
     ASSERT_TRUE(engine.add_workload(w).ok());
   }
-  EXPECT_EQ(engine.admission_pass(Time{}), std::vector<quota::WorkloadId>{1});
+  EXPECT_TRUE(engine.fits(1).fits);
+  ASSERT_TRUE(engine.admit(1, Time{}).ok());
   EXPECT_EQ(engine.fits(2).limit, quota::LimitKind::kMaxJobs);
+  EXPECT_EQ(engine.admit(2, Time{}).code(), ErrorCode::kConflict) << "max jobs: one at a time";
+  ASSERT_TRUE(engine.release(1).ok());
+  EXPECT_TRUE(engine.admit(2, Time{}).ok());
 }
 
 TEST(ElasticQuotaTreeFrontend, InvalidQuantityNamesTheField) {
