@@ -1,5 +1,6 @@
 #include "agent/agent.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -135,8 +136,8 @@ Result<std::string> run_command_output(const std::string& command) {
   const int rc = ::pclose(p);
   if (rc == -1) return internal_error("`" + command + "`: pclose failed");
   if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
-    return internal_error("`" + command + "` exited with status " +
-                          std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc)));
+    return internal_error(fmt::format("`{}` exited with status {}", command,
+                                      WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc)));
   }
   return out;
 }
@@ -220,8 +221,8 @@ void NodeAgent::enqueue(Json signal) {
   queue_.push_back(Item{Json{{"Signal", std::move(signal)}}, false});
   while (queue_.size() > std::max<size_t>(1, options_.max_queue)) {
     ++dropped_;
-    warn("signal queue full (" + std::to_string(options_.max_queue) +
-         "): dropped the oldest unsent signal " + queue_.front().body.dump());
+    warn(fmt::format("signal queue full ({}): dropped the oldest unsent signal {}",
+                     options_.max_queue, queue_.front().body.dump()));
     queue_.pop_front();
   }
 }
@@ -247,8 +248,8 @@ Status NodeAgent::flush() {
       continue;
     }
     if (is_retryable(s)) {
-      warn_once("server", s.message() + "; " + std::to_string(queue_.size()) +
-                              " signal(s) kept for the next interval");
+      warn_once("server", fmt::format("{}; {} signal(s) kept for the next interval", s.message(),
+                                      queue_.size()));
       return s;
     }
     ++refused_;

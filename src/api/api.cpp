@@ -1,5 +1,6 @@
 #include "api/api.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -61,7 +62,7 @@ Json audit_payload(const HttpRequest& req, const std::string& idempotency_key) {
 
 std::string error_type_of(const HttpResponse& r) {
   if (r.status < 400) return "";
-  return r.error_type.empty() ? "HTTP" + std::to_string(r.status) : r.error_type;
+  return r.error_type.empty() ? fmt::format("HTTP{}", r.status) : r.error_type;
 }
 
 // What is wrong with the text of a path, query or header value, or "".
@@ -88,7 +89,7 @@ std::string first_invalid_text(const HttpRequest& req) {
     }
   }
   if (size_t at = find_invalid_utf8(req.body); at != std::string_view::npos) {
-    return "body (at byte " + std::to_string(at) + "): not valid UTF-8";
+    return fmt::format("body (at byte {}): not valid UTF-8", at);
   }
   return "";
 }
@@ -229,7 +230,7 @@ void Api::audit_refused(const HttpRequest& request, int code, const std::string&
 }
 
 HttpResponse Api::handle(HttpRequest request) {
-  request.request_id = "req-" + boot_nonce_ + "-" + std::to_string(++request_counter_);
+  request.request_id = fmt::format("req-{}-{}", boot_nonce_, ++request_counter_);
   HttpResponse r;
   try {
     r = handle_checked(request);
@@ -268,9 +269,8 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
     (void)authenticate(request).ok();  // the audit record names whoever it was, if anyone
     request.caller = printable(request.caller, 256);
     return refuse(Status(ErrorCode::kPayloadTooLarge,
-                         "request body of " + std::to_string(request.body.size()) +
-                             " bytes is over the limit of " +
-                             std::to_string(options_.max_body_bytes) + " bytes"),
+                         fmt::format("request body of {} bytes is over the limit of {} bytes",
+                                     request.body.size(), options_.max_body_bytes)),
                   true);
   }
   const Status who = authenticate(request);
@@ -284,11 +284,11 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
         who.ok() ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
     const double burst = std::max(1.0, options_.rate_limit_burst);
     if (double wait = limiter_->take(bucket, options_.rate_limit_per_second, burst); wait > 0) {
-      HttpResponse r = error_response(Status(
-          ErrorCode::kThrottling,
-          "rate limit of " + std::to_string(static_cast<int>(options_.rate_limit_per_second)) +
-              " requests per second exceeded for " + printable(request.caller, 80) +
-              "; retry later"));
+      HttpResponse r = error_response(
+          Status(ErrorCode::kThrottling,
+                 fmt::format("rate limit of {} requests per second exceeded for {}; retry later",
+                             static_cast<int>(options_.rate_limit_per_second),
+                             printable(request.caller, 80))));
       r.route = "unmatched";
       r.headers["Retry-After"] = std::to_string(static_cast<int64_t>(std::ceil(wait)));
       return r;

@@ -1,5 +1,7 @@
 // GET /v1/audit: the audit log, oldest first, filtered by time, identity and resource
 // (docs/security.md). Served from the published view.
+#include <fmt/format.h>
+
 #include <charconv>
 
 #include "api/api.h"
@@ -39,7 +41,7 @@ void register_audit_routes(Api& api) {
       auto [ptr, ec] = std::from_chars(l.data(), l.data() + l.size(), limit);
       if (ec != std::errc() || ptr != l.data() + l.size() || limit < 1 || limit > kMaxLimit) {
         return error_response(
-            validation_error("limit: must be an integer from 1 to " + std::to_string(kMaxLimit)));
+            validation_error(fmt::format("limit: must be an integer from 1 to {}", kMaxLimit)));
       }
     }
     // The newest `limit` matches, answered oldest first.

@@ -2,6 +2,8 @@
 // UpdateCluster, DeleteCluster, ListClusterNodes, DescribeClusterNode, BatchAdd/DeleteClusterNodes,
 // ListClusterEvents. Writes validate inside the loop (against the state they will change) and
 // answer after the journal commit.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "api/api.h"
@@ -18,7 +20,7 @@ namespace {
 Result<Json> parse_body(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
   if (docs.size() != 1)
-    return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
+    return validation_error(fmt::format("expected one JSON document, got {}", docs.size()));
   return docs.front();
 }
 

@@ -1,5 +1,7 @@
 #include "api/events_api.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 
 #include "api/api.h"
@@ -41,9 +43,8 @@ Result<EventQuery> parse_event_query(const HttpRequest& req) {
   if (auto it = req.query.find("MaxResults"); it != req.query.end()) {
     GF_ASSIGN_OR_RETURN(q.max_results, parse_int_param("MaxResults", it->second));
     if (q.max_results < 1 || q.max_results > kMaxResultsLimit) {
-      return validation_error("MaxResults: must be between 1 and " +
-                              std::to_string(kMaxResultsLimit) + ", got " +
-                              std::to_string(q.max_results));
+      return validation_error(fmt::format("MaxResults: must be between 1 and {}, got {}",
+                                          kMaxResultsLimit, q.max_results));
     }
   }
   return q;
@@ -83,7 +84,7 @@ Result<Json> list_events(const FleetView& view, const EventQuery& q) {
     events.push_back(e.to_wire());
   }
   Json out = {{"Events", std::move(events)}};
-  if (resume) out["NextToken"] = "p" + std::to_string(*resume);
+  if (resume) out["NextToken"] = fmt::format("p{}", *resume);
   return out;
 }
 

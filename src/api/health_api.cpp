@@ -1,6 +1,8 @@
 // Health, alerts and remediation (docs/remediation.md): alerts, node signals (what an agent reports
 // and a scenario's fault/clear steps send), remediation policies, requests and decisions, circuit
 // breakers, node labels, hosts and tickets.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -23,7 +25,7 @@ Result<Json> body_json(const HttpRequest& req, bool required = true) {
   }
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
   if (docs.size() != 1)
-    return validation_error("expected one document, got " + std::to_string(docs.size()));
+    return validation_error(fmt::format("expected one document, got {}", docs.size()));
   return docs.front();
 }
 
@@ -35,7 +37,7 @@ Result<std::string> optional_body_field(const HttpRequest& req, const std::strin
   ObjectReader r(body, "");
   std::string value = r.optional_string(key).value_or("");
   if (r.ok() && value.size() > 1024)
-    r.fail(key, "at most 1024 characters, got " + std::to_string(value.size()));
+    r.fail(key, fmt::format("at most 1024 characters, got {}", value.size()));
   for (const std::string& f : r.unknown_fields())
     r.fail_status(validation_error(f + ": unknown field (expected only " + key + ")"));
   if (!r.ok()) return r.status();
@@ -244,11 +246,10 @@ void register_health_routes(Api& api) {
         by_fault[x.detector + "|" + x.subject + "|" + x.fault].push_back(i);
       }
       if (by_fault.size() > remediate::kMaxDetectionsPerSignal) {
-        return error_response(
-            validation_error("Signal: " + std::to_string(by_fault.size()) +
-                             " different faults in one request is over the limit of " +
-                             std::to_string(remediate::kMaxDetectionsPerSignal) +
-                             "; send the kernel log in smaller batches (nothing was recorded)"));
+        return error_response(validation_error(fmt::format(
+            "Signal: {} different faults in one request is over the limit of {}; send the "
+            "kernel log in smaller batches (nothing was recorded)",
+            by_fault.size(), remediate::kMaxDetectionsPerSignal)));
       }
       std::vector<bool> keep(det->size(), false);
       for (const auto& [key, idx] : by_fault) {
@@ -281,10 +282,10 @@ void register_health_routes(Api& api) {
       if (d.events.empty())
         d.response["Message"] = "no detector recognised the signal; nothing recorded";
       if (detected > d.events.size()) {
-        d.response["Message"] =
-            std::to_string(detected) + " detections of " + std::to_string(d.events.size()) +
-            " recorded: of each fault repeated in one request, the first and the last " +
-            std::to_string(remediate::kMaxRecentEvidence) + " are kept";
+        d.response["Message"] = fmt::format(
+            "{} detections of {} recorded: of each fault repeated in one request, the first and "
+            "the last {} are kept",
+            detected, d.events.size(), remediate::kMaxRecentEvidence);
       }
       return d;
     };
@@ -497,7 +498,7 @@ void register_health_routes(Api& api) {
         pr.requester = "label:gpufleet.io/remediate (" + caller + ")";
         pr.detector = "node-label";
         pr.request_id =
-            node + "/" + map.at("gpufleet.io/remediate") + "/" + std::to_string(s.applied_seq());
+            fmt::format("{}/{}/{}", node, map.at("gpufleet.io/remediate"), s.applied_seq());
         pr.key = "remediation-request:node-label|" + pr.request_id;
         GF_ASSIGN_OR_RETURN(std::vector<Event> ev, remediate::propose(s, now, pr, capacity));
         d.response["RemediationId"] = ev.front().payload.at("Remediation").at("RemediationId");

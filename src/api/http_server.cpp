@@ -1,6 +1,7 @@
 #include "api/http_server.h"
 
 #define BOOST_BEAST_USE_STD_STRING_VIEW 1
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -188,11 +189,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     Status st;
     if (ec == http::error::body_limit) {
       st = Status(ErrorCode::kPayloadTooLarge,
-                  "request body is over the server's limit of " +
-                      std::to_string(server_.options.max_body_bytes - 1) + " bytes");
+                  fmt::format("request body is over the server's limit of {} bytes",
+                              server_.options.max_body_bytes - 1));
     } else if (ec == http::error::header_limit) {
-      st = validation_error("request headers are over the server's limit of " +
-                            std::to_string(server_.options.max_header_bytes) + " bytes");
+      st = validation_error(fmt::format("request headers are over the server's limit of {} bytes",
+                                        server_.options.max_header_bytes));
     } else {
       st = validation_error("malformed HTTP request: " + ec.message());
     }
@@ -395,14 +396,13 @@ Status HttpServer::start(const std::string& host, int port) {
   if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor.bind(endpoint, ec);
   if (ec) {
-    return unavailable_error(
-        "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message() +
-        (ec == asio::error::address_in_use ? " (is another gpufleet serve running there?)" : ""));
+    return unavailable_error(fmt::format(
+        "cannot listen on {}:{}: {}{}", host, port, ec.message(),
+        ec == asio::error::address_in_use ? " (is another gpufleet serve running there?)" : ""));
   }
   s.acceptor.listen(s.options.backlog, ec);
   if (ec)
-    return unavailable_error("cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                             ec.message());
+    return unavailable_error(fmt::format("cannot listen on {}:{}: {}", host, port, ec.message()));
   port_ = s.acceptor.local_endpoint().port();
   s.work.emplace(asio::make_work_guard(s.ioc));
   s.accept();

@@ -3,6 +3,8 @@
 // `GET /v1/jobs/{idOrName}`, the explanation behind `gpufleet describe job`: why it waits (which
 // quota node or placement constraint, by how much) and every admission and preemption with its
 // rule.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -18,7 +20,7 @@ namespace {
 Result<Json> parse_one(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
   if (docs.size() != 1)
-    return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
+    return validation_error(fmt::format("expected one JSON document, got {}", docs.size()));
   return docs.front();
 }
 
@@ -206,7 +208,7 @@ void register_job_routes(Api& api) {
       ObjectReader rd(body, "");
       const int64_t prio = rd.required_int("schedulingPriority");
       if (rd.ok() && (prio < 0 || prio > 9999))
-        rd.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(prio));
+        rd.fail("schedulingPriority", fmt::format("must be between 0 and 9999, got {}", prio));
       if (!rd.ok()) return rd.status();
       if (is_terminal(j->status))
         return conflict_error("job " + j->id + " is " + std::string(to_string(j->status)));
@@ -231,8 +233,8 @@ void register_job_routes(Api& api) {
         rd.fail_status(validation_error(f + ": unknown field (expected reason)"));
       if (!rd.ok()) return error_response(rd.status());
       if (reason.size() > 1024)
-        return error_response(validation_error("reason: at most 1024 characters, got " +
-                                               std::to_string(reason.size())));
+        return error_response(validation_error(
+            fmt::format("reason: at most 1024 characters, got {}", reason.size())));
     }
     Request w;
     w.name = "TerminateServiceJob";

@@ -3,6 +3,8 @@
 // under /v1/service-environments, /v1/scheduling-policies, /v1/job-queues and /v1/quota-shares.
 // Every write is validated against the whole resulting set (frontend::check_apply) before it
 // is recorded, so a bad object changes nothing.
+#include <fmt/format.h>
+
 #include "api/api.h"
 #include "api/workload_wire.h"
 #include "core/ids.h"
@@ -25,7 +27,7 @@ Result<std::vector<Json>> parse_docs(const HttpRequest& req) {
 Result<Json> parse_one(const HttpRequest& req) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_documents(req.body));
   if (docs.size() != 1)
-    return validation_error("expected one JSON document, got " + std::to_string(docs.size()));
+    return validation_error(fmt::format("expected one JSON document, got {}", docs.size()));
   return docs.front();
 }
 
@@ -60,7 +62,7 @@ Result<Decision> decide_apply(const FleetState& s, Time now, std::vector<QuotaOb
         meta["uid"] = old.value("uid", "");
         meta["creationTimestamp"] = old.value("creationTimestamp", "");
       } else {
-        meta["uid"] = "uid-" + std::to_string(s.applied_seq() + 1) + "-" + std::to_string(i);
+        meta["uid"] = fmt::format("uid-{}-{}", s.applied_seq() + 1, i);
         meta["creationTimestamp"] = format_iso8601(now);
       }
     } else if (o.doc.is_object() && !o.doc.contains("createdAt")) {
@@ -229,7 +231,7 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
   WorkloadDocs workloads;
   for (size_t i = 0; i < docs->size(); ++i) {
     const Json& doc = (*docs)[i];
-    const std::string where = docs->size() > 1 ? "document " + std::to_string(i + 1) + ": " : "";
+    const std::string where = docs->size() > 1 ? fmt::format("document {}: ", i + 1) : "";
     if (!doc.is_object())
       return error_response(
           validation_error(where + "expected an object, got " + describe_json_value(doc)));

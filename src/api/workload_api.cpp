@@ -3,6 +3,8 @@
 // shaped like Kubernetes' (metadata with uid and creationTimestamp, a status with conditions) so
 // the CLI can show the seed's views: `get pytorchjob [-M]`, `get pod -M`, `describe pytorchjob`,
 // `get pytorchjob NAME -m CLUSTER -o yaml`.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -145,7 +147,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
           result_item(workload::kPropagationPolicyKind, p.ns, p.name, "unchanged", p.warnings));
       continue;
     }
-    const std::string uid = "uid-" + std::to_string(s.applied_seq() + 1) + "-p" + std::to_string(i);
+    const std::string uid = fmt::format("uid-{}-p{}", s.applied_seq() + 1, i);
     PropagationPolicy stored = p;
     stored.doc = with_identity(p.doc, previous, uid, now);
     policy_objects.push_back(object_events::PolicyDoc{p.ns, p.name, stored.doc});
@@ -210,7 +212,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
                               ", kind PyTorchJob first)");
     }
     counter += 1;
-    const std::string uid = "uid-" + std::to_string(s.applied_seq() + 1) + "-j" + std::to_string(i);
+    const std::string uid = fmt::format("uid-{}-j{}", s.applied_seq() + 1, i);
     GF_ASSIGN_OR_RETURN(Job job,
                         workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
     job.key = static_cast<uint64_t>(counter);

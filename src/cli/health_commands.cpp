@@ -7,6 +7,8 @@
 //   gpufleet node signal|clear|label (added to the `node` group)
 // Each wraps one route of src/api/health_api.cpp; tables by default, the server's answer unchanged
 // with -o json|yaml, and the server's message (exit 1) when it says no.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -229,8 +231,8 @@ int set_policy(CommandEnv& env, const ClusterArgs& a) {
   auto docs = parse_documents(*text);
   if (!docs.ok()) return usage_error("-f " + a.file + ": " + docs.status().message());
   if (docs->size() != 1) {
-    return usage_error("-f " + a.file + ": expected one policy document, got " +
-                       std::to_string(docs->size()));
+    return usage_error(
+        fmt::format("-f {}: expected one policy document, got {}", a.file, docs->size()));
   }
   auto answer = env.client.put(policy_path(a.cluster), docs->front().dump());
   if (!answer.ok()) return print_error(answer.status());

@@ -10,6 +10,8 @@
 //   gpufleet describe job NAME|ID      why it waits, its preemptions and history
 //   gpufleet describe pytorchjob NAME  state, member clusters, events (ScheduleBindingSucceed)
 //   gpufleet job submit -f FILE | priority ID N | terminate ID [--reason R]
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -75,10 +77,10 @@ std::string age(const Json& created_ms_or_iso) {
     return "";
   }
   const int64_t s = std::max<int64_t>(0, (client_now() - created).count() / 1000000);
-  if (s < 120) return std::to_string(s) + "s";
-  if (s < 7200) return std::to_string(s / 60) + "m";
-  if (s < 172800) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 7200) return fmt::format("{}m", s / 60);
+  if (s < 172800) return fmt::format("{}h", s / 3600);
+  return fmt::format("{}d", s / 86400);
 }
 
 const Json& meta(const Json& o) { return field(o, "metadata"); }

@@ -1,5 +1,7 @@
 #include "cli/progress.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "cli/command_support.h"
@@ -66,10 +68,10 @@ std::vector<std::string> render_cluster_progress(const Json& describe, int width
     target += r.target;
   }
   std::vector<std::string> lines;
-  lines.push_back(fit("Cluster " + text_field(describe, "ClusterName") + ": " +
-                          text_field(describe, "ClusterStatus") + " (" + std::to_string(current) +
-                          "/" + std::to_string(target) + " instances)",
-                      width));
+  lines.push_back(
+      fit(fmt::format("Cluster {}: {} ({}/{} instances)", text_field(describe, "ClusterName"),
+                      text_field(describe, "ClusterStatus"), current, target),
+          width));
   // Everything on a group line except the bar's cells.
   const int fixed = static_cast<int>(2 + name_w + 2 + 2 + 2 + 2 * count_w + 1 + 2 + status_w);
   const int bar_w =
@@ -110,7 +112,7 @@ std::string ProgressFrames::next(const std::vector<std::string>& lines) {
   if (shown_ && lines == last_) return "";
   std::string out;
   if (tty_) {
-    if (shown_ && !last_.empty()) out += "\x1b[" + std::to_string(last_.size()) + "A";
+    if (shown_ && !last_.empty()) out += fmt::format("\x1b[{}A", last_.size());
     for (const auto& l : lines) out += "\r" + l + "\x1b[K\n";
     out += "\x1b[J";
   } else {

@@ -2,6 +2,8 @@
 //  [--reservation=BOOL]`
 // (docs/scenarios.md): runs a scenario on a virtual clock and prints a one-screen summary. The
 // format and the outputs are documented in docs/scenarios.md.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -56,7 +58,7 @@ void print_summary(const SimulationReport& r) {
       if (c.value("ClusterName", "") != cluster) continue;
       for (const auto& g : c["groups"]) {
         if (g.value("InstanceGroupName", "") == group && g["delivered"].is_number()) {
-          return std::to_string(static_cast<int>(g["delivered"].get<double>() * 100 + 0.5)) + "%";
+          return fmt::format("{}%", static_cast<int>(g["delivered"].get<double>() * 100 + 0.5));
         }
       }
     }

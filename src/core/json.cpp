@@ -1,5 +1,6 @@
 #include "core/json.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
@@ -143,26 +144,26 @@ class JsonBuilder : public YAML::EventHandler {
   };
 
   [[noreturn]] static void refuse(const YAML::Mark& mark, const std::string& why) {
-    throw Refused{validation_error("malformed YAML at line " + std::to_string(mark.line + 1) +
-                                   ", column " + std::to_string(mark.column + 1) + ": " + why)};
+    throw Refused{validation_error(fmt::format("malformed YAML at line {}, column {}: {}",
+                                               mark.line + 1, mark.column + 1, why))};
   }
   void charge(const YAML::Mark& mark, size_t nodes, size_t bytes) {
     nodes_ += nodes;
     bytes_ += bytes;
     if (nodes_ > limits_.max_nodes) {
-      refuse(mark, "the document expands to more than " + std::to_string(limits_.max_nodes) +
-                       " values (YAML aliases that repeat a large node?)");
+      refuse(mark, fmt::format("the document expands to more than {} values (YAML aliases that "
+                               "repeat a large node?)",
+                               limits_.max_nodes));
     }
     if (bytes_ > limits_.max_scalar_bytes) {
-      refuse(mark, "the document expands to more than " +
-                       std::to_string(limits_.max_scalar_bytes >> 20) +
-                       " MiB of text (YAML aliases that repeat a large node?)");
+      refuse(mark, fmt::format("the document expands to more than {} MiB of text (YAML aliases "
+                               "that repeat a large node?)",
+                               limits_.max_scalar_bytes >> 20));
     }
   }
   void open(const YAML::Mark& mark, Json value, YAML::anchor_t anchor) {
     if (static_cast<int>(stack_.size()) >= limits_.max_depth) {
-      refuse(mark, "nesting is deeper than the limit of " + std::to_string(limits_.max_depth) +
-                       " levels");
+      refuse(mark, fmt::format("nesting is deeper than the limit of {} levels", limits_.max_depth));
     }
     charge(mark, 1, 0);
     if (!stack_.empty() && stack_.back().value.is_object() && !stack_.back().key) {
@@ -386,7 +387,7 @@ std::string printable(std::string_view text, size_t max_bytes) {
 }
 
 Result<Duration> read_bounded_duration(const Json& v, Duration max) {
-  const std::string too_long = "must be at most " + std::to_string(max / days(1)) + "d";
+  const std::string too_long = fmt::format("must be at most {}d", max / days(1));
   if (v.is_number_integer()) {
     if (!v.is_number_unsigned() && v.get<int64_t>() < 0)
       return validation_error("must not be negative");
@@ -411,8 +412,8 @@ std::string safe_dump(const Json& value, int indent) {
 
 Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
   if (json_nesting_depth(text, limits.max_depth) > limits.max_depth) {
-    return validation_error("malformed JSON: nesting is deeper than the limit of " +
-                            std::to_string(limits.max_depth) + " levels");
+    return validation_error(fmt::format(
+        "malformed JSON: nesting is deeper than the limit of {} levels", limits.max_depth));
   }
   try {
     Json j = Json::parse(text.begin(), text.end());
@@ -451,17 +452,17 @@ Status check_yaml_syntax(std::string_view text, int max_depth) {
   for (bool done = false; !done;) {
     yaml_event_t event;
     if (!yaml_parser_parse(&parser, &event)) {
-      result = validation_error("malformed YAML at line " +
-                                std::to_string(parser.problem_mark.line + 1) + ", column " +
-                                std::to_string(parser.problem_mark.column + 1) + ": " +
-                                printable(parser.problem ? parser.problem : "syntax error", 200));
+      result = validation_error(
+          fmt::format("malformed YAML at line {}, column {}: {}", parser.problem_mark.line + 1,
+                      parser.problem_mark.column + 1,
+                      printable(parser.problem ? parser.problem : "syntax error", 200)));
       break;
     }
     if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT) {
       if (++depth > max_depth) {
         result = validation_error(
-            "malformed YAML at line " + std::to_string(event.start_mark.line + 1) +
-            ": nesting is deeper than the limit of " + std::to_string(max_depth) + " levels");
+            fmt::format("malformed YAML at line {}: nesting is deeper than the limit of {} levels",
+                        event.start_mark.line + 1, max_depth));
       }
     } else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT) {
       --depth;
@@ -487,9 +488,9 @@ Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const Pars
       // yaml-cpp 0.7 can report the same document again and again without reading on (inputs
       // such as "! a\n,n"): a document that starts where the last one did ends the text.
       if (previous && previous->pos == builder.start.pos) {
-        return validation_error("malformed YAML at line " + std::to_string(builder.start.line + 1) +
-                                ", column " + std::to_string(builder.start.column + 1) +
-                                ": the parser cannot read past this point");
+        return validation_error(fmt::format(
+            "malformed YAML at line {}, column {}: the parser cannot read past this point",
+            builder.start.line + 1, builder.start.column + 1));
       }
       previous = builder.start;
       if (builder.root.is_null()) continue;
@@ -499,9 +500,8 @@ Result<std::vector<Json>> parse_yaml_documents(std::string_view text, const Pars
   } catch (const JsonBuilder::Refused& r) {
     return r.status;
   } catch (const YAML::Exception& e) {
-    return validation_error("malformed YAML at line " + std::to_string(e.mark.line + 1) +
-                            ", column " + std::to_string(e.mark.column + 1) + ": " +
-                            printable(e.msg, 200));
+    return validation_error(fmt::format("malformed YAML at line {}, column {}: {}", e.mark.line + 1,
+                                        e.mark.column + 1, printable(e.msg, 200)));
   } catch (const std::exception& e) {
     return validation_error(std::string("malformed YAML: ") + printable(e.what(), 200));
   }
@@ -511,7 +511,7 @@ Result<Json> parse_yaml(std::string_view text, const ParseLimits& limits) {
   GF_ASSIGN_OR_RETURN(auto docs, parse_yaml_documents(text, limits));
   if (docs.empty()) return validation_error("empty YAML document");
   if (docs.size() > 1)
-    return validation_error("expected one YAML document, got " + std::to_string(docs.size()));
+    return validation_error(fmt::format("expected one YAML document, got {}", docs.size()));
   return docs.front();
 }
 
@@ -567,7 +567,7 @@ std::string path_join(std::string_view base, std::string_view field) {
 }
 
 std::string path_index(std::string_view base, size_t index) {
-  return std::string(base) + "[" + std::to_string(index) + "]";
+  return fmt::format("{}[{}]", base, index);
 }
 
 ObjectReader::ObjectReader(const Json& value, std::string path)

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "core/result.h"
 
 namespace gf {
@@ -56,13 +58,14 @@ std::string Histogram::render(const std::string& name, const std::string& labels
   std::string out;
   const std::string sep = labels.empty() ? "" : ",";
   for (size_t i = 0; i < bounds_.size(); ++i) {
-    out += name + "_bucket{" + labels + sep + prometheus_label("le", format_double(bounds_[i])) +
-           "} " + std::to_string(buckets_[i].load(std::memory_order_relaxed)) + "\n";
+    out += fmt::format("{}_bucket{{{}{}{}}} {}\n", name, labels, sep,
+                       prometheus_label("le", format_double(bounds_[i])),
+                       buckets_[i].load(std::memory_order_relaxed));
   }
-  out += name + "_bucket{" + labels + sep + "le=\"+Inf\"} " + std::to_string(count()) + "\n";
+  out += fmt::format("{}_bucket{{{}{}le=\"+Inf\"}} {}\n", name, labels, sep, count());
   out += series(name + "_sum", labels) + " " +
          format_double(static_cast<double>(sum_nanos_.load()) / 1e9) + "\n";
-  out += series(name + "_count", labels) + " " + std::to_string(count()) + "\n";
+  out += fmt::format("{} {}\n", series(name + "_count", labels), count());
   return out;
 }
 
@@ -115,10 +118,10 @@ std::string Metrics::render() const {
     out += "# HELP " + name + " " + fam.help + "\n";
     out += "# TYPE " + name + " " + fam.type + "\n";
     for (const auto& [labels, c] : fam.counters) {
-      out += series(name, labels) + " " + std::to_string(c->value()) + "\n";
+      out += fmt::format("{} {}\n", series(name, labels), c->value());
     }
     for (const auto& [labels, g] : fam.gauges) {
-      out += series(name, labels) + " " + std::to_string(g->value()) + "\n";
+      out += fmt::format("{} {}\n", series(name, labels), g->value());
     }
     for (const auto& [labels, h] : fam.histograms) out += h->render(name, labels);
   }
@@ -126,7 +129,7 @@ std::string Metrics::render() const {
   out +=
       "# HELP gpufleet_internal_check_failures_total Internal checks (GF_CHECK_OK) that failed.\n";
   out += "# TYPE gpufleet_internal_check_failures_total counter\n";
-  out += "gpufleet_internal_check_failures_total " + std::to_string(check_ok_failures()) + "\n";
+  out += fmt::format("gpufleet_internal_check_failures_total {}\n", check_ok_failures());
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "core/resources.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <utility>
@@ -78,8 +80,9 @@ Result<ResourceId> ResourceRegistry::intern(std::string_view name) {
   }
   const size_t n = size_.load(std::memory_order_relaxed);
   if (n >= kMaxResources) {
-    return validation_error("too many distinct resource names: cannot add \"" + std::string(name) +
-                            "\", at most " + std::to_string(kMaxResources) + " are supported");
+    return validation_error(
+        fmt::format("too many distinct resource names: cannot add \"{}\", at most {} are supported",
+                    name, kMaxResources));
   }
   const auto id = static_cast<ResourceId>(n);
   names_[id] = std::string(name);

@@ -1,5 +1,7 @@
 #include "health/gpu_probe.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -66,13 +68,13 @@ GpuSignal make_signal(std::string_view detector, std::string_view fault, const G
   s.gpu_index = r.index;
   s.pci = r.pci;
   s.reason = std::move(reason);
-  s.evidence = "gpu=" + std::to_string(r.index) + " pci=" + r.pci +
-               (r.uuid.empty() ? "" : " uuid=" + r.uuid) + " " + evidence;
+  s.evidence = fmt::format("gpu={} pci={}{} {}", r.index, r.pci,
+                           r.uuid.empty() ? "" : " uuid=" + r.uuid, evidence);
   return s;
 }
 
 std::string gpu_name(const GpuReading& r) {
-  return "GPU " + std::to_string(r.index) + (r.pci.empty() ? "" : " (" + r.pci + ")");
+  return fmt::format("GPU {}{}", r.index, r.pci.empty() ? "" : " (" + r.pci + ")");
 }
 
 bool same_gpu(const GpuReading& a, const GpuReading& b) {
@@ -120,9 +122,9 @@ std::optional<GpuSignal> check_ecc(const GpuReading& cur) {
   if (!cur.present || !cur.supports("nvmlDeviceGetTotalEccErrors")) return std::nullopt;
   if (cur.ecc_dbe_volatile == 0) return std::nullopt;
   return make_signal("dcgm-ecc", "dcgm:dbe", cur,
-                     gpu_name(cur) + " reported " + std::to_string(cur.ecc_dbe_volatile) +
-                         " volatile double-bit ECC error(s).",
-                     "ecc_dbe_volatile=" + std::to_string(cur.ecc_dbe_volatile));
+                     fmt::format("{} reported {} volatile double-bit ECC error(s).", gpu_name(cur),
+                                 cur.ecc_dbe_volatile),
+                     fmt::format("ecc_dbe_volatile={}", cur.ecc_dbe_volatile));
 }
 
 std::optional<GpuSignal> check_row_remap(const GpuReading& cur) {
@@ -166,14 +168,11 @@ std::optional<GpuSignal> check_pcie_replay(const GpuReading& prev, Time prev_at,
   std::snprintf(rate, sizeof rate, "%.1f", per_min);
   return make_signal(
       "dcgm-pcie-replay", "dcgm:pcie-replay", cur,
-      gpu_name(cur) + " PCIe replay rate " + rate + "/min is above " + std::to_string(threshold) +
-          "/min.",
-      "pcie_replay_delta=" + std::to_string(delta) + " span_s=" +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(span).count()) +
-          " rate_per_min=" + rate + " threshold_per_min=" + std::to_string(threshold) +
-          " link_gen=" + std::to_string(cur.pcie_link_gen) +
-          " link_width=" + std::to_string(cur.pcie_link_width) +
-          " pcie_replay_counter=" + std::to_string(cur.pcie_replay_counter));
+      fmt::format("{} PCIe replay rate {}/min is above {}/min.", gpu_name(cur), rate, threshold),
+      fmt::format("pcie_replay_delta={} span_s={} rate_per_min={} threshold_per_min={} "
+                  "link_gen={} link_width={} pcie_replay_counter={}",
+                  delta, std::chrono::duration_cast<std::chrono::seconds>(span).count(), rate,
+                  threshold, cur.pcie_link_gen, cur.pcie_link_width, cur.pcie_replay_counter));
 }
 
 std::optional<GpuSignal> check_thermal(const GpuReading& prev, Time prev_at, const GpuReading& cur,
@@ -191,9 +190,10 @@ std::optional<GpuSignal> check_thermal(const GpuReading& prev, Time prev_at, con
   return make_signal(
       "dcgm-thermal", "dcgm:thermal", cur,
       gpu_name(cur) + " is throttled (" + names + ") for at least " + format_duration(span) + ".",
-      "clocks_event_reasons=" + hex(cur.clocks_event_reasons) + " sustained=" + names + " span_s=" +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(span).count()) +
-          " temperature_c=" + std::to_string(cur.temperature_c));
+      fmt::format("clocks_event_reasons={} sustained={} span_s={} temperature_c={}",
+                  hex(cur.clocks_event_reasons), names,
+                  std::chrono::duration_cast<std::chrono::seconds>(span).count(),
+                  cur.temperature_c));
 }
 
 std::optional<GpuSignal> check_pcie_bus(const ExpectedGpu& expected,
@@ -223,8 +223,8 @@ std::optional<GpuSignal> check_pcie_bus(const ExpectedGpu& expected,
   return make_signal("pcie-bus", "pcie-bus:missing", who,
                      gpu_name(who) + " is " + (found == nullptr ? "missing from" : "lost on") +
                          " the PCIe bus without an Xid.",
-                     "expected_index=" + std::to_string(expected.index) + " probe=" + what +
-                         " gpus_seen=" + std::to_string(readings.size()));
+                     fmt::format("expected_index={} probe={} gpus_seen={}", expected.index, what,
+                                 readings.size()));
 }
 
 }  // namespace gf::health

@@ -2,6 +2,7 @@
 // types, constants and signatures used are declared here, with their values from NVML's public
 // header (NVIDIA/go-nvml gen/nvml/nvml.h). Handles stay opaque pointers.
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <cstring>
 
@@ -85,7 +86,7 @@ struct NvmlProbe::Lib {
     std::string text = error_string != nullptr && error_string(rc) != nullptr
                            ? std::string(error_string(rc))
                            : std::string("error");
-    return text + " (" + std::to_string(rc) + ")";
+    return fmt::format("{} ({})", text, rc);
   }
 };
 

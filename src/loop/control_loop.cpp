@@ -1,6 +1,7 @@
 #include "loop/control_loop.h"
 #include "state/plane_events.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -22,11 +23,11 @@ Status ControlLoop::recover() {
     GF_ASSIGN_OR_RETURN(Json j, parse_json(snapshot->data, kStoredTextLimits));
     auto restored = FleetState::from_json(j);
     if (!restored.ok())
-      return restored.status().with_prefix("snapshot at " + std::to_string(snapshot->seq));
+      return restored.status().with_prefix(fmt::format("snapshot at {}", snapshot->seq));
     state_ = std::move(restored).value();
     if (state_.applied_seq() != snapshot->seq) {
-      return internal_error("snapshot labelled " + std::to_string(snapshot->seq) +
-                            " holds state at " + std::to_string(state_.applied_seq()));
+      return internal_error(fmt::format("snapshot labelled {} holds state at {}", snapshot->seq,
+                                        state_.applied_seq()));
     }
     last_snapshot_seq_ = snapshot->seq;
   }
@@ -36,14 +37,14 @@ Status ControlLoop::recover() {
   GF_RETURN_IF_ERROR(journal_.replay(state_.applied_seq(), [this](const EventRecord& r) {
     Result<Json> payload = parse_json(r.payload, kStoredTextLimits);
     if (!payload.ok()) {
-      return payload.status().with_prefix("event " + std::to_string(r.seq) + " (" + r.type + ")");
+      return payload.status().with_prefix(fmt::format("event {} ({})", r.seq, r.type));
     }
     return apply(r, *payload);
   }));
   GF_ASSIGN_OR_RETURN(Seq last, journal_.last_seq());
   if (last != state_.applied_seq()) {
-    return internal_error("journal ends at " + std::to_string(last) + " but replay reached " +
-                          std::to_string(state_.applied_seq()));
+    return internal_error(
+        fmt::format("journal ends at {} but replay reached {}", last, state_.applied_seq()));
   }
   controllers_dirty_ = true;
   publish();
@@ -214,8 +215,9 @@ void ControlLoop::run_request(const Request& req, Time now, Outcome& outcome,
         const std::string prefix = req.idempotency_key + std::string(kFingerprintSeparator);
         if (auto other = state_.find_key_prefix(prefix)) {
           outcome.status = conflict_error(
-              "Idempotency-Key: the key was reused with a different request (first used at seq " +
-              std::to_string(*other) + "); use a new key for a new request");
+              fmt::format("Idempotency-Key: the key was reused with a different request (first "
+                          "used at seq {}); use a new key for a new request",
+                          *other));
           return;
         }
       }
@@ -311,8 +313,8 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
     const auto& seqs = appended->seqs;
     for (size_t i = 0; i < seqs.size(); ++i) {
       if (seqs[i] != expected_first + static_cast<Seq>(i) || appended->duplicate[i]) {
-        fail("journal and memory disagree at seq " + std::to_string(expected_first + i) +
-                 " (another writer?)",
+        fail(fmt::format("journal and memory disagree at seq {} (another writer?)",
+                         expected_first + i),
              acks);
         return false;
       }

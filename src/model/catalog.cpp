@@ -1,5 +1,7 @@
 #include "model/catalog.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -30,8 +32,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 int64_t read_bounded_int(ObjectReader& r, std::string_view key, int64_t min, int64_t max) {
   const int64_t v = r.required_int(key);
   if (r.ok() && (v < min || v > max)) {
-    r.fail(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                    ", got " + std::to_string(v));
+    r.fail(key, fmt::format("must be between {} and {}, got {}", min, max, v));
     return 0;
   }
   return v;

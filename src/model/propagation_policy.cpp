@@ -3,6 +3,8 @@
 // one that matches its kind only; equally specific policies are ordered by name.
 #include "model/propagation_policy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -153,9 +155,8 @@ Status read_failover(ObjectReader& spec, PropagationPolicy& p) {
       p.toleration_seconds = d.optional_int("tolerationSeconds");
       if (d.ok() && p.toleration_seconds &&
           (*p.toleration_seconds < 0 || *p.toleration_seconds > kMaxSeconds)) {
-        d.fail("tolerationSeconds", "must be between 0 and " + std::to_string(kMaxSeconds) +
-                                        " (100 years), got " +
-                                        std::to_string(*p.toleration_seconds));
+        d.fail("tolerationSeconds", fmt::format("must be between 0 and {} (100 years), got {}",
+                                                kMaxSeconds, *p.toleration_seconds));
       }
       if (!d.ok()) return d.status();
       note_unknown(d, p.warnings);
@@ -171,8 +172,8 @@ Status read_failover(ObjectReader& spec, PropagationPolicy& p) {
     }
     if (auto grace = a.optional_int("gracePeriodSeconds")) {
       if (*grace <= 0 || *grace > kMaxSeconds) {
-        a.fail("gracePeriodSeconds", "must be > 0 and at most " + std::to_string(kMaxSeconds) +
-                                         " (100 years), got " + std::to_string(*grace));
+        a.fail("gracePeriodSeconds",
+               fmt::format("must be > 0 and at most {} (100 years), got {}", kMaxSeconds, *grace));
       }
       p.grace_period_seconds = *grace;
     }

@@ -1,5 +1,7 @@
 #include "model/remediation_policy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace gf::remediate {
@@ -76,7 +78,7 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
   if (!r.ok()) return r.status();
   if (const Json* rules = r.optional_array("Rules")) {
     for (size_t i = 0; i < rules->size(); ++i) {
-      const std::string rp = r.field_path("Rules[" + std::to_string(i) + "]");
+      const std::string rp = r.field_path(fmt::format("Rules[{}]", i));
       ObjectReader rr((*rules)[i], rp);
       if (!rr.ok()) return rr.status();
       Rule rule;
@@ -202,7 +204,7 @@ Json Policy::to_json() const {
   persist["*"] = format_duration(health::kDefaultPersistence);
   for (const auto& [k, v] : persistence) persist[k] = format_duration(v);
   Json mc = max_concurrent_count > 0 ? Json(max_concurrent_count)
-                                     : Json(std::to_string(max_concurrent_percent) + "%");
+                                     : Json(fmt::format("{}%", max_concurrent_percent));
   return {{"Rules", std::move(rules_json)},
           {"WaitForIdle", std::move(wait)},
           {"AlertPersistence", std::move(persist)},
@@ -302,15 +304,15 @@ Effective escalate(Action asked, std::string_view fault, std::span<const Attempt
   if (e.action == Action::kReboot) {
     if (int64_t n = tried(Action::kReboot); n >= 2) {
       e.action = Action::kReprovision;
-      e.reason = "escalated: " + std::string(fault) + " came back after " + std::to_string(n) +
-                 " reboots of this machine within " + format_duration(window);
+      e.reason = fmt::format("escalated: {} came back after {} reboots of this machine within {}",
+                             fault, n, format_duration(window));
     }
   }
   if (e.action == Action::kReprovision) {
     if (int64_t n = tried(Action::kReprovision); n >= 2) {
-      e.reason = (e.reason.empty() ? "escalated: " : e.reason + "; then ") + std::string(fault) +
-                 " came back after " + std::to_string(n) + " reprovisions of this machine within " +
-                 format_duration(window);
+      e.reason = fmt::format("{}{} came back after {} reprovisions of this machine within {}",
+                             e.reason.empty() ? "escalated: " : e.reason + "; then ", fault, n,
+                             format_duration(window));
       e.action = Action::kMigrate;
     }
   }

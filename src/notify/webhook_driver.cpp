@@ -1,5 +1,6 @@
 #include "notify/webhook_driver.h"
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
@@ -65,7 +66,7 @@ void WebhookDriver::run() {
       if (!res) {
         error = httplib::to_string(res.error());
       } else if (res->status < 200 || res->status >= 300) {
-        error = "HTTP " + std::to_string(res->status);
+        error = fmt::format("HTTP {}", res->status);
       } else {
         ok = true;
       }

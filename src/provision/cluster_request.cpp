@@ -1,5 +1,7 @@
 #include "provision/cluster_request.h"
 
+#include <fmt/format.h>
+
 #include <regex>
 #include <set>
 
@@ -41,24 +43,24 @@ Result<GroupSpec> parse_group(const Json& j, const std::string& path, const Cata
   }
   g.target = r.required_int("InstanceCount");
   if (r.ok() && (g.target < 0 || g.target > kMaxInstanceCount)) {
-    r.fail("InstanceCount", "must be between 0 and " + std::to_string(kMaxInstanceCount) +
-                                ", got " + std::to_string(g.target));
+    r.fail("InstanceCount",
+           fmt::format("must be between 0 and {}, got {}", kMaxInstanceCount, g.target));
   }
   auto min = r.optional_int("MinInstanceCount");
   min_given = min.has_value();
   if (min) {
     if (*min < 0)
-      r.fail("MinInstanceCount", "must be >= 0, got " + std::to_string(*min));
+      r.fail("MinInstanceCount", fmt::format("must be >= 0, got {}", *min));
     else if (r.ok() && *min > g.target) {
-      r.fail("MinInstanceCount", "must not exceed InstanceCount (" + std::to_string(g.target) +
-                                     "), got " + std::to_string(*min));
+      r.fail("MinInstanceCount",
+             fmt::format("must not exceed InstanceCount ({}), got {}", g.target, *min));
     }
     g.min = *min;
   }
   g.execution_role = r.optional_string("ExecutionRole").value_or("");
   g.threads_per_core = r.optional_int("ThreadsPerCore");
   if (g.threads_per_core && (*g.threads_per_core < 1 || *g.threads_per_core > 2)) {
-    r.fail("ThreadsPerCore", "must be 1 or 2, got " + std::to_string(*g.threads_per_core));
+    r.fail("ThreadsPerCore", fmt::format("must be 1 or 2, got {}", *g.threads_per_core));
   }
   if (const Json* lc = r.optional_object("LifeCycleConfig")) {
     ObjectReader l(*lc, r.field_path("LifeCycleConfig"));
@@ -116,9 +118,9 @@ Status check_orchestrator_rules(const std::vector<GroupSpec>& groups, Orchestrat
   }
   if (controllers > 1) {
     return validation_error(
-        "InstanceGroups: at most one group may have SlurmConfig.NodeType "
-        "Controller, found " +
-        std::to_string(controllers));
+        fmt::format("InstanceGroups: at most one group may have SlurmConfig.NodeType "
+                    "Controller, found {}",
+                    controllers));
   }
   if (orch == Orchestrator::kSlurm && controllers != 1) {
     return validation_error(
@@ -194,8 +196,8 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
   }
   if (!r.ok()) return r.status();
   if (groups->empty() || groups->size() > kMaxGroups) {
-    return validation_error("InstanceGroups: expected 1 to " + std::to_string(kMaxGroups) +
-                            " groups, got " + std::to_string(groups->size()));
+    return validation_error(
+        fmt::format("InstanceGroups: expected 1 to {} groups, got {}", kMaxGroups, groups->size()));
   }
   std::set<std::string> names;
   for (size_t i = 0; i < groups->size(); ++i) {
@@ -351,8 +353,8 @@ Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body) {
   if (r.ok() && !list->is_array()) r.fail("NodesToAdd", "expected array");
   if (!r.ok()) return r.status();
   if (list->empty() || list->size() > 5) {
-    return validation_error("NodesToAdd: expected 1 to 5 entries, got " +
-                            std::to_string(list->size()));
+    return validation_error(
+        fmt::format("NodesToAdd: expected 1 to 5 entries, got {}", list->size()));
   }
   std::vector<NodesToAdd> out;
   int64_t total = 0;
@@ -363,15 +365,15 @@ Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body) {
     a.increment = e.required_int("IncrementTargetCountBy");
     if (e.ok() && (a.increment < 1 || a.increment > 50)) {
       e.fail("IncrementTargetCountBy",
-             "must be between 1 and 50, got " + std::to_string(a.increment));
+             fmt::format("must be between 1 and 50, got {}", a.increment));
     }
     if (!e.ok()) return e.status();
     total += a.increment;
     out.push_back(a);
   }
   if (total > 50) {
-    return validation_error("NodesToAdd: at most 50 nodes per request in total, got " +
-                            std::to_string(total));
+    return validation_error(
+        fmt::format("NodesToAdd: at most 50 nodes per request in total, got {}", total));
   }
   return out;
 }
@@ -381,7 +383,7 @@ Result<std::vector<std::string>> parse_batch_delete(const Json& body) {
   auto ids = r.optional_string_list("NodeIds");
   if (r.ok() && (!ids || ids->empty())) r.fail("NodeIds", "is required (1 to 99 instance ids)");
   if (r.ok() && ids->size() > 99)
-    r.fail("NodeIds", "at most 99 per request, got " + std::to_string(ids->size()));
+    r.fail("NodeIds", fmt::format("at most 99 per request, got {}", ids->size()));
   if (!r.ok()) return r.status();
   return *ids;
 }
@@ -389,13 +391,13 @@ Result<std::vector<std::string>> parse_batch_delete(const Json& body) {
 std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g,
                                  std::string_view operation) {
   if (g.status != GroupStatus::kCreating && g.status != GroupStatus::kUpdating) return std::nullopt;
-  return Status(ErrorCode::kConflict,
-                std::string(operation) + " is refused while InstanceGroup " + g.spec.name +
-                    " of cluster " + c.name + " is " + std::string(to_string(g.status)) +
-                    " (CurrentCount " + std::to_string(c.current_count(g.spec.name)) +
-                    " < MinCount " + std::to_string(g.spec.min) +
-                    "); change its InstanceCount/MinInstanceCount with UpdateCluster, or delete "
-                    "the group");
+  return Status(
+      ErrorCode::kConflict,
+      fmt::format("{} is refused while InstanceGroup {} of cluster {} is {} "
+                  "(CurrentCount {} < MinCount {}); change its "
+                  "InstanceCount/MinInstanceCount with UpdateCluster, or delete the group",
+                  operation, g.spec.name, c.name, to_string(g.status), c.current_count(g.spec.name),
+                  g.spec.min));
 }
 
 }  // namespace gf

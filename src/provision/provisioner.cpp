@@ -1,5 +1,7 @@
 #include "provision/provisioner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -174,7 +176,7 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
     }
   } else if (live > g.spec.target) {
     terminate_excess(c, g, live - g.spec.target,
-                     "scale-down to TargetCount " + std::to_string(g.spec.target), d);
+                     fmt::format("scale-down to TargetCount {}", g.spec.target), d);
   }
 
   if (!c.continuous) return;

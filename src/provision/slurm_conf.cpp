@@ -1,5 +1,7 @@
 #include "provision/slurm_conf.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -214,8 +216,9 @@ std::string marker_text(BlockKind kind, bool begin) {
 }
 
 std::string malformed(size_t line_index, const std::string& what) {
-  return "slurm.conf line " + std::to_string(line_index + 1) + ": " + what +
-         "; the file was left unchanged, fix the gpufleet markers by hand";
+  return fmt::format(
+      "slurm.conf line {}: {}; the file was left unchanged, fix the gpufleet markers by hand",
+      line_index + 1, what);
 }
 
 BlockScan scan_blocks(std::string_view text, const std::vector<Line>& lines) {
@@ -226,8 +229,8 @@ BlockScan scan_blocks(std::string_view text, const std::vector<Line>& lines) {
   BlockKind open_kind = BlockKind::kNodes;
   size_t open_line = 0;
   auto opened_at = [&] {
-    return "the managed " + std::string(block_noun(open_kind)) + " block opened at line " +
-           std::to_string(open_line + 1);
+    return fmt::format("the managed {} block opened at line {}", block_noun(open_kind),
+                       open_line + 1);
   };
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::optional<Marker> m =
@@ -241,9 +244,9 @@ BlockScan scan_blocks(std::string_view text, const std::vector<Line>& lines) {
         return scan;
       }
       if (scan.blocks[k]) {
-        scan.error = malformed(i, "a second " + quoted + " (the first block spans lines " +
-                                      std::to_string(scan.blocks[k]->begin_line + 1) + "-" +
-                                      std::to_string(scan.blocks[k]->end_line + 1) + ")");
+        scan.error =
+            malformed(i, fmt::format("a second {} (the first block spans lines {}-{})", quoted,
+                                     scan.blocks[k]->begin_line + 1, scan.blocks[k]->end_line + 1));
         return scan;
       }
       open = true;
@@ -336,9 +339,9 @@ struct Rendered {
 
 std::string render_node(const SlurmNodeLine& n, std::vector<std::string>& warnings) {
   std::string line = "NodeName=" + n.name;
-  if (n.cpus > 0) line += " CPUs=" + std::to_string(n.cpus);
-  if (n.real_memory_mb > 0) line += " RealMemory=" + std::to_string(n.real_memory_mb);
-  if (n.gpus > 0) line += " Gres=gpu:" + std::to_string(n.gpus);
+  if (n.cpus > 0) line += fmt::format(" CPUs={}", n.cpus);
+  if (n.real_memory_mb > 0) line += fmt::format(" RealMemory={}", n.real_memory_mb);
+  if (n.gpus > 0) line += fmt::format(" Gres=gpu:{}", n.gpus);
   if (!n.features.empty()) {
     const bool ok = std::none_of(n.features.begin(), n.features.end(), [](char c) {
       return is_blank(c) || static_cast<unsigned char>(c) < 0x20 || c == '#' || c == '"';
@@ -361,9 +364,10 @@ Rendered render_layout(const SlurmLayout& layout, const HandWritten& hand) {
       out.warnings.push_back("node name \"" + n.name +
                              "\" cannot be written to slurm.conf; skipped");
     } else if (auto it = hand.nodes.find(n.name); it != hand.nodes.end()) {
-      out.warnings.push_back("NodeName=" + n.name + " is defined by hand at slurm.conf line " +
-                             std::to_string(it->second) +
-                             "; the hand-written line wins and gpufleet does not render its own");
+      out.warnings.push_back(
+          fmt::format("NodeName={} is defined by hand at slurm.conf line {}; the hand-written "
+                      "line wins and gpufleet does not render its own",
+                      n.name, it->second));
     } else if (!nodes.emplace(n.name, &n).second) {
       out.warnings.push_back("node " + n.name + " appears twice in the layout; the first is kept");
     }
@@ -381,9 +385,10 @@ Rendered render_layout(const SlurmLayout& layout, const HandWritten& hand) {
       out.warnings.push_back("partition name \"" + p.name +
                              "\" cannot be written to slurm.conf; skipped");
     } else if (auto it = hand.partitions.find(p.name); it != hand.partitions.end()) {
-      out.warnings.push_back("PartitionName=" + p.name + " is defined by hand at slurm.conf line " +
-                             std::to_string(it->second) +
-                             "; the hand-written line wins and gpufleet does not render its own");
+      out.warnings.push_back(
+          fmt::format("PartitionName={} is defined by hand at slurm.conf line {}; the "
+                      "hand-written line wins and gpufleet does not render its own",
+                      p.name, it->second));
     } else {
       partitions[p.name].insert(p.nodes.begin(), p.nodes.end());
     }

@@ -1,10 +1,12 @@
 #include "provision/slurm_layout.h"
 
+#include <fmt/format.h>
+
 #include <map>
 
 namespace gf {
 
-std::string slurm_node_name(const Node& n) { return n.group + "-" + std::to_string(n.attempt); }
+std::string slurm_node_name(const Node& n) { return fmt::format("{}-{}", n.group, n.attempt); }
 
 SlurmLayout slurm_layout(const Cluster& c, const Catalog& catalog) {
   SlurmLayout layout;

@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 namespace gf::quota {
 namespace {
 
@@ -49,7 +51,7 @@ void DecisionLog::append(const Decision& d) {
 }
 
 std::string DecisionLog::to_string(const Decision& d, const QuotaGraph& graph) const {
-  std::string out = std::string(kind_name(d.kind)) + " w=" + std::to_string(d.workload);
+  std::string out = fmt::format("{} w={}", kind_name(d.kind), d.workload);
   const std::string node = d.node < graph.size() ? graph.spec(d.node).name : "-";
   switch (d.kind) {
     case DecisionKind::kAdmit:
@@ -60,20 +62,19 @@ std::string DecisionLog::to_string(const Decision& d, const QuotaGraph& graph) c
       return out + " queue=" + node;
     case DecisionKind::kEvict:
       return out + " queue=" + node + (d.code == 2 ? " (interrupted)" : "") +
-             (d.code == 3 ? " (failover from cluster " + std::to_string(d.amount) + ")" : "");
+             (d.code == 3 ? fmt::format(" (failover from cluster {})", d.amount) : "");
     case DecisionKind::kWait:
     case DecisionKind::kNoPreemption:
-      return out + " node=" + node +
-             " limit=" + std::string(limit_kind_name(static_cast<LimitKind>(d.code))) +
-             " resource=" + std::to_string(d.resource) + " short=" + std::to_string(d.amount);
+      return fmt::format("{} node={} limit={} resource={} short={}", out, node,
+                         limit_kind_name(static_cast<LimitKind>(d.code)),
+                         static_cast<int>(d.resource), d.amount);
     case DecisionKind::kVictim:
-      return "victim w=" + std::to_string(d.other) + " of w=" + std::to_string(d.workload) +
-             " reason=" +
-             std::string(preemption_reason_name(static_cast<PreemptionReason>(d.code)));
+      return fmt::format("victim w={} of w={} reason={}", d.other, d.workload,
+                         preemption_reason_name(static_cast<PreemptionReason>(d.code)));
     case DecisionKind::kProtected:
-      return "protected w=" + std::to_string(d.other) + " from w=" + std::to_string(d.workload);
+      return fmt::format("protected w={} from w={}", d.other, d.workload);
     case DecisionKind::kPriorityChange:
-      return out + " priority=" + std::to_string(d.amount);
+      return fmt::format("{} priority={}", out, d.amount);
   }
   return out;
 }

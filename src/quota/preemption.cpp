@@ -13,6 +13,8 @@
 // running within its queue's nominal is never reclaimed), until the incoming workload fits; then
 // minimize by adding victims back from the most valuable down while it still fits. If no prefix
 // of candidates makes it fit, the attempt yields nothing: plans are never partial.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 
@@ -177,7 +179,7 @@ PreemptionPlan QuotaEngine::plan_preemption(WorkloadId incoming, Time now,
   PreemptionPlan plan;
   const Workload* w = find(incoming);
   if (w == nullptr || w->admitted) {
-    plan.why = "workload " + std::to_string(incoming) + " is not a pending workload";
+    plan.why = fmt::format("workload {} is not a pending workload", incoming);
     return plan;
   }
   plan.blocking = fits(w->queue, w->request);

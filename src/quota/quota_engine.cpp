@@ -1,6 +1,8 @@
 #include "quota/quota_engine.h"
 
 #include <string>
+
+#include <fmt/format.h>
 #include <utility>
 
 namespace gf::quota {
@@ -14,13 +16,13 @@ QuotaEngine::QuotaEngine(QuotaGraph graph, DecisionLog* log)
 
 Status QuotaEngine::add_workload(Workload w) {
   if (workloads_.contains(w.id)) {
-    return conflict_error("workload " + std::to_string(w.id) + " already exists");
+    return conflict_error(fmt::format("workload {} already exists", w.id));
   }
   if (!graph_.is_queue(w.queue)) {
-    return validation_error("workload " + std::to_string(w.id) + ": queue is not a leaf queue");
+    return validation_error(fmt::format("workload {}: queue is not a leaf queue", w.id));
   }
   if (w.request.any_negative()) {
-    return validation_error("workload " + std::to_string(w.id) + ": negative request");
+    return validation_error(fmt::format("workload {}: negative request", w.id));
   }
   w.admitted = false;
   pending_[w.queue] += 1;
@@ -49,7 +51,7 @@ const Workload* QuotaEngine::find(WorkloadId id) const {
 
 Status QuotaEngine::set_priority(WorkloadId id, int32_t priority) {
   auto it = workloads_.find(id);
-  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
   w.priority = priority;
   log({DecisionKind::kPriorityChange, id, 0, w.queue, 0, priority, 0});
@@ -68,14 +70,13 @@ FitResult QuotaEngine::fits(WorkloadId id) const {
 
 Status QuotaEngine::admit(WorkloadId id, Time now) {
   auto it = workloads_.find(id);
-  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
-  if (w.admitted) return conflict_error("workload " + std::to_string(id) + " already admitted");
+  if (w.admitted) return conflict_error(fmt::format("workload {} already admitted", id));
   const FitResult fit = fits(w.queue, w.request);
   if (!fit.fits) {
     log_wait(w, fit);
-    return conflict_error("workload " + std::to_string(id) +
-                          " does not fit: " + graph_.describe(fit));
+    return conflict_error(fmt::format("workload {} does not fit: {}", id, graph_.describe(fit)));
   }
   graph_.charge(ledger_, w.queue, w.request, +1);
   ++ledger_version_;
@@ -89,9 +90,9 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
 
 Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
   auto it = workloads_.find(id);
-  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
-  if (w.admitted) return conflict_error("workload " + std::to_string(id) + " already admitted");
+  if (w.admitted) return conflict_error(fmt::format("workload {} already admitted", id));
   graph_.charge(ledger_, w.queue, w.request, +1);
   ++ledger_version_;
   pending_[w.queue] -= 1;
@@ -103,18 +104,18 @@ Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
 
 Status QuotaEngine::set_request(WorkloadId id, const ResourceVector& request) {
   auto it = workloads_.find(id);
-  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
-  if (w.admitted) return conflict_error("workload " + std::to_string(id) + " is admitted");
+  if (w.admitted) return conflict_error(fmt::format("workload {} is admitted", id));
   if (request.any_negative())
-    return validation_error("workload " + std::to_string(id) + ": negative request");
+    return validation_error(fmt::format("workload {}: negative request", id));
   w.request = request;
   return ok_status();
 }
 
 Status QuotaEngine::release(WorkloadId id) {
   auto it = workloads_.find(id);
-  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
   if (w.admitted) {
     graph_.charge(ledger_, w.queue, w.request, -1);
@@ -130,9 +131,9 @@ Status QuotaEngine::release(WorkloadId id) {
 
 Status QuotaEngine::evict(WorkloadId id) {
   auto it = workloads_.find(id);
-  if (it == workloads_.end()) return not_found_error("workload " + std::to_string(id));
+  if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
-  if (!w.admitted) return conflict_error("workload " + std::to_string(id) + " is not admitted");
+  if (!w.admitted) return conflict_error(fmt::format("workload {} is not admitted", id));
   graph_.charge(ledger_, w.queue, w.request, -1);
   ++ledger_version_;
   admitted_[w.queue].erase(id);

@@ -1,5 +1,7 @@
 #include "quota/quota_graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -31,7 +33,7 @@ ResourceVector filled(int64_t value) {
 }
 
 Status validate_quota(const NodeSpec& spec, const ResourceQuota& q) {
-  const std::string where = "node " + spec.name + ": resource " + std::to_string(q.resource);
+  const std::string where = fmt::format("node {}: resource {}", spec.name, q.resource);
   if (q.resource >= kMaxResources) return validation_error(where + ": resource id out of range");
   if (q.nominal < 0) return validation_error(where + ": nominal must be >= 0");
   if (q.borrowing_limit && *q.borrowing_limit < 0) {
@@ -286,11 +288,11 @@ std::string QuotaGraph::describe(const FitResult& fit, const ResourceRegistry* r
   std::string node = fit.node < size() ? specs_[fit.node].name : "?";
   std::string resource = registry && fit.resource < registry->size()
                              ? std::string(registry->name(fit.resource))
-                             : "resource#" + std::to_string(fit.resource);
+                             : fmt::format("resource#{}", fit.resource);
   if (fit.limit == LimitKind::kMaxJobs) resource = "kube-queue/max-jobs";
-  return "node " + node + " " + std::string(limit_kind_name(fit.limit)) + " on " + resource +
-         ": needs " + std::to_string(fit.requested) + ", available " +
-         std::to_string(fit.available) + " (short by " + std::to_string(fit.shortfall) + ")";
+  return fmt::format("node {} {} on {}: needs {}, available {} (short by {})", node,
+                     limit_kind_name(fit.limit), resource, fit.requested, fit.available,
+                     fit.shortfall);
 }
 
 }  // namespace gf::quota

@@ -1,5 +1,7 @@
 #include "remediate/engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/ids.h"
@@ -252,9 +254,9 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
         recent_auto_approvals(h, req.cluster, now, policy.breaker_window) + auto_now;
     if (recent + 1 > policy.breaker_max_auto) {
       auto_ok = false;
-      const std::string why = std::to_string(recent + 1) + " automatic remediations within " +
-                              format_duration(policy.breaker_window) + " (limit " +
-                              std::to_string(policy.breaker_max_auto) + ")";
+      const std::string why =
+          fmt::format("{} automatic remediations within {} (limit {})", recent + 1,
+                      format_duration(policy.breaker_window), policy.breaker_max_auto);
       out.push_back(to_event(health_events::BreakerTripped{req.cluster, why}));
       r.reason += std::string(r.reason.empty() ? "" : "; ") + "circuit breaker tripped: " + why +
                   "; a person must approve";

@@ -1,5 +1,7 @@
 #include "remediate/remediation_controller.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "state/cluster_events.h"
@@ -67,14 +69,14 @@ void RemediationController::reachability(const FleetState& state, Time now, Cont
     if (!b.reported && !(*node)->maintenance) {
       if (b.tracker.missed(now)) {
         b.reported = true;
-        remediate::Detection det{
-            "host-reachability",
-            "",
-            "host-reachability:unreachable",
-            "host missed " + std::to_string(health::HeartbeatTracker::kMissedBeats) +
-                " heartbeats in a row (last at " + format_iso8601(*b.tracker.last_beat()) + ")",
-            "last_heartbeat=" + format_iso8601(*b.tracker.last_beat()),
-            std::nullopt};
+        remediate::Detection det{"host-reachability",
+                                 "",
+                                 "host-reachability:unreachable",
+                                 fmt::format("host missed {} heartbeats in a row (last at {})",
+                                             health::HeartbeatTracker::kMissedBeats,
+                                             format_iso8601(*b.tracker.last_beat())),
+                                 "last_heartbeat=" + format_iso8601(*b.tracker.last_beat()),
+                                 std::nullopt};
         for (Event& e : signal_events(state, b.cluster, **node, {det}, Json{{"unreachable", true}},
                                       FaultModel{})) {
           d.events.push_back(std::move(e));
@@ -202,7 +204,7 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
     req.evidence = {a.id};
     req.from_detector = true;
     req.reason = a.summary;
-    req.key = "remediation:" + a.id + ":" + std::to_string(earlier);
+    req.key = fmt::format("remediation:{}:{}", a.id, earlier);
     Result<std::vector<Event>> ev =
         propose(state, now, req, capacity_, auto_in_pass_, static_cast<int64_t>(nodes_done.size()));
     if (!ev.ok()) continue;
@@ -299,8 +301,8 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
         for (const auto& [nid, n] : cluster->nodes) nodes += n.is_live() ? 1 : 0;
         const int64_t cap = policy.max_concurrent(nodes);
         if (in_flight_cluster[r.cluster] >= cap) {
-          waiting("concurrency cap reached: " + std::to_string(cap) +
-                      " remediation(s) in flight in " + r.cluster,
+          waiting(fmt::format("concurrency cap reached: {} remediation(s) in flight in {}", cap,
+                              r.cluster),
                   std::nullopt);
           break;
         }
@@ -329,8 +331,9 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
           d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
         } else if (r.idle_deadline && *r.idle_deadline <= now) {
           d.events.push_back(update_event(r, RStatus::kDraining,
-                                          "max wait reached; evicting " + std::to_string(jobs) +
-                                              " job(s) (their gangs restart elsewhere)"));
+                                          fmt::format("max wait reached; evicting {} job(s) "
+                                                      "(their gangs restart elsewhere)",
+                                                      jobs)));
         } else if (r.idle_deadline) {
           wake(d, *r.idle_deadline);
         }

@@ -1,5 +1,7 @@
 #include "remediate/signal.h"
 
+#include <fmt/format.h>
+
 #include <sstream>
 
 #include "health/gpu_probe.h"
@@ -31,11 +33,12 @@ std::vector<Detection> from_kernel_log(const std::string& text) {
       d.detector = "xid";
       d.subject = x->pci;
       const bool sxid = x->source == health::XidSource::kNvSwitch;
-      d.fault = (sxid ? "sxid:" : "xid:") + std::to_string(x->code);
+      d.fault = fmt::format("{}{}", sxid ? "sxid:" : "xid:", x->code);
       const health::XidInfo info = health::xid_info(x->code);
-      d.summary = std::string(sxid ? "NVSwitch SXid " : "GPU Xid ") + std::to_string(x->code) +
-                  (info.mnemonic.empty() || sxid ? "" : " (" + std::string(info.mnemonic) + ")") +
-                  " on PCI " + x->pci + (x->message.empty() ? "" : ": " + x->message);
+      d.summary =
+          fmt::format("{}{}{} on PCI {}{}", sxid ? "NVSwitch SXid " : "GPU Xid ", x->code,
+                      info.mnemonic.empty() || sxid ? "" : fmt::format(" ({})", info.mnemonic),
+                      x->pci, x->message.empty() ? "" : ": " + x->message);
       d.evidence = line;
       if (!sxid && x->code == 154) {
         if (std::optional<std::string_view> a = health::xid154_recovery_action(x->message))
@@ -147,11 +150,10 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
     if (!v.is_boolean()) return validation_error(p + ": must be true or false");
     if (!v.get<bool>()) return out;
     if (kind == "unreachable") {
-      out.push_back(Detection{"host-reachability", "", "host-reachability:unreachable",
-                              "host missed " +
-                                  std::to_string(health::HeartbeatTracker::kMissedBeats) +
-                                  " heartbeats in a row",
-                              "unreachable=true", std::nullopt});
+      out.push_back(Detection{
+          "host-reachability", "", "host-reachability:unreachable",
+          fmt::format("host missed {} heartbeats in a row", health::HeartbeatTracker::kMissedBeats),
+          "unreachable=true", std::nullopt});
     } else {
       out.push_back(Detection{"disk-pressure", "", "disk-pressure:nodefs",
                               "less than 10% of the node filesystem is available",
@@ -207,11 +209,10 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
     const health::IbPortReading reading =
         health::parse_ib_port(down ? "1: DOWN" : "4: ACTIVE", down ? "3: Disabled" : "5: LinkUp");
     const health::IbLinkVerdict verdict = health::ib_link_verdict(reading, rate);
-    const std::string subject = "port " + std::to_string(port);
-    const std::string ev =
-        "port=" + std::to_string(port) + " state=" + reading.state_name +
-        " phys_state=" + reading.phys_state_name +
-        (rate ? " symbol_errors_per_hour=" + std::to_string(static_cast<int64_t>(*rate)) : "");
+    const std::string subject = fmt::format("port {}", port);
+    const std::string ev = fmt::format(
+        "port={} state={} phys_state={}{}", port, reading.state_name, reading.phys_state_name,
+        rate ? fmt::format(" symbol_errors_per_hour={}", static_cast<int64_t>(*rate)) : "");
     if (verdict == health::IbLinkVerdict::kPortDown) {
       out.push_back(Detection{"ib-link", subject, "ib-link:port-down",
                               "InfiniBand " + subject + " is down", ev, std::nullopt});
@@ -242,10 +243,9 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
     for (int64_t i = 0; i < count; ++i)
       loop = counter.record(unit, kT0 + minutes(1) * i * 19 / std::max<int64_t>(1, count));
     if (loop) {
-      out.push_back(
-          Detection{"npd-restart-loop", unit, "npd-restart-loop:" + unit,
-                    unit + " restarted " + std::to_string(count) + " times within 20 minutes",
-                    "unit=" + unit + " restarts=" + std::to_string(count), std::nullopt});
+      out.push_back(Detection{"npd-restart-loop", unit, "npd-restart-loop:" + unit,
+                              fmt::format("{} restarted {} times within 20 minutes", unit, count),
+                              fmt::format("unit={} restarts={}", unit, count), std::nullopt});
     }
     return out;
   }

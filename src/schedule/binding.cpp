@@ -3,6 +3,8 @@
 // pending, sticky re-placement after a node loss, and failover to another cluster. Every change
 // here is either returned as an Action or is itself a call the caller records (failover), so replay
 // reproduces it.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "schedule/scheduler.h"
@@ -57,14 +59,13 @@ void Scheduler::do_interrupt(Job& j) {
 Status Scheduler::failover(JobKey key, Time /*now*/) {
   // `now` keeps the signature of the other recorded decisions; nothing here depends on time.
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  if (it == jobs_.end()) return not_found_error(fmt::format("job {}", key));
   Job& j = it->second;
   if (j.wait != Wait::kAdmitted)
-    return conflict_error("job " + std::to_string(key) + " is not admitted: nothing to fail over");
+    return conflict_error(fmt::format("job {} is not admitted: nothing to fail over", key));
   if (!j.bound) {
-    return conflict_error(
-        "job " + std::to_string(key) +
-        " is not bound to a cluster: it already waits to be placed on any allowed one");
+    return conflict_error(fmt::format(
+        "job {} is not bound to a cluster: it already waits to be placed on any allowed one", key));
   }
   const ClusterIdx from = *j.bound;
   do_unbind(j);
@@ -97,8 +98,7 @@ std::string Scheduler::pods_fit_message(const Job& j, ClusterIdx c) const {
   const std::vector<PodSet>& gang = j.spec.shape->alternatives[j.alternative].pods;
   int64_t pods = 0;
   for (const PodSet& ps : gang) pods += ps.count;
-  return std::to_string(index_.pods_that_fit(c, gang)) + " of " + std::to_string(pods) +
-         " pods fit";
+  return fmt::format("{} of {} pods fit", index_.pods_that_fit(c, gang), pods);
 }
 
 std::string Scheduler::cluster_list(const std::vector<ClusterIdx>& clusters) const {

@@ -1,5 +1,7 @@
 // Why a job is not running (Scheduler::explain, wait kinds), and the consistency check the
 // tests run after every step (Scheduler::check_invariants).
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "schedule/scheduler.h"
@@ -68,7 +70,7 @@ std::string_view condition_reason(const WaitReason& w) {
 std::string Scheduler::resource_name(ResourceId r) const {
   if (r == kMaxJobs) return "kube-queue/max-jobs";
   if (registry_ != nullptr && r < registry_->size()) return std::string(registry_->name(r));
-  return "resource#" + std::to_string(r);
+  return fmt::format("resource#{}", r);
 }
 
 std::string Scheduler::g_name(quota::NodeId node) const {
@@ -125,17 +127,16 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
                           : "; every cluster it may use is excluded, so it waits for a new one";
       } else {
         r.kind = WaitKind::kUnplaced;
-        r.message =
+        r.message = fmt::format(
             "admitted (its quota is kept) but its gang lost a node; waiting for one cluster "
-            "with room for all " +
-            std::to_string(j.spec.shape->alternatives[j.alternative].pods.size()) +
-            " pod set(s) to place it again";
+            "with room for all {} pod set(s) to place it again",
+            j.spec.shape->alternatives[j.alternative].pods.size());
       }
       return r;
     case Wait::kBackoff:
       r.kind = WaitKind::kBackoff;
-      r.message = "preempted " + std::to_string(j.spec.preemptions) +
-                  " time(s); requeued with backoff until " + format_iso8601(j.backoff_until);
+      r.message = fmt::format("preempted {} time(s); requeued with backoff until {}",
+                              j.spec.preemptions, format_iso8601(j.backoff_until));
       return r;
     case Wait::kOrphan:
       r.kind = WaitKind::kNoQueue;
@@ -161,8 +162,8 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
       const JobKey head = std::get<2>(q.active.begin()->first);
       r.kind = WaitKind::kStrictFifo;
       r.node = g.spec(j.spec.queue).name;
-      r.message = "queue " + r.node + " is StrictFIFO and its head, job " + std::to_string(head) +
-                  ", does not fit yet";
+      r.message = fmt::format("queue {} is StrictFIFO and its head, job {}, does not fit yet",
+                              r.node, head);
       return r;
     }
     if (!fit.fits) {
@@ -189,8 +190,9 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
     if (fit.borrows && h != holds_.end() && !h->second.empty() && !h->second.contains(key)) {
       r.kind = WaitKind::kHeldForReclaim;
       r.node = g.spec(g.root(j.spec.queue)).name;
-      r.message = "it would borrow, but job " + std::to_string(*h->second.begin()) +
-                  " is reclaiming its nominal quota in cohort " + r.node;
+      r.message =
+          fmt::format("it would borrow, but job {} is reclaiming its nominal quota in cohort {}",
+                      *h->second.begin(), r.node);
       return r;
     }
   }
@@ -221,10 +223,10 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
             "(estimate mode dispatches by summed free capacity)";
   r.message = best.empty()
                   ? "quota admits it, but there is no member cluster to place it on"
-                  : "quota admits it, but " + short_of + " (gang scheduling places all " +
-                        std::to_string(pods) + " pods on one cluster or none); the best, " + best +
-                        ", has room for " + std::to_string(r.available) + " of " +
-                        std::to_string(pods) + " pods now";
+                  : fmt::format(
+                        "quota admits it, but {} (gang scheduling places all {} pods on "
+                        "one cluster or none); the best, {}, has room for {} of {} pods now",
+                        short_of, pods, best, r.available, pods);
   return r;
 }
 
@@ -233,7 +235,7 @@ Status Scheduler::check_invariants() const {
   for (const auto& [key, j] : jobs_) {
     // `key` by value: clang before 16 cannot capture a structured binding.
     const auto broken = [&, key = key](std::string_view what) {
-      return internal_error("job " + std::to_string(key) + " " + std::string(what));
+      return internal_error(fmt::format("job {} {}", key, what));
     };
     if (j.wait != Wait::kAdmitted && (j.bound || !j.excluded.empty() || j.dispatched)) {
       return broken("is bound or has exclusions but is not admitted");
@@ -250,20 +252,19 @@ Status Scheduler::check_invariants() const {
     }
     if (j.placement) {
       if (j.wait != Wait::kAdmitted)
-        return internal_error("job " + std::to_string(key) + " placed but not admitted");
+        return internal_error(fmt::format("job {} placed but not admitted", key));
       const Alternative& alt = j.spec.shape->alternatives[j.alternative];
       int64_t pods = 0;
       for (const PodSet& ps : alt.pods) pods += ps.count;
       if (static_cast<int64_t>(j.placement->pods.size()) != pods) {
-        return internal_error("job " + std::to_string(key) + " has " +
-                              std::to_string(j.placement->pods.size()) + " of " +
-                              std::to_string(pods) + " pods placed");
+        return internal_error(
+            fmt::format("job {} has {} of {} pods placed", key, j.placement->pods.size(), pods));
       }
       for (const PodBinding& b : j.placement->pods) {
         if (!index_.alive(b.node))
-          return internal_error("job " + std::to_string(key) + " bound to a removed node");
+          return internal_error(fmt::format("job {} bound to a removed node", key));
         if (index_.cluster_of(b.node) != j.placement->cluster) {
-          return internal_error("job " + std::to_string(key) + " spans two clusters");
+          return internal_error(fmt::format("job {} spans two clusters", key));
         }
         used[b.node] += alt.pods[b.pod_set].request;
       }
@@ -271,10 +272,10 @@ Status Scheduler::check_invariants() const {
     if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
       const quota::Workload* w = engine_->find(key);
       if (w == nullptr)
-        return internal_error("job " + std::to_string(key) + " missing from the quota engine");
+        return internal_error(fmt::format("job {} missing from the quota engine", key));
       if (w->admitted != (j.wait == Wait::kAdmitted)) {
-        return internal_error("job " + std::to_string(key) +
-                              " admitted state differs from the quota engine");
+        return internal_error(
+            fmt::format("job {} admitted state differs from the quota engine", key));
       }
     }
   }
@@ -282,8 +283,8 @@ Status Scheduler::check_invariants() const {
     auto it = jobs_.find(std::get<2>(k));
     if (it == jobs_.end() || it->second.wait != Wait::kAdmitted || it->second.placement ||
         key_of(it->second) != k) {
-      return internal_error("job " + std::to_string(std::get<2>(k)) +
-                            " waits to be placed but is not admitted without pods");
+      return internal_error(fmt::format(
+          "job {} waits to be placed but is not admitted without pods", std::get<2>(k)));
     }
   }
   // Jobs without pods (dispatched, interrupted, failed over) reserve nothing on any node.

@@ -1,5 +1,7 @@
 // Scheduler::restore*, Scheduler::apply: bringing a scheduler in step with recorded decisions
 // (journal replay, snapshots). Applying what the scheduler already reflects changes nothing.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "schedule/scheduler.h"
@@ -9,15 +11,14 @@ namespace gf::sched {
 Status Scheduler::restore(JobKey key, uint16_t alternative, const Placement* placement,
                           Time admitted_at) {
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  if (it == jobs_.end()) return not_found_error(fmt::format("job {}", key));
   Job& j = it->second;
-  if (j.wait == Wait::kAdmitted)
-    return conflict_error("job " + std::to_string(key) + " already admitted");
+  if (j.wait == Wait::kAdmitted) return conflict_error(fmt::format("job {} already admitted", key));
   if (alternative >= j.spec.shape->alternatives.size())
-    return validation_error("job " + std::to_string(key) + ": no such alternative");
+    return validation_error(fmt::format("job {}: no such alternative", key));
   if (placement != nullptr) {
     if (placement->pods.empty() && placement->cluster >= index_.cluster_count()) {
-      return validation_error("job " + std::to_string(key) + ": dispatched to an unknown cluster");
+      return validation_error(fmt::format("job {}: dispatched to an unknown cluster", key));
     }
     do_admit(j, alternative, *placement, admitted_at, false);
     return ok_status();
@@ -36,10 +37,9 @@ Status Scheduler::restore(JobKey key, uint16_t alternative, const Placement* pla
 
 Status Scheduler::restore_backoff(JobKey key, Time until) {
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  if (it == jobs_.end()) return not_found_error(fmt::format("job {}", key));
   Job& j = it->second;
-  if (j.wait == Wait::kAdmitted)
-    return conflict_error("job " + std::to_string(key) + " is admitted");
+  if (j.wait == Wait::kAdmitted) return conflict_error(fmt::format("job {} is admitted", key));
   leave_pending(j);
   j.backoff_until = until;
   j.wait = Wait::kBackoff;
@@ -50,23 +50,21 @@ Status Scheduler::restore_backoff(JobKey key, Time until) {
 Status Scheduler::restore_binding(JobKey key, std::optional<ClusterIdx> bound,
                                   std::vector<ClusterIdx> excluded) {
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  if (it == jobs_.end()) return not_found_error(fmt::format("job {}", key));
   Job& j = it->second;
-  if (j.wait != Wait::kAdmitted)
-    return conflict_error("job " + std::to_string(key) + " is not admitted");
+  if (j.wait != Wait::kAdmitted) return conflict_error(fmt::format("job {} is not admitted", key));
   if (j.placement) {
-    return conflict_error("job " + std::to_string(key) +
-                          " has its pods placed: it is bound where they are");
+    return conflict_error(
+        fmt::format("job {} has its pods placed: it is bound where they are", key));
   }
   std::ranges::sort(excluded);
   excluded.erase(std::unique(excluded.begin(), excluded.end()), excluded.end());
   const auto unknown = [&](ClusterIdx c) { return c >= index_.cluster_count(); };
   if ((bound && unknown(*bound)) || std::ranges::any_of(excluded, unknown)) {
-    return validation_error("job " + std::to_string(key) + ": binding names an unknown cluster");
+    return validation_error(fmt::format("job {}: binding names an unknown cluster", key));
   }
   if (bound && std::ranges::binary_search(excluded, *bound)) {
-    return validation_error("job " + std::to_string(key) +
-                            ": bound to a cluster it failed over from");
+    return validation_error(fmt::format("job {}: bound to a cluster it failed over from", key));
   }
   if (j.bound != bound) j.dispatched = false;  // restore() with an empty placement sets it
   j.bound = bound;
@@ -78,7 +76,7 @@ Status Scheduler::apply(const Action& action, Time now) {
   auto it = jobs_.find(action.job);
   switch (action.kind) {
     case ActionKind::kAdmit: {
-      if (it == jobs_.end()) return not_found_error("job " + std::to_string(action.job));
+      if (it == jobs_.end()) return not_found_error(fmt::format("job {}", action.job));
       Job& j = it->second;
       if (j.wait == Wait::kAdmitted && j.placement && *j.placement == action.placement)
         return ok_status();
@@ -86,18 +84,18 @@ Status Scheduler::apply(const Action& action, Time now) {
         if (j.wait == Wait::kAdmitted && !j.placement && j.bound == action.placement.cluster)
           return ok_status();
         if (action.placement.cluster >= index_.cluster_count()) {
-          return validation_error("job " + std::to_string(action.job) +
-                                  ": dispatched to an unknown cluster");
+          return validation_error(
+              fmt::format("job {}: dispatched to an unknown cluster", action.job));
         }
       }
       if (action.alternative >= j.spec.shape->alternatives.size()) {
-        return validation_error("job " + std::to_string(action.job) + ": no alternative " +
-                                std::to_string(action.alternative));
+        return validation_error(
+            fmt::format("job {}: no alternative {}", action.job, action.alternative));
       }
       for (const PodBinding& b : action.placement.pods) {
         if (b.node >= index_.node_slots() || !index_.alive(b.node)) {
-          return internal_error("job " + std::to_string(action.job) +
-                                ": placement on a node that does not exist");
+          return internal_error(
+              fmt::format("job {}: placement on a node that does not exist", action.job));
         }
       }
       if (j.wait == Wait::kAdmitted) {

@@ -238,9 +238,9 @@ std::vector<Action> Scheduler::sync_cluster(
 
 Status Scheduler::submit(JobSpec spec) {
   if (jobs_.contains(spec.key))
-    return conflict_error("job " + std::to_string(spec.key) + " already exists");
+    return conflict_error(fmt::format("job {} already exists", spec.key));
   if (!spec.shape || spec.shape->alternatives.empty()) {
-    return validation_error("job " + std::to_string(spec.key) + ": no way to run it (no pods)");
+    return validation_error(fmt::format("job {}: no way to run it (no pods)", spec.key));
   }
   Job j;
   j.spec = std::move(spec);
@@ -262,7 +262,7 @@ Status Scheduler::submit(JobSpec spec) {
 
 Status Scheduler::finish(JobKey key) {
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  if (it == jobs_.end()) return not_found_error(fmt::format("job {}", key));
   Job& j = it->second;
   leave_pending(j);
   if (j.wait == Wait::kAdmitted) {
@@ -279,7 +279,7 @@ Status Scheduler::finish(JobKey key) {
 
 Status Scheduler::set_priority(JobKey key, int32_t priority) {
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) return not_found_error("job " + std::to_string(key));
+  if (it == jobs_.end()) return not_found_error(fmt::format("job {}", key));
   Job& j = it->second;
   const Wait before = j.wait;
   if (before == Wait::kActive) queue_of(j).erase(j);

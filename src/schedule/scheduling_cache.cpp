@@ -1,5 +1,7 @@
 #include "schedule/scheduling_cache.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "model/catalog.h"
@@ -14,11 +16,11 @@ std::string shape_key(const sched::JobShape& shape) {
   for (const sched::Alternative& a : shape.alternatives) {
     k += a.label + "|";
     for (size_t d = 0; d < kMaxResources; ++d)
-      k += std::to_string(a.quota_request.get(static_cast<ResourceId>(d))) + ",";
+      k += fmt::format("{},", a.quota_request.get(static_cast<ResourceId>(d)));
     for (const sched::PodSet& p : a.pods) {
-      k += "[" + std::to_string(p.count) + ":" + p.instance_type + ":";
+      k += fmt::format("[{}:{}:", p.count, p.instance_type);
       for (size_t d = 0; d < kMaxResources; ++d)
-        k += std::to_string(p.request.get(static_cast<ResourceId>(d))) + ",";
+        k += fmt::format("{},", p.request.get(static_cast<ResourceId>(d)));
       k += "]";
     }
     k += ";";
@@ -36,7 +38,7 @@ Result<sched::Placement> to_placement(const sched::Scheduler& s, const std::stri
   p.cluster = *c;
   if (nodes.empty()) return p;  // dispatched to the cluster, pods pending there
   if (alternative < 0 || static_cast<size_t>(alternative) >= shape.alternatives.size())
-    return internal_error("placement names alternative " + std::to_string(alternative));
+    return internal_error(fmt::format("placement names alternative {}", alternative));
   size_t i = 0;
   const auto& pod_sets = shape.alternatives[static_cast<size_t>(alternative)].pods;
   for (uint16_t ps = 0; ps < pod_sets.size(); ++ps) {
@@ -135,8 +137,8 @@ Result<sched::JobSpec> SchedulingCache::job_spec(const Job& job) {
       instances.set(type_dim, instances.get(type_dim) + ps.count);
     } else {
       GF_ASSIGN_OR_RETURN(
-          p.request, ResourceVector::from_json(ps.requests, reg,
-                                               "pod_sets[" + std::to_string(i) + "].requests"));
+          p.request,
+          ResourceVector::from_json(ps.requests, reg, fmt::format("pod_sets[{}].requests", i)));
       p.request.set(kPods, 1);
     }
     ResourceVector scaled;

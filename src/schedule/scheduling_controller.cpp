@@ -1,5 +1,7 @@
 #include "schedule/scheduling_controller.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -128,9 +130,10 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
         const Job* by = state.job_by_key(a.other);
         std::string message = a.message;
         if (by != nullptr) {
-          message = std::string(quota::preemption_reason_name(a.reason)) + ": preempted by " +
-                    by->id + " (" + by->name + ", priority " + std::to_string(by->priority) + ")" +
-                    (a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
+          message =
+              fmt::format("{}: preempted by {} ({}, priority {}){}",
+                          quota::preemption_reason_name(a.reason), by->id, by->name, by->priority,
+                          a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
         }
         d.events.push_back(to_event(job_events::Preempted{
             job->id, by != nullptr ? by->id : "",

@@ -1,5 +1,7 @@
 #include "schedule/workload_controller.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "state/job_events.h"
@@ -23,8 +25,8 @@ std::optional<std::string> restart_refusal(const Job& job,
     }
   }
   if (d.backoff_limit && d.restarts >= *d.backoff_limit) {
-    return "the job restarted " + std::to_string(d.restarts) +
-           " times; runPolicy.backoffLimit is " + std::to_string(*d.backoff_limit);
+    return fmt::format("the job restarted {} times; runPolicy.backoffLimit is {}", d.restarts,
+                       *d.backoff_limit);
   }
   return std::nullopt;
 }
@@ -44,8 +46,8 @@ ControllerDecision WorkloadController::decide(const FleetState& state, Time now)
       if (d.ttl_seconds_after_finished && job->stopped_at &&
           *job->stopped_at + seconds(*d.ttl_seconds_after_finished) <= now) {
         out.events.push_back(to_event(job_events::Deleted{
-            job->id, "ttlSecondsAfterFinished (" + std::to_string(*d.ttl_seconds_after_finished) +
-                         "s) passed"}));
+            job->id,
+            fmt::format("ttlSecondsAfterFinished ({}s) passed", *d.ttl_seconds_after_finished)}));
       }
       continue;
     }
@@ -59,15 +61,16 @@ ControllerDecision WorkloadController::decide(const FleetState& state, Time now)
       } else if (*c.purge_at <= now) {
         out.events.push_back(to_event(job_events::CopyPurged{
             job->id, c.cluster,
-            "gracePeriodSeconds (" + std::to_string(d.grace_period_seconds) + "s) passed"}));
+            fmt::format("gracePeriodSeconds ({}s) passed", d.grace_period_seconds)}));
       }
     }
     if (d.active_deadline_seconds && d.first_started_at &&
         *d.first_started_at + seconds(*d.active_deadline_seconds) <= now) {
-      out.events.push_back(to_event(
-          job_events::Finished{job->id, JobStatus::kFailed,
-                               "DeadlineExceeded: running longer than activeDeadlineSeconds (" +
-                                   std::to_string(*d.active_deadline_seconds) + "s)"}));
+      out.events.push_back(
+          to_event(job_events::Finished{job->id, JobStatus::kFailed,
+                                        fmt::format("DeadlineExceeded: running longer than "
+                                                    "activeDeadlineSeconds ({}s)",
+                                                    *d.active_deadline_seconds)}));
       continue;
     }
     // Failover: bound to a cluster where its pods have not all run for tolerationSeconds.
@@ -77,10 +80,10 @@ ControllerDecision WorkloadController::decide(const FleetState& state, Time now)
       const std::string why = job->status == JobStatus::kStarting ? "its pods stayed Pending"
                               : d.restarting ? "its pods could not be recreated after an interrupt"
                                              : "its pods could not run";
-      out.events.push_back(to_event(job_events::Failover{
-          job->id, d.cluster, d.purge_mode,
-          why + " on cluster " + d.cluster + " for " + std::to_string(*d.toleration_seconds) +
-              "s (tolerationSeconds)"}));
+      out.events.push_back(
+          to_event(job_events::Failover{job->id, d.cluster, d.purge_mode,
+                                        fmt::format("{} on cluster {} for {}s (tolerationSeconds)",
+                                                    why, d.cluster, *d.toleration_seconds)}));
     }
   }
   return out;

@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -99,8 +101,8 @@ Result<Json> resolve_files(const Json& v, const std::string& path, const fs::pat
     if (docs->size() == 1) return std::move(docs->front());
     if (docs->empty()) return validation_error(fpath + ": " + file.string() + " is empty");
     if (!several) {
-      return validation_error(fpath + ": " + file.string() + " holds " +
-                              std::to_string(docs->size()) + " documents; expected one");
+      return validation_error(fmt::format("{}: {} holds {} documents; expected one", fpath,
+                                          file.string(), docs->size()));
     }
     return Json(std::move(*docs));
   }
@@ -475,7 +477,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& base_d
   auto docs = parse_documents(text);
   if (!docs.ok()) return docs.status();
   if (docs->size() != 1) {
-    return validation_error("scenario: expected one document, got " + std::to_string(docs->size()));
+    return validation_error(fmt::format("scenario: expected one document, got {}", docs->size()));
   }
   return parse_scenario_json(docs->front(), base_dir);
 }

@@ -1,5 +1,7 @@
 #include "sim/simulation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -393,9 +395,9 @@ class Simulation {
       std::sort(live.begin(), live.end(),
                 [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
       if (index < live.size()) return std::make_pair(name, live[index]->instance_id);
-      return not_found_error("node: group " + group + " of cluster " + name + " has " +
-                             std::to_string(live.size()) + " live node(s); there is no index " +
-                             std::to_string(index));
+      return not_found_error(
+          fmt::format("node: group {} of cluster {} has {} live node(s); there is no index {}",
+                      group, name, live.size(), index));
     }
     return not_found_error("node: no cluster has an instance group named " + group);
   }
@@ -485,8 +487,7 @@ class Simulation {
   Result<Json> get(const std::string& path, std::map<std::string, std::string> query = {}) {
     HttpResponse r = call("GET", path, std::move(query));
     if (r.status != 200) {
-      return internal_error("GET " + path + " answered " + std::to_string(r.status) + ": " +
-                            r.body);
+      return internal_error(fmt::format("GET {} answered {}: {}", path, r.status, r.body));
     }
     return response_body(r);
   }

@@ -1,5 +1,7 @@
 #include "state/fleet_state.h"
 
+#include <fmt/format.h>
+
 #include <set>
 
 #include "core/hash.h"
@@ -81,13 +83,13 @@ Status FleetState::apply(const EventRecord& record) {
 
 Status FleetState::apply(const EventRecord& record, const Json& payload) {
   if (record.seq != view_.applied_seq + 1) {
-    return internal_error("journal event " + std::to_string(record.seq) + " applied after " +
-                          std::to_string(view_.applied_seq) + ": sequence gap");
+    return internal_error(fmt::format("journal event {} applied after {}: sequence gap", record.seq,
+                                      view_.applied_seq));
   }
   user_events_in_record_ = 0;
   GF_RETURN_IF_ERROR(
       apply_payload(record, payload)
-          .with_prefix("journal event " + std::to_string(record.seq) + " (" + record.type + ")"));
+          .with_prefix(fmt::format("journal event {} ({})", record.seq, record.type)));
   if (!record.idempotency_key.empty()) keys_.emplace(record.idempotency_key, record.seq);
   view_.applied_seq = record.seq;
   view_.applied_time = record.time;

@@ -2,6 +2,8 @@
 // and keeps the state's job indexes (by key, pending completions, started gangs, workload
 // deadlines) in step with them. The scheduler is not here: its working memory is the scheduling
 // cache, which follows the same events (docs/architecture.md).
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "model/catalog.h"
@@ -236,8 +238,9 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitt
     note_binding(job, t, cluster, nodes.empty(), e.borrowing);
     return ok_status();
   }
-  std::string msg = (replaced ? "placed again on cluster " : "admitted; gang placed on cluster ") +
-                    cluster + " (" + std::to_string(nodes.size()) + " pods)";
+  std::string msg = fmt::format(
+      "{}{} ({} pods)", replaced ? "placed again on cluster " : "admitted; gang placed on cluster ",
+      cluster, nodes.size());
   if (e.borrowing) msg += ", borrowing idle capacity of its cohort";
   job.add_history(t, replaced ? "Placed" : "Admitted", msg);
   return ok_status();
@@ -292,7 +295,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Runnin
   }
   job.add_history(
       t, "Running",
-      "all " + std::to_string(job.pod_nodes.size()) + " pods started on cluster " + job.cluster);
+      fmt::format("all {} pods started on cluster {}", job.pod_nodes.size(), job.cluster));
   return ok_status();
 }
 
@@ -312,8 +315,9 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preemp
   if (terminated) {
     job.status = JobStatus::kFailed;
     job.stopped_at = t;
-    job.status_reason = "preempted more than preemptionRetriesBeforeTermination (" +
-                        std::to_string(job.max_preemptions.value_or(0)) + ") times";
+    job.status_reason =
+        fmt::format("preempted more than preemptionRetriesBeforeTermination ({}) times",
+                    job.max_preemptions.value_or(0));
   } else {
     job.status = JobStatus::kRunnable;
     job.status_reason = "preempted (" + pre.rule + "); requeued with backoff";

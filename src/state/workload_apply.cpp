@@ -2,6 +2,8 @@
 // decisions for PyTorchJobs that have no service-job counterpart — failover, copies purged, suspend
 // and resume, delete. The job events both kinds share (admitted, running, interrupted, finished)
 // live in job_apply.cpp and call note_binding() here for workloads.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "state/fleet_state.h"
@@ -52,7 +54,7 @@ std::string binding_result(const Job& job, const std::string& cluster) {
   std::string out = "{" + cluster + ":0,[";
   for (size_t i = 0; i < job.pod_sets.size(); ++i) {
     if (i > 0) out += " ";
-    out += "{" + job.pod_sets[i].role + " " + std::to_string(job.pod_sets[i].count) + "}";
+    out += fmt::format("{{{} {}}}", job.pod_sets[i].role, job.pod_sets[i].count);
   }
   return out + "]}";
 }
@@ -78,9 +80,9 @@ void note_binding(Job& job, Time t, const std::string& cluster, bool pods_pendin
                         " was chosen on an estimate of its summed free resources, but no node "
                         "arrangement there fits the gang: its pods stay Pending");
   } else {
-    job.add_history(t, "PodsBound",
-                    "all " + std::to_string(job.pod_nodes.size()) +
-                        " pods bound to nodes of cluster " + cluster);
+    job.add_history(
+        t, "PodsBound",
+        fmt::format("all {} pods bound to nodes of cluster {}", job.pod_nodes.size(), cluster));
   }
 }
 
@@ -136,8 +138,9 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Failov
   job.status = JobStatus::kRunnable;
   job.status_reason = "failing over from cluster " + from;
   std::string what =
-      mode == "Gracefully" ? "its copy there is removed once the new placement runs (at most " +
-                                 std::to_string(d.grace_period_seconds) + "s)"
+      mode == "Gracefully"
+          ? fmt::format("its copy there is removed once the new placement runs (at most {}s)",
+                        d.grace_period_seconds)
       : mode == "Never" ? "its copy there is left in place (purgeMode Never)"
                         : "its copy there is purged at once (purgeMode " + mode + ")";
   job.add_history(t, "Failover", e.message + "; " + what);

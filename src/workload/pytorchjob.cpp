@@ -5,6 +5,8 @@
 // unknown.
 #include "workload/pytorchjob.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -210,12 +212,11 @@ Result<ReplicaSpec> parse_replica(const Json& value, std::string_view type,
   rs.type = std::string(type);
   const std::optional<int64_t> replicas = r.optional_int("replicas");
   if (r.ok() && type == kMaster && replicas.value_or(1) != 1) {
-    r.fail("replicas", "must be 1, got " + std::to_string(*replicas));
+    r.fail("replicas", fmt::format("must be 1, got {}", *replicas));
   }
   if (r.ok() && replicas && (*replicas < 0 || *replicas > std::numeric_limits<int32_t>::max())) {
-    r.fail("replicas", "must be between 0 and " +
-                           std::to_string(std::numeric_limits<int32_t>::max()) + ", got " +
-                           std::to_string(*replicas));
+    r.fail("replicas", fmt::format("must be between 0 and {}, got {}",
+                                   std::numeric_limits<int32_t>::max(), *replicas));
   }
   rs.replicas = static_cast<int32_t>(replicas.value_or(1));
   if (auto policy = r.optional_string("restartPolicy")) {
@@ -245,19 +246,18 @@ Status read_run_policy(ObjectReader& spec, PyTorchJob& job) {
     f.backoff = r.optional_int("backoffLimit");
     if (r.ok() && f.backoff &&
         (*f.backoff < 0 || *f.backoff > std::numeric_limits<int32_t>::max())) {
-      r.fail("backoffLimit", "must be between 0 and " +
-                                 std::to_string(std::numeric_limits<int32_t>::max()) + ", got " +
-                                 std::to_string(*f.backoff));
+      r.fail("backoffLimit", fmt::format("must be between 0 and {}, got {}",
+                                         std::numeric_limits<int32_t>::max(), *f.backoff));
     }
     f.deadline = r.optional_int("activeDeadlineSeconds");
     if (r.ok() && f.deadline && (*f.deadline <= 0 || *f.deadline > kMaxSeconds)) {
-      r.fail("activeDeadlineSeconds", "must be > 0 and at most " + std::to_string(kMaxSeconds) +
-                                          " (100 years), got " + std::to_string(*f.deadline));
+      r.fail("activeDeadlineSeconds", fmt::format("must be > 0 and at most {} (100 years), got {}",
+                                                  kMaxSeconds, *f.deadline));
     }
     f.ttl = r.optional_int("ttlSecondsAfterFinished");
     if (r.ok() && f.ttl && (*f.ttl < 0 || *f.ttl > kMaxSeconds)) {
-      r.fail("ttlSecondsAfterFinished", "must be between 0 and " + std::to_string(kMaxSeconds) +
-                                            " (100 years), got " + std::to_string(*f.ttl));
+      r.fail("ttlSecondsAfterFinished",
+             fmt::format("must be between 0 and {} (100 years), got {}", kMaxSeconds, *f.ttl));
     }
     f.clean = r.optional_string("cleanPodPolicy");
     if (r.ok() && f.clean && *f.clean != "None" && *f.clean != "Running" && *f.clean != "All") {
@@ -379,7 +379,7 @@ std::vector<PyTorchJob::Pod> PyTorchJob::pods() const {
   const std::string master_name = name + "-master-0";
   auto make = [&](const ReplicaSpec& rs, std::string role, int32_t index, int32_t rank) {
     Pod p;
-    p.name = name + "-" + role + "-" + std::to_string(index);
+    p.name = fmt::format("{}-{}-{}", name, role, index);
     p.role = role;
     p.index = index;
     // The template's own labels, then the operator's (which win).

@@ -2,6 +2,8 @@
 // objects it names, and the job record it becomes.
 #include "workload/service_job.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "model/catalog.h"
@@ -53,7 +55,7 @@ Result<Job> parse_service_job(const Json& body, const frontend::ObjectMap* quota
   auto share = r.optional_string("quotaShareName");
   const auto priority = r.optional_int("schedulingPriority");
   if (priority && (*priority < 0 || *priority > 9999))
-    r.fail("schedulingPriority", "must be between 0 and 9999, got " + std::to_string(*priority));
+    r.fail("schedulingPriority", fmt::format("must be between 0 and 9999, got {}", *priority));
   job.priority = static_cast<int32_t>(priority.value_or(0));
   if (const Json* pc = r.optional_object("preemptionConfiguration")) {
     ObjectReader p(*pc, "preemptionConfiguration");
@@ -91,7 +93,7 @@ Result<Job> parse_service_job(const Json& body, const frontend::ObjectMap* quota
       if (c.ok() && Catalog::builtin().find(instance_type) == nullptr)
         c.fail("InstanceType", "unknown instance type \"" + instance_type + "\"");
       if (c.ok() && (count < 1 || count > 10000))
-        c.fail("InstanceCount", "must be between 1 and 10000, got " + std::to_string(count));
+        c.fail("InstanceCount", fmt::format("must be between 1 and 10000, got {}", count));
       p.fail_status(c.status());
     }
     r.fail_status(p.status());

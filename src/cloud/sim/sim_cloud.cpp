@@ -1,5 +1,6 @@
 #include "cloud/sim/sim_cloud.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <algorithm>
 
@@ -173,8 +174,8 @@ void SimCloud::execute(const Intent& intent) {
 std::optional<std::string> SimCloud::spare(const std::string& type) const {
   const int64_t cap = capacity_at(type, clock_.now());
   if (cap < 0 || in_use(type) < cap) return std::nullopt;
-  return "no spare " + type + " in the simulated cloud (" + std::to_string(in_use(type)) + " of " +
-         std::to_string(cap) + " in use)";
+  return fmt::format("no spare {} in the simulated cloud ({} of {} in use)", type, in_use(type),
+                     cap);
 }
 
 void SimCloud::remediate(const Intent& intent) {

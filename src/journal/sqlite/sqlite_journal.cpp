@@ -1,5 +1,6 @@
 #include "journal/sqlite/sqlite_journal.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <cctype>
@@ -84,7 +85,7 @@ Status db_error(sqlite3* db, const std::string& path, std::string_view what) {
     msg += "out of memory";
   } else {
     msg += sqlite3_errmsg(db);
-    msg += " (code " + std::to_string(sqlite3_extended_errcode(db)) + ")";
+    msg += fmt::format(" (code {})", sqlite3_extended_errcode(db));
   }
   return internal_error(std::move(msg));
 }
@@ -131,9 +132,10 @@ Status ensure_schema(sqlite3* db, const std::string& path) {
         std::string version,
         query_text(db, path, "SELECT value FROM meta WHERE key = 'schema_version'"));
     if (version != std::to_string(kSchemaVersion)) {
-      return internal_error("sqlite journal '" + path + "': schema version '" + version +
-                            "' is not supported by this build (it reads version " +
-                            std::to_string(kSchemaVersion) + "); use a matching gpufleet");
+      return internal_error(
+          fmt::format("sqlite journal '{}': schema version '{}' is not supported by this build (it "
+                      "reads version {}); use a matching gpufleet",
+                      path, version, kSchemaVersion));
     }
     return ok_status();
   }();
@@ -271,9 +273,9 @@ Result<Seq> SqliteJournal::insert_batch(std::span<const NewEvent> batch, AppendR
           (keyed ? bind_text(stmt, 4, event.idempotency_key) : sqlite3_bind_null(stmt, 4)) !=
               SQLITE_OK ||
           bind_blob(stmt, 5, event.payload) != SQLITE_OK) {
-        return error("bind event " + std::to_string(next));
+        return error(fmt::format("bind event {}", next));
       }
-      if (sqlite3_step(stmt) != SQLITE_DONE) return error("insert event " + std::to_string(next));
+      if (sqlite3_step(stmt) != SQLITE_DONE) return error(fmt::format("insert event {}", next));
     }
     if (keyed && sqlite3_changes64(db_.get()) == 0) {
       // The key is already journaled, earlier or earlier in this batch (same transaction).
@@ -332,7 +334,7 @@ Status SqliteJournal::replay(Seq after, const std::function<Status(const EventRe
   for (;;) {
     const int rc = sqlite3_step(stmt);
     if (rc == SQLITE_DONE) return ok_status();
-    if (rc != SQLITE_ROW) return error("replay after " + std::to_string(after));
+    if (rc != SQLITE_ROW) return error(fmt::format("replay after {}", after));
     record.seq = sqlite3_column_int64(stmt, 0);
     record.time = from_micros(sqlite3_column_int64(stmt, 1));
     assign_column(stmt, 2, record.type);
@@ -352,7 +354,7 @@ Result<std::optional<Seq>> SqliteJournal::find_key(const std::string& key) {
 Status SqliteJournal::save_snapshot(const Snapshot& snapshot) {
   if (replaying_) return internal_error("sqlite journal: save_snapshot called from inside replay");
   if (snapshot.seq < 0) {
-    return validation_error("snapshot seq " + std::to_string(snapshot.seq) + " is negative");
+    return validation_error(fmt::format("snapshot seq {} is negative", snapshot.seq));
   }
   if (Status s = run(begin_.get(), "begin snapshot"); !s.ok()) {
     abort_transaction();

@@ -3,6 +3,8 @@
 // guarantee of its whole subtree, so a cohort's own nominal is its min minus what its children
 // guarantee; `max` bounds the subtree including borrowing (borrowing limit = max - min).
 // kube-queue/max-jobs is a job count (max_jobs), not a dimension.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -89,9 +91,8 @@ Status read_limits(ObjectReader& r, EqtNode& n, ResourceRegistry& registry) {
     }
   }
   if (max.jobs && min.jobs && *max.jobs < *min.jobs) {
-    return validation_error(r.field_path("max") +
-                            ".kube-queue/max-jobs: " + std::to_string(*max.jobs) +
-                            " is less than min " + std::to_string(*min.jobs));
+    return validation_error(fmt::format("{}.kube-queue/max-jobs: {} is less than min {}",
+                                        r.field_path("max"), *max.jobs, *min.jobs));
   }
   n.max_jobs = max.jobs ? max.jobs : min.jobs;
   return ok_status();
@@ -119,7 +120,7 @@ class TreeReader {
              "duplicate node name " + in_quotes(n.name) + " (names are unique in the tree)");
     }
     if (r.ok() && depth > quota::kMaxDepth) {
-      r.fail("name", "the tree is deeper than " + std::to_string(quota::kMaxDepth) + " levels");
+      r.fail("name", fmt::format("the tree is deeper than {} levels", quota::kMaxDepth));
     }
     if (!r.ok()) return r.status();
     n.path = parent ? parent->path + "-" + n.name : n.name;

@@ -3,6 +3,8 @@
 // does not have are kept with a warning.
 #include "quota/frontends/kueue_decode.h"
 
+#include <fmt/format.h>
+
 #include <limits>
 #include <set>
 
@@ -420,7 +422,7 @@ Result<PriorityClassSpec> decode_priority_class(const Json& doc, std::vector<std
   top.optional_string("description");
   if (top.ok() && (value < std::numeric_limits<int32_t>::min() ||
                    value > std::numeric_limits<int32_t>::max())) {
-    top.fail("value", "must fit in a 32-bit integer, got " + std::to_string(value));
+    top.fail("value", fmt::format("must fit in a 32-bit integer, got {}", value));
   }
   if (!top.ok()) return top.status();
   note_unknown(top, w);

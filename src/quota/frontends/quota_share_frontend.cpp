@@ -3,6 +3,8 @@
 // root cohort per job queue ("jobqueue:<name>"), one leaf per share ("share:<queue>/<share>"), one
 // dimension per instance type. RESERVE = lending 0 + borrowing 0; LEND = borrowing 0;
 // LEND_AND_BORROW = borrowing floor(borrowLimit% x maxCapacity), none for -1.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <regex>
@@ -94,8 +96,7 @@ Result<std::vector<CapacityLimit>> read_limits(ObjectReader& r, size_t min, size
   const std::string field = r.field_path("capacityLimits");
   const size_t n = arr ? arr->size() : 0;
   if (n < min || n > max) {
-    return fail_at(field, "must list " + std::to_string(min) + " to " + std::to_string(max) +
-                              " capacity limits, got " + std::to_string(n));
+    return fail_at(field, fmt::format("must list {} to {} capacity limits, got {}", min, max, n));
   }
   std::vector<CapacityLimit> out;
   std::set<std::string, std::less<>> seen;
@@ -117,7 +118,7 @@ Result<std::vector<CapacityLimit>> read_limits(ObjectReader& r, size_t min, size
                          "e.g. ml.g5.xlarge)");
     }
     if (c.max < 1) {
-      return fail_at(l.field_path("maxCapacity"), "must be >= 1, got " + std::to_string(c.max));
+      return fail_at(l.field_path("maxCapacity"), fmt::format("must be >= 1, got {}", c.max));
     }
     if (!seen.insert(c.unit).second) {
       return fail_at(l.field_path("capacityUnit"), in_quotes(c.unit) + " is listed twice");
@@ -180,7 +181,7 @@ Result<QueueSpec> decode_queue(const Json& body, const std::string& path, Json& 
   q.name = read_name(r, "jobQueueName");
   read_choice(r, doc, "jobQueueType", {kServiceType}, kServiceType);
   const int64_t priority = r.required_int("priority");
-  if (r.ok() && priority < 0) r.fail("priority", "must be >= 0, got " + std::to_string(priority));
+  if (r.ok() && priority < 0) r.fail("priority", fmt::format("must be >= 0, got {}", priority));
   q.state = read_choice(r, doc, "state", {"ENABLED", "DISABLED"}, "ENABLED");
   q.policy = name_from_arn(r.optional_string("schedulingPolicyArn").value_or(""));
   if (const Json* ceo = r.optional_value("computeEnvironmentOrder"); ceo && !ceo->empty()) {
@@ -193,12 +194,13 @@ Result<QueueSpec> decode_queue(const Json& body, const std::string& path, Json& 
   if (!r.ok()) return r.status();
   const std::string field = r.field_path("serviceEnvironmentOrder");
   if (!order || order->size() != 1) {
-    return fail_at(field, "a quota-managed job queue has exactly one service environment, got " +
-                              std::to_string(order ? order->size() : 0));
+    return fail_at(
+        field, fmt::format("a quota-managed job queue has exactly one service environment, got {}",
+                           order ? order->size() : 0));
   }
   ObjectReader o((*order)[0], path_index(field, 0));
   const int64_t n = o.required_int("order");
-  if (o.ok() && n < 1) o.fail("order", "must be >= 1, got " + std::to_string(n));
+  if (o.ok() && n < 1) o.fail("order", fmt::format("must be >= 1, got {}", n));
   q.env = name_from_arn(o.required_string("serviceEnvironment"));
   if (!o.ok()) return o.status();
   note_unknown(o, w);
@@ -237,7 +239,7 @@ Result<ShareSpec> decode_share(const Json& body, const std::string& path, Json& 
   }
   if (c.ok() && borrow && *borrow < -1) {
     c.fail("borrowLimit",
-           "must be -1 (unlimited) or a percentage >= 0, got " + std::to_string(*borrow));
+           fmt::format("must be -1 (unlimited) or a percentage >= 0, got {}", *borrow));
   }
   if (!c.ok()) return c.status();
   if (s.strategy == Strategy::kLendAndBorrow) {
@@ -332,9 +334,9 @@ class ShareCompiler {
     std::map<std::string, size_t, std::less<>> per_queue;
     for (const auto& [name, s] : shares) {
       if (++per_queue[s.queue] > kMaxSharesPerQueue && queues_.contains(s.queue)) {
-        return validation_error("JobQueue " + s.queue + ": has more than " +
-                                std::to_string(kMaxSharesPerQueue) + " quota shares (" +
-                                in_quotes(name) + " is one too many)");
+        return validation_error(
+            fmt::format("JobQueue {}: has more than {} quota shares ({} is one too many)", s.queue,
+                        kMaxSharesPerQueue, in_quotes(name)));
       }
       GF_RETURN_IF_ERROR(add_share(s));
     }
@@ -478,9 +480,9 @@ Status check_quota_share_apply(const ObjectMap& merged, const std::vector<QuotaO
     if (queue == merged.end()) return validation_error(label + " does not exist");
     const auto& names = shares_of[s.queue];
     if (names.size() > kMaxSharesPerQueue) {
-      return validation_error(label + " would have " + std::to_string(names.size()) +
-                              " quota shares; at most " + std::to_string(kMaxSharesPerQueue) +
-                              " are allowed per job queue");
+      return validation_error(
+          fmt::format("{} would have {} quota shares; at most {} are allowed per job queue", label,
+                      names.size(), kMaxSharesPerQueue));
     }
     Json s2 = queue->second.doc;
     GF_ASSIGN_OR_RETURN(QueueSpec q, decode_queue(queue->second.doc, "", s2, ignored));
