@@ -465,6 +465,80 @@ void NodeAgent::poll_infiniband(Time now) {
 
 // ---- gpus ----
 
+void NodeAgent::report_gpu(const health::GpuReading& g, const std::string& field, int64_t value,
+                           Json extra) {
+  const auto key = std::make_pair(g.index, field);
+  if (auto it = gpu_reported_.find(key); it != gpu_reported_.end() && it->second == value) return;
+  gpu_reported_[key] = value;
+  Json dcgm = {{"field", field}, {"value", value}, {"gpu", g.index}};
+  if (!g.pci.empty()) dcgm["pci"] = g.pci;
+  for (auto& [k, v] : extra.items()) dcgm[k] = v;
+  enqueue(Json{{"dcgm", std::move(dcgm)}});
+}
+
+void NodeAgent::check_gpu_memory(const health::GpuReading& g) {
+  if (health::check_ecc(g)) {
+    report_gpu(g, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", static_cast<int64_t>(g.ecc_dbe_volatile));
+  } else {
+    gpu_reported_.erase({g.index, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"});
+  }
+  if (std::optional<health::GpuSignal> s = health::check_row_remap(g)) {
+    const bool failure = s->fault == "dcgm:row-remap-failure";
+    report_gpu(g, failure ? "DCGM_FI_DEV_ROW_REMAP_FAILURE" : "DCGM_FI_DEV_ROW_REMAP_PENDING", 1);
+  } else {
+    gpu_reported_.erase({g.index, "DCGM_FI_DEV_ROW_REMAP_FAILURE"});
+    gpu_reported_.erase({g.index, "DCGM_FI_DEV_ROW_REMAP_PENDING"});
+  }
+}
+
+void NodeAgent::check_gpu_rates(const health::GpuReading& g, Time now) {
+  // Rates and "sustained" need two readings at least a minute apart: compare with a baseline
+  // that moves on once a minute has passed.
+  auto base = gpu_baseline_.find(g.index);
+  if (base == gpu_baseline_.end() || base->second.reading.pci != g.pci ||
+      base->second.reading.uuid != g.uuid) {
+    gpu_baseline_[g.index] = GpuBaseline{g, now};
+    return;
+  }
+  const GpuBaseline& b = base->second;
+  if (now - b.at < health::kMinRateWindow) return;
+  if (health::check_thermal(b.reading, b.at, g, now)) {
+    const uint64_t bits =
+        b.reading.clocks_event_reasons & g.clocks_event_reasons & health::kThermalThrottleMask;
+    report_gpu(g, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", static_cast<int64_t>(bits));
+  } else {
+    gpu_reported_.erase({g.index, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"});
+  }
+  if (health::check_pcie_replay(b.reading, b.at, g, now)) {
+    const double per_min =
+        static_cast<double>(g.pcie_replay_counter - b.reading.pcie_replay_counter) /
+        (std::chrono::duration<double>(now - b.at).count() / 60.0);
+    Json extra = Json::object();
+    if (g.pcie_link_gen > 0) extra["linkGen"] = g.pcie_link_gen;
+    gpu_reported_.erase({g.index, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"});  // a new rate each window
+    report_gpu(g, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", static_cast<int64_t>(std::ceil(per_min)),
+               extra);
+  }
+  gpu_baseline_[g.index] = GpuBaseline{g, now};
+}
+
+void NodeAgent::check_missing_gpus(const std::vector<health::GpuReading>& readings) {
+  for (const health::ExpectedGpu& e : *expected_gpus_) {
+    const std::string key = "gpuMissing";
+    const std::optional<std::string> pci = health::normalize_pci(e.pci);
+    const bool xid = pci && xid79_pci_.contains(*pci);
+    if (std::optional<health::GpuSignal> s = health::check_pcie_bus(e, readings, xid)) {
+      if (gpu_reported_.contains({e.index, key})) continue;
+      gpu_reported_[{e.index, key}] = 1;
+      Json missing = {{"index", e.index}};
+      if (!e.pci.empty()) missing["pci"] = s->pci.empty() ? e.pci : s->pci;
+      enqueue(Json{{"gpuMissing", std::move(missing)}});
+    } else {
+      gpu_reported_.erase({e.index, key});
+    }
+  }
+}
+
 void NodeAgent::poll_gpus(Time now) {
   Result<std::vector<health::GpuReading>> readings = probe_->read();
   if (!readings.ok()) {
@@ -483,76 +557,12 @@ void NodeAgent::poll_gpus(Time now) {
     }
     expected_gpus_ = std::move(expected);
   }
-  // Sends a dcgm reading once per (gpu, field) while it holds, again when its value changes.
-  auto report = [&](const health::GpuReading& g, const std::string& field, int64_t value,
-                    Json extra = Json::object()) {
-    const auto key = std::make_pair(g.index, field);
-    if (auto it = gpu_reported_.find(key); it != gpu_reported_.end() && it->second == value) return;
-    gpu_reported_[key] = value;
-    Json dcgm = {{"field", field}, {"value", value}, {"gpu", g.index}};
-    if (!g.pci.empty()) dcgm["pci"] = g.pci;
-    for (auto& [k, v] : extra.items()) dcgm[k] = v;
-    enqueue(Json{{"dcgm", std::move(dcgm)}});
-  };
-  auto forget = [&](const health::GpuReading& g, const std::string& field) {
-    gpu_reported_.erase({g.index, field});
-  };
   for (const health::GpuReading& g : *readings) {
     if (!g.present) continue;
-    if (health::check_ecc(g)) {
-      report(g, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", static_cast<int64_t>(g.ecc_dbe_volatile));
-    } else {
-      forget(g, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL");
-    }
-    if (std::optional<health::GpuSignal> s = health::check_row_remap(g)) {
-      const bool failure = s->fault == "dcgm:row-remap-failure";
-      report(g, failure ? "DCGM_FI_DEV_ROW_REMAP_FAILURE" : "DCGM_FI_DEV_ROW_REMAP_PENDING", 1);
-    } else {
-      forget(g, "DCGM_FI_DEV_ROW_REMAP_FAILURE");
-      forget(g, "DCGM_FI_DEV_ROW_REMAP_PENDING");
-    }
-    // Rates and "sustained" need two readings at least a minute apart: compare with a baseline
-    // that moves on once a minute has passed.
-    auto base = gpu_baseline_.find(g.index);
-    if (base == gpu_baseline_.end() || base->second.reading.pci != g.pci ||
-        base->second.reading.uuid != g.uuid) {
-      gpu_baseline_[g.index] = GpuBaseline{g, now};
-      continue;
-    }
-    const GpuBaseline& b = base->second;
-    if (now - b.at < health::kMinRateWindow) continue;
-    if (health::check_thermal(b.reading, b.at, g, now)) {
-      const uint64_t bits =
-          b.reading.clocks_event_reasons & g.clocks_event_reasons & health::kThermalThrottleMask;
-      report(g, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", static_cast<int64_t>(bits));
-    } else {
-      forget(g, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS");
-    }
-    if (health::check_pcie_replay(b.reading, b.at, g, now)) {
-      const double per_min =
-          static_cast<double>(g.pcie_replay_counter - b.reading.pcie_replay_counter) /
-          (std::chrono::duration<double>(now - b.at).count() / 60.0);
-      Json extra = Json::object();
-      if (g.pcie_link_gen > 0) extra["linkGen"] = g.pcie_link_gen;
-      gpu_reported_.erase({g.index, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"});  // a new rate each window
-      report(g, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", static_cast<int64_t>(std::ceil(per_min)), extra);
-    }
-    gpu_baseline_[g.index] = GpuBaseline{g, now};
+    check_gpu_memory(g);
+    check_gpu_rates(g, now);
   }
-  for (const health::ExpectedGpu& e : *expected_gpus_) {
-    const std::string key = "gpuMissing";
-    const std::optional<std::string> pci = health::normalize_pci(e.pci);
-    const bool xid = pci && xid79_pci_.contains(*pci);
-    if (std::optional<health::GpuSignal> s = health::check_pcie_bus(e, *readings, xid)) {
-      if (gpu_reported_.contains({e.index, key})) continue;
-      gpu_reported_[{e.index, key}] = 1;
-      Json missing = {{"index", e.index}};
-      if (!e.pci.empty()) missing["pci"] = s->pci.empty() ? e.pci : s->pci;
-      enqueue(Json{{"gpuMissing", std::move(missing)}});
-    } else {
-      gpu_reported_.erase({e.index, key});
-    }
-  }
+  check_missing_gpus(*readings);
 }
 
 // ---- disk ----

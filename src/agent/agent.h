@@ -136,6 +136,16 @@ class NodeAgent {
   void poll_mounts();
   void poll_infiniband(Time now);
   void poll_gpus(Time now);
+  // Sends a dcgm reading once per (gpu, field) while it holds, again when its value changes.
+  void report_gpu(const health::GpuReading& g, const std::string& field, int64_t value,
+                  Json extra = Json::object());
+  // The faults one reading shows on its own (ECC, row remapping); a cleared one may be sent again.
+  void check_gpu_memory(const health::GpuReading& g);
+  // The faults that need a rate (thermal throttling, PCIe replays): judged against the GPU's
+  // baseline once it is a minute old, then the baseline moves on to this reading.
+  void check_gpu_rates(const health::GpuReading& g, Time now);
+  // The GPUs of the first good read that are no longer on the bus, each sent once while missing.
+  void check_missing_gpus(const std::vector<health::GpuReading>& readings);
   void poll_disk();
   void poll_slurm();
 

@@ -209,102 +209,124 @@ HttpResponse batch_delete(Api& api, const HttpRequest& req) {
   return Api::respond(api.write(std::move(r)));
 }
 
+// GET /v1/clusters: ListClusters, optionally of names containing NameContains.
+HttpResponse list_clusters(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  const std::string contains = req.query_or("NameContains", "");
+  Json list = Json::array();
+  for (const auto& [name, c] : view->clusters) {
+    if (contains.empty() || name.find(contains) != std::string::npos)
+      list.push_back(cluster_summary(*c));
+  }
+  return json_response(200, Json{{"ClusterSummaries", list}});
+}
+
+// GET /v1/clusters/{name}: DescribeCluster.
+HttpResponse get_cluster(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  const Cluster* c = view->find_cluster(req.path_params.at("name"));
+  if (!c)
+    return error_response(
+        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  return json_response(200, describe_cluster(*c));
+}
+
+// GET /v1/clusters/{name}/nodes: ListClusterNodes in launch order, optionally of the groups whose
+// name contains InstanceGroupNameContains.
+HttpResponse list_cluster_nodes(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  const Cluster* c = view->find_cluster(req.path_params.at("name"));
+  if (!c)
+    return error_response(
+        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  const std::string contains = req.query_or("InstanceGroupNameContains", "");
+  std::vector<const Node*> nodes;
+  for (const auto& [id, n] : c->nodes) {
+    if (contains.empty() || n.group.find(contains) != std::string::npos) nodes.push_back(&n);
+  }
+  std::sort(nodes.begin(), nodes.end(),
+            [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
+  Json list = Json::array();
+  for (const Node* n : nodes) list.push_back(node_summary(*c, *n));
+  return json_response(200, Json{{"ClusterNodeSummaries", list}});
+}
+
+// GET /v1/clusters/{name}/nodes/{id}: DescribeClusterNode.
+HttpResponse get_cluster_node(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  const Cluster* c = view->find_cluster(req.path_params.at("name"));
+  if (!c)
+    return error_response(
+        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  auto it = c->nodes.find(req.path_params.at("id"));
+  if (it == c->nodes.end()) {
+    return error_response(not_found_error("node \"" + req.path_params.at("id") +
+                                          "\" not found in cluster " + c->name));
+  }
+  return json_response(200, Json{{"NodeDetails", node_detail(*c, it->second, api.clock().now())}});
+}
+
+// POST /v1/clusters/{name}/slurm-conf/merge: merge-mode slurm.conf (docs/provisioning.md). The body
+// is the cluster's current slurm.conf; the answer is the same file with gpufleet's managed
+// NodeName/PartitionName blocks brought up to date.
+HttpResponse merge_cluster_slurm_conf(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  const Cluster* c = view->find_cluster(req.path_params.at("name"));
+  if (!c)
+    return error_response(
+        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  if (c->orchestrator != Orchestrator::kSlurm) {
+    return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
+  }
+  SlurmMergeResult merged = merge_slurm_conf(req.body, slurm_layout(*c, *api.clusters().catalog));
+  return json_response(200, Json{{"SlurmConf", merged.text}, {"Warnings", merged.warnings}});
+}
+
+// GET /v1/clusters/{name}/events: ListClusterEvents (of the cluster, its groups and instances).
+HttpResponse list_cluster_events(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  const std::string name = req.path_params.at("name");
+  if (!view->find_cluster(name))
+    return error_response(not_found_error("cluster \"" + name + "\" not found"));
+  auto q = parse_event_query(req);
+  if (!q.ok()) return error_response(q.status());
+  q->cluster_name = name;
+  if (!q->resource_type.empty() && q->resource_type != "Cluster" &&
+      q->resource_type != "InstanceGroup" && q->resource_type != "Instance") {
+    return error_response(
+        validation_error("ResourceType: expected Cluster, InstanceGroup or Instance, got \"" +
+                         q->resource_type + "\""));
+  }
+  auto out = list_events(*view, *q);
+  if (!out.ok()) return error_response(out.status());
+  return json_response(200, *out);
+}
+
 }  // namespace
 
 void register_cluster_routes(Api& api) {
   Router& r = api.router();
   r.add("POST", "/v1/clusters",
         [&api](const HttpRequest& req) { return create_cluster(api, req); });
-  r.add("GET", "/v1/clusters", [&api](const HttpRequest& req) {
-    auto view = api.loop().view();
-    const std::string contains = req.query_or("NameContains", "");
-    Json list = Json::array();
-    for (const auto& [name, c] : view->clusters) {
-      if (contains.empty() || name.find(contains) != std::string::npos)
-        list.push_back(cluster_summary(*c));
-    }
-    return json_response(200, Json{{"ClusterSummaries", list}});
-  });
-  r.add("GET", "/v1/clusters/{name}", [&api](const HttpRequest& req) {
-    auto view = api.loop().view();
-    const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c)
-      return error_response(
-          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
-    return json_response(200, describe_cluster(*c));
-  });
+  r.add("GET", "/v1/clusters", [&api](const HttpRequest& req) { return list_clusters(api, req); });
+  r.add("GET", "/v1/clusters/{name}",
+        [&api](const HttpRequest& req) { return get_cluster(api, req); });
   r.add("PUT", "/v1/clusters/{name}",
         [&api](const HttpRequest& req) { return update_cluster(api, req); });
   r.add("DELETE", "/v1/clusters/{name}",
         [&api](const HttpRequest& req) { return delete_cluster(api, req); });
-  r.add("GET", "/v1/clusters/{name}/nodes", [&api](const HttpRequest& req) {
-    auto view = api.loop().view();
-    const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c)
-      return error_response(
-          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
-    const std::string contains = req.query_or("InstanceGroupNameContains", "");
-    std::vector<const Node*> nodes;
-    for (const auto& [id, n] : c->nodes) {
-      if (contains.empty() || n.group.find(contains) != std::string::npos) nodes.push_back(&n);
-    }
-    std::sort(nodes.begin(), nodes.end(),
-              [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
-    Json list = Json::array();
-    for (const Node* n : nodes) list.push_back(node_summary(*c, *n));
-    return json_response(200, Json{{"ClusterNodeSummaries", list}});
-  });
-  r.add("GET", "/v1/clusters/{name}/nodes/{id}", [&api](const HttpRequest& req) {
-    auto view = api.loop().view();
-    const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c)
-      return error_response(
-          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
-    auto it = c->nodes.find(req.path_params.at("id"));
-    if (it == c->nodes.end()) {
-      return error_response(not_found_error("node \"" + req.path_params.at("id") +
-                                            "\" not found in cluster " + c->name));
-    }
-    return json_response(200,
-                         Json{{"NodeDetails", node_detail(*c, it->second, api.clock().now())}});
-  });
+  r.add("GET", "/v1/clusters/{name}/nodes",
+        [&api](const HttpRequest& req) { return list_cluster_nodes(api, req); });
+  r.add("GET", "/v1/clusters/{name}/nodes/{id}",
+        [&api](const HttpRequest& req) { return get_cluster_node(api, req); });
   r.add("POST", "/v1/clusters/{name}/nodes/batch-add",
         [&api](const HttpRequest& req) { return batch_add(api, req); });
   r.add("POST", "/v1/clusters/{name}/nodes/batch-delete",
         [&api](const HttpRequest& req) { return batch_delete(api, req); });
-  // Merge-mode slurm.conf (docs/provisioning.md): the body is the cluster's current slurm.conf; the
-  // answer is the same file with gpufleet's managed NodeName/PartitionName blocks brought up to
-  // date.
-  r.add("POST", "/v1/clusters/{name}/slurm-conf/merge", [&api](const HttpRequest& req) {
-    auto view = api.loop().view();
-    const Cluster* c = view->find_cluster(req.path_params.at("name"));
-    if (!c)
-      return error_response(
-          not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
-    if (c->orchestrator != Orchestrator::kSlurm) {
-      return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
-    }
-    SlurmMergeResult merged = merge_slurm_conf(req.body, slurm_layout(*c, *api.clusters().catalog));
-    return json_response(200, Json{{"SlurmConf", merged.text}, {"Warnings", merged.warnings}});
-  });
-  r.add("GET", "/v1/clusters/{name}/events", [&api](const HttpRequest& req) {
-    auto view = api.loop().view();
-    const std::string name = req.path_params.at("name");
-    if (!view->find_cluster(name))
-      return error_response(not_found_error("cluster \"" + name + "\" not found"));
-    auto q = parse_event_query(req);
-    if (!q.ok()) return error_response(q.status());
-    q->cluster_name = name;
-    if (!q->resource_type.empty() && q->resource_type != "Cluster" &&
-        q->resource_type != "InstanceGroup" && q->resource_type != "Instance") {
-      return error_response(
-          validation_error("ResourceType: expected Cluster, InstanceGroup or Instance, got \"" +
-                           q->resource_type + "\""));
-    }
-    auto out = list_events(*view, *q);
-    if (!out.ok()) return error_response(out.status());
-    return json_response(200, *out);
-  });
+  r.add("POST", "/v1/clusters/{name}/slurm-conf/merge",
+        [&api](const HttpRequest& req) { return merge_cluster_slurm_conf(api, req); });
+  r.add("GET", "/v1/clusters/{name}/events",
+        [&api](const HttpRequest& req) { return list_cluster_events(api, req); });
 }
 
 }  // namespace gf

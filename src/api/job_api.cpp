@@ -160,99 +160,112 @@ HttpResponse submit(Api& api, const HttpRequest& req) {
   return Api::respond(api.write(std::move(r)));
 }
 
+// GET /v1/service-jobs: ListServiceJobs, in submission order, of the jobs the caller may see;
+// optionally of one jobQueue (a name or an ARN) and one jobStatus.
+HttpResponse list_service_jobs(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  std::string queue = req.query_or("jobQueue", "");
+  if (auto slash = queue.rfind('/'); slash != std::string::npos) queue = queue.substr(slash + 1);
+  const std::string status = req.query_or("jobStatus", "");
+  if (!status.empty() && !parse_job_status(status)) {
+    return error_response(validation_error("jobStatus: unknown status \"" + status + "\""));
+  }
+  std::vector<const Job*> jobs;  // in submission order
+  for (const auto& [id, j] : view->jobs) {
+    if (may_see_job(req, *view, *j)) jobs.push_back(j.get());
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
+  Json list = Json::array();
+  for (const Job* j : jobs) {
+    if (!queue.empty() && j->job_queue != queue) continue;
+    if (!status.empty() && to_string(j->status) != status) continue;
+    Json item = describe_service_job(*j);
+    item.erase("serviceRequestPayload");
+    list.push_back(std::move(item));
+  }
+  return json_response(200, Json{{"jobSummaryList", std::move(list)}});
+}
+
+// PATCH /v1/service-jobs/{id}: UpdateServiceJob, a new schedulingPriority for a job not yet ended.
+HttpResponse update_service_job(Api& api, const HttpRequest& req) {
+  auto body = parse_one(req);
+  if (!body.ok()) return error_response(body.status());
+  Request w;
+  w.name = "UpdateServiceJob";
+  const std::string id = req.path_params.at("id");
+  w.handle = [id, body = *body, req = caller_of(req)](const FleetState& s,
+                                                      Time) -> Result<Decision> {
+    const Job* j = s.view().find_job(id);
+    if (j == nullptr || !may_change_job(req, s.view(), *j))
+      return not_found_error("job \"" + id + "\" not found");
+    ObjectReader rd(body, "");
+    const int64_t prio = rd.required_int("schedulingPriority");
+    if (rd.ok() && (prio < 0 || prio > 9999))
+      rd.fail("schedulingPriority", fmt::format("must be between 0 and 9999, got {}", prio));
+    if (!rd.ok()) return rd.status();
+    if (is_terminal(j->status))
+      return conflict_error("job " + j->id + " is " + std::string(to_string(j->status)));
+    Decision d;
+    d.events.push_back(
+        job_events::to_event(job_events::PriorityChanged{j->id, static_cast<int32_t>(prio)}));
+    d.response = Json{{"jobId", j->id}, {"schedulingPriority", prio}};
+    return d;
+  };
+  return Api::respond(api.write(std::move(w)));
+}
+
+// POST /v1/service-jobs/{id}/terminate: TerminateServiceJob; the job ends FAILED.
+HttpResponse terminate_service_job(Api& api, const HttpRequest& req) {
+  // AWS Batch's TerminateServiceJob body: {"reason": "..."} (jobId comes from the path).
+  std::string reason = "terminated by user";
+  if (!req.body.empty()) {
+    auto b = parse_one(req);
+    if (!b.ok()) return error_response(b.status());
+    ObjectReader rd(*b, "");
+    if (auto given = rd.optional_string("reason")) reason = *given;
+    (void)rd.optional_string("jobId");
+    for (const std::string& f : rd.unknown_fields())
+      rd.fail_status(validation_error(f + ": unknown field (expected reason)"));
+    if (!rd.ok()) return error_response(rd.status());
+    if (reason.size() > 1024)
+      return error_response(
+          validation_error(fmt::format("reason: at most 1024 characters, got {}", reason.size())));
+  }
+  Request w;
+  w.name = "TerminateServiceJob";
+  const std::string id = req.path_params.at("id");
+  w.handle = [id, reason, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
+    const Job* j = s.view().find_job(id);
+    if (j == nullptr || !may_change_job(req, s.view(), *j))
+      return not_found_error("job \"" + id + "\" not found");
+    if (is_terminal(j->status))
+      return conflict_error("job " + j->id + " is already " + std::string(to_string(j->status)));
+    Decision d;
+    d.events.push_back(job_events::to_event(
+        job_events::Finished{j->id, JobStatus::kFailed, "Terminated: " + reason}));
+    d.response = Json{{"jobId", j->id}};
+    return d;
+  };
+  return Api::respond(api.write(std::move(w)));
+}
+
 }  // namespace
 
 void register_job_routes(Api& api) {
   Router& r = api.router();
   r.add("POST", "/v1/service-jobs", [&api](const HttpRequest& req) { return submit(api, req); });
-  r.add("GET", "/v1/service-jobs", [&api](const HttpRequest& req) {
-    auto view = api.loop().view();
-    std::string queue = req.query_or("jobQueue", "");
-    if (auto slash = queue.rfind('/'); slash != std::string::npos) queue = queue.substr(slash + 1);
-    const std::string status = req.query_or("jobStatus", "");
-    if (!status.empty() && !parse_job_status(status)) {
-      return error_response(validation_error("jobStatus: unknown status \"" + status + "\""));
-    }
-    std::vector<const Job*> jobs;  // in submission order
-    for (const auto& [id, j] : view->jobs) {
-      if (may_see_job(req, *view, *j)) jobs.push_back(j.get());
-    }
-    std::sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
-    Json list = Json::array();
-    for (const Job* j : jobs) {
-      if (!queue.empty() && j->job_queue != queue) continue;
-      if (!status.empty() && to_string(j->status) != status) continue;
-      Json item = describe_service_job(*j);
-      item.erase("serviceRequestPayload");
-      list.push_back(std::move(item));
-    }
-    return json_response(200, Json{{"jobSummaryList", std::move(list)}});
-  });
+  r.add("GET", "/v1/service-jobs",
+        [&api](const HttpRequest& req) { return list_service_jobs(api, req); });
   r.add("GET", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) {
     return read_job(api, req, req.path_params.at("id"), true);
   });
   r.add("GET", "/v1/jobs/{id}", [&api](const HttpRequest& req) {
     return read_job(api, req, req.path_params.at("id"), false);
   });
-  r.add("PATCH", "/v1/service-jobs/{id}", [&api](const HttpRequest& req) {
-    auto body = parse_one(req);
-    if (!body.ok()) return error_response(body.status());
-    Request w;
-    w.name = "UpdateServiceJob";
-    const std::string id = req.path_params.at("id");
-    w.handle = [id, body = *body, req = caller_of(req)](const FleetState& s,
-                                                        Time) -> Result<Decision> {
-      const Job* j = s.view().find_job(id);
-      if (j == nullptr || !may_change_job(req, s.view(), *j))
-        return not_found_error("job \"" + id + "\" not found");
-      ObjectReader rd(body, "");
-      const int64_t prio = rd.required_int("schedulingPriority");
-      if (rd.ok() && (prio < 0 || prio > 9999))
-        rd.fail("schedulingPriority", fmt::format("must be between 0 and 9999, got {}", prio));
-      if (!rd.ok()) return rd.status();
-      if (is_terminal(j->status))
-        return conflict_error("job " + j->id + " is " + std::string(to_string(j->status)));
-      Decision d;
-      d.events.push_back(
-          job_events::to_event(job_events::PriorityChanged{j->id, static_cast<int32_t>(prio)}));
-      d.response = Json{{"jobId", j->id}, {"schedulingPriority", prio}};
-      return d;
-    };
-    return Api::respond(api.write(std::move(w)));
-  });
-  r.add("POST", "/v1/service-jobs/{id}/terminate", [&api](const HttpRequest& req) {
-    // AWS Batch's TerminateServiceJob body: {"reason": "..."} (jobId comes from the path).
-    std::string reason = "terminated by user";
-    if (!req.body.empty()) {
-      auto b = parse_one(req);
-      if (!b.ok()) return error_response(b.status());
-      ObjectReader rd(*b, "");
-      if (auto given = rd.optional_string("reason")) reason = *given;
-      (void)rd.optional_string("jobId");
-      for (const std::string& f : rd.unknown_fields())
-        rd.fail_status(validation_error(f + ": unknown field (expected reason)"));
-      if (!rd.ok()) return error_response(rd.status());
-      if (reason.size() > 1024)
-        return error_response(validation_error(
-            fmt::format("reason: at most 1024 characters, got {}", reason.size())));
-    }
-    Request w;
-    w.name = "TerminateServiceJob";
-    const std::string id = req.path_params.at("id");
-    w.handle = [id, reason, req = caller_of(req)](const FleetState& s, Time) -> Result<Decision> {
-      const Job* j = s.view().find_job(id);
-      if (j == nullptr || !may_change_job(req, s.view(), *j))
-        return not_found_error("job \"" + id + "\" not found");
-      if (is_terminal(j->status))
-        return conflict_error("job " + j->id + " is already " + std::string(to_string(j->status)));
-      Decision d;
-      d.events.push_back(job_events::to_event(
-          job_events::Finished{j->id, JobStatus::kFailed, "Terminated: " + reason}));
-      d.response = Json{{"jobId", j->id}};
-      return d;
-    };
-    return Api::respond(api.write(std::move(w)));
-  });
+  r.add("PATCH", "/v1/service-jobs/{id}",
+        [&api](const HttpRequest& req) { return update_service_job(api, req); });
+  r.add("POST", "/v1/service-jobs/{id}/terminate",
+        [&api](const HttpRequest& req) { return terminate_service_job(api, req); });
 }
 
 }  // namespace gf

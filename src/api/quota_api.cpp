@@ -224,57 +224,101 @@ HttpResponse list_queues(Api& api, std::string ns) {
   });
 }
 
+// Parses one document of an apply request into `objects` (quota objects, a quota-share bundle's
+// several) or `workloads`. `where` names the document when the request holds several.
+Status parse_apply_document(const Json& doc, const std::string& where,
+                            std::vector<QuotaObject>& objects, WorkloadDocs& workloads) {
+  if (!doc.is_object())
+    return validation_error(where + "expected an object, got " + describe_json_value(doc));
+  if (frontend::is_quota_share_bundle(doc)) {
+    auto parsed = frontend::parse_quota_share_bundle(doc);
+    if (!parsed.ok())
+      return parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2));
+    for (auto& o : *parsed) objects.push_back(std::move(o));
+    return ok_status();
+  }
+  for (const char* key : {"apiVersion", "kind"}) {
+    if (doc.contains(key) && !doc.at(key).is_string()) {
+      return validation_error(where + key + ": expected string, got " +
+                              describe_json_value(doc.at(key)));
+    }
+  }
+  const std::string api_version = doc.value("apiVersion", "");
+  const std::string kind = doc.value("kind", "");
+  if (kind.empty())
+    return validation_error(where +
+                            "kind: required (or a quota-share bundle with "
+                            "serviceEnvironment, schedulingPolicy, jobQueue, quotaShares)");
+  if (is_workload_kind(api_version, kind)) {
+    Status st = parse_workload_doc(doc, workloads);
+    if (!st.ok()) return st.with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2));
+    return ok_status();
+  }
+  if (!frontend::is_k8s_quota_kind(api_version, kind)) {
+    return validation_error(where + "kind: " + api_version + " " + kind +
+                            " is not supported by POST /v1/apply (supported: kubeflow.org/v1 "
+                            "PyTorchJob, PropagationPolicy, ElasticQuotaTree, "
+                            "ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
+                            "WorkloadPriorityClass, and the quota-share bundle)");
+  }
+  auto parsed = frontend::parse_k8s_object(doc);
+  if (!parsed.ok())
+    return parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2));
+  objects.push_back(std::move(parsed).value());
+  return ok_status();
+}
+
+// A team applies only into its own namespace or queues.
+Status check_team_apply(const HttpRequest& caller, const FleetView& view,
+                        const WorkloadDocs& workloads) {
+  for (const workload::PyTorchJob& pj : workloads.jobs) {
+    Job probe;
+    probe.ns = pj.ns;
+    probe.local_queue = pj.local_queue;
+    if (!may_change_job(caller, view, probe)) {
+      return Status(ErrorCode::kForbidden, "PyTorchJob " + pj.ns + "/" + pj.name +
+                                               ": applying it needs the role team:" +
+                                               (pj.local_queue.empty() ? pj.ns : pj.local_queue) +
+                                               " (its namespace or queue)");
+    }
+  }
+  for (const workload::PropagationPolicy& p : workloads.policies) {
+    if (!team_covers_namespace(caller, p.ns)) {
+      return Status(ErrorCode::kForbidden, "PropagationPolicy " + p.ns + "/" + p.name +
+                                               ": applying it needs the role team:" + p.ns);
+    }
+  }
+  return ok_status();
+}
+
+// The Apply request's decision: the quota objects' event, then the workloads', with one result
+// item per document.
+Result<Decision> decide_apply_request(const FleetState& s, Time now,
+                                      const std::vector<QuotaObject>& objects,
+                                      const WorkloadDocs& workloads, const HttpRequest& caller) {
+  if (!has_role(caller, "admin")) GF_RETURN_IF_ERROR(check_team_apply(caller, s.view(), workloads));
+  Decision d;
+  Json items = Json::array();
+  if (!objects.empty()) {
+    GF_ASSIGN_OR_RETURN(d, decide_apply(s, now, objects, std::nullopt));
+    items = d.response.value("items", Json::array());
+  }
+  if (!workloads.empty())
+    GF_RETURN_IF_ERROR(decide_workload_apply(s, now, workloads, d.events, items));
+  d.response = Json{{"items", std::move(items)}};
+  return d;
+}
+
+// POST /v1/apply: quota objects, the quota-share bundle and workloads, in one or more documents.
 HttpResponse apply(Api& api, const HttpRequest& req) {
   auto docs = parse_docs(req);
   if (!docs.ok()) return error_response(docs.status());
   std::vector<QuotaObject> objects;
   WorkloadDocs workloads;
   for (size_t i = 0; i < docs->size(); ++i) {
-    const Json& doc = (*docs)[i];
     const std::string where = docs->size() > 1 ? fmt::format("document {}: ", i + 1) : "";
-    if (!doc.is_object())
-      return error_response(
-          validation_error(where + "expected an object, got " + describe_json_value(doc)));
-    if (frontend::is_quota_share_bundle(doc)) {
-      auto parsed = frontend::parse_quota_share_bundle(doc);
-      if (!parsed.ok())
-        return error_response(
-            parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
-      for (auto& o : *parsed) objects.push_back(std::move(o));
-      continue;
-    }
-    for (const char* key : {"apiVersion", "kind"}) {
-      if (doc.contains(key) && !doc.at(key).is_string()) {
-        return error_response(validation_error(where + key + ": expected string, got " +
-                                               describe_json_value(doc.at(key))));
-      }
-    }
-    const std::string api_version = doc.value("apiVersion", "");
-    const std::string kind = doc.value("kind", "");
-    if (kind.empty())
-      return error_response(
-          validation_error(where + "kind: required (or a quota-share bundle with "
-                                   "serviceEnvironment, schedulingPolicy, jobQueue, quotaShares)"));
-    if (is_workload_kind(api_version, kind)) {
-      Status st = parse_workload_doc(doc, workloads);
-      if (!st.ok())
-        return error_response(
-            st.with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
-      continue;
-    }
-    if (!frontend::is_k8s_quota_kind(api_version, kind)) {
-      return error_response(
-          validation_error(where + "kind: " + api_version + " " + kind +
-                           " is not supported by POST /v1/apply (supported: kubeflow.org/v1 "
-                           "PyTorchJob, PropagationPolicy, ElasticQuotaTree, "
-                           "ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
-                           "WorkloadPriorityClass, and the quota-share bundle)"));
-    }
-    auto parsed = frontend::parse_k8s_object(doc);
-    if (!parsed.ok())
-      return error_response(
-          parsed.status().with_prefix(where.empty() ? "" : where.substr(0, where.size() - 2)));
-    objects.push_back(std::move(parsed).value());
+    Status st = parse_apply_document((*docs)[i], where, objects, workloads);
+    if (!st.ok()) return error_response(st);
   }
   if (!objects.empty() && !has_role(req, "admin")) {
     return error_response(Status(ErrorCode::kForbidden,
@@ -288,36 +332,7 @@ HttpResponse apply(Api& api, const HttpRequest& req) {
   r.idempotency_key = idempotency_key(req, nullptr);
   r.handle = [objects, workloads, req = caller_of(req)](const FleetState& s,
                                                         Time now) -> Result<Decision> {
-    if (!has_role(req, "admin")) {
-      // A team applies only into its own namespace or queues.
-      for (const workload::PyTorchJob& pj : workloads.jobs) {
-        Job probe;
-        probe.ns = pj.ns;
-        probe.local_queue = pj.local_queue;
-        if (!may_change_job(req, s.view(), probe)) {
-          return Status(
-              ErrorCode::kForbidden,
-              "PyTorchJob " + pj.ns + "/" + pj.name + ": applying it needs the role team:" +
-                  (pj.local_queue.empty() ? pj.ns : pj.local_queue) + " (its namespace or queue)");
-        }
-      }
-      for (const workload::PropagationPolicy& p : workloads.policies) {
-        if (!team_covers_namespace(req, p.ns)) {
-          return Status(ErrorCode::kForbidden, "PropagationPolicy " + p.ns + "/" + p.name +
-                                                   ": applying it needs the role team:" + p.ns);
-        }
-      }
-    }
-    Decision d;
-    Json items = Json::array();
-    if (!objects.empty()) {
-      GF_ASSIGN_OR_RETURN(d, decide_apply(s, now, objects, std::nullopt));
-      items = d.response.value("items", Json::array());
-    }
-    if (!workloads.empty())
-      GF_RETURN_IF_ERROR(decide_workload_apply(s, now, workloads, d.events, items));
-    d.response = Json{{"items", std::move(items)}};
-    return d;
+    return decide_apply_request(s, now, objects, workloads, req);
   };
   return Api::respond(api.write(std::move(r)));
 }
@@ -331,70 +346,85 @@ struct AwsFamily {
   std::function<Result<QuotaObject>(const Json&)> parse;
 };
 
+// POST <family path>: creates the object (Create<Kind>); one of the same name is a conflict.
+HttpResponse create_aws_object(Api& api, const AwsFamily& f, const HttpRequest& req) {
+  auto body = parse_one(req);
+  if (!body.ok()) return error_response(body.status());
+  auto obj = f.parse(*body);
+  if (!obj.ok()) return error_response(obj.status());
+  Request w;
+  w.name = "Create" + std::string(frontend::kind_name(f.kind));
+  w.idempotency_key = idempotency_key(req, &*body);
+  w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
+    GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, false));
+    d.response = Json{{f.name_field, o.key.name},
+                      {"arn", make_arn(ArnConfig{}, frontend::kind_plural(f.kind), o.key.name)}};
+    if (!o.warnings.empty()) d.response["warnings"] = o.warnings;
+    return d;
+  };
+  return Api::respond(api.write(std::move(w)));
+}
+
+// PUT <family path>/{name}: replaces an existing object (Update<Kind>).
+HttpResponse update_aws_object(Api& api, const AwsFamily& f, const HttpRequest& req) {
+  auto body = parse_one(req);
+  if (!body.ok()) return error_response(body.status());
+  if (!body->is_object()) return error_response(validation_error("expected an object"));
+  Json b = *body;
+  const std::string name = req.path_params.at("name");
+  if (b.contains(f.name_field) && b.at(f.name_field) != name) {
+    return error_response(validation_error(f.name_field + ": \"" + b.value(f.name_field, "") +
+                                           "\" differs from the name in the path (\"" + name +
+                                           "\")"));
+  }
+  b[f.name_field] = name;
+  auto obj = f.parse(b);
+  if (!obj.ok()) return error_response(obj.status());
+  Request w;
+  w.name = "Update" + std::string(frontend::kind_name(f.kind));
+  w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
+    GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, true));
+    d.response = Json{{f.name_field, o.key.name}};
+    return d;
+  };
+  return Api::respond(api.write(std::move(w)));
+}
+
+// GET <family path>: the family's objects, optionally of one jobQueue.
+HttpResponse list_aws_objects(Api& api, const AwsFamily& f, const HttpRequest& req) {
+  const std::string job_queue = req.query_or("jobQueue", "");
+  return read_view(api, [f, job_queue](const FleetView& v) -> Result<Json> {
+    Json items = Json::array();
+    for (const auto& [key, o] : objects_of(v)) {
+      if (key.kind != f.kind) continue;
+      if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue) continue;
+      items.push_back(render(v, o));
+    }
+    return Json{{f.list_field, std::move(items)}};
+  });
+}
+
+// DELETE <family path>/{name}: Delete<Kind>, refused while other objects depend on it.
+HttpResponse delete_aws_object(Api& api, const AwsFamily& f, const HttpRequest& req) {
+  Request w;
+  w.name = "Delete" + std::string(frontend::kind_name(f.kind));
+  const ObjectKey key{f.kind, "", req.path_params.at("name")};
+  w.handle = [key](const FleetState& s, Time) { return decide_delete(s, key); };
+  return Api::respond(api.write(std::move(w)));
+}
+
 void register_aws_family(Api& api, const AwsFamily& f) {
   Router& r = api.router();
-  r.add("POST", f.path, [&api, f](const HttpRequest& req) {
-    auto body = parse_one(req);
-    if (!body.ok()) return error_response(body.status());
-    auto obj = f.parse(*body);
-    if (!obj.ok()) return error_response(obj.status());
-    Request w;
-    w.name = "Create" + std::string(frontend::kind_name(f.kind));
-    w.idempotency_key = idempotency_key(req, &*body);
-    w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
-      GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, false));
-      d.response = Json{{f.name_field, o.key.name},
-                        {"arn", make_arn(ArnConfig{}, frontend::kind_plural(f.kind), o.key.name)}};
-      if (!o.warnings.empty()) d.response["warnings"] = o.warnings;
-      return d;
-    };
-    return Api::respond(api.write(std::move(w)));
-  });
-  r.add("PUT", f.path + "/{name}", [&api, f](const HttpRequest& req) {
-    auto body = parse_one(req);
-    if (!body.ok()) return error_response(body.status());
-    if (!body->is_object()) return error_response(validation_error("expected an object"));
-    Json b = *body;
-    const std::string name = req.path_params.at("name");
-    if (b.contains(f.name_field) && b.at(f.name_field) != name) {
-      return error_response(validation_error(f.name_field + ": \"" + b.value(f.name_field, "") +
-                                             "\" differs from the name in the path (\"" + name +
-                                             "\")"));
-    }
-    b[f.name_field] = name;
-    auto obj = f.parse(b);
-    if (!obj.ok()) return error_response(obj.status());
-    Request w;
-    w.name = "Update" + std::string(frontend::kind_name(f.kind));
-    w.handle = [o = *obj, f](const FleetState& s, Time now) -> Result<Decision> {
-      GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, true));
-      d.response = Json{{f.name_field, o.key.name}};
-      return d;
-    };
-    return Api::respond(api.write(std::move(w)));
-  });
-  r.add("GET", f.path, [&api, f](const HttpRequest& req) {
-    const std::string job_queue = req.query_or("jobQueue", "");
-    return read_view(api, [f, job_queue](const FleetView& v) -> Result<Json> {
-      Json items = Json::array();
-      for (const auto& [key, o] : objects_of(v)) {
-        if (key.kind != f.kind) continue;
-        if (!job_queue.empty() && o.doc.value("jobQueue", "") != job_queue) continue;
-        items.push_back(render(v, o));
-      }
-      return Json{{f.list_field, std::move(items)}};
-    });
-  });
+  r.add("POST", f.path,
+        [&api, f](const HttpRequest& req) { return create_aws_object(api, f, req); });
+  r.add("PUT", f.path + "/{name}",
+        [&api, f](const HttpRequest& req) { return update_aws_object(api, f, req); });
+  r.add("GET", f.path, [&api, f](const HttpRequest& req) { return list_aws_objects(api, f, req); });
   r.add("GET", f.path + "/{name}", [&api, f](const HttpRequest& req) {
     return get_object(api, ObjectKey{f.kind, "", req.path_params.at("name")});
   });
-  r.add("DELETE", f.path + "/{name}", [&api, f](const HttpRequest& req) {
-    Request w;
-    w.name = "Delete" + std::string(frontend::kind_name(f.kind));
-    const ObjectKey key{f.kind, "", req.path_params.at("name")};
-    w.handle = [key](const FleetState& s, Time) { return decide_delete(s, key); };
-    return Api::respond(api.write(std::move(w)));
-  });
+  r.add("DELETE", f.path + "/{name}",
+        [&api, f](const HttpRequest& req) { return delete_aws_object(api, f, req); });
 }
 
 std::optional<Kind> kind_param(const HttpRequest& req) {

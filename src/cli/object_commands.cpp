@@ -394,9 +394,78 @@ int describe_job(CommandEnv& env, const std::string& name) {
   return 0;
 }
 
-}  // namespace
+int delete_object(CommandEnv& env, const GetArgs& d) {
+  auto k = kind_info(d.kind);
+  if (!k || k->plural == "jobs" || k->plural == "queues" || k->plural == "pods")
+    return usage_error("cannot delete kind \"" + d.kind + "\"");
+  auto r =
+      env.client.del(object_path(*k, d.name, is_workload(*k) && d.ns.empty() ? "default" : d.ns));
+  if (!r.ok()) return print_error(r.status());
+  if (print_if_structured(env, *r)) return 0;
+  std::cout << d.kind << "/" << d.name << " deleted\n";
+  return 0;
+}
 
-void register_object_commands(CLI::App& app, CommandContext& ctx) {
+// `describe KIND NAME` of the kinds without a layout of their own: the object with its status, as
+// YAML (or -o json).
+int describe_object(CommandEnv& env, const GetArgs& args) {
+  auto k = kind_info(args.kind);
+  std::string ns = args.ns;
+  if (ns.empty() && k->plural == "propagationpolicies") ns = "default";
+  if (ns.empty() && k->plural == "elasticquotatrees") ns = "kube-system";
+  if (k->plural == "queues") {  // queues are listed, not addressed one by one
+    auto list = env.client.get(k->list_path);
+    if (!list.ok()) return print_error(list.status());
+    for (const Json& q : array_field(*list, "items")) {
+      if (text_field(meta(q), "name") != args.name) continue;
+      if (print_if_structured(env, q)) return 0;
+      std::cout << to_yaml(q);
+      return 0;
+    }
+    return print_error(not_found_error("queue " + args.name + " not found"));
+  }
+  auto one = env.client.get(object_path(*k, args.name, ns));
+  if (!one.ok()) return print_error(one.status());
+  if (print_if_structured(env, *one)) return 0;
+  std::cout << to_yaml(*one);
+  return 0;
+}
+
+int submit_job(CommandEnv& env, const std::string& file) {
+  auto text = read_input_file(file);
+  if (!text.ok()) return usage_error(text.status().message());
+  auto r = env.client.post("/v1/service-jobs", *text);
+  if (!r.ok()) return print_error(r.status());
+  if (print_if_structured(env, *r)) return 0;
+  std::cout << text_field(*r, "jobName") << " submitted: " << text_field(*r, "jobId") << "\n";
+  return 0;
+}
+
+int set_job_priority(CommandEnv& env, const std::string& job, int priority) {
+  auto j = env.client.get("/v1/jobs/" + job);
+  if (!j.ok()) return print_error(j.status());
+  auto r = env.client.patch("/v1/service-jobs/" + text_field(*j, "jobId"),
+                            Json{{"schedulingPriority", priority}}.dump());
+  if (!r.ok()) return print_error(r.status());
+  if (print_if_structured(env, *r)) return 0;
+  std::cout << job << " priority " << priority << "\n";
+  return 0;
+}
+
+int terminate_job(CommandEnv& env, const std::string& job, const std::string& reason) {
+  auto j = env.client.get("/v1/jobs/" + job);
+  if (!j.ok()) return print_error(j.status());
+  Json body = Json::object();
+  if (!reason.empty()) body["reason"] = reason;
+  auto r =
+      env.client.post("/v1/service-jobs/" + text_field(*j, "jobId") + "/terminate", body.dump());
+  if (!r.ok()) return print_error(r.status());
+  if (print_if_structured(env, *r)) return 0;
+  std::cout << job << " terminated\n";
+  return 0;
+}
+
+void register_apply_command(CLI::App& app, CommandContext& ctx) {
   auto file = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand(
       "apply",
@@ -404,9 +473,11 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
       "(several documents, or the quota-share bundle)");
   cmd->add_option("-f,--file", *file, "the file to apply (- reads stdin)")->required();
   run_with_client(cmd, ctx, [file](CommandEnv& env) { return apply_file(env, *file); });
+}
 
+void register_get_command(CLI::App& app, CommandContext& ctx) {
   auto g = std::make_shared<GetArgs>();
-  cmd = app.add_subcommand(
+  auto* cmd = app.add_subcommand(
       "get",
       "list objects of a kind, or show one (queues, clusterqueues, quota-shares, jobs, ...)");
   cmd->add_option("kind", g->kind, "the kind, e.g. queue, clusterqueue, quota-share, job")
@@ -418,29 +489,23 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-m,--member-cluster", g->member_cluster,
                   "pytorchjobs, pods: the copy on this member cluster");
   run_with_client(cmd, ctx, [g](CommandEnv& env) { return get(env, *g); });
+}
 
+void register_delete_command(CLI::App& app, CommandContext& ctx) {
   auto d = std::make_shared<GetArgs>();
-  cmd = app.add_subcommand("delete", "delete a quota object");
+  auto* cmd = app.add_subcommand("delete", "delete a quota object");
   cmd->add_option("kind", d->kind, "the kind")->required();
   cmd->add_option("name", d->name, "the object's name")->required();
   cmd->add_option("-n,--namespace", d->ns, "namespace (namespaced kinds)");
-  run_with_client(cmd, ctx, [d](CommandEnv& env) {
-    auto k = kind_info(d->kind);
-    if (!k || k->plural == "jobs" || k->plural == "queues" || k->plural == "pods")
-      return usage_error("cannot delete kind \"" + d->kind + "\"");
-    auto r = env.client.del(
-        object_path(*k, d->name, is_workload(*k) && d->ns.empty() ? "default" : d->ns));
-    if (!r.ok()) return print_error(r.status());
-    if (print_if_structured(env, *r)) return 0;
-    std::cout << d->kind << "/" << d->name << " deleted\n";
-    return 0;
-  });
+  run_with_client(cmd, ctx, [d](CommandEnv& env) { return delete_object(env, *d); });
+}
 
+void register_describe_commands(CLI::App& app, CommandContext& ctx) {
   auto describe = app.add_subcommand("describe", "explain one object in detail");
   describe->require_subcommand(1);
   describe->fallthrough();
   auto job_name = std::make_shared<std::string>();
-  cmd = describe->add_subcommand(
+  auto* cmd = describe->add_subcommand(
       "job",
       "a job: why it waits (quota node or placement, by how much), its preemptions and history");
   cmd->add_option("name", *job_name, "job name or id")->required();
@@ -453,7 +518,6 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-n,--namespace", pj->second, "its namespace (default: default)");
   run_with_client(
       cmd, ctx, [pj](CommandEnv& env) { return describe_pytorchjob(env, pj->first, pj->second); });
-  // Other kinds: the object with its status, as YAML (or -o json).
   for (const char* kind : {"elasticquotatree", "propagationpolicy", "clusterqueue", "localqueue",
                            "resourceflavor", "cohort", "workloadpriorityclass", "queue"}) {
     auto args = std::make_shared<GetArgs>();
@@ -461,77 +525,43 @@ void register_object_commands(CLI::App& app, CommandContext& ctx) {
     cmd = describe->add_subcommand(kind, std::string("a ") + kind + ": the object with its status");
     cmd->add_option("name", args->name, "its name")->required();
     cmd->add_option("-n,--namespace", args->ns, "its namespace (namespaced kinds)");
-    run_with_client(cmd, ctx, [args](CommandEnv& env) {
-      auto k = kind_info(args->kind);
-      std::string ns = args->ns;
-      if (ns.empty() && k->plural == "propagationpolicies") ns = "default";
-      if (ns.empty() && k->plural == "elasticquotatrees") ns = "kube-system";
-      if (k->plural == "queues") {  // queues are listed, not addressed one by one
-        auto list = env.client.get(k->list_path);
-        if (!list.ok()) return print_error(list.status());
-        for (const Json& q : array_field(*list, "items")) {
-          if (text_field(meta(q), "name") != args->name) continue;
-          if (print_if_structured(env, q)) return 0;
-          std::cout << to_yaml(q);
-          return 0;
-        }
-        return print_error(not_found_error("queue " + args->name + " not found"));
-      }
-      auto one = env.client.get(object_path(*k, args->name, ns));
-      if (!one.ok()) return print_error(one.status());
-      if (print_if_structured(env, *one)) return 0;
-      std::cout << to_yaml(*one);
-      return 0;
-    });
+    run_with_client(cmd, ctx, [args](CommandEnv& env) { return describe_object(env, *args); });
   }
+}
 
+void register_job_commands(CLI::App& app, CommandContext& ctx) {
   auto job =
       app.add_subcommand("job", "submit and steer service jobs (AWS Batch SubmitServiceJob shape)");
   job->require_subcommand(1);
   job->fallthrough();
   auto job_file = std::make_shared<std::string>();
-  cmd = job->add_subcommand("submit", "submit a service job from a JSON file");
+  auto* cmd = job->add_subcommand("submit", "submit a service job from a JSON file");
   cmd->add_option("-f,--file", *job_file, "the SubmitServiceJob body (- reads stdin)")->required();
-  run_with_client(cmd, ctx, [job_file](CommandEnv& env) {
-    auto text = read_input_file(*job_file);
-    if (!text.ok()) return usage_error(text.status().message());
-    auto r = env.client.post("/v1/service-jobs", *text);
-    if (!r.ok()) return print_error(r.status());
-    if (print_if_structured(env, *r)) return 0;
-    std::cout << text_field(*r, "jobName") << " submitted: " << text_field(*r, "jobId") << "\n";
-    return 0;
-  });
+  run_with_client(cmd, ctx, [job_file](CommandEnv& env) { return submit_job(env, *job_file); });
   auto prio = std::make_shared<std::pair<std::string, int>>();
   cmd = job->add_subcommand("priority",
                             "change a job's schedulingPriority (may preempt within its share)");
   cmd->add_option("job", prio->first, "job name or id")->required();
   cmd->add_option("priority", prio->second, "0-9999")->required();
   run_with_client(cmd, ctx, [prio](CommandEnv& env) {
-    auto j = env.client.get("/v1/jobs/" + prio->first);
-    if (!j.ok()) return print_error(j.status());
-    auto r = env.client.patch("/v1/service-jobs/" + text_field(*j, "jobId"),
-                              Json{{"schedulingPriority", prio->second}}.dump());
-    if (!r.ok()) return print_error(r.status());
-    if (print_if_structured(env, *r)) return 0;
-    std::cout << prio->first << " priority " << prio->second << "\n";
-    return 0;
+    return set_job_priority(env, prio->first, prio->second);
   });
   auto term = std::make_shared<std::pair<std::string, std::string>>();
   cmd = job->add_subcommand("terminate", "terminate a job (it ends FAILED)");
   cmd->add_option("job", term->first, "job name or id")->required();
   cmd->add_option("--reason", term->second, "why");
-  run_with_client(cmd, ctx, [term](CommandEnv& env) {
-    auto j = env.client.get("/v1/jobs/" + term->first);
-    if (!j.ok()) return print_error(j.status());
-    Json body = Json::object();
-    if (!term->second.empty()) body["reason"] = term->second;
-    auto r =
-        env.client.post("/v1/service-jobs/" + text_field(*j, "jobId") + "/terminate", body.dump());
-    if (!r.ok()) return print_error(r.status());
-    if (print_if_structured(env, *r)) return 0;
-    std::cout << term->first << " terminated\n";
-    return 0;
-  });
+  run_with_client(
+      cmd, ctx, [term](CommandEnv& env) { return terminate_job(env, term->first, term->second); });
+}
+
+}  // namespace
+
+void register_object_commands(CLI::App& app, CommandContext& ctx) {
+  register_apply_command(app, ctx);
+  register_get_command(app, ctx);
+  register_delete_command(app, ctx);
+  register_describe_commands(app, ctx);
+  register_job_commands(app, ctx);
 }
 
 }  // namespace gf

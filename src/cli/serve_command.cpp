@@ -78,19 +78,17 @@ Result<SimCloudConfig> load_cloud_config(const std::string& path) {
   return SimCloudConfig::from_json(cloud);
 }
 
-int serve(const ServeArgs& args) {
-  auto listen = parse_listen_address(args.listen);
-  if (!listen.ok()) {
-    std::cerr << "error: " << listen.status().message() << "\n";
-    return 2;
-  }
-  if (args.store != "sqlite") {
-    std::cerr
-        << "error: --store: only the embedded store \"sqlite\" is available in this build, got \""
-        << args.store << "\"\n";
-    return 2;
-  }
-  std::shared_ptr<const TokenStore> tokens;
+// What the server's flags give once checked, before anything is created.
+struct ServerConfig {
+  std::pair<std::string, int> listen;        // host, port
+  std::shared_ptr<const TokenStore> tokens;  // null without --auth-file
+  HttpServerOptions http_options;
+  double rate_limit = 0;
+};
+
+// The tokens of --auth-file. Without one, only a loopback --listen (or --insecure) is accepted.
+int load_tokens(const ServeArgs& args, const std::string& host,
+                std::shared_ptr<const TokenStore>& tokens) {
   if (!args.auth_file.empty()) {
     auto store = TokenStore::load_file(args.auth_file);
     if (!store.ok()) {
@@ -98,19 +96,18 @@ int serve(const ServeArgs& args) {
       return 2;
     }
     tokens = std::make_shared<const TokenStore>(std::move(store).value());
-  } else if (!is_loopback_host(listen->first) && !args.insecure) {
-    std::cerr << "error: --listen: " << listen->first
+  } else if (!is_loopback_host(host) && !args.insecure) {
+    std::cerr << "error: --listen: " << host
               << " is not a loopback address and no --auth-file is given: anyone who can reach it "
                  "could act as "
                  "anyone. Give --auth-file FILE (see gpufleet token create), or --insecure to "
                  "accept that.\n";
     return 2;
   }
-  HttpServerOptions http_options;
-  http_options.tls_cert_file = args.tls_cert;
-  http_options.tls_key_file = args.tls_key;
-  http_options.max_connections = args.max_connections;
-  http_options.worker_threads = args.workers;
+  return 0;
+}
+
+int parse_http_timeouts(const ServeArgs& args, HttpServerOptions& http_options) {
   struct TimeoutFlag {
     const char* flag;
     const std::string* text;
@@ -128,6 +125,30 @@ int serve(const ServeArgs& args) {
     }
     *f.out = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
   }
+  return 0;
+}
+
+// Checks the flags of the listener, authentication and HTTP server: 0, or the exit code (2).
+int check_server_flags(const ServeArgs& args, ServerConfig& cfg) {
+  auto listen = parse_listen_address(args.listen);
+  if (!listen.ok()) {
+    std::cerr << "error: " << listen.status().message() << "\n";
+    return 2;
+  }
+  cfg.listen = *listen;
+  if (args.store != "sqlite") {
+    std::cerr
+        << "error: --store: only the embedded store \"sqlite\" is available in this build, got \""
+        << args.store << "\"\n";
+    return 2;
+  }
+  if (int rc = load_tokens(args, cfg.listen.first, cfg.tokens); rc != 0) return rc;
+  HttpServerOptions& http_options = cfg.http_options;
+  http_options.tls_cert_file = args.tls_cert;
+  http_options.tls_key_file = args.tls_key;
+  http_options.max_connections = args.max_connections;
+  http_options.worker_threads = args.workers;
+  if (int rc = parse_http_timeouts(args, http_options); rc != 0) return rc;
   if (args.workers < 1 || args.workers > 1024) {
     std::cerr << "error: --workers: must be 1 to 1024, got " << args.workers << "\n";
     return 2;
@@ -136,7 +157,13 @@ int serve(const ServeArgs& args) {
     std::cerr << "error: --rate-limit and --rate-burst: must be >= 0\n";
     return 2;
   }
-  const double rate_limit = args.rate_limit >= 0 ? args.rate_limit : (tokens ? 1000 : 0);
+  cfg.rate_limit = args.rate_limit >= 0 ? args.rate_limit : (cfg.tokens ? 1000 : 0);
+  return 0;
+}
+
+// Creates the data directory for the owner only and takes its lock into `lock_fd`: 0, or the exit
+// code (1).
+int prepare_data_dir(const ServeArgs& args, int& lock_fd) {
   std::error_code ec;
   std::filesystem::create_directories(args.data_dir, ec);
   if (ec) {
@@ -158,49 +185,50 @@ int serve(const ServeArgs& args) {
   ::mallopt(M_ARENA_MAX, 2);
   // One serve per data directory: a second writer would fork the journal.
   const std::string lock_path = args.data_dir + "/LOCK";
-  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     std::cerr << "error: --data-dir: " << args.data_dir
               << " is in use by another gpufleet serve (lock " << lock_path << ")\n";
     return 1;
   }
+  return 0;
+}
 
-  SqliteJournalOptions jopts;
-  jopts.fsync = !args.no_fsync;
-  auto journal = SqliteJournal::open(args.data_dir + "/journal.db", jopts);
-  if (!journal.ok()) {
-    std::cerr << "error: cannot open the journal: " << journal.status().message() << "\n";
-    return 1;
-  }
-
-  // Files an older release created 0644 are restricted too.
-  for (const auto& entry : std::filesystem::directory_iterator(args.data_dir, ec)) {
+// Files an older release created 0644 are restricted too.
+void restrict_data_files(const std::string& data_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir, ec)) {
     if (entry.is_regular_file()) {
       std::filesystem::permissions(
           entry.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
           std::filesystem::perm_options::replace, ec);
     }
   }
+}
 
-  // Signals are taken synchronously by this thread; every thread started below inherits the mask.
+// Signals are taken synchronously by serve's thread; every thread started after this inherits the
+// mask.
+sigset_t block_shutdown_signals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
-  std::unique_ptr<Clock> clock;
-  ScaledClock* scaled = nullptr;
-  if (args.sim_speed > 1) {
-    auto sc = std::make_unique<ScaledClock>(args.sim_speed);
+// The real clock, or with --sim-speed N a clock N times faster (also returned as `scaled`).
+std::unique_ptr<Clock> make_clock(int64_t sim_speed, ScaledClock*& scaled) {
+  if (sim_speed > 1) {
+    auto sc = std::make_unique<ScaledClock>(sim_speed);
     scaled = sc.get();
-    clock = std::move(sc);
-  } else {
-    clock = std::make_unique<RealClock>();
+    return sc;
   }
-  RuntimeOptions ropts;
-  ropts.seed = args.seed != 0 ? args.seed : entropy_seed();
-  ropts.provision.arn = ArnConfig{args.region, args.account};
+  return std::make_unique<RealClock>();
+}
+
+// The duration flags of provisioning and scheduling: 0, or the exit code (2).
+int parse_runtime_durations(const ServeArgs& args, RuntimeOptions& ropts) {
   struct DurationFlag {
     const char* flag;
     const std::string* text;
@@ -221,15 +249,21 @@ int serve(const ServeArgs& args) {
     }
     *f.out = *d;
   }
-  {
-    auto d = parse_duration(args.min_run_time);
-    if (!d.ok() || d->count() < 0) {
-      std::cerr << "error: --min-run-time: expected a duration like 0s or 10m, got \""
-                << args.min_run_time << "\"\n";
-      return 2;
-    }
-    ropts.scheduler.min_run_time = *d;
+  auto d = parse_duration(args.min_run_time);
+  if (!d.ok() || d->count() < 0) {
+    std::cerr << "error: --min-run-time: expected a duration like 0s or 10m, got \""
+              << args.min_run_time << "\"\n";
+    return 2;
   }
+  ropts.scheduler.min_run_time = *d;
+  return 0;
+}
+
+// The runtime's options from the flags: 0, or the exit code (2).
+int runtime_options(const ServeArgs& args, double rate_limit, RuntimeOptions& ropts) {
+  ropts.seed = args.seed != 0 ? args.seed : entropy_seed();
+  ropts.provision.arn = ArnConfig{args.region, args.account};
+  if (int rc = parse_runtime_durations(args, ropts); rc != 0) return rc;
   ropts.scheduler.reservation = args.reservation;
   ropts.healing.webhook_url = args.webhook;
   ropts.healing.support_webhook_url = args.support_webhook;
@@ -247,14 +281,19 @@ int serve(const ServeArgs& args) {
     cloud_config = *cloud;
   }
   ropts.cloud = sim_cloud(std::move(cloud_config));
-  auto runtime = std::make_unique<Runtime>(ropts, *clock, **journal);
-  ControlLoop& loop = runtime->loop();
-  if (Status st = runtime->recover(); !st.ok()) {
+  return 0;
+}
+
+// Rebuilds state from the journal, starts the loop and records the start: 0, or the exit code (1).
+int start_runtime(const ServeArgs& args, Runtime& runtime, const Clock& clock,
+                  ScaledClock* scaled) {
+  ControlLoop& loop = runtime.loop();
+  if (Status st = runtime.recover(); !st.ok()) {
     std::cerr << "error: cannot rebuild state from the journal: " << st.message() << "\n";
     return 1;
   }
   if (scaled) scaled->resume_from(loop.view()->applied_time);
-  runtime->cloud().started(clock->now());
+  runtime.cloud().started(clock.now());
   loop.start();
   Request started;
   started.name = "ControlPlaneStarted";
@@ -268,39 +307,78 @@ int serve(const ServeArgs& args) {
     std::cerr << "error: " << o.status.message() << "\n";
     return 1;
   }
+  return 0;
+}
 
-  runtime->api().set_tokens(tokens);
-  HttpServer http(runtime->api(), http_options);
-  if (Status st = http.start(listen->first, listen->second); !st.ok()) {
+// Starts the HTTP server; if it cannot listen the loop is stopped: 0, or the exit code (1).
+int start_http(HttpServer& http, ControlLoop& loop, const std::pair<std::string, int>& listen) {
+  if (Status st = http.start(listen.first, listen.second); !st.ok()) {
     std::cerr << "error: --listen: " << st.message() << "\n";
     loop.stop("listen failed");
     return 1;
   }
-  auto view = loop.view();
+  return 0;
+}
+
+void print_banner(const ServeArgs& args, const ServerConfig& cfg, const HttpServer& http,
+                  Seq applied_seq) {
+  const std::string& host = cfg.listen.first;
   std::cout << "gpufleet " << GPUFLEET_VERSION << " serving on " << (http.tls() ? "https" : "http")
-            << "://" << listen->first << ":" << http.port() << "  (data: " << args.data_dir
-            << ", journal seq " << view->applied_seq << ")" << std::endl;
-  if (tokens) {
-    std::cout << "authentication: " << tokens->size() << " token(s) from " << args.auth_file
+            << "://" << host << ":" << http.port() << "  (data: " << args.data_dir
+            << ", journal seq " << applied_seq << ")" << std::endl;
+  if (cfg.tokens) {
+    std::cout << "authentication: " << cfg.tokens->size() << " token(s) from " << args.auth_file
               << "; X-Gpufleet-User is ignored" << std::endl;
   } else {
-    std::cout << "authentication: none (no --auth-file): every caller on " << listen->first
+    std::cout << "authentication: none (no --auth-file): every caller on " << host
               << " may act as anyone; use only on a trusted machine" << std::endl;
   }
+}
 
-  int exit_code = 0;
+// Waits for SIGTERM/SIGINT (exit code 0) or a failed loop (1), checking the loop every second.
+int wait_for_shutdown(const sigset_t& signals, const ControlLoop& loop) {
   while (true) {
     timespec tick{1, 0};
     int sig = sigtimedwait(&signals, nullptr, &tick);
     if (sig == SIGTERM || sig == SIGINT) {
       spdlog::info("signal {}: shutting down", sig);
-      break;
+      return 0;
     }
-    if (loop.failed()) {
-      exit_code = 1;
-      break;
-    }
+    if (loop.failed()) return 1;
   }
+}
+
+int serve(const ServeArgs& args) {
+  ServerConfig cfg;
+  if (int rc = check_server_flags(args, cfg); rc != 0) return rc;
+  int lock_fd = -1;
+  if (int rc = prepare_data_dir(args, lock_fd); rc != 0) return rc;
+
+  SqliteJournalOptions jopts;
+  jopts.fsync = !args.no_fsync;
+  auto journal = SqliteJournal::open(args.data_dir + "/journal.db", jopts);
+  if (!journal.ok()) {
+    std::cerr << "error: cannot open the journal: " << journal.status().message() << "\n";
+    return 1;
+  }
+  restrict_data_files(args.data_dir);
+  const sigset_t signals = block_shutdown_signals();
+
+  ScaledClock* scaled = nullptr;
+  std::unique_ptr<Clock> clock = make_clock(args.sim_speed, scaled);
+  RuntimeOptions ropts;
+  if (int rc = runtime_options(args, cfg.rate_limit, ropts); rc != 0) return rc;
+  auto runtime = std::make_unique<Runtime>(ropts, *clock, **journal);
+  ControlLoop& loop = runtime->loop();
+  if (int rc = start_runtime(args, *runtime, *clock, scaled); rc != 0) return rc;
+
+  runtime->api().set_tokens(cfg.tokens);
+  HttpServer http(runtime->api(), cfg.http_options);
+  if (int rc = start_http(http, loop, cfg.listen); rc != 0) return rc;
+  auto view = loop.view();
+  print_banner(args, cfg, http, view->applied_seq);
+
+  const int exit_code = wait_for_shutdown(signals, loop);
   http.stop();
   loop.stop(exit_code == 0 ? "signal" : "journal failure");
   std::cout << "gpufleet stopped" << std::endl;
@@ -308,79 +386,95 @@ int serve(const ServeArgs& args) {
   return exit_code;
 }
 
-}  // namespace
+// The flags of where serve listens and keeps its journal.
+void add_server_options(CLI::App* cmd, ServeArgs& args) {
+  cmd->add_option("--data-dir", args.data_dir, "where the embedded journal lives")
+      ->capture_default_str();
+  cmd->add_option("--listen", args.listen, "HOST:PORT to listen on (port 0 = any free port)")
+      ->capture_default_str();
+  cmd->add_option("--store", args.store, "state store: sqlite (embedded)")->capture_default_str();
+  cmd->add_option("--snapshot-every", args.snapshot_every, "journal events between snapshots")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", args.max_body_bytes, "largest request body accepted")
+      ->capture_default_str();
+  cmd->add_option("--seed", args.seed, "seed for ids and retry jitter (default: random)");
+}
 
-void register_serve_command(CLI::App& app, CommandContext& ctx) {
-  auto args = std::make_shared<ServeArgs>();
-  auto* cmd = app.add_subcommand("serve", "run the control plane (API, controllers, journal)");
-  cmd->add_option("--data-dir", args->data_dir, "where the embedded journal lives")
-      ->capture_default_str();
-  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 = any free port)")
-      ->capture_default_str();
-  cmd->add_option("--store", args->store, "state store: sqlite (embedded)")->capture_default_str();
-  cmd->add_option("--snapshot-every", args->snapshot_every, "journal events between snapshots")
-      ->capture_default_str();
-  cmd->add_option("--max-body-bytes", args->max_body_bytes, "largest request body accepted")
-      ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed for ids and retry jitter (default: random)");
-  cmd->add_option("--sim-speed", args->sim_speed,
+// The flags of the simulated cloud, provisioning, scheduling, alert webhooks and ARNs.
+void add_runtime_options(CLI::App* cmd, ServeArgs& args) {
+  cmd->add_option("--sim-speed", args.sim_speed,
                   "run the clock N times faster than real time (demos of the simulated cloud)")
       ->capture_default_str();
-  cmd->add_option("--sim-cloud", args->cloud_file,
+  cmd->add_option("--sim-cloud", args.cloud_file,
                   "simulated cloud settings (a scenario's cloud: block, YAML or JSON)");
-  cmd->add_option("--min-count-timeout", args->min_count_timeout,
+  cmd->add_option("--min-count-timeout", args.min_count_timeout,
                   "how long a group may stay below MinCount before it rolls back")
       ->capture_default_str();
-  cmd->add_option("--retry-base", args->retry_base, "first delay after a failed launch round")
+  cmd->add_option("--retry-base", args.retry_base, "first delay after a failed launch round")
       ->capture_default_str();
-  cmd->add_option("--retry-max", args->retry_max, "cap of the launch retry backoff")
+  cmd->add_option("--retry-max", args.retry_max, "cap of the launch retry backoff")
       ->capture_default_str();
-  cmd->add_option("--min-run-time", args->min_run_time,
+  cmd->add_option("--min-run-time", args.min_run_time,
                   "how long a job runs before it may be preempted to reclaim borrowed quota")
       ->capture_default_str();
-  cmd->add_option("--requeue-base", args->requeue_base, "first requeue backoff of a preempted job")
+  cmd->add_option("--requeue-base", args.requeue_base, "first requeue backoff of a preempted job")
       ->capture_default_str();
-  cmd->add_option("--requeue-max", args->requeue_max, "cap of the requeue backoff")
+  cmd->add_option("--requeue-max", args.requeue_max, "cap of the requeue backoff")
       ->capture_default_str();
-  cmd->add_option("--reservation", args->reservation,
+  cmd->add_option("--reservation", args.reservation,
                   "reserve real per-node capacity before dispatching a gang (false: estimate a "
                   "cluster's room "
                   "by summing its free resources, as a fleet without resource reservation does)")
       ->capture_default_str();
-  cmd->add_option("--webhook", args->webhook,
+  cmd->add_option("--webhook", args.webhook,
                   "URL that receives every alert (firing and resolved) unchanged, as JSON; retried "
                   "with backoff");
-  cmd->add_option("--support-webhook", args->support_webhook,
+  cmd->add_option("--support-webhook", args.support_webhook,
                   "URL that receives alerts with no remediation mapped (support)");
-  cmd->add_option("--region", args->region, "region part of ARNs")->capture_default_str();
-  cmd->add_option("--account", args->account, "account part of ARNs")->capture_default_str();
-  cmd->add_option("--auth-file", args->auth_file,
+  cmd->add_option("--region", args.region, "region part of ARNs")->capture_default_str();
+  cmd->add_option("--account", args.account, "account part of ARNs")->capture_default_str();
+}
+
+// The flags of authentication, TLS and the HTTP server's limits.
+void add_http_options(CLI::App* cmd, ServeArgs& args) {
+  cmd->add_option("--auth-file", args.auth_file,
                   "YAML file of tokens (SHA-256 hashes, subjects, roles); requests then need "
                   "Authorization: Bearer <token> (see gpufleet token create)");
-  cmd->add_flag("--insecure", args->insecure, "allow a non-loopback --listen without --auth-file");
-  cmd->add_option("--tls-cert", args->tls_cert,
+  cmd->add_flag("--insecure", args.insecure, "allow a non-loopback --listen without --auth-file");
+  cmd->add_option("--tls-cert", args.tls_cert,
                   "PEM certificate chain: serve HTTPS (with --tls-key)");
-  cmd->add_option("--tls-key", args->tls_key, "PEM private key for --tls-cert");
+  cmd->add_option("--tls-key", args.tls_key, "PEM private key for --tls-cert");
   cmd->add_option(
-      "--rate-limit", args->rate_limit,
+      "--rate-limit", args.rate_limit,
       "requests per second per identity, answered 429 beyond (0 = no limit; default 1000 with "
       "--auth-file, none without)");
-  cmd->add_option("--rate-burst", args->rate_burst,
+  cmd->add_option("--rate-burst", args.rate_burst,
                   "requests an identity may send at once above the rate")
       ->capture_default_str();
-  cmd->add_option("--header-timeout", args->header_timeout,
+  cmd->add_option("--header-timeout", args.header_timeout,
                   "close a connection whose request headers take longer than this")
       ->capture_default_str();
-  cmd->add_option("--idle-timeout", args->idle_timeout,
+  cmd->add_option("--idle-timeout", args.idle_timeout,
                   "close a keep-alive connection idle this long")
       ->capture_default_str();
-  cmd->add_option("--body-timeout", args->body_timeout,
+  cmd->add_option("--body-timeout", args.body_timeout,
                   "close a connection whose body takes longer than this")
       ->capture_default_str();
-  cmd->add_option("--max-connections", args->max_connections, "open connections at most")
+  cmd->add_option("--max-connections", args.max_connections, "open connections at most")
       ->capture_default_str();
-  cmd->add_option("--workers", args->workers, "threads that run request handlers")
+  cmd->add_option("--workers", args.workers, "threads that run request handlers")
       ->capture_default_str();
+}
+
+}  // namespace
+
+// --help lists the flags in the order they are added.
+void register_serve_command(CLI::App& app, CommandContext& ctx) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("serve", "run the control plane (API, controllers, journal)");
+  add_server_options(cmd, *args);
+  add_runtime_options(cmd, *args);
+  add_http_options(cmd, *args);
   cmd->add_flag(
       "--no-fsync", args->no_fsync,
       "do not fsync each batch (faster, loses the last batches on power loss; tests only)");

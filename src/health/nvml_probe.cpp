@@ -56,6 +56,21 @@ std::string dl_error_text() {
   return e != nullptr ? std::string(e) : std::string("unknown dlopen error");
 }
 
+// Records the outcome of one call in `r`: true when the value may be used.
+bool took(GpuReading& r, NvmlReturn rc, const char* name) {
+  if (rc == kNvmlSuccess) return true;
+  // NOT_SUPPORTED (3), FUNCTION_NOT_FOUND (13) or any other failure: the value is unusable.
+  if (rc == kNvmlErrorGpuIsLost) r.present = false;
+  r.unsupported.emplace_back(name);
+  return false;
+}
+
+// Records a function this driver's NVML lacks: never a value.
+bool missing(GpuReading& r, const char* name) {
+  r.unsupported.emplace_back(name);
+  return false;
+}
+
 }  // namespace
 
 struct NvmlProbe::Lib {
@@ -88,6 +103,18 @@ struct NvmlProbe::Lib {
                            : std::string("error");
     return fmt::format("{} ({})", text, rc);
   }
+
+  // The reading of GPU `index`: not present when NVML gives no handle for it. The readers below
+  // run in a fixed order, which is the order of `unsupported`.
+  GpuReading read_gpu(unsigned int index) const;
+  // PCI bus id and UUID.
+  void read_identity(NvmlDevice dev, GpuReading& r) const;
+  // Volatile uncorrectable ECC errors and row remapping.
+  void read_memory_errors(NvmlDevice dev, GpuReading& r) const;
+  // PCIe replay counter and the current link generation and width.
+  void read_pcie(NvmlDevice dev, GpuReading& r) const;
+  // Clock-event reasons and the GPU temperature.
+  void read_clocks_and_temperature(NvmlDevice dev, GpuReading& r) const;
 };
 
 NvmlProbe::NvmlProbe(std::string library) : library_(std::move(library)) {}
@@ -154,6 +181,84 @@ Status NvmlProbe::ensure_loaded() {
   return ok_status();
 }
 
+void NvmlProbe::Lib::read_identity(NvmlDevice dev, GpuReading& r) const {
+  NvmlPciInfo pci{};
+  if (pci_info == nullptr ? missing(r, "nvmlDeviceGetPciInfo_v3")
+                          : took(r, pci_info(dev, &pci), pci_info_name)) {
+    pci.bus_id[sizeof pci.bus_id - 1] = '\0';
+    if (auto norm = normalize_pci(pci.bus_id)) r.pci = *norm;
+  }
+  char buf[kNvmlUuidBufferSize + 1] = {};
+  if (uuid == nullptr ? missing(r, "nvmlDeviceGetUUID")
+                      : took(r, uuid(dev, buf, kNvmlUuidBufferSize), "nvmlDeviceGetUUID")) {
+    r.uuid = std::string(buf, strnlen(buf, kNvmlUuidBufferSize));
+  }
+}
+
+void NvmlProbe::Lib::read_memory_errors(NvmlDevice dev, GpuReading& r) const {
+  unsigned long long dbe = 0;
+  if (total_ecc == nullptr
+          ? missing(r, "nvmlDeviceGetTotalEccErrors")
+          : took(r, total_ecc(dev, kNvmlMemoryErrorTypeUncorrected, kNvmlVolatileEcc, &dbe),
+                 "nvmlDeviceGetTotalEccErrors")) {
+    r.ecc_dbe_volatile = dbe;
+  }
+  unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
+  if (remapped_rows == nullptr ? missing(r, "nvmlDeviceGetRemappedRows")
+                               : took(r, remapped_rows(dev, &corr, &unc, &pending, &failure),
+                                      "nvmlDeviceGetRemappedRows")) {
+    r.row_remap_pending = pending != 0;
+    r.row_remap_failure = failure != 0;
+  }
+}
+
+void NvmlProbe::Lib::read_pcie(NvmlDevice dev, GpuReading& r) const {
+  unsigned int value = 0;
+  if (replay == nullptr ? missing(r, "nvmlDeviceGetPcieReplayCounter")
+                        : took(r, replay(dev, &value), "nvmlDeviceGetPcieReplayCounter")) {
+    r.pcie_replay_counter = value;
+  }
+  value = 0;
+  if (link_gen == nullptr ? missing(r, "nvmlDeviceGetCurrPcieLinkGeneration")
+                          : took(r, link_gen(dev, &value), "nvmlDeviceGetCurrPcieLinkGeneration")) {
+    r.pcie_link_gen = static_cast<int32_t>(value);
+  }
+  value = 0;
+  if (link_width == nullptr ? missing(r, "nvmlDeviceGetCurrPcieLinkWidth")
+                            : took(r, link_width(dev, &value), "nvmlDeviceGetCurrPcieLinkWidth")) {
+    r.pcie_link_width = static_cast<int32_t>(value);
+  }
+}
+
+void NvmlProbe::Lib::read_clocks_and_temperature(NvmlDevice dev, GpuReading& r) const {
+  unsigned long long bits = 0;
+  if (reasons == nullptr ? missing(r, "nvmlDeviceGetCurrentClocksEventReasons")
+                         : took(r, reasons(dev, &bits), "nvmlDeviceGetCurrentClocksEventReasons")) {
+    r.clocks_event_reasons = bits;
+  }
+  unsigned int value = 0;
+  if (temperature == nullptr
+          ? missing(r, "nvmlDeviceGetTemperature")
+          : took(r, temperature(dev, kNvmlTemperatureGpu, &value), "nvmlDeviceGetTemperature")) {
+    r.temperature_c = static_cast<int32_t>(value);
+  }
+}
+
+GpuReading NvmlProbe::Lib::read_gpu(unsigned int index) const {
+  GpuReading r;
+  r.index = static_cast<int32_t>(index);
+  NvmlDevice dev = nullptr;
+  if (handle_by_index(index, &dev) != kNvmlSuccess || dev == nullptr) {
+    r.present = false;
+    return r;
+  }
+  read_identity(dev, r);
+  read_memory_errors(dev, r);
+  read_pcie(dev, r);
+  read_clocks_and_temperature(dev, r);
+  return r;
+}
+
 Result<std::vector<GpuReading>> NvmlProbe::read() {
   GF_RETURN_IF_ERROR(ensure_loaded());
   Lib& lib = *lib_;
@@ -163,84 +268,7 @@ Result<std::vector<GpuReading>> NvmlProbe::read() {
   }
   std::vector<GpuReading> out;
   out.reserve(count);
-  for (unsigned int i = 0; i < count; ++i) {
-    GpuReading r;
-    r.index = static_cast<int32_t>(i);
-    NvmlDevice dev = nullptr;
-    if (lib.handle_by_index(i, &dev) != kNvmlSuccess || dev == nullptr) {
-      r.present = false;
-      out.push_back(std::move(r));
-      continue;
-    }
-    // Records the outcome of one call: true when the value may be used.
-    auto took = [&r](NvmlReturn rc, const char* name) {
-      if (rc == kNvmlSuccess) return true;
-      // NOT_SUPPORTED (3), FUNCTION_NOT_FOUND (13) or any other failure: the value is unusable.
-      if (rc == kNvmlErrorGpuIsLost) r.present = false;
-      r.unsupported.emplace_back(name);
-      return false;
-    };
-    auto missing = [&r](const char* name) {
-      r.unsupported.emplace_back(name);
-      return false;
-    };
-
-    NvmlPciInfo pci{};
-    if (lib.pci_info == nullptr ? missing("nvmlDeviceGetPciInfo_v3")
-                                : took(lib.pci_info(dev, &pci), lib.pci_info_name)) {
-      pci.bus_id[sizeof pci.bus_id - 1] = '\0';
-      if (auto norm = normalize_pci(pci.bus_id)) r.pci = *norm;
-    }
-    char uuid[kNvmlUuidBufferSize + 1] = {};
-    if (lib.uuid == nullptr ? missing("nvmlDeviceGetUUID")
-                            : took(lib.uuid(dev, uuid, kNvmlUuidBufferSize), "nvmlDeviceGetUUID")) {
-      r.uuid = std::string(uuid, strnlen(uuid, kNvmlUuidBufferSize));
-    }
-    unsigned long long dbe = 0;
-    if (lib.total_ecc == nullptr
-            ? missing("nvmlDeviceGetTotalEccErrors")
-            : took(lib.total_ecc(dev, kNvmlMemoryErrorTypeUncorrected, kNvmlVolatileEcc, &dbe),
-                   "nvmlDeviceGetTotalEccErrors")) {
-      r.ecc_dbe_volatile = dbe;
-    }
-    unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
-    if (lib.remapped_rows == nullptr ? missing("nvmlDeviceGetRemappedRows")
-                                     : took(lib.remapped_rows(dev, &corr, &unc, &pending, &failure),
-                                            "nvmlDeviceGetRemappedRows")) {
-      r.row_remap_pending = pending != 0;
-      r.row_remap_failure = failure != 0;
-    }
-    unsigned int value = 0;
-    if (lib.replay == nullptr ? missing("nvmlDeviceGetPcieReplayCounter")
-                              : took(lib.replay(dev, &value), "nvmlDeviceGetPcieReplayCounter")) {
-      r.pcie_replay_counter = value;
-    }
-    value = 0;
-    if (lib.link_gen == nullptr
-            ? missing("nvmlDeviceGetCurrPcieLinkGeneration")
-            : took(lib.link_gen(dev, &value), "nvmlDeviceGetCurrPcieLinkGeneration")) {
-      r.pcie_link_gen = static_cast<int32_t>(value);
-    }
-    value = 0;
-    if (lib.link_width == nullptr
-            ? missing("nvmlDeviceGetCurrPcieLinkWidth")
-            : took(lib.link_width(dev, &value), "nvmlDeviceGetCurrPcieLinkWidth")) {
-      r.pcie_link_width = static_cast<int32_t>(value);
-    }
-    unsigned long long reasons = 0;
-    if (lib.reasons == nullptr
-            ? missing("nvmlDeviceGetCurrentClocksEventReasons")
-            : took(lib.reasons(dev, &reasons), "nvmlDeviceGetCurrentClocksEventReasons")) {
-      r.clocks_event_reasons = reasons;
-    }
-    value = 0;
-    if (lib.temperature == nullptr
-            ? missing("nvmlDeviceGetTemperature")
-            : took(lib.temperature(dev, kNvmlTemperatureGpu, &value), "nvmlDeviceGetTemperature")) {
-      r.temperature_c = static_cast<int32_t>(value);
-    }
-    out.push_back(std::move(r));
-  }
+  for (unsigned int i = 0; i < count; ++i) out.push_back(lib.read_gpu(i));
   return out;
 }
 

@@ -139,7 +139,10 @@ std::string_view workload_state(const Job& job) {
   return "Created";
 }
 
-Json Job::to_json() const {
+namespace {
+
+// The pod sets, each role with its count, requests and instance type.
+Json pod_sets_json(const std::vector<JobPodSet>& pod_sets) {
   Json pods = Json::array();
   for (const JobPodSet& p : pod_sets) {
     pods.push_back({{"role", p.role},
@@ -148,18 +151,33 @@ Json Job::to_json() const {
                     {"instance_type", p.instance_type},
                     {"whole_node", p.whole_node}});
   }
+  return pods;
+}
+
+// The recent preemptions, with who preempted the job and by which rule.
+Json preemptions_json(const std::vector<JobPreemption>& preemptions) {
   Json pre = Json::array();
-  for (const JobPreemption& p : recent_preemptions) {
+  for (const JobPreemption& p : preemptions) {
     pre.push_back({{"time_us", to_micros(p.time)},
                    {"by", p.by},
                    {"rule", p.rule},
                    {"message", p.message},
                    {"terminated", p.terminated}});
   }
+  return pre;
+}
+
+// The history lines kept (the newest kMaxHistory).
+Json history_json(const std::vector<JobEvent>& history) {
   Json hist = Json::array();
   for (const JobEvent& e : history) {
     hist.push_back({{"time_us", to_micros(e.time)}, {"reason", e.reason}, {"message", e.message}});
   }
+  return hist;
+}
+
+// Every stretch the job ran, with its price, for billing.
+Json runs_json(const std::vector<JobRun>& runs) {
   Json run_list = Json::array();
   for (const JobRun& r : runs) {
     run_list.push_back({{"start_us", to_micros(r.start)},
@@ -168,8 +186,80 @@ Json Job::to_json() const {
                         {"micros_per_hour", r.micros_per_hour},
                         {"pods", r.pods}});
   }
+  return run_list;
+}
+
+// The readers below throw Json::exception on a missing or mistyped field, as Job::from_json's
+// own reads do: its handler turns that into the error.
+
+// What the job asked for: names, queues, priority, pod sets, duration and the request itself.
+void read_job_spec(const Json& j, Job& job) {
+  job.id = j.at("id").get<std::string>();
+  job.key = j.at("key").get<uint64_t>();
+  job.submit_seq = j.value("submit_seq", uint64_t{0});
+  job.name = j.at("name").get<std::string>();
+  job.kind = j.at("kind").get<std::string>();
+  job.job_queue = j.at("job_queue").get<std::string>();
+  job.quota_share = j.at("quota_share").get<std::string>();
+  job.ns = j.at("namespace").get<std::string>();
+  job.local_queue = j.at("local_queue").get<std::string>();
+  job.priority = j.at("priority").get<int32_t>();
+  if (!j.at("max_preemptions").is_null())
+    job.max_preemptions = j.at("max_preemptions").get<int32_t>();
+  for (const Json& p : j.at("pod_sets")) {
+    job.pod_sets.push_back(JobPodSet{p.at("role").get<std::string>(), p.at("count").get<int32_t>(),
+                                     p.at("requests"), p.at("instance_type").get<std::string>(),
+                                     p.at("whole_node").get<bool>()});
+  }
+  job.clusters = j.at("clusters").get<std::vector<std::string>>();
+  if (!j.at("duration_us").is_null()) job.duration = Duration(j.at("duration_us").get<int64_t>());
+  job.request = j.at("request");
+}
+
+// The fields after the status: times, preemptions, admission and placement.
+void read_job_progress(const Json& j, Job& job) {
+  job.status_reason = j.at("status_reason").get<std::string>();
+  job.created_at = from_micros(j.at("created_us").get<int64_t>());
+  job.started_at = read_opt_time(j, "started_us");
+  job.stopped_at = read_opt_time(j, "stopped_us");
+  job.preempted_count = j.at("preempted_count").get<int32_t>();
+  for (const Json& p : j.at("recent_preemptions")) {
+    job.recent_preemptions.push_back(
+        JobPreemption{from_micros(p.at("time_us").get<int64_t>()), p.at("by").get<std::string>(),
+                      p.at("rule").get<std::string>(), p.at("message").get<std::string>(),
+                      p.at("terminated").get<bool>()});
+  }
+  job.requeue_at = read_opt_time(j, "requeue_us");
+  job.admitted = j.at("admitted").get<bool>();
+  job.alternative = j.at("alternative").get<int32_t>();
+  job.admitted_at = read_opt_time(j, "admitted_us");
+  job.cluster = j.at("cluster").get<std::string>();
+  job.pod_nodes = j.at("pod_nodes").get<std::vector<std::string>>();
+}
+
+// The runs (optional in a record) and the history lines.
+void read_job_runs_and_history(const Json& j, Job& job) {
+  if (j.contains("runs")) {
+    for (const Json& r : j.at("runs")) {
+      job.runs.push_back(JobRun{from_micros(r.at("start_us").get<int64_t>()),
+                                read_opt_time(r, "end_us"), r.at("cluster").get<std::string>(),
+                                r.at("micros_per_hour").get<int64_t>(),
+                                r.at("pods").get<int32_t>()});
+    }
+  }
+  job.history_count = j.value("history_count", uint64_t{0});
+  for (const Json& e : j.at("history")) {
+    job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()),
+                                   e.at("reason").get<std::string>(),
+                                   e.at("message").get<std::string>()});
+  }
+}
+
+}  // namespace
+
+Json Job::to_json() const {
   Json out{{"id", id},
-           {"runs", std::move(run_list)},
+           {"runs", runs_json(runs)},
            {"key", key},
            {"submit_seq", submit_seq},
            {"name", name},
@@ -180,7 +270,7 @@ Json Job::to_json() const {
            {"local_queue", local_queue},
            {"priority", priority},
            {"max_preemptions", max_preemptions ? Json(*max_preemptions) : Json(nullptr)},
-           {"pod_sets", std::move(pods)},
+           {"pod_sets", pod_sets_json(pod_sets)},
            {"clusters", clusters},
            {"duration_us", duration ? Json(duration->count()) : Json(nullptr)},
            {"request", request},
@@ -190,14 +280,14 @@ Json Job::to_json() const {
            {"started_us", opt_time(started_at)},
            {"stopped_us", opt_time(stopped_at)},
            {"preempted_count", preempted_count},
-           {"recent_preemptions", std::move(pre)},
+           {"recent_preemptions", preemptions_json(recent_preemptions)},
            {"requeue_us", opt_time(requeue_at)},
            {"admitted", admitted},
            {"alternative", alternative},
            {"admitted_us", opt_time(admitted_at)},
            {"cluster", cluster},
            {"pod_nodes", pod_nodes},
-           {"history", std::move(hist)},
+           {"history", history_json(history)},
            {"history_count", history_count},
            {"dispatch", dispatch ? dispatch->to_json() : Json(nullptr)}};
   // Absent rather than null: states without a waiting job keep the hash they had before.
@@ -208,60 +298,12 @@ Json Job::to_json() const {
 Result<Job> Job::from_json(const Json& j) {
   try {
     Job job;
-    job.id = j.at("id").get<std::string>();
-    job.key = j.at("key").get<uint64_t>();
-    job.submit_seq = j.value("submit_seq", uint64_t{0});
-    job.name = j.at("name").get<std::string>();
-    job.kind = j.at("kind").get<std::string>();
-    job.job_queue = j.at("job_queue").get<std::string>();
-    job.quota_share = j.at("quota_share").get<std::string>();
-    job.ns = j.at("namespace").get<std::string>();
-    job.local_queue = j.at("local_queue").get<std::string>();
-    job.priority = j.at("priority").get<int32_t>();
-    if (!j.at("max_preemptions").is_null())
-      job.max_preemptions = j.at("max_preemptions").get<int32_t>();
-    for (const Json& p : j.at("pod_sets")) {
-      job.pod_sets.push_back(
-          JobPodSet{p.at("role").get<std::string>(), p.at("count").get<int32_t>(), p.at("requests"),
-                    p.at("instance_type").get<std::string>(), p.at("whole_node").get<bool>()});
-    }
-    job.clusters = j.at("clusters").get<std::vector<std::string>>();
-    if (!j.at("duration_us").is_null()) job.duration = Duration(j.at("duration_us").get<int64_t>());
-    job.request = j.at("request");
+    read_job_spec(j, job);
     auto st = parse_job_status(j.at("status").get<std::string>());
     if (!st) return validation_error("job " + job.id + ": unknown status");
     job.status = *st;
-    job.status_reason = j.at("status_reason").get<std::string>();
-    job.created_at = from_micros(j.at("created_us").get<int64_t>());
-    job.started_at = read_opt_time(j, "started_us");
-    job.stopped_at = read_opt_time(j, "stopped_us");
-    job.preempted_count = j.at("preempted_count").get<int32_t>();
-    for (const Json& p : j.at("recent_preemptions")) {
-      job.recent_preemptions.push_back(
-          JobPreemption{from_micros(p.at("time_us").get<int64_t>()), p.at("by").get<std::string>(),
-                        p.at("rule").get<std::string>(), p.at("message").get<std::string>(),
-                        p.at("terminated").get<bool>()});
-    }
-    job.requeue_at = read_opt_time(j, "requeue_us");
-    job.admitted = j.at("admitted").get<bool>();
-    job.alternative = j.at("alternative").get<int32_t>();
-    job.admitted_at = read_opt_time(j, "admitted_us");
-    job.cluster = j.at("cluster").get<std::string>();
-    job.pod_nodes = j.at("pod_nodes").get<std::vector<std::string>>();
-    if (j.contains("runs")) {
-      for (const Json& r : j.at("runs")) {
-        job.runs.push_back(JobRun{from_micros(r.at("start_us").get<int64_t>()),
-                                  read_opt_time(r, "end_us"), r.at("cluster").get<std::string>(),
-                                  r.at("micros_per_hour").get<int64_t>(),
-                                  r.at("pods").get<int32_t>()});
-      }
-    }
-    job.history_count = j.value("history_count", uint64_t{0});
-    for (const Json& e : j.at("history")) {
-      job.history.push_back(JobEvent{from_micros(e.at("time_us").get<int64_t>()),
-                                     e.at("reason").get<std::string>(),
-                                     e.at("message").get<std::string>()});
-    }
+    read_job_progress(j, job);
+    read_job_runs_and_history(j, job);
     if (j.contains("dispatch") && !j.at("dispatch").is_null()) {
       GF_ASSIGN_OR_RETURN(Dispatch d, Dispatch::from_json(j.at("dispatch")));
       job.dispatch = std::move(d);

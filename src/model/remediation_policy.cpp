@@ -70,48 +70,54 @@ bool valid_fault_pattern(std::string_view p) {
   });
 }
 
-}  // namespace
+// One entry of Rules: a fault pattern, a policy action (never delete) and auto/manual approval.
+Result<Rule> parse_rule(const Json& j, const std::string& path) {
+  ObjectReader rr(j, path);
+  if (!rr.ok()) return rr.status();
+  Rule rule;
+  rule.fault = rr.required_string("Fault");
+  rule.node_pool = rr.optional_string("NodePool").value_or("");
+  const std::string action = rr.required_string("Action");
+  const std::string approval = rr.optional_string("Approval").value_or("auto");
+  if (rr.ok() && !valid_fault_pattern(rule.fault)) {
+    rr.fail("Fault", "'" + rule.fault +
+                         "' is not a fault pattern (xid:119, xid:*, a detector name such as "
+                         "dcgm-row-remap, or *)");
+  }
+  if (std::optional<Action> a = parse_action(action); rr.ok() && !a) {
+    rr.fail("Action", "must be one of none, reboot, reprovision, migrate; got '" + action + "'");
+  } else if (a && *a == Action::kDelete) {
+    rr.fail("Action",
+            "delete sends a node to repair and is done only by a person, never by a policy");
+  } else if (a) {
+    rule.action = *a;
+  }
+  if (approval == "auto") {
+    rule.approval = Approval::kAuto;
+  } else if (approval == "manual") {
+    rule.approval = Approval::kManual;
+  } else if (rr.ok()) {
+    rr.fail("Approval", "must be auto or manual; got '" + approval + "'");
+  }
+  refuse_unknown(rr);
+  if (!rr.ok()) return rr.status();
+  return rule;
+}
 
-Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
-  Policy p;
-  ObjectReader r(j, path);
-  if (!r.ok()) return r.status();
+// Rules, in order: the first bad rule is the error.
+Status parse_rules(ObjectReader& r, Policy& p) {
   if (const Json* rules = r.optional_array("Rules")) {
     for (size_t i = 0; i < rules->size(); ++i) {
-      const std::string rp = r.field_path(fmt::format("Rules[{}]", i));
-      ObjectReader rr((*rules)[i], rp);
-      if (!rr.ok()) return rr.status();
-      Rule rule;
-      rule.fault = rr.required_string("Fault");
-      rule.node_pool = rr.optional_string("NodePool").value_or("");
-      const std::string action = rr.required_string("Action");
-      const std::string approval = rr.optional_string("Approval").value_or("auto");
-      if (rr.ok() && !valid_fault_pattern(rule.fault)) {
-        rr.fail("Fault", "'" + rule.fault +
-                             "' is not a fault pattern (xid:119, xid:*, a detector name such as "
-                             "dcgm-row-remap, or *)");
-      }
-      if (std::optional<Action> a = parse_action(action); rr.ok() && !a) {
-        rr.fail("Action",
-                "must be one of none, reboot, reprovision, migrate; got '" + action + "'");
-      } else if (a && *a == Action::kDelete) {
-        rr.fail("Action",
-                "delete sends a node to repair and is done only by a person, never by a policy");
-      } else if (a) {
-        rule.action = *a;
-      }
-      if (approval == "auto") {
-        rule.approval = Approval::kAuto;
-      } else if (approval == "manual") {
-        rule.approval = Approval::kManual;
-      } else if (rr.ok()) {
-        rr.fail("Approval", "must be auto or manual; got '" + approval + "'");
-      }
-      refuse_unknown(rr);
-      if (!rr.ok()) return rr.status();
+      GF_ASSIGN_OR_RETURN(Rule rule,
+                          parse_rule((*rules)[i], r.field_path(fmt::format("Rules[{}]", i))));
       p.rules.push_back(std::move(rule));
     }
   }
+  return ok_status();
+}
+
+// WaitForIdle: a MaxWait up to the 24h cap, or Never: true, not both.
+Status parse_wait_for_idle(ObjectReader& r, Policy& p) {
   if (const Json* w = r.optional_object("WaitForIdle")) {
     ObjectReader wr(*w, r.field_path("WaitForIdle"));
     const bool never = wr.optional_bool("Never").value_or(false);
@@ -130,6 +136,11 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
       p.max_wait = *max;
     }
   }
+  return ok_status();
+}
+
+// AlertPersistence: one duration for every detector, or a map of detector name (or *) to one.
+Status parse_alert_persistence(ObjectReader& r, Policy& p) {
   if (const Json* ap = r.optional_value("AlertPersistence")) {
     if (ap->is_object()) {
       ObjectReader ar(*ap, r.field_path("AlertPersistence"));
@@ -146,7 +157,12 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
       p.persistence["*"] = *d;
     }
   }
-  if (std::optional<Duration> d = read_duration(r, "Cooldown")) p.cooldown = *d;
+  return ok_status();
+}
+
+// MaxConcurrent: a count of at least 1 or a percent from 1% to 100%. A bad value fails `r`, like
+// Cooldown's, rather than returning: the later reads of `r` become no-ops.
+void parse_max_concurrent(ObjectReader& r, Policy& p) {
   if (const Json* mc = r.optional_value("MaxConcurrent")) {
     if (mc->is_number_integer() && mc->get<int64_t>() >= 1) {
       p.max_concurrent_count = mc->get<int64_t>();
@@ -166,6 +182,10 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
       r.fail("MaxConcurrent", "must be a count of at least 1 or a percent such as \"5%\"");
     }
   }
+}
+
+// CircuitBreaker: MaxAuto of at least 1 and a Window longer than zero.
+Status parse_circuit_breaker(ObjectReader& r, Policy& p) {
   if (const Json* cb = r.optional_object("CircuitBreaker")) {
     ObjectReader cr(*cb, r.field_path("CircuitBreaker"));
     if (std::optional<int64_t> n = cr.optional_int("MaxAuto")) {
@@ -182,6 +202,21 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
     refuse_unknown(cr);
     if (!cr.ok()) return cr.status();
   }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
+  Policy p;
+  ObjectReader r(j, path);
+  if (!r.ok()) return r.status();
+  GF_RETURN_IF_ERROR(parse_rules(r, p));
+  GF_RETURN_IF_ERROR(parse_wait_for_idle(r, p));
+  GF_RETURN_IF_ERROR(parse_alert_persistence(r, p));
+  if (std::optional<Duration> d = read_duration(r, "Cooldown")) p.cooldown = *d;
+  parse_max_concurrent(r, p);
+  GF_RETURN_IF_ERROR(parse_circuit_breaker(r, p));
   if (std::optional<Duration> d = read_duration(r, "EscalationWindow")) p.escalation_window = *d;
   if (std::optional<Duration> d = read_duration(r, "MigrationEvidenceWindow"))
     p.migration_evidence_window = *d;

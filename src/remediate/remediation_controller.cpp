@@ -219,19 +219,24 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
   }
 }
 
-void RemediationController::progress(const FleetState& state, Time now, ControllerDecision& d) {
-  const HealthState& h = state.view().health_state();
+// What progress()'s safety gates count across every remediation.
+struct RemediationController::Gates {
   std::map<std::string, int64_t> in_flight_cluster;
   std::set<std::string> busy_pool;  // "<cluster>/<group>"
   std::map<std::string, Time> node_cooldown;
+};
+
+void RemediationController::progress(const FleetState& state, Time now, ControllerDecision& d) {
+  const HealthState& h = state.view().health_state();
+  Gates gates;
   for (const auto& [id, r] : h.remediations) {
     if (remediate::in_flight(r.status)) {
-      in_flight_cluster[r.cluster] += 1;
-      busy_pool.insert(r.cluster + "/" + r.group);
+      gates.in_flight_cluster[r.cluster] += 1;
+      gates.busy_pool.insert(r.cluster + "/" + r.group);
     }
     if (r.completed_at && r.acted_at) {
       const Time until = *r.completed_at + h.policy(r.cluster).cooldown;
-      Time& t = node_cooldown[r.node];
+      Time& t = gates.node_cooldown[r.node];
       t = std::max(t, until);
     }
   }
@@ -243,151 +248,169 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
       auto it = cluster->nodes.find(r.node);
       if (it != cluster->nodes.end() && it->second.is_live()) node = &it->second;
     }
-    const bool started = remediate::in_flight(r.status);
-    if (!node && r.status != RStatus::kExecuting && r.status != RStatus::kRejoining) {
-      d.events.push_back(update_event(r, RStatus::kCancelled, "node " + r.node + " is gone"));
-      continue;
-    }
-    // A proposal whose alert clears before the node is drained is cancelled (docs/remediation.md).
-    if (r.status == RStatus::kProposed || r.status == RStatus::kApproved ||
-        r.status == RStatus::kWaitingForIdle) {
-      std::string cleared;
-      bool any_active = false;
-      for (const std::string& aid : r.evidence) {
-        const AlertRecord* a = h.find_alert(aid);
-        if (a && a->active()) any_active = true;
-        if (a && !a->active() && cleared.empty()) cleared = aid + " (" + a->fault + ") " + a->state;
-      }
-      if (!r.evidence.empty() && !any_active) {
-        d.events.push_back(update_event(r, RStatus::kCancelled,
-                                        "alert " + cleared + " before the remediation " +
-                                            (started ? "drained the node" : "started") +
-                                            "; nothing to do"));
-        continue;
-      }
-    }
-    const remediate::Policy& policy = h.policy(r.cluster);
-    // `r` through an init-capture: clang before 16 cannot capture a structured binding.
-    auto waiting = [&, &r = r](const std::string& why, std::optional<Time> until) {
-      if (r.reason != why) d.events.push_back(update_event(r, r.status, why));
-      if (until) wake(d, *until);
-    };
+    if (cancel_if_moot(h, r, node, d)) continue;
     switch (r.status) {
       case RStatus::kProposed:
         break;  // a person approves or rejects
-      case RStatus::kApproved: {
-        if (auto it = node_cooldown.find(r.node); it != node_cooldown.end() && it->second > now) {
-          waiting(
-              "cooldown: the node was remediated recently; starts at " + format_iso8601(it->second),
-              it->second);
-          break;
-        }
-        if (r.auto_approved) {
-          auto b = h.breakers.find(r.cluster);
-          if (b != h.breakers.end() && b->second.open) {
-            waiting("circuit breaker open: automatic remediation halted until a person resets it",
-                    std::nullopt);
-            break;
-          }
-        }
-        const std::string pool = r.cluster + "/" + r.group;
-        if (busy_pool.contains(pool)) {
-          waiting("another remediation is in flight in node pool " + r.group +
-                      " (one per pool at a time)",
-                  std::nullopt);
-          break;
-        }
-        int64_t nodes = 0;
-        for (const auto& [nid, n] : cluster->nodes) nodes += n.is_live() ? 1 : 0;
-        const int64_t cap = policy.max_concurrent(nodes);
-        if (in_flight_cluster[r.cluster] >= cap) {
-          waiting(fmt::format("concurrency cap reached: {} remediation(s) in flight in {}", cap,
-                              r.cluster),
-                  std::nullopt);
-          break;
-        }
-        if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) && capacity_) {
-          if (std::optional<std::string> why = capacity_(node->instance_type)) {
-            waiting("waiting for a spare " + node->instance_type + " for " +
-                        std::string(to_string(r.effective)) + ": " + *why,
-                    now + minutes(5));
-            break;
-          }
-        }
-        health_events::RemediationUpdated u =
-            updated(r, RStatus::kWaitingForIdle,
-                    "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" +
-                        (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
-                                         : std::string(" (never interrupts running jobs)")));
-        if (policy.max_wait) u.idle_deadline = now + *policy.max_wait;
-        d.events.push_back(to_event(u));
-        in_flight_cluster[r.cluster] += 1;
-        busy_pool.insert(pool);
+      case RStatus::kApproved:
+        start_if_allowed(h, r, *cluster, *node, gates, now, d);
         break;
-      }
-      case RStatus::kWaitingForIdle: {
-        const size_t jobs = jobs_on_node_(state, r.cluster, r.node);
-        if (jobs == 0) {
-          d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
-        } else if (r.idle_deadline && *r.idle_deadline <= now) {
-          d.events.push_back(update_event(r, RStatus::kDraining,
-                                          fmt::format("max wait reached; evicting {} job(s) "
-                                                      "(their gangs restart elsewhere)",
-                                                      jobs)));
-        } else if (r.idle_deadline) {
-          wake(d, *r.idle_deadline);
-        }
+      case RStatus::kWaitingForIdle:
+        wait_for_idle(state, r, now, d);
         break;
-      }
-      case RStatus::kDraining: {
+      case RStatus::kDraining:
         if (jobs_on_node_(state, r.cluster, r.node) != 0) break;  // interrupts not recorded yet
         d.events.push_back(
             update_event(r, RStatus::kExecuting,
                          std::string(to_string(r.effective)) + " requested from the cloud driver"));
         break;
-      }
-      case RStatus::kExecuting: {
-        if (acting_.contains(r.id) || !node) break;
-        acting_.insert(r.id);
-        Intent in;
-        in.driver = kCloudDriver;
-        in.kind = kRemediateIntent;
-        in.payload = {{"Cluster", r.cluster},
-                      {"InstanceId", r.node},
-                      {"InstanceType", node->instance_type},
-                      {"Action", to_string(r.effective)},
-                      {"RemediationId", r.id},
-                      {"Host", r.host}};
-        d.intents.push_back(std::move(in));
+      case RStatus::kExecuting:
+        if (node != nullptr) request_action(r, *node, d);
         break;
-      }
-      case RStatus::kRejoining: {
-        if (!r.acted_at) break;
-        const Time check = *r.acted_at + options_.rejoin_check;
-        if (now < check) {
-          wake(d, check);
-          break;
-        }
-        std::string failing;
-        for (const auto& [key, aid] : h.open_alerts) {
-          const AlertRecord& a = h.alerts.at(aid);
-          if (a.node == r.node && !a.support && a.action != "none" && failing.empty())
-            failing = a.id + " (" + a.fault + ")";
-        }
-        if (failing.empty()) {
-          d.events.push_back(update_event(
-              r, RStatus::kSucceeded, "health checks passed; node uncordoned and back in service"));
-        } else {
-          d.events.push_back(update_event(r, RStatus::kFailed,
-                                          "health checks still failing after " +
-                                              std::string(to_string(r.effective)) + ": " + failing +
-                                              "; node stays cordoned"));
-        }
+      case RStatus::kRejoining:
+        check_rejoin(h, r, now, d);
         break;
-      }
       default:
         break;
     }
+  }
+}
+
+bool RemediationController::cancel_if_moot(const HealthState& h, const Remediation& r,
+                                           const Node* node, ControllerDecision& d) {
+  const bool started = remediate::in_flight(r.status);
+  if (!node && r.status != RStatus::kExecuting && r.status != RStatus::kRejoining) {
+    d.events.push_back(update_event(r, RStatus::kCancelled, "node " + r.node + " is gone"));
+    return true;
+  }
+  // A proposal whose alert clears before the node is drained is cancelled (docs/remediation.md).
+  if (r.status != RStatus::kProposed && r.status != RStatus::kApproved &&
+      r.status != RStatus::kWaitingForIdle) {
+    return false;
+  }
+  std::string cleared;
+  bool any_active = false;
+  for (const std::string& aid : r.evidence) {
+    const AlertRecord* a = h.find_alert(aid);
+    if (a && a->active()) any_active = true;
+    if (a && !a->active() && cleared.empty()) cleared = aid + " (" + a->fault + ") " + a->state;
+  }
+  if (r.evidence.empty() || any_active) return false;
+  d.events.push_back(update_event(r, RStatus::kCancelled,
+                                  fmt::format("alert {} before the remediation {}; nothing to do",
+                                              cleared, started ? "drained the node" : "started")));
+  return true;
+}
+
+void RemediationController::start_if_allowed(const HealthState& h, const Remediation& r,
+                                             const Cluster& cluster, const Node& node, Gates& gates,
+                                             Time now, ControllerDecision& d) {
+  auto waiting = [&](const std::string& why, std::optional<Time> until) {
+    if (r.reason != why) d.events.push_back(update_event(r, r.status, why));
+    if (until) wake(d, *until);
+  };
+  if (auto it = gates.node_cooldown.find(r.node);
+      it != gates.node_cooldown.end() && it->second > now) {
+    waiting("cooldown: the node was remediated recently; starts at " + format_iso8601(it->second),
+            it->second);
+    return;
+  }
+  if (r.auto_approved) {
+    auto b = h.breakers.find(r.cluster);
+    if (b != h.breakers.end() && b->second.open) {
+      waiting("circuit breaker open: automatic remediation halted until a person resets it",
+              std::nullopt);
+      return;
+    }
+  }
+  const std::string pool = r.cluster + "/" + r.group;
+  if (gates.busy_pool.contains(pool)) {
+    waiting(
+        "another remediation is in flight in node pool " + r.group + " (one per pool at a time)",
+        std::nullopt);
+    return;
+  }
+  const remediate::Policy& policy = h.policy(r.cluster);
+  int64_t nodes = 0;
+  for (const auto& [nid, n] : cluster.nodes) nodes += n.is_live() ? 1 : 0;
+  const int64_t cap = policy.max_concurrent(nodes);
+  if (gates.in_flight_cluster[r.cluster] >= cap) {
+    waiting(
+        fmt::format("concurrency cap reached: {} remediation(s) in flight in {}", cap, r.cluster),
+        std::nullopt);
+    return;
+  }
+  if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) && capacity_) {
+    if (std::optional<std::string> why = capacity_(node.instance_type)) {
+      waiting(fmt::format("waiting for a spare {} for {}: {}", node.instance_type,
+                          to_string(r.effective), *why),
+              now + minutes(5));
+      return;
+    }
+  }
+  health_events::RemediationUpdated u =
+      updated(r, RStatus::kWaitingForIdle,
+              "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" +
+                  (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
+                                   : std::string(" (never interrupts running jobs)")));
+  if (policy.max_wait) u.idle_deadline = now + *policy.max_wait;
+  d.events.push_back(to_event(u));
+  gates.in_flight_cluster[r.cluster] += 1;
+  gates.busy_pool.insert(pool);
+}
+
+void RemediationController::wait_for_idle(const FleetState& state, const Remediation& r, Time now,
+                                          ControllerDecision& d) {
+  const size_t jobs = jobs_on_node_(state, r.cluster, r.node);
+  if (jobs == 0) {
+    d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
+  } else if (r.idle_deadline && *r.idle_deadline <= now) {
+    d.events.push_back(update_event(
+        r, RStatus::kDraining,
+        fmt::format("max wait reached; evicting {} job(s) (their gangs restart elsewhere)", jobs)));
+  } else if (r.idle_deadline) {
+    wake(d, *r.idle_deadline);
+  }
+}
+
+void RemediationController::request_action(const Remediation& r, const Node& node,
+                                           ControllerDecision& d) {
+  if (acting_.contains(r.id)) return;
+  acting_.insert(r.id);
+  Intent in;
+  in.driver = kCloudDriver;
+  in.kind = kRemediateIntent;
+  in.payload = {{"Cluster", r.cluster},
+                {"InstanceId", r.node},
+                {"InstanceType", node.instance_type},
+                {"Action", to_string(r.effective)},
+                {"RemediationId", r.id},
+                {"Host", r.host}};
+  d.intents.push_back(std::move(in));
+}
+
+void RemediationController::check_rejoin(const HealthState& h, const Remediation& r, Time now,
+                                         ControllerDecision& d) {
+  if (!r.acted_at) return;
+  const Time check = *r.acted_at + options_.rejoin_check;
+  if (now < check) {
+    wake(d, check);
+    return;
+  }
+  std::string failing;
+  for (const auto& [key, aid] : h.open_alerts) {
+    const AlertRecord& a = h.alerts.at(aid);
+    if (a.node == r.node && !a.support && a.action != "none" && failing.empty())
+      failing = a.id + " (" + a.fault + ")";
+  }
+  if (failing.empty()) {
+    d.events.push_back(update_event(r, RStatus::kSucceeded,
+                                    "health checks passed; node uncordoned and back in service"));
+  } else {
+    d.events.push_back(
+        update_event(r, RStatus::kFailed,
+                     fmt::format("health checks still failing after {}: {}; node stays cordoned",
+                                 to_string(r.effective), failing)));
   }
 }
 

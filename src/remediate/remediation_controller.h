@@ -59,6 +59,20 @@ class RemediationController : public Controller {
   void deliveries(const FleetState& state, Time now, ControllerDecision& d);
   void proposals(const FleetState& state, Time now, ControllerDecision& d);
   void progress(const FleetState& state, Time now, ControllerDecision& d);
+  // progress()'s steps for one open remediation. cancel_if_moot: its node is gone, or every
+  // alert it answers cleared before the node was drained (true = cancelled). start_if_allowed:
+  // an approved one passes the safety gates (cooldown, circuit breaker, one per node pool,
+  // concurrency cap, spare capacity) and cordons its node, or says which gate holds it.
+  // wait_for_idle / request_action / check_rejoin: the steps after cordoning.
+  struct Gates;
+  bool cancel_if_moot(const HealthState& h, const Remediation& r, const Node* node,
+                      ControllerDecision& d);
+  void start_if_allowed(const HealthState& h, const Remediation& r, const Cluster& cluster,
+                        const Node& node, Gates& gates, Time now, ControllerDecision& d);
+  void wait_for_idle(const FleetState& state, const Remediation& r, Time now,
+                     ControllerDecision& d);
+  void request_action(const Remediation& r, const Node& node, ControllerDecision& d);
+  void check_rejoin(const HealthState& h, const Remediation& r, Time now, ControllerDecision& d);
   void burn_in(const FleetState& state, ControllerDecision& d);
   void reachability(const FleetState& state, Time now, ControllerDecision& d);
 

@@ -131,6 +131,126 @@ Result<std::vector<Detection>> from_dcgm(const Json& j, const std::string& path)
   return out;
 }
 
+// unreachable / diskPressure: true raises the fault, false is no signal at all.
+Result<std::vector<Detection>> from_flag(const std::string& kind, const Json& v,
+                                         const std::string& p) {
+  std::vector<Detection> out;
+  if (!v.is_boolean()) return validation_error(p + ": must be true or false");
+  if (!v.get<bool>()) return out;
+  if (kind == "unreachable") {
+    out.push_back(Detection{
+        "host-reachability", "", "host-reachability:unreachable",
+        fmt::format("host missed {} heartbeats in a row", health::HeartbeatTracker::kMissedBeats),
+        "unreachable=true", std::nullopt});
+  } else {
+    out.push_back(Detection{"disk-pressure", "", "disk-pressure:nodefs",
+                            "less than 10% of the node filesystem is available",
+                            "diskPressure=true", std::nullopt});
+  }
+  return out;
+}
+
+// mount: the /proc/mounts line the fields make goes through the agent's read-only check.
+Result<std::vector<Detection>> from_mount(ObjectReader& r) {
+  std::vector<Detection> out;
+  const std::string mp = r.required_string("path");
+  const bool ro = r.optional_bool("readOnly").value_or(true);
+  const std::string fstype = r.optional_string("fstype").value_or("ext4");
+  const std::string device = r.optional_string("device").value_or("/dev/nvme0n1p1");
+  if (!r.ok()) return r.status();
+  const std::string line =
+      device + " " + mp + " " + fstype + " " + (ro ? "ro" : "rw") + ",relatime 0 0";
+  for (const health::ReadOnlyMount& m : health::readonly_mounts(line)) {
+    out.push_back(
+        Detection{"npd-readonly-fs", m.mount_point, "npd-readonly-fs:ReadonlyFilesystem",
+                  "filesystem " + m.mount_point + " (" + m.fstype + ") is mounted read-only", line,
+                  std::nullopt});
+  }
+  return out;
+}
+
+// slurm: a DOWN or DRAIN node state, unless gpufleet itself drained the node.
+Result<std::vector<Detection>> from_slurm(ObjectReader& r, const std::string& p) {
+  std::vector<Detection> out;
+  const std::string state = r.required_string("state");
+  const std::string reason = r.optional_string("reason").value_or("");
+  if (!r.ok()) return r.status();
+  if (state != "DOWN" && state != "DRAIN" && state != "DRAINED" && state != "DRAINING") {
+    return validation_error(p + ".state: must be DOWN, DRAIN, DRAINING or DRAINED; got '" + state +
+                            "'");
+  }
+  if (reason.starts_with("gpufleet:")) return out;  // our own drain (cordon) is not a fault
+  std::string lower = state == "DOWN" ? "down" : "drain";
+  out.push_back(Detection{"slurm-node-state", "", "slurm:" + lower,
+                          "Slurm set the node " + state + " for a reason that is not gpufleet's" +
+                              (reason.empty() ? "" : ": " + reason),
+                          "State=" + state + (reason.empty() ? "" : " Reason=" + reason),
+                          std::nullopt});
+  return out;
+}
+
+// ib: a port's state (Active or Down) and symbol-error rate, judged as the agent judges sysfs.
+Result<std::vector<Detection>> from_ib(ObjectReader& r, const std::string& p) {
+  std::vector<Detection> out;
+  const int64_t port = r.optional_int("port").value_or(1);
+  const std::string state = r.optional_string("state").value_or("Active");
+  std::optional<double> rate;
+  if (std::optional<int64_t> n = r.optional_int("symbolErrorsPerHour"))
+    rate = static_cast<double>(*n);
+  if (!r.ok()) return r.status();
+  const bool down = state == "Down" || state == "DOWN";
+  if (!down && state != "Active" && state != "ACTIVE")
+    return validation_error(p + ".state: must be Active or Down; got '" + state + "'");
+  const health::IbPortReading reading =
+      health::parse_ib_port(down ? "1: DOWN" : "4: ACTIVE", down ? "3: Disabled" : "5: LinkUp");
+  const health::IbLinkVerdict verdict = health::ib_link_verdict(reading, rate);
+  const std::string subject = fmt::format("port {}", port);
+  const std::string ev = fmt::format(
+      "port={} state={} phys_state={}{}", port, reading.state_name, reading.phys_state_name,
+      rate ? fmt::format(" symbol_errors_per_hour={}", static_cast<int64_t>(*rate)) : "");
+  if (verdict == health::IbLinkVerdict::kPortDown) {
+    out.push_back(Detection{"ib-link", subject, "ib-link:port-down",
+                            "InfiniBand " + subject + " is down", ev, std::nullopt});
+  } else if (verdict == health::IbLinkVerdict::kSymbolErrors) {
+    out.push_back(Detection{"ib-link", subject, "ib-link:symbol-errors",
+                            "InfiniBand " + subject + " has more than 120 symbol errors per hour",
+                            ev, std::nullopt});
+  }
+  return out;
+}
+
+// gpuMissing: the expected GPU is absent from an empty reading.
+Result<std::vector<Detection>> from_gpu_missing(ObjectReader& r) {
+  std::vector<Detection> out;
+  health::ExpectedGpu g;
+  g.index = static_cast<int32_t>(r.optional_int("index").value_or(0));
+  g.pci = r.optional_string("pci").value_or("0000:18:00.0");
+  if (!r.ok()) return r.status();
+  if (auto s = health::check_pcie_bus(g, {}, false)) {
+    out.push_back(Detection{s->detector, s->pci, s->fault, s->reason, s->evidence, std::nullopt});
+  }
+  return out;
+}
+
+// restarts: `count` restarts of the unit spread over 19 minutes, fed to the loop counter.
+Result<std::vector<Detection>> from_restarts(ObjectReader& r, const std::string& p) {
+  std::vector<Detection> out;
+  const std::string unit = r.required_string("unit");
+  const int64_t count = r.required_int("count");
+  if (!r.ok()) return r.status();
+  if (count < 0 || count > 10000) return validation_error(p + ".count: must be 0 to 10000");
+  health::RestartLoopCounter counter;
+  bool loop = false;
+  for (int64_t i = 0; i < count; ++i)
+    loop = counter.record(unit, kT0 + minutes(1) * i * 19 / std::max<int64_t>(1, count));
+  if (loop) {
+    out.push_back(Detection{"npd-restart-loop", unit, "npd-restart-loop:" + unit,
+                            fmt::format("{} restarted {} times within 20 minutes", unit, count),
+                            fmt::format("unit={} restarts={}", unit, count), std::nullopt});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<Detection>> detect(const Json& signal, const std::string& path) {
@@ -144,111 +264,16 @@ Result<std::vector<Detection>> detect(const Json& signal, const std::string& pat
   const std::string kind = signal.begin().key();
   const Json& v = signal.begin().value();
   const std::string p = path + "." + kind;
-  std::vector<Detection> out;
   if (kind == "dcgm") return from_dcgm(v, p);
-  if (kind == "unreachable" || kind == "diskPressure") {
-    if (!v.is_boolean()) return validation_error(p + ": must be true or false");
-    if (!v.get<bool>()) return out;
-    if (kind == "unreachable") {
-      out.push_back(Detection{
-          "host-reachability", "", "host-reachability:unreachable",
-          fmt::format("host missed {} heartbeats in a row", health::HeartbeatTracker::kMissedBeats),
-          "unreachable=true", std::nullopt});
-    } else {
-      out.push_back(Detection{"disk-pressure", "", "disk-pressure:nodefs",
-                              "less than 10% of the node filesystem is available",
-                              "diskPressure=true", std::nullopt});
-    }
-    return out;
-  }
+  if (kind == "unreachable" || kind == "diskPressure") return from_flag(kind, v, p);
+  // Every other kind is an object of fields: a non-object is reported as that, known kind or not.
   ObjectReader r(v, p);
   if (!r.ok()) return r.status();
-  if (kind == "mount") {
-    const std::string mp = r.required_string("path");
-    const bool ro = r.optional_bool("readOnly").value_or(true);
-    const std::string fstype = r.optional_string("fstype").value_or("ext4");
-    const std::string device = r.optional_string("device").value_or("/dev/nvme0n1p1");
-    if (!r.ok()) return r.status();
-    const std::string line =
-        device + " " + mp + " " + fstype + " " + (ro ? "ro" : "rw") + ",relatime 0 0";
-    for (const health::ReadOnlyMount& m : health::readonly_mounts(line)) {
-      out.push_back(
-          Detection{"npd-readonly-fs", m.mount_point, "npd-readonly-fs:ReadonlyFilesystem",
-                    "filesystem " + m.mount_point + " (" + m.fstype + ") is mounted read-only",
-                    line, std::nullopt});
-    }
-    return out;
-  }
-  if (kind == "slurm") {
-    const std::string state = r.required_string("state");
-    const std::string reason = r.optional_string("reason").value_or("");
-    if (!r.ok()) return r.status();
-    if (state != "DOWN" && state != "DRAIN" && state != "DRAINED" && state != "DRAINING") {
-      return validation_error(p + ".state: must be DOWN, DRAIN, DRAINING or DRAINED; got '" +
-                              state + "'");
-    }
-    if (reason.starts_with("gpufleet:")) return out;  // our own drain (cordon) is not a fault
-    std::string lower = state == "DOWN" ? "down" : "drain";
-    out.push_back(Detection{"slurm-node-state", "", "slurm:" + lower,
-                            "Slurm set the node " + state + " for a reason that is not gpufleet's" +
-                                (reason.empty() ? "" : ": " + reason),
-                            "State=" + state + (reason.empty() ? "" : " Reason=" + reason),
-                            std::nullopt});
-    return out;
-  }
-  if (kind == "ib") {
-    const int64_t port = r.optional_int("port").value_or(1);
-    const std::string state = r.optional_string("state").value_or("Active");
-    std::optional<double> rate;
-    if (std::optional<int64_t> n = r.optional_int("symbolErrorsPerHour"))
-      rate = static_cast<double>(*n);
-    if (!r.ok()) return r.status();
-    const bool down = state == "Down" || state == "DOWN";
-    if (!down && state != "Active" && state != "ACTIVE")
-      return validation_error(p + ".state: must be Active or Down; got '" + state + "'");
-    const health::IbPortReading reading =
-        health::parse_ib_port(down ? "1: DOWN" : "4: ACTIVE", down ? "3: Disabled" : "5: LinkUp");
-    const health::IbLinkVerdict verdict = health::ib_link_verdict(reading, rate);
-    const std::string subject = fmt::format("port {}", port);
-    const std::string ev = fmt::format(
-        "port={} state={} phys_state={}{}", port, reading.state_name, reading.phys_state_name,
-        rate ? fmt::format(" symbol_errors_per_hour={}", static_cast<int64_t>(*rate)) : "");
-    if (verdict == health::IbLinkVerdict::kPortDown) {
-      out.push_back(Detection{"ib-link", subject, "ib-link:port-down",
-                              "InfiniBand " + subject + " is down", ev, std::nullopt});
-    } else if (verdict == health::IbLinkVerdict::kSymbolErrors) {
-      out.push_back(Detection{"ib-link", subject, "ib-link:symbol-errors",
-                              "InfiniBand " + subject + " has more than 120 symbol errors per hour",
-                              ev, std::nullopt});
-    }
-    return out;
-  }
-  if (kind == "gpuMissing") {
-    health::ExpectedGpu g;
-    g.index = static_cast<int32_t>(r.optional_int("index").value_or(0));
-    g.pci = r.optional_string("pci").value_or("0000:18:00.0");
-    if (!r.ok()) return r.status();
-    if (auto s = health::check_pcie_bus(g, {}, false)) {
-      out.push_back(Detection{s->detector, s->pci, s->fault, s->reason, s->evidence, std::nullopt});
-    }
-    return out;
-  }
-  if (kind == "restarts") {
-    const std::string unit = r.required_string("unit");
-    const int64_t count = r.required_int("count");
-    if (!r.ok()) return r.status();
-    if (count < 0 || count > 10000) return validation_error(p + ".count: must be 0 to 10000");
-    health::RestartLoopCounter counter;
-    bool loop = false;
-    for (int64_t i = 0; i < count; ++i)
-      loop = counter.record(unit, kT0 + minutes(1) * i * 19 / std::max<int64_t>(1, count));
-    if (loop) {
-      out.push_back(Detection{"npd-restart-loop", unit, "npd-restart-loop:" + unit,
-                              fmt::format("{} restarted {} times within 20 minutes", unit, count),
-                              fmt::format("unit={} restarts={}", unit, count), std::nullopt});
-    }
-    return out;
-  }
+  if (kind == "mount") return from_mount(r);
+  if (kind == "slurm") return from_slurm(r, p);
+  if (kind == "ib") return from_ib(r, p);
+  if (kind == "gpuMissing") return from_gpu_missing(r);
+  if (kind == "restarts") return from_restarts(r, p);
   return validation_error(
       p + ": unknown signal kind '" + kind +
       "' (dcgm, mount, slurm, ib, unreachable, diskPressure, gpuMissing, restarts)");

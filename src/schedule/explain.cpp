@@ -91,48 +91,9 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
     return r;
   }
   const Job& j = it->second;
-  const JobShape& shape = *j.spec.shape;
   switch (j.wait) {
     case Wait::kAdmitted:
-      if (j.placement) {
-        r.kind = WaitKind::kNotWaiting;
-        r.message = "admitted and placed on cluster " + index_.cluster_name(j.placement->cluster);
-      } else if (j.bound) {
-        const std::vector<PodSet>& gang = shape.alternatives[j.alternative].pods;
-        r.kind = WaitKind::kPodsPending;
-        for (const PodSet& ps : gang) r.requested += ps.count;
-        r.available = index_.pods_that_fit(*j.bound, gang);
-        r.shortfall = r.requested - r.available;
-        const std::string name = index_.cluster_name(*j.bound);
-        r.message =
-            j.dispatched
-                ? "dispatched to cluster " + name +
-                      " (estimated from summed free capacity), but no node arrangement there "
-                      "fits the gang: " +
-                      pods_fit_message(j, *j.bound)
-                : "waiting for room in its cluster " + name +
-                      (j.spec.sticky ? " (sticky: placed again only there until a failover)" : "") +
-                      ": " + pods_fit_message(j, *j.bound);
-        if (r.shortfall == 0) r.message += "; the next pass places it";
-        if (!j.excluded.empty()) r.message += "; failed over from " + cluster_list(j.excluded);
-      } else if (!j.excluded.empty()) {
-        r.kind = WaitKind::kUnplaced;
-        r.message = "admitted (its quota is kept) and failed over from " + cluster_list(j.excluded);
-        const bool left = j.spec.allowed_clusters.empty()
-                              ? index_.cluster_count() > j.excluded.size()
-                              : std::ranges::any_of(j.spec.allowed_clusters, [&](ClusterIdx c) {
-                                  return !std::ranges::binary_search(j.excluded, c);
-                                });
-        r.message += left ? "; waiting for another allowed cluster with room for the whole gang"
-                          : "; every cluster it may use is excluded, so it waits for a new one";
-      } else {
-        r.kind = WaitKind::kUnplaced;
-        r.message = fmt::format(
-            "admitted (its quota is kept) but its gang lost a node; waiting for one cluster "
-            "with room for all {} pod set(s) to place it again",
-            j.spec.shape->alternatives[j.alternative].pods.size());
-      }
-      return r;
+      return explain_admitted(j);
     case Wait::kBackoff:
       r.kind = WaitKind::kBackoff;
       r.message = fmt::format("preempted {} time(s); requeued with backoff until {}",
@@ -152,50 +113,112 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
     case Wait::kGone:
       break;
   }
-  // Pending: find the first thing that stops it, for its first feasible alternative.
-  const Alternative& alt = shape.alternatives[0];
+  // Pending: the first thing that stops it, for its first alternative.
+  const Alternative& alt = j.spec.shape->alternatives[0];
   if (j.spec.quota_managed) {
-    const quota::QuotaGraph& g = engine_->graph();
-    const quota::FitResult fit = g.fits(engine_->ledger(), j.spec.queue, alt.quota_request);
-    const Queue& q = queues_[queue_slot(j.spec)];
-    if (q.strict && !q.active.empty() && std::get<2>(q.active.begin()->first) != key) {
-      const JobKey head = std::get<2>(q.active.begin()->first);
-      r.kind = WaitKind::kStrictFifo;
-      r.node = g.spec(j.spec.queue).name;
-      r.message = fmt::format("queue {} is StrictFIFO and its head, job {}, does not fit yet",
-                              r.node, head);
-      return r;
-    }
-    if (!fit.fits) {
-      r.kind = WaitKind::kQuota;
-      r.node = fit.node < g.size() ? g.spec(fit.node).name : "";
-      r.limit = std::string(quota::limit_kind_name(fit.limit));
-      r.resource = resource_name(fit.resource);
-      r.requested = fit.requested;
-      r.available = fit.available;
-      r.shortfall = fit.shortfall;
-      r.message = "waiting for quota: " + describe_fit(fit);
-      const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
-      if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty())
-        r.message += "; preemption cannot help: " + plan.why;
-      return r;
-    }
-    if (!within_ceiling(j, alt.quota_request)) {
-      r.kind = WaitKind::kCeiling;
-      r.node = g.spec(g.root(j.spec.queue)).name;
-      r.message = "the service environment's capacity limit of " + r.node + " is reached";
-      return r;
-    }
-    auto h = holds_.find(root_of(j));
-    if (fit.borrows && h != holds_.end() && !h->second.empty() && !h->second.contains(key)) {
-      r.kind = WaitKind::kHeldForReclaim;
-      r.node = g.spec(g.root(j.spec.queue)).name;
-      r.message =
-          fmt::format("it would borrow, but job {} is reclaiming its nominal quota in cohort {}",
-                      *h->second.begin(), r.node);
-      return r;
-    }
+    if (std::optional<WaitReason> held = explain_quota(j, alt, now)) return std::move(*held);
   }
+  return explain_placement(j, alt);
+}
+
+WaitReason Scheduler::explain_admitted(const Job& j) const {
+  WaitReason r;
+  if (j.placement) {
+    r.kind = WaitKind::kNotWaiting;
+    r.message = "admitted and placed on cluster " + index_.cluster_name(j.placement->cluster);
+  } else if (j.bound) {
+    r = explain_pods_pending(j);
+  } else if (!j.excluded.empty()) {
+    r.kind = WaitKind::kUnplaced;
+    r.message = "admitted (its quota is kept) and failed over from " + cluster_list(j.excluded);
+    const bool left = j.spec.allowed_clusters.empty()
+                          ? index_.cluster_count() > j.excluded.size()
+                          : std::ranges::any_of(j.spec.allowed_clusters, [&](ClusterIdx c) {
+                              return !std::ranges::binary_search(j.excluded, c);
+                            });
+    r.message += left ? "; waiting for another allowed cluster with room for the whole gang"
+                      : "; every cluster it may use is excluded, so it waits for a new one";
+  } else {
+    r.kind = WaitKind::kUnplaced;
+    r.message = fmt::format(
+        "admitted (its quota is kept) but its gang lost a node; waiting for one cluster with "
+        "room for all {} pod set(s) to place it again",
+        j.spec.shape->alternatives[j.alternative].pods.size());
+  }
+  return r;
+}
+
+WaitReason Scheduler::explain_pods_pending(const Job& j) const {
+  WaitReason r;
+  const std::vector<PodSet>& gang = j.spec.shape->alternatives[j.alternative].pods;
+  r.kind = WaitKind::kPodsPending;
+  for (const PodSet& ps : gang) r.requested += ps.count;
+  r.available = index_.pods_that_fit(*j.bound, gang);
+  r.shortfall = r.requested - r.available;
+  const std::string name = index_.cluster_name(*j.bound);
+  const std::string fit = pods_fit_message(j, *j.bound);
+  r.message =
+      j.dispatched
+          ? fmt::format(
+                "dispatched to cluster {} (estimated from summed free capacity), but no "
+                "node arrangement there fits the gang: {}",
+                name, fit)
+          : fmt::format("waiting for room in its cluster {}{}: {}", name,
+                        j.spec.sticky ? " (sticky: placed again only there until a failover)" : "",
+                        fit);
+  if (r.shortfall == 0) r.message += "; the next pass places it";
+  if (!j.excluded.empty()) r.message += "; failed over from " + cluster_list(j.excluded);
+  return r;
+}
+
+std::optional<WaitReason> Scheduler::explain_quota(const Job& j, const Alternative& alt,
+                                                   Time now) const {
+  WaitReason r;
+  const quota::QuotaGraph& g = engine_->graph();
+  const JobKey key = j.spec.key;
+  const Queue& q = queues_[queue_slot(j.spec)];
+  if (q.strict && !q.active.empty() && std::get<2>(q.active.begin()->first) != key) {
+    r.kind = WaitKind::kStrictFifo;
+    r.node = g.spec(j.spec.queue).name;
+    r.message = fmt::format("queue {} is StrictFIFO and its head, job {}, does not fit yet", r.node,
+                            std::get<2>(q.active.begin()->first));
+    return r;
+  }
+  const quota::FitResult fit = g.fits(engine_->ledger(), j.spec.queue, alt.quota_request);
+  if (!fit.fits) {
+    r.kind = WaitKind::kQuota;
+    r.node = fit.node < g.size() ? g.spec(fit.node).name : "";
+    r.limit = std::string(quota::limit_kind_name(fit.limit));
+    r.resource = resource_name(fit.resource);
+    r.requested = fit.requested;
+    r.available = fit.available;
+    r.shortfall = fit.shortfall;
+    r.message = "waiting for quota: " + describe_fit(fit);
+    const quota::PreemptionPlan plan = engine_->plan_preemption(key, now, options_.min_run_time);
+    if (plan.outcome == quota::PlanOutcome::kImpossible && !plan.why.empty())
+      r.message += "; preemption cannot help: " + plan.why;
+    return r;
+  }
+  if (!within_ceiling(j, alt.quota_request)) {
+    r.kind = WaitKind::kCeiling;
+    r.node = g.spec(g.root(j.spec.queue)).name;
+    r.message = "the service environment's capacity limit of " + r.node + " is reached";
+    return r;
+  }
+  auto h = holds_.find(root_of(j));
+  if (fit.borrows && h != holds_.end() && !h->second.empty() && !h->second.contains(key)) {
+    r.kind = WaitKind::kHeldForReclaim;
+    r.node = g.spec(g.root(j.spec.queue)).name;
+    r.message =
+        fmt::format("it would borrow, but job {} is reclaiming its nominal quota in cohort {}",
+                    *h->second.begin(), r.node);
+    return r;
+  }
+  return std::nullopt;
+}
+
+WaitReason Scheduler::explain_placement(const Job& j, const Alternative& alt) const {
+  WaitReason r;
   r.kind = WaitKind::kPlacement;
   int64_t pods = 0;
   for (const PodSet& ps : alt.pods) pods += ps.count;
@@ -216,69 +239,76 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
   r.requested = pods;
   r.available = std::max<int64_t>(best_fit, 0);
   r.shortfall = pods - r.available;
-  const std::string short_of =
+  if (best.empty()) {
+    r.message = "quota admits it, but there is no member cluster to place it on";
+    return r;
+  }
+  const std::string_view short_of =
       options_.reservation
           ? "no single cluster has free nodes for the whole gang"
           : "no single cluster has enough free capacity in total for the whole gang "
             "(estimate mode dispatches by summed free capacity)";
-  r.message = best.empty()
-                  ? "quota admits it, but there is no member cluster to place it on"
-                  : fmt::format(
-                        "quota admits it, but {} (gang scheduling places all {} pods on "
-                        "one cluster or none); the best, {}, has room for {} of {} pods now",
-                        short_of, pods, best, r.available, pods);
+  r.message = fmt::format(
+      "quota admits it, but {} (gang scheduling places all {} pods on one cluster or none); the "
+      "best, {}, has room for {} of {} pods now",
+      short_of, pods, best, r.available, pods);
   return r;
+}
+
+// One job's bindings agree with its admission, its pods with the index, its admission with the
+// quota engine; adds what its pods use to `used` (per node).
+Status Scheduler::check_job(const Job& j, std::vector<ResourceVector>& used) const {
+  const JobKey key = j.spec.key;
+  const auto broken = [&](std::string_view what) {
+    return internal_error(fmt::format("job {} {}", key, what));
+  };
+  if (j.wait != Wait::kAdmitted && (j.bound || !j.excluded.empty() || j.dispatched)) {
+    return broken("is bound or has exclusions but is not admitted");
+  }
+  if (j.placement && (j.bound != j.placement->cluster || !j.excluded.empty() || j.dispatched)) {
+    return broken("is placed but bound elsewhere or still excluding clusters");
+  }
+  if (j.dispatched && !j.bound) return broken("is dispatched but not bound");
+  if (j.bound && std::ranges::binary_search(j.excluded, *j.bound)) {
+    return broken("is bound to a cluster it failed over from");
+  }
+  if (j.wait == Wait::kAdmitted && !j.placement && !unplaced_.contains(key_of(j))) {
+    return broken("is admitted without pods but not waiting to be placed");
+  }
+  if (j.placement) {
+    if (j.wait != Wait::kAdmitted)
+      return internal_error(fmt::format("job {} placed but not admitted", key));
+    const Alternative& alt = j.spec.shape->alternatives[j.alternative];
+    int64_t pods = 0;
+    for (const PodSet& ps : alt.pods) pods += ps.count;
+    if (static_cast<int64_t>(j.placement->pods.size()) != pods) {
+      return internal_error(
+          fmt::format("job {} has {} of {} pods placed", key, j.placement->pods.size(), pods));
+    }
+    for (const PodBinding& b : j.placement->pods) {
+      if (!index_.alive(b.node))
+        return internal_error(fmt::format("job {} bound to a removed node", key));
+      if (index_.cluster_of(b.node) != j.placement->cluster) {
+        return internal_error(fmt::format("job {} spans two clusters", key));
+      }
+      used[b.node] += alt.pods[b.pod_set].request;
+    }
+  }
+  if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
+    const quota::Workload* w = engine_->find(key);
+    if (w == nullptr)
+      return internal_error(fmt::format("job {} missing from the quota engine", key));
+    if (w->admitted != (j.wait == Wait::kAdmitted)) {
+      return internal_error(
+          fmt::format("job {} admitted state differs from the quota engine", key));
+    }
+  }
+  return ok_status();
 }
 
 Status Scheduler::check_invariants() const {
   std::vector<ResourceVector> used(index_.node_slots());
-  for (const auto& [key, j] : jobs_) {
-    // `key` by value: clang before 16 cannot capture a structured binding.
-    const auto broken = [&, key = key](std::string_view what) {
-      return internal_error(fmt::format("job {} {}", key, what));
-    };
-    if (j.wait != Wait::kAdmitted && (j.bound || !j.excluded.empty() || j.dispatched)) {
-      return broken("is bound or has exclusions but is not admitted");
-    }
-    if (j.placement && (j.bound != j.placement->cluster || !j.excluded.empty() || j.dispatched)) {
-      return broken("is placed but bound elsewhere or still excluding clusters");
-    }
-    if (j.dispatched && !j.bound) return broken("is dispatched but not bound");
-    if (j.bound && std::ranges::binary_search(j.excluded, *j.bound)) {
-      return broken("is bound to a cluster it failed over from");
-    }
-    if (j.wait == Wait::kAdmitted && !j.placement && !unplaced_.contains(key_of(j))) {
-      return broken("is admitted without pods but not waiting to be placed");
-    }
-    if (j.placement) {
-      if (j.wait != Wait::kAdmitted)
-        return internal_error(fmt::format("job {} placed but not admitted", key));
-      const Alternative& alt = j.spec.shape->alternatives[j.alternative];
-      int64_t pods = 0;
-      for (const PodSet& ps : alt.pods) pods += ps.count;
-      if (static_cast<int64_t>(j.placement->pods.size()) != pods) {
-        return internal_error(
-            fmt::format("job {} has {} of {} pods placed", key, j.placement->pods.size(), pods));
-      }
-      for (const PodBinding& b : j.placement->pods) {
-        if (!index_.alive(b.node))
-          return internal_error(fmt::format("job {} bound to a removed node", key));
-        if (index_.cluster_of(b.node) != j.placement->cluster) {
-          return internal_error(fmt::format("job {} spans two clusters", key));
-        }
-        used[b.node] += alt.pods[b.pod_set].request;
-      }
-    }
-    if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
-      const quota::Workload* w = engine_->find(key);
-      if (w == nullptr)
-        return internal_error(fmt::format("job {} missing from the quota engine", key));
-      if (w->admitted != (j.wait == Wait::kAdmitted)) {
-        return internal_error(
-            fmt::format("job {} admitted state differs from the quota engine", key));
-      }
-    }
-  }
+  for (const auto& [key, j] : jobs_) GF_RETURN_IF_ERROR(check_job(j, used));
   for (const Key& k : unplaced_) {
     auto it = jobs_.find(std::get<2>(k));
     if (it == jobs_.end() || it->second.wait != Wait::kAdmitted || it->second.placement ||

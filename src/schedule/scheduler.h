@@ -333,6 +333,15 @@ class Scheduler {
   // The kAdmit action for a job do_admit() just admitted or placed with `p`.
   Action admit_action(const Job& j, Placement p, bool replaced) const;
   std::string pods_fit_message(const Job& j, ClusterIdx c) const;
+  // explain()'s parts: an admitted job (placed, pods pending on its cluster, or to be placed
+  // again); what quota says of a pending job's alternative (nullopt = quota admits it); and why
+  // no cluster takes the gang now.
+  WaitReason explain_admitted(const Job& j) const;
+  WaitReason explain_pods_pending(const Job& j) const;
+  std::optional<WaitReason> explain_quota(const Job& j, const Alternative& alt, Time now) const;
+  WaitReason explain_placement(const Job& j, const Alternative& alt) const;
+  // check_invariants() for one job; adds what its pods use to `used` (per node).
+  Status check_job(const Job& j, std::vector<ResourceVector>& used) const;
   std::string cluster_list(const std::vector<ClusterIdx>& clusters) const;
   void bump_root(const Job& j);
   Time backoff_for(int32_t preemptions, Time now) const;

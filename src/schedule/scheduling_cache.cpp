@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include "model/catalog.h"
 #include "state/cluster_events.h"
@@ -50,6 +52,136 @@ Result<sched::Placement> to_placement(const sched::Scheduler& s, const std::stri
     }
   }
   return p;
+}
+
+// A job's pods as the nodes see them, and what they ask for altogether.
+struct GangRequest {
+  std::vector<sched::PodSet> pods;
+  ResourceVector total;      // what the pods ask for altogether (EQT and Kueue charge this)
+  ResourceVector instances;  // whole nodes per instance type (quota shares charge this)
+};
+
+Result<GangRequest> gang_request(const Job& job, ResourceRegistry& reg) {
+  GangRequest g;
+  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+    const JobPodSet& ps = job.pod_sets[i];
+    sched::PodSet p;
+    p.count = ps.count;
+    p.instance_type = ps.instance_type;
+    if (ps.whole_node) {
+      p.request = FleetState::node_capacity(ps.instance_type);
+      GF_ASSIGN_OR_RETURN(ResourceId type_dim, reg.intern(ps.instance_type));
+      g.instances.set(type_dim, g.instances.get(type_dim) + ps.count);
+    } else {
+      GF_ASSIGN_OR_RETURN(
+          p.request,
+          ResourceVector::from_json(ps.requests, reg, fmt::format("pod_sets[{}].requests", i)));
+      p.request.set(kPods, 1);
+    }
+    ResourceVector scaled;
+    for (size_t d = 0; d < kMaxResources; ++d) {
+      const auto r = static_cast<ResourceId>(d);
+      scaled.set(r, p.request.get(r) * ps.count);
+    }
+    g.total += scaled;
+    g.pods.push_back(std::move(p));
+  }
+  g.total.set(kPods, 0);
+  return g;
+}
+
+// A local queue's flavors in Kueue's resource groups (the options covering the same resources),
+// keeping only the groups that cover something the job asks for.
+struct FlavorGroups {
+  std::vector<std::vector<const frontend::FlavorOption*>> options;  // per group, queue order
+  std::vector<std::set<ResourceId>> dims;                           // per group
+  std::vector<size_t> used;  // groups covering a requested dimension
+};
+
+FlavorGroups flavor_groups(const std::vector<frontend::FlavorOption>& flavors,
+                           const ResourceVector& total) {
+  FlavorGroups fg;
+  for (const frontend::FlavorOption& f : flavors) {
+    std::set<ResourceId> dims;
+    for (const auto& [plain, flavored] : f.dims) dims.insert(plain);
+    size_t g = 0;
+    while (g < fg.dims.size() && fg.dims[g] != dims) ++g;
+    if (g == fg.dims.size()) {
+      fg.dims.push_back(dims);
+      fg.options.emplace_back();
+    }
+    fg.options[g].push_back(&f);
+  }
+  for (size_t g = 0; g < fg.options.size(); ++g) {
+    for (ResourceId r : fg.dims[g]) {
+      if (total.get(r) != 0) {
+        fg.used.push_back(g);
+        break;
+      }
+    }
+  }
+  return fg;
+}
+
+// The alternative of one flavor per used group (`pick[u]` in group `used[u]`), or nullopt when
+// the flavors name different instance types, leave a requested dimension uncovered, or clash
+// with a pod set's own instance type.
+std::optional<sched::Alternative> flavor_alternative(const FlavorGroups& fg,
+                                                     const std::vector<size_t>& pick,
+                                                     const GangRequest& gang) {
+  sched::Alternative alt;
+  alt.pods = gang.pods;
+  std::string type;
+  for (size_t u = 0; u < fg.used.size(); ++u) {
+    const frontend::FlavorOption& f = *fg.options[fg.used[u]][pick[u]];
+    alt.label += (alt.label.empty() ? "" : "+") + f.flavor;
+    for (const auto& [plain, flavored] : f.dims)
+      alt.quota_request.set(flavored, gang.total.get(plain));
+    if (!f.instance_type.empty()) {
+      std::string t = f.instance_type;
+      if (Catalog::builtin().find(t) == nullptr && Catalog::builtin().find("ml." + t) != nullptr)
+        t = "ml." + t;
+      if (!type.empty() && type != t) return std::nullopt;
+      type = t;
+    }
+  }
+  for (size_t d = 0; d < kMaxResources; ++d) {
+    const auto r = static_cast<ResourceId>(d);
+    if (gang.total.get(r) == 0) continue;
+    bool covered = false;
+    for (size_t u : fg.used) covered |= fg.dims[u].contains(r);
+    if (!covered) return std::nullopt;
+  }
+  if (!type.empty()) {
+    for (sched::PodSet& p : alt.pods) {
+      if (!p.instance_type.empty() && p.instance_type != type) return std::nullopt;
+      p.instance_type = type;
+    }
+  }
+  return alt;
+}
+
+// Kueue assigns a flavor per resource group: one alternative per combination, the queue's flavor
+// order first (the last group varies fastest), at most 64 combinations.
+std::vector<sched::Alternative> flavor_alternatives(
+    const std::vector<frontend::FlavorOption>& flavors, const GangRequest& gang) {
+  std::vector<sched::Alternative> out;
+  const FlavorGroups fg = flavor_groups(flavors, gang.total);
+  std::vector<size_t> pick(fg.used.size(), 0);
+  for (int guard = 0; !fg.used.empty() && guard < 64; ++guard) {
+    if (std::optional<sched::Alternative> alt = flavor_alternative(fg, pick, gang))
+      out.push_back(std::move(*alt));
+    bool advanced = false;
+    for (size_t u = fg.used.size(); u-- > 0;) {
+      if (++pick[u] < fg.options[fg.used[u]].size()) {
+        advanced = true;
+        break;
+      }
+      pick[u] = 0;
+    }
+    if (!advanced) break;
+  }
+  return out;
 }
 
 }  // namespace
@@ -119,37 +251,7 @@ Result<sched::JobSpec> SchedulingCache::job_spec(const Job& job) {
   spec.creation_seq = job.key;
   spec.max_preemptions = job.max_preemptions;
   spec.preemptions = job.preempted_count;
-  const frontend::CompiledQuota* q = quota_.get();
-  ResourceRegistry& reg = *registry_;
-
-  // Pod sets as the nodes see them.
-  std::vector<sched::PodSet> pods;
-  ResourceVector total;      // what the pods ask for altogether (EQT and Kueue charge this)
-  ResourceVector instances;  // whole nodes per instance type (quota shares charge this)
-  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
-    const JobPodSet& ps = job.pod_sets[i];
-    sched::PodSet p;
-    p.count = ps.count;
-    p.instance_type = ps.instance_type;
-    if (ps.whole_node) {
-      p.request = FleetState::node_capacity(ps.instance_type);
-      GF_ASSIGN_OR_RETURN(ResourceId type_dim, reg.intern(ps.instance_type));
-      instances.set(type_dim, instances.get(type_dim) + ps.count);
-    } else {
-      GF_ASSIGN_OR_RETURN(
-          p.request,
-          ResourceVector::from_json(ps.requests, reg, fmt::format("pod_sets[{}].requests", i)));
-      p.request.set(kPods, 1);
-    }
-    ResourceVector scaled;
-    for (size_t d = 0; d < kMaxResources; ++d) {
-      const auto r = static_cast<ResourceId>(d);
-      scaled.set(r, p.request.get(r) * ps.count);
-    }
-    total += scaled;
-    pods.push_back(std::move(p));
-  }
-  total.set(kPods, 0);
+  GF_ASSIGN_OR_RETURN(GangRequest gang, gang_request(job, *registry_));
 
   auto shape = std::make_shared<sched::JobShape>();
   // A workload queues for its namespace's quota only when its PropagationPolicy suspends
@@ -159,111 +261,22 @@ Result<sched::JobSpec> SchedulingCache::job_spec(const Job& job) {
   spec.sticky = job.dispatch.has_value();
   spec.queue = quota::kNoNode;
   if (!job.job_queue.empty()) {
-    if (q != nullptr) {
-      auto it = q->share_leaf.find({job.job_queue, job.quota_share});
-      if (it != q->share_leaf.end()) spec.queue = it->second;
-      auto env = q->environment_clusters.find(job.job_queue);
-      if (env != q->environment_clusters.end()) {
-        for (const std::string& c : env->second)
-          spec.allowed_clusters.push_back(scheduler_.cluster_index(c));
-      }
-    }
-    shape->alternatives.push_back(sched::Alternative{instances, pods, ""});
+    share_job(job, spec);
+    shape->alternatives.push_back(sched::Alternative{gang.instances, gang.pods, ""});
   } else if (!job.local_queue.empty()) {
-    const std::string lq = job.ns + "/" + job.local_queue;
+    const frontend::CompiledQuota* q = quota_.get();
     if (q != nullptr) {
-      auto it = q->local_queue_leaf.find(lq);
+      auto it = q->local_queue_leaf.find(job.ns + "/" + job.local_queue);
       if (it != q->local_queue_leaf.end()) spec.queue = it->second;
     }
-    if (spec.queue != quota::kNoNode && spec.queue < q->flavors.size()) {
-      // Kueue assigns a flavor per resource group (the options covering the same resources):
-      // one alternative per combination, the queue's flavor order first.
-      std::vector<std::vector<const frontend::FlavorOption*>> groups;
-      std::vector<std::set<ResourceId>> group_dims;
-      for (const frontend::FlavorOption& f : q->flavors[spec.queue]) {
-        std::set<ResourceId> dims;
-        for (const auto& [plain, flavored] : f.dims) dims.insert(plain);
-        size_t g = 0;
-        while (g < group_dims.size() && group_dims[g] != dims) ++g;
-        if (g == group_dims.size()) {
-          group_dims.push_back(dims);
-          groups.emplace_back();
-        }
-        groups[g].push_back(&f);
-      }
-      // Only groups covering something the job asks for take part.
-      std::vector<size_t> used;
-      for (size_t g = 0; g < groups.size(); ++g) {
-        for (ResourceId r : group_dims[g]) {
-          if (total.get(r) != 0) {
-            used.push_back(g);
-            break;
-          }
-        }
-      }
-      std::vector<size_t> pick(used.size(), 0);
-      for (int guard = 0; !used.empty() && guard < 64; ++guard) {
-        sched::Alternative alt;
-        alt.pods = pods;
-        bool ok = true;
-        std::string type;
-        for (size_t u = 0; u < used.size() && ok; ++u) {
-          const frontend::FlavorOption& f = *groups[used[u]][pick[u]];
-          alt.label += (alt.label.empty() ? "" : "+") + f.flavor;
-          for (const auto& [plain, flavored] : f.dims)
-            alt.quota_request.set(flavored, total.get(plain));
-          if (!f.instance_type.empty()) {
-            std::string t = f.instance_type;
-            if (Catalog::builtin().find(t) == nullptr &&
-                Catalog::builtin().find("ml." + t) != nullptr)
-              t = "ml." + t;
-            if (!type.empty() && type != t) ok = false;
-            type = t;
-          }
-        }
-        // Every requested dimension must be covered by some chosen flavor.
-        for (size_t d = 0; d < kMaxResources && ok; ++d) {
-          const auto r = static_cast<ResourceId>(d);
-          if (total.get(r) == 0) continue;
-          bool covered = false;
-          for (size_t u : used) covered |= group_dims[u].contains(r);
-          ok = covered;
-        }
-        if (ok && !type.empty()) {
-          for (sched::PodSet& p : alt.pods) {
-            if (!p.instance_type.empty() && p.instance_type != type) ok = false;
-            p.instance_type = type;
-          }
-        }
-        if (ok) shape->alternatives.push_back(std::move(alt));
-        // Next combination (the last group varies fastest); stop after the last one.
-        bool advanced = false;
-        for (size_t u = used.size(); u-- > 0;) {
-          if (++pick[u] < groups[used[u]].size()) {
-            advanced = true;
-            break;
-          }
-          pick[u] = 0;
-        }
-        if (!advanced) break;
-      }
-    }
+    if (spec.queue != quota::kNoNode && spec.queue < q->flavors.size())
+      shape->alternatives = flavor_alternatives(q->flavors[spec.queue], gang);
     if (shape->alternatives.empty())
-      shape->alternatives.push_back(sched::Alternative{total, pods, ""});
+      shape->alternatives.push_back(sched::Alternative{gang.total, gang.pods, ""});
   } else {
-    ResourceVector charged = total;
-    if (ns_queued && q != nullptr) {
-      auto it = q->namespace_leaf.find(job.ns);
-      if (it != q->namespace_leaf.end()) {
-        spec.queue = it->second;
-        if (spec.queue < q->charged.size()) {
-          for (size_t d = 0; d < kMaxResources; ++d) {
-            if (!q->charged[spec.queue].test(d)) charged.set(static_cast<ResourceId>(d), 0);
-          }
-        }
-      }
-    }
-    shape->alternatives.push_back(sched::Alternative{charged, pods, ""});
+    ResourceVector charged = gang.total;
+    if (ns_queued) charged = namespace_job(job, spec, gang.total);
+    shape->alternatives.push_back(sched::Alternative{charged, gang.pods, ""});
   }
   for (const std::string& c : job.clusters) {
     spec.allowed_clusters.push_back(scheduler_.cluster_index(c));
@@ -273,6 +286,33 @@ Result<sched::JobSpec> SchedulingCache::job_spec(const Job& job) {
   if (inserted) it->second = std::move(shape);
   spec.shape = it->second;
   return spec;
+}
+
+void SchedulingCache::share_job(const Job& job, sched::JobSpec& spec) {
+  const frontend::CompiledQuota* q = quota_.get();
+  if (q == nullptr) return;
+  auto it = q->share_leaf.find({job.job_queue, job.quota_share});
+  if (it != q->share_leaf.end()) spec.queue = it->second;
+  auto env = q->environment_clusters.find(job.job_queue);
+  if (env != q->environment_clusters.end()) {
+    for (const std::string& c : env->second)
+      spec.allowed_clusters.push_back(scheduler_.cluster_index(c));
+  }
+}
+
+ResourceVector SchedulingCache::namespace_job(const Job& job, sched::JobSpec& spec,
+                                              ResourceVector charged) const {
+  const frontend::CompiledQuota* q = quota_.get();
+  if (q == nullptr) return charged;
+  auto it = q->namespace_leaf.find(job.ns);
+  if (it == q->namespace_leaf.end()) return charged;
+  spec.queue = it->second;
+  if (spec.queue < q->charged.size()) {
+    for (size_t d = 0; d < kMaxResources; ++d) {
+      if (!q->charged[spec.queue].test(d)) charged.set(static_cast<ResourceId>(d), 0);
+    }
+  }
+  return charged;
 }
 
 Status SchedulingCache::set_quota(const FleetState& state) {

@@ -49,6 +49,11 @@ class SchedulingCache : public EventObserver {
   // Compiles the state's quota objects and hands the graph to the scheduler.
   Status set_quota(const FleetState& state);
   Status submit(const Job& job);
+  // job_spec()'s quota parts: a job queued on a quota share (its leaf and its service
+  // environment's clusters), and a job queued on its namespace's quota (its leaf; returns
+  // `charged` without the dimensions that quota does not charge).
+  void share_job(const Job& job, sched::JobSpec& spec);
+  ResourceVector namespace_job(const Job& job, sched::JobSpec& spec, ResourceVector charged) const;
   void sync_clusters(const FleetState& state);
   void drop_interrupts(sched::JobKey key);
 

@@ -79,30 +79,68 @@ void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
   }
 }
 
+// Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
+void record_facts(SchedulingCache& cache, const FleetState& state, const sched::Scheduler& s,
+                  Time now, std::vector<Event>& out) {
+  for (const sched::Action& a : cache.take_interrupts(state)) {
+    const Job* job = state.job_by_key(a.job);
+    if (job == nullptr) continue;
+    record_interrupt(state, s, *job, a, out);
+  }
+  for (const auto& [end, key] : state.completions()) {
+    if (end > now) break;
+    const Job* job = state.job_by_key(key);
+    if (job == nullptr) continue;
+    out.push_back(to_event(job_events::Finished{
+        job->id, JobStatus::kSucceeded,
+        "completed after " + format_duration(job->duration.value_or(Duration::zero()))}));
+  }
+  for (uint64_t key : state.scheduled()) {
+    const Job* job = state.job_by_key(key);
+    if (job != nullptr) out.push_back(to_event(job_events::Running{job->id}));
+  }
+}
+
+// The pass's decisions as job events, in decision order.
+void record_actions(const FleetState& state, const sched::Scheduler& s,
+                    const sched::PassResult& pass, std::vector<Event>& out) {
+  for (const sched::Action& a : pass.actions) {
+    const Job* job = state.job_by_key(a.job);
+    if (job == nullptr) continue;
+    switch (a.kind) {
+      case sched::ActionKind::kAdmit:
+        out.push_back(to_event(job_events::Admitted{
+            job->id, a.alternative, s.placement().cluster_name(a.placement.cluster),
+            instance_ids(s, a.placement), a.borrowing, a.replaced}));
+        break;
+      case sched::ActionKind::kPreempt: {
+        const Job* by = state.job_by_key(a.other);
+        std::string message = a.message;
+        if (by != nullptr) {
+          message =
+              fmt::format("{}: preempted by {} ({}, priority {}){}",
+                          quota::preemption_reason_name(a.reason), by->id, by->name, by->priority,
+                          a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
+        }
+        out.push_back(to_event(job_events::Preempted{
+            job->id, by != nullptr ? by->id : "",
+            std::string(quota::preemption_reason_name(a.reason)), message, a.until, a.terminated}));
+        break;
+      }
+      case sched::ActionKind::kInterrupt:
+        record_interrupt(state, s, *job, a, out);
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 ControllerDecision SchedulingController::decide(const FleetState& state, Time now) {
   ControllerDecision d;
   sched::Scheduler& s = cache_.scheduler(state);
 
-  // Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
-  for (const sched::Action& a : cache_.take_interrupts(state)) {
-    const Job* job = state.job_by_key(a.job);
-    if (job == nullptr) continue;
-    record_interrupt(state, s, *job, a, d.events);
-  }
-  for (const auto& [end, key] : state.completions()) {
-    if (end > now) break;
-    const Job* job = state.job_by_key(key);
-    if (job == nullptr) continue;
-    d.events.push_back(to_event(job_events::Finished{
-        job->id, JobStatus::kSucceeded,
-        "completed after " + format_duration(job->duration.value_or(Duration::zero()))}));
-  }
-  for (uint64_t key : state.scheduled()) {
-    const Job* job = state.job_by_key(key);
-    if (job != nullptr) d.events.push_back(to_event(job_events::Running{job->id}));
-  }
+  record_facts(cache_, state, s, now, d.events);
   if (!d.events.empty()) return d;  // applied first; the loop calls again for the pass
 
   std::optional<Time> next_completion;
@@ -117,34 +155,7 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
 
   const sched::PassResult pass = s.schedule(now);
   passes_ += 1;
-  for (const sched::Action& a : pass.actions) {
-    const Job* job = state.job_by_key(a.job);
-    if (job == nullptr) continue;
-    switch (a.kind) {
-      case sched::ActionKind::kAdmit:
-        d.events.push_back(to_event(job_events::Admitted{
-            job->id, a.alternative, s.placement().cluster_name(a.placement.cluster),
-            instance_ids(s, a.placement), a.borrowing, a.replaced}));
-        break;
-      case sched::ActionKind::kPreempt: {
-        const Job* by = state.job_by_key(a.other);
-        std::string message = a.message;
-        if (by != nullptr) {
-          message =
-              fmt::format("{}: preempted by {} ({}, priority {}){}",
-                          quota::preemption_reason_name(a.reason), by->id, by->name, by->priority,
-                          a.terminated ? "; preemptionRetriesBeforeTermination exhausted" : "");
-        }
-        d.events.push_back(to_event(job_events::Preempted{
-            job->id, by != nullptr ? by->id : "",
-            std::string(quota::preemption_reason_name(a.reason)), message, a.until, a.terminated}));
-        break;
-      }
-      case sched::ActionKind::kInterrupt:
-        record_interrupt(state, s, *job, a, d.events);
-        break;
-    }
-  }
+  record_actions(state, s, pass, d.events);
   record_waits(state, s, now, pass, d.events);
   // Our own events bump the generation when applied; what they change is already in the
   // scheduler, so the next call need not pass again unless something else changes.

@@ -250,64 +250,76 @@ Json FleetState::to_json() const {
   return j;
 }
 
-Result<FleetState> FleetState::from_json(const Json& j) {
-  ObjectReader r(j, "snapshot");
-  FleetState s;
-  if (r.required_int("format") != 1) r.fail("format", "unsupported snapshot format");
-  s.view_.applied_seq = r.required_int("applied_seq");
-  s.view_.applied_time = from_micros(r.optional_int("applied_time_us").value_or(0));
+namespace {
+
+// snapshot.control_plane: what the last start recorded about the running release.
+void read_control_plane(ObjectReader& r, ControlPlaneInfo& out) {
   if (const Json* cp = r.optional_object("control_plane")) {
     ObjectReader c(*cp, "snapshot.control_plane");
-    s.view_.control_plane.version = c.optional_string("version").value_or("");
-    s.view_.control_plane.store = c.optional_string("store").value_or("");
-    s.view_.control_plane.starts = c.optional_int("starts").value_or(0);
-    s.view_.control_plane.last_started = from_micros(c.optional_int("last_started_us").value_or(0));
+    out.version = c.optional_string("version").value_or("");
+    out.store = c.optional_string("store").value_or("");
+    out.starts = c.optional_int("starts").value_or(0);
+    out.last_started = from_micros(c.optional_int("last_started_us").value_or(0));
     r.fail_status(c.status());
   }
+}
+
+// snapshot.events and snapshot.audit, oldest first.
+Status read_events_and_audit(ObjectReader& r, FleetView& v) {
   if (const Json* events = r.optional_array("events")) {
     for (const Json& ej : *events) {
       auto e = UserEvent::from_json(ej);
       if (!e.ok()) return e.status().with_prefix("snapshot.events");
-      s.view_.events.append(std::move(e).value());
+      v.events.append(std::move(e).value());
     }
   }
   if (const Json* audit = r.optional_array("audit")) {
     for (const Json& aj : *audit) {
       auto a = AuditRecord::from_json(aj);
       if (!a.ok()) return a.status().with_prefix("snapshot.audit");
-      s.view_.audit.append(std::move(a).value());
+      v.audit.append(std::move(a).value());
     }
   }
-  s.view_.cluster_counter = r.optional_int("cluster_counter").value_or(0);
-  s.view_.instance_counter = r.optional_int("instance_counter").value_or(0);
+  return ok_status();
+}
+
+// snapshot.clusters, and the billing records of deleted ones (kept null when there are none).
+Status read_clusters(ObjectReader& r, FleetView& v) {
   if (const Json* clusters = r.optional_array("clusters")) {
     for (const Json& cj : *clusters) {
       auto c = cluster_from_snapshot(cj);
       if (!c.ok()) return c.status().with_prefix("snapshot.clusters");
       std::string name = c->name;
-      s.view_.clusters.emplace(std::move(name),
-                               std::make_shared<const Cluster>(std::move(c).value()));
+      v.clusters.emplace(std::move(name), std::make_shared<const Cluster>(std::move(c).value()));
     }
   }
   if (const Json* retired = r.optional_array("retired_billing")) {
-    auto v = std::make_shared<std::vector<BillingRecord>>();
+    auto list = std::make_shared<std::vector<BillingRecord>>();
     for (const Json& bj : *retired) {
       auto b = BillingRecord::from_json(bj);
       if (!b.ok()) return b.status().with_prefix("snapshot.retired_billing");
-      v->push_back(std::move(b).value());
+      list->push_back(std::move(b).value());
     }
-    if (!v->empty()) s.view_.retired_billing = std::move(v);
+    if (!list->empty()) v.retired_billing = std::move(list);
   }
+  return ok_status();
+}
+
+// snapshot.idempotency_keys: key -> the seq of the event that carried it.
+Status read_idempotency_keys(ObjectReader& r, std::map<std::string, Seq, std::less<>>& out) {
   if (const Json* keys = r.optional_object("idempotency_keys")) {
     for (auto it = keys->begin(); it != keys->end(); ++it) {
       if (!it.value().is_number_integer()) {
         return validation_error("snapshot.idempotency_keys." + it.key() + ": expected integer");
       }
-      s.keys_.emplace(it.key(), it.value().get<Seq>());
+      out.emplace(it.key(), it.value().get<Seq>());
     }
   }
-  // "resources" (resource names in registry order), written by releases whose state held the
-  // scheduler's registry, is ignored: the scheduler cache registers names as it rebuilds.
+  return ok_status();
+}
+
+// snapshot.quota_objects, in quota.applied's shape (kept null when there are none).
+Status read_quota_objects(ObjectReader& r, FleetView& v) {
   if (const Json* objects = r.optional_array("quota_objects")) {
     auto map = std::make_shared<frontend::ObjectMap>();
     for (const Json& o : *objects) {
@@ -322,21 +334,31 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       obj.doc = std::move(d.doc);
       (*map)[obj.key] = std::move(obj);
     }
-    if (!map->empty()) s.view_.quota_objects = std::move(map);
+    if (!map->empty()) v.quota_objects = std::move(map);
   }
-  s.view_.job_counter = r.optional_int("job_counter").value_or(0);
+  return ok_status();
+}
+
+// snapshot.jobs, by id.
+Status read_jobs(ObjectReader& r, FleetView& v) {
   if (const Json* jobs = r.optional_array("jobs")) {
     for (const Json& jj : *jobs) {
       auto job = Job::from_json(jj);
       if (!job.ok()) return job.status().with_prefix("snapshot.jobs");
       std::string id = job->id;
-      s.view_.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job).value()));
+      v.jobs.emplace(std::move(id), std::make_shared<const Job>(std::move(job).value()));
     }
   }
+  return ok_status();
+}
+
+// snapshot.health (null or absent before the first alert), then snapshot.policies (kept null
+// when there are none).
+Status read_health_and_policies(ObjectReader& r, FleetView& v) {
   if (const Json* health = r.optional_value("health"); health && !health->is_null()) {
     auto h = remediate::HealthState::from_json(*health);
     if (!h.ok()) return h.status();
-    s.view_.health = std::make_shared<const remediate::HealthState>(std::move(h).value());
+    v.health = std::make_shared<const remediate::HealthState>(std::move(h).value());
   }
   if (const Json* policies = r.optional_array("policies")) {
     auto map = std::make_shared<PolicyMap>();
@@ -345,8 +367,32 @@ Result<FleetState> FleetState::from_json(const Json& j) {
       if (!pol.ok()) return pol.status().with_prefix("snapshot.policies");
       (*map)[{o.value("namespace", ""), o.value("name", "")}] = std::move(pol).value();
     }
-    if (!map->empty()) s.view_.policies = std::move(map);
+    if (!map->empty()) v.policies = std::move(map);
   }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<FleetState> FleetState::from_json(const Json& j) {
+  ObjectReader r(j, "snapshot");
+  FleetState s;
+  FleetView& v = s.view_;
+  if (r.required_int("format") != 1) r.fail("format", "unsupported snapshot format");
+  v.applied_seq = r.required_int("applied_seq");
+  v.applied_time = from_micros(r.optional_int("applied_time_us").value_or(0));
+  read_control_plane(r, v.control_plane);
+  GF_RETURN_IF_ERROR(read_events_and_audit(r, v));
+  v.cluster_counter = r.optional_int("cluster_counter").value_or(0);
+  v.instance_counter = r.optional_int("instance_counter").value_or(0);
+  GF_RETURN_IF_ERROR(read_clusters(r, v));
+  GF_RETURN_IF_ERROR(read_idempotency_keys(r, s.keys_));
+  // "resources" (resource names in registry order), written by releases whose state held the
+  // scheduler's registry, is ignored: the scheduler cache registers names as it rebuilds.
+  GF_RETURN_IF_ERROR(read_quota_objects(r, v));
+  v.job_counter = r.optional_int("job_counter").value_or(0);
+  GF_RETURN_IF_ERROR(read_jobs(r, v));
+  GF_RETURN_IF_ERROR(read_health_and_policies(r, v));
   if (!r.ok()) return r.status();
   GF_RETURN_IF_ERROR(s.restore_indexes().with_prefix("snapshot"));
   return s;

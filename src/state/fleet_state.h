@@ -233,6 +233,12 @@ class FleetState {
   Status on_health_event(const EventRecord& record, const health_events::NodeLabels& e);
   std::string retire_host(const EventRecord& record, remediate::Remediation& r,
                           const std::optional<std::string>& new_host);
+  // The effects of `r` moving from `before` to `e.status` (times, approver, node flags, a retired
+  // host), and what they add to the user event's `text`. A new reason alone has none.
+  void apply_remediation_transition(const EventRecord& record,
+                                    const health_events::RemediationUpdated& e,
+                                    remediate::Status before, remediate::Remediation& r,
+                                    std::string& text);
   void add_health_user_event(const EventRecord& record, std::string resource_type, EventLevel level,
                              std::string text, Json details, const std::string& cluster,
                              const std::string& node);

@@ -47,6 +47,40 @@ EventLevel alert_level(const AlertRecord& a) {
                                                     : EventLevel::kInfo;
 }
 
+// One more observation of an open alert; the first evidence is kept, then only the newest ones.
+void observe(AlertRecord& a, Time t, bool present, const std::string& evidence) {
+  a.last_seen = std::max(a.last_seen, t);
+  ++a.observations;
+  a.evidence.push_back(health::Evidence{t, present, evidence});
+  if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
+    a.evidence.erase(a.evidence.begin() + 1);
+}
+
+// The record of an alert first seen at `t`, pending until its persistence window passes.
+AlertRecord new_alert(std::string id, const health_events::AlertSignal& e, Time t) {
+  AlertRecord a;
+  a.id = std::move(id);
+  a.cluster = e.cluster;
+  a.group = e.group.value_or("");
+  a.node = e.node;
+  a.host = e.host.value_or("");
+  a.detector = e.detector;
+  a.subject = e.subject;
+  a.fault = e.fault;
+  a.severity = *e.severity;
+  a.summary = e.summary.value_or("");
+  a.first_seen = a.last_seen = t;
+  a.persistence = *e.persistence;
+  a.observations = 1;
+  a.evidence.push_back(health::Evidence{t, true, e.evidence});
+  a.action = *e.action;
+  a.support = e.support.value_or(false);
+  a.cleared_by = e.cleared_by.value_or(std::vector<std::string>{});
+  a.recurs = e.recurs.value_or(0);
+  a.signal = e.signal.value_or(Json(nullptr));
+  return a;
+}
+
 }  // namespace
 
 void FleetState::add_health_user_event(const EventRecord& rec, std::string resource_type,
@@ -118,34 +152,10 @@ Status FleetState::on_health_event(const EventRecord& rec, const health_events::
   auto open = h.open_alerts.find(key);
   if (e.present) {
     if (open != h.open_alerts.end()) {
-      AlertRecord& a = h.alerts.at(open->second);
-      a.last_seen = std::max(a.last_seen, t);
-      ++a.observations;
-      a.evidence.push_back(health::Evidence{t, true, e.evidence});
-      if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
-        a.evidence.erase(a.evidence.begin() + 1);
+      observe(h.alerts.at(open->second), t, true, e.evidence);
       return ok_status();
     }
-    AlertRecord a;
-    a.id = numbered_id("alert", ++h.alert_counter);
-    a.cluster = e.cluster;
-    a.group = e.group.value_or("");
-    a.node = e.node;
-    a.host = e.host.value_or("");
-    a.detector = e.detector;
-    a.subject = e.subject;
-    a.fault = e.fault;
-    a.severity = *e.severity;
-    a.summary = e.summary.value_or("");
-    a.first_seen = a.last_seen = t;
-    a.persistence = *e.persistence;
-    a.observations = 1;
-    a.evidence.push_back(health::Evidence{t, true, e.evidence});
-    a.action = *e.action;
-    a.support = e.support.value_or(false);
-    a.cleared_by = e.cleared_by.value_or(std::vector<std::string>{});
-    a.recurs = e.recurs.value_or(0);
-    a.signal = e.signal.value_or(Json(nullptr));
+    AlertRecord a = new_alert(numbered_id("alert", ++h.alert_counter), e, t);
     if (a.persistence <= Duration::zero()) {
       a.state = "firing";
       a.fired_at = t;
@@ -162,11 +172,7 @@ Status FleetState::on_health_event(const EventRecord& rec, const health_events::
   if (open == h.open_alerts.end()) return ok_status();
   AlertRecord& a = h.alerts.at(open->second);
   h.open_alerts.erase(open);
-  a.last_seen = std::max(a.last_seen, t);
-  ++a.observations;
-  a.evidence.push_back(health::Evidence{t, false, e.evidence});
-  if (a.evidence.size() > 1 + remediate::kMaxRecentEvidence)
-    a.evidence.erase(a.evidence.begin() + 1);
+  observe(a, t, false, e.evidence);
   a.resolved_at = t;
   a.resolved_by = *e.resolved_by;
   if (a.state == "pending") {
@@ -264,28 +270,11 @@ std::string FleetState::retire_host(const EventRecord& rec, Remediation& r,
   return fmt::format(" (moved to {}; {} sent to inspection)", fresh, r.host);
 }
 
-Status FleetState::on_health_event(const EventRecord& rec,
-                                   const health_events::RemediationUpdated& e) {
+void FleetState::apply_remediation_transition(const EventRecord& rec,
+                                              const health_events::RemediationUpdated& e,
+                                              RStatus before, Remediation& r, std::string& text) {
   const Time t = rec.time;
-  HealthState& h = mutable_health();
-  auto it = h.remediations.find(e.remediation_id);
-  if (it == h.remediations.end())
-    return internal_error("remediation.updated: unknown remediation " + e.remediation_id);
-  Remediation& r = it->second;
-  const RStatus before = r.status;
-  r.status = e.status;
-  if (!remediate::is_open(e.status)) {
-    if (auto o = h.open_by_node.find(r.node); o != h.open_by_node.end() && o->second == r.id)
-      h.open_by_node.erase(o);
-  }
-  r.reason = e.reason;
   const std::string by = e.by.value_or("");
-  std::string text = fmt::format("Remediation {} ({} {}): ", r.id, to_string(r.effective), r.node);
-  if (before == e.status) {
-    text += "waiting: " + r.reason;
-  } else {
-    text += std::string(to_string(e.status)) + (r.reason.empty() ? "" : ": " + r.reason);
-  }
   switch (before == e.status ? RStatus::kProposed : e.status) {  // a new reason only: no effects
     case RStatus::kApproved:
       r.approver = by;
@@ -322,6 +311,29 @@ Status FleetState::on_health_event(const EventRecord& rec,
     default:
       break;
   }
+}
+
+Status FleetState::on_health_event(const EventRecord& rec,
+                                   const health_events::RemediationUpdated& e) {
+  HealthState& h = mutable_health();
+  auto it = h.remediations.find(e.remediation_id);
+  if (it == h.remediations.end())
+    return internal_error("remediation.updated: unknown remediation " + e.remediation_id);
+  Remediation& r = it->second;
+  const RStatus before = r.status;
+  r.status = e.status;
+  if (!remediate::is_open(e.status)) {
+    if (auto o = h.open_by_node.find(r.node); o != h.open_by_node.end() && o->second == r.id)
+      h.open_by_node.erase(o);
+  }
+  r.reason = e.reason;
+  std::string text = fmt::format("Remediation {} ({} {}): ", r.id, to_string(r.effective), r.node);
+  if (before == e.status) {
+    text += "waiting: " + r.reason;
+  } else {
+    text += std::string(to_string(e.status)) + (r.reason.empty() ? "" : ": " + r.reason);
+  }
+  apply_remediation_transition(rec, e, before, r, text);
   const EventLevel level = e.status == RStatus::kFailed ? EventLevel::kError
                            : (e.status == RStatus::kCancelled || e.status == RStatus::kRejected)
                                ? EventLevel::kWarn

@@ -136,56 +136,65 @@ Status read_resource_list(const Json* value, const std::string& path, ResourceRe
   return ok_status();
 }
 
-// The effective requests of one pod of `template_json` (the sum over its containers).
-Result<Json> pod_requests(const Json& template_json, const std::string& path) {
-  ObjectReader t(template_json, path);
-  const Json* spec = t.required_value("spec");
-  if (!t.ok()) return t.status();
-  ObjectReader ps(*spec, t.field_path("spec"));
-  const Json* containers = ps.optional_array("containers");
-  if (ps.ok() && (!containers || containers->empty())) {
-    ps.fail("containers", "is required: a pod template needs at least one container");
-  }
-  if (!ps.ok()) return ps.status();
-  const std::string containers_path = ps.field_path("containers");
+// One container's `requests` or `limits`, as read_resource_list gives them.
+using ResourceList = std::map<std::string, std::pair<int64_t, Json>>;
 
-  ResourceRegistry registry;  // validates names and knows each resource's scale
-  std::map<std::string, PodResource> pod;
-  for (size_t i = 0; i < containers->size(); ++i) {
-    ObjectReader c((*containers)[i], path_index(containers_path, i));
-    const Json* resources = c.optional_object("resources");
-    if (!c.ok()) return c.status();
-    if (!resources) continue;
-    ObjectReader r(*resources, c.field_path("resources"));
-    const Json* requests = r.optional_value("requests");
-    const Json* limits = r.optional_value("limits");
-    if (!r.ok()) return r.status();
-    std::map<std::string, std::pair<int64_t, Json>> req, lim;
-    GF_RETURN_IF_ERROR(read_resource_list(requests, r.field_path("requests"), registry, req));
-    GF_RETURN_IF_ERROR(read_resource_list(limits, r.field_path("limits"), registry, lim));
-    for (const auto& [name, limit] : lim) {
-      auto it = req.find(name);
-      if (it == req.end()) {
-        req.emplace(name, limit);  // Kubernetes: a limit without a request is also the request
-      } else if (it->second.first > limit.first) {
-        return validation_error(path_join(r.field_path("requests"), name) + ": " +
-                                it->second.second.dump() + " exceeds the limit " +
-                                limit.second.dump());
-      }
-    }
-    for (auto& [name, value] : req) {
-      PodResource& p = pod[name];
-      p.scale = registry.scale(*registry.find(name));
-      if (__builtin_add_overflow(p.total, value.first, &p.total)) {
-        return validation_error(containers_path + ": the containers' " + name +
-                                " requests add up to more than " +
-                                format_quantity(std::numeric_limits<int64_t>::max(), p.scale));
-      }
-      p.written = value.second;
-      ++p.contributors;
+// Kubernetes request defaulting: a limit without a request is also the request, and a request
+// above its limit is refused.
+Status default_requests_from_limits(const ResourceList& lim, const std::string& requests_path,
+                                    ResourceList& req) {
+  for (const auto& [name, limit] : lim) {
+    auto it = req.find(name);
+    if (it == req.end()) {
+      req.emplace(name, limit);
+    } else if (it->second.first > limit.first) {
+      return validation_error(path_join(requests_path, name) + ": " + it->second.second.dump() +
+                              " exceeds the limit " + limit.second.dump());
     }
   }
+  return ok_status();
+}
 
+// Adds one container's effective requests to the pod's totals, refusing a sum beyond int64.
+Status add_to_pod(const ResourceList& req, const ResourceRegistry& registry,
+                  const std::string& containers_path, std::map<std::string, PodResource>& pod) {
+  for (const auto& [name, value] : req) {
+    PodResource& p = pod[name];
+    p.scale = registry.scale(*registry.find(name));
+    if (__builtin_add_overflow(p.total, value.first, &p.total)) {
+      return validation_error(containers_path + ": the containers' " + name +
+                              " requests add up to more than " +
+                              format_quantity(std::numeric_limits<int64_t>::max(), p.scale));
+    }
+    p.written = value.second;
+    ++p.contributors;
+  }
+  return ok_status();
+}
+
+// One container (at `path`): its resources, if any, counted into `pod`.
+Status add_container(const Json& container, const std::string& path,
+                     const std::string& containers_path, ResourceRegistry& registry,
+                     std::map<std::string, PodResource>& pod) {
+  ObjectReader c(container, path);
+  const Json* resources = c.optional_object("resources");
+  if (!c.ok()) return c.status();
+  if (!resources) return ok_status();
+  ObjectReader r(*resources, c.field_path("resources"));
+  const Json* requests = r.optional_value("requests");
+  const Json* limits = r.optional_value("limits");
+  if (!r.ok()) return r.status();
+  ResourceList req, lim;
+  GF_RETURN_IF_ERROR(read_resource_list(requests, r.field_path("requests"), registry, req));
+  GF_RETURN_IF_ERROR(read_resource_list(limits, r.field_path("limits"), registry, lim));
+  GF_RETURN_IF_ERROR(default_requests_from_limits(lim, r.field_path("requests"), req));
+  return add_to_pod(req, registry, containers_path, pod);
+}
+
+// The pod's requests: a resource one container names keeps its value as written, a summed one
+// is formatted. The pod must request some cpu, memory or GPU to be placeable.
+Result<Json> pod_requests_json(const std::map<std::string, PodResource>& pod,
+                               const std::string& containers_path) {
   Json out = Json::object();
   bool placeable = false;
   for (const auto& [name, p] : pod) {
@@ -202,6 +211,28 @@ Result<Json> pod_requests(const Json& template_json, const std::string& path) {
                        "them to place the pod)"));
   }
   return out;
+}
+
+// The effective requests of one pod of `template_json` (the sum over its containers).
+Result<Json> pod_requests(const Json& template_json, const std::string& path) {
+  ObjectReader t(template_json, path);
+  const Json* spec = t.required_value("spec");
+  if (!t.ok()) return t.status();
+  ObjectReader ps(*spec, t.field_path("spec"));
+  const Json* containers = ps.optional_array("containers");
+  if (ps.ok() && (!containers || containers->empty())) {
+    ps.fail("containers", "is required: a pod template needs at least one container");
+  }
+  if (!ps.ok()) return ps.status();
+  const std::string containers_path = ps.field_path("containers");
+
+  ResourceRegistry registry;  // validates names and knows each resource's scale
+  std::map<std::string, PodResource> pod;
+  for (size_t i = 0; i < containers->size(); ++i) {
+    GF_RETURN_IF_ERROR(add_container((*containers)[i], path_index(containers_path, i),
+                                     containers_path, registry, pod));
+  }
+  return pod_requests_json(pod, containers_path);
 }
 
 Result<ReplicaSpec> parse_replica(const Json& value, std::string_view type,

@@ -31,12 +31,8 @@ Result<Duration> read_duration(const Json& v, const std::string& path) {
   return d;
 }
 
-}  // namespace
-
-Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::string& path) {
-  SimCloudConfig c;
-  if (j.is_null()) return c;
-  ObjectReader r(j, path);
+// The latencies and action durations, each optional.
+Status read_durations(ObjectReader& r, SimCloudConfig& c) {
   struct DurField {
     const char* key;
     Duration* out;
@@ -56,9 +52,12 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
       *f.out = *d;
     }
   }
-  if (const Json* cap = r.optional_value("capacity")) {
-    GF_ASSIGN_OR_RETURN(c.capacity, read_capacity(*cap, r.field_path("capacity")));
-  }
+  return ok_status();
+}
+
+// changes: capacity maps taking effect `at` a time since the epoch, sorted by it (stable, so
+// of two changes at the same time the later one listed wins).
+Status read_changes(ObjectReader& r, SimCloudConfig& c) {
   if (const Json* changes = r.optional_array("changes")) {
     for (size_t i = 0; i < changes->size(); ++i) {
       const std::string p = path_index(r.field_path("changes"), i);
@@ -66,53 +65,79 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
       const Json* at = cr.required_value("at");
       const Json* cap = cr.required_value("capacity");
       if (!cr.ok()) return cr.status();
-      Change ch;
+      SimCloudConfig::Change ch;
       GF_ASSIGN_OR_RETURN(ch.at, read_duration(*at, p + ".at"));
       GF_ASSIGN_OR_RETURN(ch.capacity, read_capacity(*cap, p + ".capacity"));
       c.changes.push_back(std::move(ch));
     }
     std::stable_sort(c.changes.begin(), c.changes.end(),
-                     [](const Change& a, const Change& b) { return a.at < b.at; });
+                     [](const SimCloudConfig::Change& a, const SimCloudConfig::Change& b) {
+                       return a.at < b.at;
+                     });
   }
+  return ok_status();
+}
+
+// One entry of launchFaults: a failing outcome for a group's launch attempt (from 1).
+Result<SimCloudConfig::Fault> read_launch_fault(const Json& j, const std::string& p) {
+  ObjectReader fr(j, p);
+  SimCloudConfig::Fault f;
+  f.group = fr.required_string("group");
+  f.attempt = fr.required_int("attempt");
+  std::string outcome = fr.required_string("outcome");
+  if (!fr.ok()) return fr.status();
+  auto o = parse_launch_outcome(outcome);
+  if (!o || *o == LaunchOutcome::kOk) {
+    return validation_error(p +
+                            ".outcome: expected InsufficientCapacity, UnhealthyInstance or "
+                            "LifecycleScriptFailure, got \"" +
+                            outcome + "\"");
+  }
+  if (f.attempt < 1) return validation_error(p + ".attempt: must be >= 1 (attempts count from 1)");
+  f.outcome = *o;
+  return f;
+}
+
+// One entry of burnIn: the outcome of a burn-in and the check that decides it.
+Result<SimCloudConfig::BurnIn> read_burn_in(const Json& j, const std::string& p) {
+  ObjectReader br(j, p);
+  SimCloudConfig::BurnIn b;
+  b.outcome = br.required_string("outcome");
+  b.check = br.optional_string("check").value_or("nccl");
+  if (!br.ok()) return br.status();
+  if (b.outcome != "pass" && b.outcome != "fail" && b.outcome != "interrupted") {
+    return validation_error(p + ".outcome: expected pass, fail or interrupted, got \"" + b.outcome +
+                            "\"");
+  }
+  if (b.check != "gpu" && b.check != "nccl" && b.check != "infiniband" && b.check != "storage") {
+    return validation_error(p + ".check: expected gpu, nccl, infiniband or storage, got \"" +
+                            b.check + "\"");
+  }
+  return b;
+}
+
+}  // namespace
+
+Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::string& path) {
+  SimCloudConfig c;
+  if (j.is_null()) return c;
+  ObjectReader r(j, path);
+  GF_RETURN_IF_ERROR(read_durations(r, c));
+  if (const Json* cap = r.optional_value("capacity")) {
+    GF_ASSIGN_OR_RETURN(c.capacity, read_capacity(*cap, r.field_path("capacity")));
+  }
+  GF_RETURN_IF_ERROR(read_changes(r, c));
   if (const Json* faults = r.optional_array("launchFaults")) {
     for (size_t i = 0; i < faults->size(); ++i) {
-      const std::string p = path_index(r.field_path("launchFaults"), i);
-      ObjectReader fr((*faults)[i], p);
-      Fault f;
-      f.group = fr.required_string("group");
-      f.attempt = fr.required_int("attempt");
-      std::string outcome = fr.required_string("outcome");
-      if (!fr.ok()) return fr.status();
-      auto o = parse_launch_outcome(outcome);
-      if (!o || *o == LaunchOutcome::kOk) {
-        return validation_error(p +
-                                ".outcome: expected InsufficientCapacity, UnhealthyInstance or "
-                                "LifecycleScriptFailure, got \"" +
-                                outcome + "\"");
-      }
-      if (f.attempt < 1)
-        return validation_error(p + ".attempt: must be >= 1 (attempts count from 1)");
-      f.outcome = *o;
+      GF_ASSIGN_OR_RETURN(
+          Fault f, read_launch_fault((*faults)[i], path_index(r.field_path("launchFaults"), i)));
       c.faults.push_back(std::move(f));
     }
   }
   if (const Json* burn = r.optional_array("burnIn")) {
     for (size_t i = 0; i < burn->size(); ++i) {
-      const std::string p = path_index(r.field_path("burnIn"), i);
-      ObjectReader br((*burn)[i], p);
-      BurnIn b;
-      b.outcome = br.required_string("outcome");
-      b.check = br.optional_string("check").value_or("nccl");
-      if (!br.ok()) return br.status();
-      if (b.outcome != "pass" && b.outcome != "fail" && b.outcome != "interrupted") {
-        return validation_error(p + ".outcome: expected pass, fail or interrupted, got \"" +
-                                b.outcome + "\"");
-      }
-      if (b.check != "gpu" && b.check != "nccl" && b.check != "infiniband" &&
-          b.check != "storage") {
-        return validation_error(p + ".check: expected gpu, nccl, infiniband or storage, got \"" +
-                                b.check + "\"");
-      }
+      GF_ASSIGN_OR_RETURN(BurnIn b,
+                          read_burn_in((*burn)[i], path_index(r.field_path("burnIn"), i)));
       c.burn_ins.push_back(std::move(b));
     }
   }
