@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <filesystem>
 #include <regex>
 
 #include "core/json.h"
@@ -124,6 +125,36 @@ TEST(ServeIntegration, ASecondServeOnTheSameDataDirIsRefused) {
       run_command({GPUFLEET_BINARY, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0"});
   EXPECT_NE(second.exit_code, 0);
   EXPECT_NE(second.out.find("in use by another gpufleet serve"), std::string::npos) << second.out;
+}
+
+// Two servers never share a port (no SO_REUSEPORT): the second fails at startup, naming it.
+TEST(ServeIntegration, ASecondServeOnABusyPortFailsAtStartup) {
+  TempDir a;
+  TempDir b;
+  Server first(a.path());
+  ASSERT_GT(first.port(), 0);
+  const std::string listen = "127.0.0.1:" + std::to_string(first.port());
+  CommandResult second =
+      run_command({GPUFLEET_BINARY, "serve", "--data-dir", b.path(), "--listen", listen});
+  EXPECT_NE(second.exit_code, 0);
+  EXPECT_NE(second.out.find("cannot listen on " + listen), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("is another gpufleet serve running there?"), std::string::npos)
+      << second.out;
+  EXPECT_EQ(count_descriptions(events_json(first), "gpufleet 0"), 1) << "the first still answers";
+}
+
+// `make demo` starts from a fresh data directory, but never deletes one a live server holds.
+TEST(ServeIntegration, TheDemoRefusesADataDirALiveServerHolds) {
+  TempDir dir;
+  Server live(dir.path());
+  ASSERT_FALSE(live.url().empty());
+  CommandResult demo =
+      run_command({"env", "GPUFLEET_DATA=" + dir.path(), "GPUFLEET_LISTEN=127.0.0.1:1",
+                   std::string(GPUFLEET_SOURCE_DIR) + "/scripts/demo", GPUFLEET_BINARY});
+  EXPECT_EQ(demo.exit_code, 1) << demo.out;
+  EXPECT_NE(demo.out.find("is in use by a running gpufleet serve"), std::string::npos) << demo.out;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/LOCK"));
+  EXPECT_EQ(count_descriptions(events_json(live), "gpufleet 0"), 1) << "its journal is intact";
 }
 
 TEST(CliIntegration, UnreachableServerAndBadFlagsFailWithAClearMessage) {
