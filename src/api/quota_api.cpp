@@ -199,28 +199,47 @@ HttpResponse get_object(Api& api, ObjectKey key) {
   });
 }
 
+// A queue Kube Queue made for an ElasticQuotaTree node, with its admitted and pending jobs.
+Json queue_json(const FleetView& v, const frontend::CompiledQuota& q,
+                const frontend::QueueObject& qo) {
+  const QuotaNodeStatus* c = status_of(v, qo.node);
+  const quota::NodeSpec& spec = q.graph.spec(qo.node);
+  Json status{{"admittedJobs", c != nullptr ? c->admitted : 0},
+              {"pendingJobs", c != nullptr ? c->pending : 0},
+              {"usage", c != nullptr ? c->usage : Json::object()}};
+  if (spec.max_jobs) status["maxJobs"] = *spec.max_jobs;
+  return Json{
+      {"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+      {"kind", "Queue"},
+      {"metadata", {{"name", qo.name}, {"namespace", qo.ns}}},
+      {"spec", {{"quotaNode", qo.tree_node}, {"leaf", spec.kind == quota::NodeKind::kQueue}}},
+      {"status", std::move(status)}};
+}
+
 HttpResponse list_queues(Api& api, std::string ns) {
   return read_view(api, [ns](const FleetView& v) -> Result<Json> {
     Json items = Json::array();
-    const frontend::CompiledQuota* q = v.quota.get();
-    if (q != nullptr) {
+    if (const frontend::CompiledQuota* q = v.quota.get()) {
       for (const frontend::QueueObject& qo : q->queues) {
-        if (!ns.empty() && qo.ns != ns) continue;
-        const QuotaNodeStatus* c = status_of(v, qo.node);
-        const quota::NodeSpec& spec = q->graph.spec(qo.node);
-        Json status{{"admittedJobs", c != nullptr ? c->admitted : 0},
-                    {"pendingJobs", c != nullptr ? c->pending : 0},
-                    {"usage", c != nullptr ? c->usage : Json::object()}};
-        if (spec.max_jobs) status["maxJobs"] = *spec.max_jobs;
-        items.push_back(Json{
-            {"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
-            {"kind", "Queue"},
-            {"metadata", {{"name", qo.name}, {"namespace", qo.ns}}},
-            {"spec", {{"quotaNode", qo.tree_node}, {"leaf", spec.kind == quota::NodeKind::kQueue}}},
-            {"status", std::move(status)}});
+        if (ns.empty() || qo.ns == ns) items.push_back(queue_json(v, *q, qo));
       }
     }
     return Json{{"items", std::move(items)}};
+  });
+}
+
+// GET one queue by name (in `ns`, when given): queues are compiled from the quota objects, so
+// they are found in the compiled quota rather than among the stored objects.
+HttpResponse get_queue(Api& api, std::string ns, std::string name) {
+  return read_view(api, [ns, name](const FleetView& v) -> Result<Json> {
+    if (const frontend::CompiledQuota* q = v.quota.get()) {
+      for (const frontend::QueueObject& qo : q->queues) {
+        if (qo.name == name && (ns.empty() || qo.ns == ns)) return queue_json(v, *q, qo);
+      }
+    }
+    return not_found_error(ns.empty()
+                               ? fmt::format("Queue {} not found", name)
+                               : fmt::format("Queue {} not found in namespace {}", name, ns));
   });
 }
 
@@ -427,6 +446,8 @@ void register_aws_family(Api& api, const AwsFamily& f) {
         [&api, f](const HttpRequest& req) { return delete_aws_object(api, f, req); });
 }
 
+bool is_queue_plural(const std::string& plural) { return plural == "queues" || plural == "queue"; }
+
 std::optional<Kind> kind_param(const HttpRequest& req) {
   return frontend::kind_from_plural(req.path_params.at("kind"));
 }
@@ -454,14 +475,15 @@ void register_quota_routes(Api& api) {
   r.add("POST", "/v1/apply", [&api](const HttpRequest& req) { return apply(api, req); });
   r.add("GET", "/v1/objects/{kind}", [&api](const HttpRequest& req) {
     const std::string plural = req.path_params.at("kind");
-    if (plural == "queues" || plural == "queue")
-      return list_queues(api, req.query_or("namespace", ""));
+    if (is_queue_plural(plural)) return list_queues(api, req.query_or("namespace", ""));
     if (is_workload_plural(plural)) return workload_list(api, plural, req);
     auto kind = kind_param(req);
     if (!kind) return unknown_kind(req);
     return list_objects(api, *kind, req.query_or("namespace", ""), "items");
   });
   r.add("GET", "/v1/objects/{kind}/{name}", [&api](const HttpRequest& req) {
+    if (is_queue_plural(req.path_params.at("kind")))
+      return get_queue(api, req.query_or("namespace", ""), req.path_params.at("name"));
     if (is_workload_plural(req.path_params.at("kind")))
       return workload_get(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);
@@ -469,6 +491,8 @@ void register_quota_routes(Api& api) {
     return get_object(api, *key_from_path(req, *kind));
   });
   r.add("GET", "/v1/objects/{kind}/{namespace}/{name}", [&api](const HttpRequest& req) {
+    if (is_queue_plural(req.path_params.at("kind")))
+      return get_queue(api, req.path_params.at("namespace"), req.path_params.at("name"));
     if (is_workload_plural(req.path_params.at("kind")))
       return workload_get(api, req.path_params.at("kind"), req);
     auto kind = kind_param(req);

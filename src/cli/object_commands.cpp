@@ -413,17 +413,6 @@ int describe_object(CommandEnv& env, const GetArgs& args) {
   std::string ns = args.ns;
   if (ns.empty() && k->plural == "propagationpolicies") ns = "default";
   if (ns.empty() && k->plural == "elasticquotatrees") ns = "kube-system";
-  if (k->plural == "queues") {  // queues are listed, not addressed one by one
-    auto list = env.client.get(k->list_path);
-    if (!list.ok()) return print_error(list.status());
-    for (const Json& q : array_field(*list, "items")) {
-      if (text_field(meta(q), "name") != args.name) continue;
-      if (print_if_structured(env, q)) return 0;
-      std::cout << to_yaml(q);
-      return 0;
-    }
-    return print_error(not_found_error("queue " + args.name + " not found"));
-  }
   auto one = env.client.get(object_path(*k, args.name, ns));
   if (!one.ok()) return print_error(one.status());
   if (print_if_structured(env, *one)) return 0;

@@ -75,6 +75,23 @@ TEST_F(DispatchCli, SeedWalkthrough_QueueGangBindingAndMemberViews) {
   ASSERT_EQ(queues.size(), 3u) << r.out;  // header + two queues
   EXPECT_TRUE(std::regex_match(queues[1][0], std::regex("root-[a-z0-9]{5}"))) << r.out;
   EXPECT_TRUE(std::regex_match(queues[2][0], std::regex("root-child-2-[a-z0-9]{5}"))) << r.out;
+  // One queue by name, as kubectl gets one object (a regression: this answered "unknown object
+  // kind").
+  const std::string child = queues[2][0];
+  r = cli({"get", "queue", child, "-n", "kube-queue"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(rows(r.out).size(), 2u) << r.out;
+  EXPECT_EQ(rows(r.out)[1][0], child) << r.out;
+  r = cli({"get", "queue", child, "-n", "kube-queue", "-o", "yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("quotaNode: child-2"), std::string::npos) << r.out;
+  r = cli({"get", "queue", "no-such-queue", "-n", "kube-queue"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Queue no-such-queue not found in namespace kube-queue"), std::string::npos)
+      << r.out;
+  r = cli({"describe", "queue", child});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("name: " + child), std::string::npos) << r.out;
 
   r = cli({"describe", "elasticquotatree", "elasticquotatree"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
