@@ -60,6 +60,7 @@ TEST(QueueingStrategy, StrictFifoHeadBlocksNewerJobsBestEffortSkipsIt) {
   EXPECT_EQ(strict->scheduler().explain(2, kT0).kind, WaitKind::kQuota);
   const WaitReason behind = strict->scheduler().explain(3, kT0);
   EXPECT_EQ(behind.kind, WaitKind::kStrictFifo) << behind.message;
+  EXPECT_NE(behind.message.find("its head, job 2,"), std::string::npos) << behind.message;
 
   std::unique_ptr<QuotaPool> best = fifo_pool(QueueingStrategy::kBestEffortFifo, &q);
   EXPECT_EQ(best->pass(kT0 + seconds(1)), std::vector<JobKey>{3});
@@ -134,6 +135,11 @@ uint64_t scripted_run_hash(int variant) {
   EXPECT_FALSE(pool.pass(kT0).empty());
   pool.submit(7, a, 5, cpus(4 + variant));
   pool.pass(kT0 + seconds(10));
+  size_t preempted = 0;
+  for (const Action& act : pool.last().actions) preempted += act.kind == ActionKind::kPreempt;
+  // Variant 0: job 7 (4 CPUs) displaces a's lower-priority jobs; variant 1 (5 CPUs) is above a's
+  // nominal and borrowing needs b's idle CPUs, which b's running jobs hold: no preemption.
+  EXPECT_EQ(preempted > 0, variant == 0) << "variant " << variant;
   EXPECT_TRUE(pool.scheduler().finish(1).ok());
   pool.pass(kT0 + seconds(30));
   EXPECT_FALSE(pool.scheduler().log().entries().empty());
