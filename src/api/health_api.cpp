@@ -357,6 +357,15 @@ HttpResponse get_remediation_policy(Api& api, const HttpRequest& req) {
     return error_response(not_found_error("cluster '" + name + "' does not exist"));
   Json out = view->health_state().policy(name).to_json();
   out["ClusterName"] = name;
+  // What applies where no rule matches, so the answer shows the whole effective table.
+  Json defaults = Json::array();
+  for (const remediate::DefaultRule& d : remediate::default_rules()) {
+    defaults.push_back({{"Detector", d.detector},
+                        {"Faults", d.faults},
+                        {"Action", d.action},
+                        {"Approval", d.approval}});
+  }
+  out["DefaultRules"] = std::move(defaults);
   return json_response(200, out);
 }
 
@@ -365,7 +374,10 @@ HttpResponse put_remediation_policy(Api& api, const HttpRequest& req) {
   Result<Json> body = body_json(req);
   if (!body.ok()) return error_response(body.status());
   Json doc = *body;
-  if (doc.is_object()) doc.erase("ClusterName");
+  if (doc.is_object()) {  // what GET adds, so its answer can be edited and sent back
+    doc.erase("ClusterName");
+    doc.erase("DefaultRules");
+  }
   Result<remediate::Policy> pol = remediate::Policy::from_json(doc, "");
   if (!pol.ok()) return error_response(pol.status());
   Request w;

@@ -199,19 +199,28 @@ std::string policy_path(const std::string& cluster) {
 void print_policy(const Json& p) {
   Fields fields;
   for (auto it = p.begin(); p.is_object() && it != p.end(); ++it) {
-    if (it.key() == "Rules") continue;
+    if (it.key() == "Rules" || it.key() == "DefaultRules") continue;
     fields.emplace_back(it.key(), text_of(it.value()));
   }
   print_fields(std::cout, fields);
   const Json& rules = array_field(p, "Rules");
   std::cout << "\nRules:\n";
   if (rules.empty()) {
-    std::cout << "<none>\n";
-    return;
+    std::cout << "<none: the default rules below apply>\n";
+  } else {
+    Table table({"FAULT", "NODE POOL", "ACTION", "APPROVAL"});
+    for (const Json& r : rules) {
+      table.add_row({text_field(r, "Fault"), text_field(r, "NodePool"), text_field(r, "Action"),
+                     text_field(r, "Approval")});
+    }
+    table.print(std::cout);
   }
-  Table table({"FAULT", "NODE POOL", "ACTION", "APPROVAL"});
-  for (const Json& r : rules) {
-    table.add_row({text_field(r, "Fault"), text_field(r, "NodePool"), text_field(r, "Action"),
+  const Json& defaults = array_field(p, "DefaultRules");
+  if (defaults.empty()) return;
+  std::cout << "\nDefault rules (where no rule above matches):\n";
+  Table table({"DETECTOR", "FAULTS", "ACTION", "APPROVAL"});
+  for (const Json& r : defaults) {
+    table.add_row({text_field(r, "Detector"), text_field(r, "Faults"), text_field(r, "Action"),
                    text_field(r, "Approval")});
   }
   table.print(std::cout);

@@ -83,7 +83,7 @@ std::optional<int> xid_code(std::string_view fault) {
   return code;
 }
 
-bool one_of(int code, std::initializer_list<int> codes) {
+bool one_of(int code, std::span<const int> codes) {
   return std::find(codes.begin(), codes.end(), code) != codes.end();
 }
 
@@ -104,14 +104,14 @@ AlertClass classify(std::string_view detector, std::string_view fault) {
   if (detector == "xid") {
     std::optional<int> code = xid_code(fault);
     if (!code) return {S::kWarning, kActionSupport, r->persistence, false};
-    if (one_of(*code, {13, 31, 43, 45, 68, 69, 63, 92, 94}))
-      return {S::kInfo, kActionRecordOnly, r->persistence, false};
-    if (one_of(*code, {46, 62, 64, 95, 109, 119, 120, 140, 143, 48, 74, 79})) return c;
-    if (*code == 154) return {S::kCritical, kActionDriverRecovery, r->persistence, false};
+    if (one_of(*code, kXidRecordOnly)) return {S::kInfo, kActionRecordOnly, r->persistence, false};
+    if (one_of(*code, kXidDetectorAction)) return c;
+    if (*code == kXidDriverRecovery)
+      return {S::kCritical, kActionDriverRecovery, r->persistence, false};
     return {S::kWarning, kActionSupport, r->persistence, false};
   }
-  if (detector == "dcgm-row-remap" && fault == "dcgm:row-remap-failure") c.action = kActionMigrate;
-  if (detector == "ib-link" && fault == "ib-link:symbol-errors") {
+  if (detector == "dcgm-row-remap" && fault == kRowRemapFailure) c.action = kActionMigrate;
+  if (detector == "ib-link" && fault == kIbSymbolErrors) {
     c.severity = S::kWarning;
     c.action = kActionSupport;
   }

@@ -6,6 +6,7 @@
 // `alert.fired` at the end of the window). Table and state machine: docs/health.md "Alerts".
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -59,6 +60,17 @@ struct AlertClass {
   bool approval_required = false;
 };
 AlertClass classify(std::string_view detector, std::string_view fault);
+
+// The Xid codes docs/health.md names, by what classify() gives them: application or user errors
+// (record only), codes that take the xid detector's action (reboot), and Xid 154 (the recovery
+// the driver's message names). Any other code goes to the support webhook.
+inline constexpr std::array<int, 9> kXidRecordOnly{13, 31, 43, 45, 68, 69, 63, 92, 94};
+inline constexpr std::array<int, 12> kXidDetectorAction{46,  62,  64,  95, 109, 119,
+                                                        120, 140, 143, 48, 74,  79};
+inline constexpr int kXidDriverRecovery = 154;
+// The faults whose docs/health.md row overrides their detector's.
+inline constexpr std::string_view kRowRemapFailure = "dcgm:row-remap-failure";
+inline constexpr std::string_view kIbSymbolErrors = "ib-link:symbol-errors";
 
 // One observation kept on an alert (remediate::AlertRecord::evidence). present=false: the
 // detector saw the condition cleared.

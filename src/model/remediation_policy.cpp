@@ -326,6 +326,54 @@ RuleMatch match(const Policy& policy, std::string_view detector, std::string_vie
   return m;
 }
 
+namespace {
+
+DefaultRule default_row(std::string_view detector, std::string faults, std::string_view probe) {
+  const std::string_view table = health::classify(detector, probe).action;
+  // Xid 154's action comes from the driver's message (reboot or reprovision, approved alike).
+  const std::optional<Action> named = table == health::kActionDriverRecovery
+                                          ? std::optional<Action>(Action::kReboot)
+                                          : std::nullopt;
+  const RuleMatch m = match(Policy{}, detector, probe, "", named);
+  const bool acts = !m.support && m.action != Action::kNone;
+  return DefaultRule{std::string(detector), std::move(faults), std::string(table),
+                     acts ? std::string(to_string(m.approval)) : "-"};
+}
+
+std::string xid_list(std::span<const int> codes) {
+  std::string out;
+  for (int c : codes) out += fmt::format("{}xid:{}", out.empty() ? "" : ",", c);
+  return out;
+}
+
+}  // namespace
+
+std::vector<DefaultRule> default_rules() {
+  std::vector<DefaultRule> out;
+  for (const health::DetectorRule& r : health::detector_rules()) {
+    if (r.detector == "xid") {
+      const std::string reboot = fmt::format("xid:{}", health::kXidDetectorAction[0]);
+      const std::string quiet = fmt::format("xid:{}", health::kXidRecordOnly[0]);
+      const std::string driver = fmt::format("xid:{}", health::kXidDriverRecovery);
+      out.push_back(default_row(r.detector, xid_list(health::kXidDetectorAction), reboot));
+      out.push_back(default_row(r.detector, xid_list(health::kXidRecordOnly), quiet));
+      out.push_back(default_row(r.detector, driver, driver));
+      out.push_back(default_row(r.detector, "*", "xid:0"));
+      continue;
+    }
+    out.push_back(default_row(r.detector, "*", ""));
+    if (r.detector == "dcgm-row-remap") {
+      out.push_back(
+          default_row(r.detector, std::string(health::kRowRemapFailure), health::kRowRemapFailure));
+    }
+    if (r.detector == "ib-link") {
+      out.push_back(
+          default_row(r.detector, std::string(health::kIbSymbolErrors), health::kIbSymbolErrors));
+    }
+  }
+  return out;
+}
+
 Effective escalate(Action asked, std::string_view fault, std::span<const Attempt> history, Time now,
                    Duration window) {
   Effective e{asked, ""};

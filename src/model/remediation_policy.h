@@ -81,6 +81,19 @@ struct RuleMatch {
 RuleMatch match(const Policy& policy, std::string_view detector, std::string_view fault,
                 std::string_view node_pool, std::optional<Action> default_action = std::nullopt);
 
+// One row of the default mapping match() falls back to when no rule of the policy matches
+// (docs/remediation.md "Default rules"): what `detector`'s alerts for `faults` get.
+struct DefaultRule {
+  std::string detector;
+  std::string faults;    // "*": the detector's other faults; else a comma-separated list
+  std::string action;    // the table's action: reboot, reprovision, migrate, record-only, support,
+                         // driver-recovery (the one the driver's message names)
+  std::string approval;  // auto, manual, or "-" where nothing is done to the node
+};
+// Every row, in the detector table's order; computed with match() on an empty policy, so it is
+// what the controller does.
+std::vector<DefaultRule> default_rules();
+
 // One earlier remediation on the same machine, for the ladder.
 struct Attempt {
   Action action = Action::kReboot;  // the effective action that ran

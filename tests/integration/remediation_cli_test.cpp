@@ -193,6 +193,17 @@ TEST_F(RemediationCli,
   CommandResult r = cli({"-o", "json", "policy", "get", "hc"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(parse_out(r)["Rules"][0]["Approval"], "manual") << r.out;
+  // The effective table: the user's rule, then the defaults that act where it does not match
+  // (a regression: an empty policy printed "Rules: <none>" while the defaults acted).
+  EXPECT_FALSE(parse_out(r)["DefaultRules"].empty()) << r.out;
+  r = cli({"policy", "get", "hc"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Default rules (where no rule above matches):"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dcgm:row-remap-failure"), std::string::npos) << r.out;
+  // What get answers can be sent back as it is.
+  r = cli({"-o", "yaml", "policy", "get", "hc"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_NO_FATAL_FAILURE(set_policy(r.out));
 
   // Xid 79: fires, reaches /hook unchanged; the first POST was answered 500 and retried.
   r = cli({"node", "signal", "hc", nodes_[0], "--line", kXid79});

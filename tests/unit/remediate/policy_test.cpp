@@ -32,6 +32,39 @@ bool starts_with(const std::string& s, std::string_view prefix) { return s.start
 // ---- docs/remediation.md defaults
 // -------------------------------------------------------------------
 
+// The table `policy get` shows is what match() does on an empty policy, row by row.
+TEST(PolicyDefaults, DefaultRulesTableIsWhatMatchDoesForEveryDetector) {
+  const std::vector<DefaultRule> rows = default_rules();
+  auto row = [&](std::string_view detector, std::string_view faults) -> const DefaultRule* {
+    for (const DefaultRule& r : rows) {
+      if (r.detector == detector && r.faults == faults) return &r;
+    }
+    return nullptr;
+  };
+  for (const health::DetectorRule& d : health::detector_rules()) {
+    EXPECT_NE(row(d.detector, "*"), nullptr) << d.detector << " has no row";
+  }
+  const DefaultRule* reboot = nullptr;
+  for (const DefaultRule& r : rows) {
+    if (r.detector == "xid" && r.faults.find("xid:79") != std::string::npos) reboot = &r;
+  }
+  ASSERT_NE(reboot, nullptr);
+  EXPECT_EQ(reboot->action, "reboot");
+  EXPECT_EQ(reboot->approval, "auto");
+  EXPECT_EQ(match(Policy{}, "xid", "xid:79", "").approval, Approval::kAuto);
+  ASSERT_NE(row("dcgm-row-remap", "dcgm:row-remap-failure"), nullptr);
+  EXPECT_EQ(row("dcgm-row-remap", "dcgm:row-remap-failure")->action, "migrate");
+  EXPECT_EQ(row("dcgm-row-remap", "dcgm:row-remap-failure")->approval, "manual");
+  EXPECT_EQ(row("slurm-node-state", "*")->approval, "manual") << "approval required row";
+  EXPECT_EQ(row("disk-pressure", "*")->action, "record-only");
+  EXPECT_EQ(row("disk-pressure", "*")->approval, "-");
+  EXPECT_EQ(row("xid", "xid:154")->action, "driver-recovery");
+  EXPECT_EQ(row("xid", "xid:154")->approval, "auto");
+  EXPECT_EQ(row("xid", "*")->action, "support");
+  ASSERT_NE(row("ib-link", "ib-link:symbol-errors"), nullptr);
+  EXPECT_EQ(row("ib-link", "ib-link:symbol-errors")->action, "support");
+}
+
 TEST(PolicyDefaults, EmptyObjectGivesSpecDefaults) {
   Result<Policy> r = Policy::from_json(Json::object());
   ASSERT_TRUE(r.ok()) << r.status().message();
