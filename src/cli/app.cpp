@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/command_support.h"
 #include "client/client.h"
 
 namespace gf {
@@ -39,6 +41,73 @@ void read_config_file(GlobalOptions& g, bool server_from_env) {
   if (!server_from_env && !str("server").empty()) g.server = str("server");
   if (g.token.empty()) g.token = str("token");
   if (g.ca_cert.empty()) g.ca_cert = str("ca-cert");
+}
+
+// Where argv's words lead in the command tree: the deepest command they name and, when a word
+// stands where that command needs a subcommand, that word. Options are skipped, with the value
+// of one that takes a value.
+struct CommandPath {
+  CLI::App* app = nullptr;
+  std::string unknown;
+};
+
+CommandPath command_path(CLI::App& root, int argc, char** argv) {
+  CommandPath p{&root, ""};
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() > 1 && word[0] == '-') {
+      if (word.find('=') != std::string::npos) continue;
+      for (CLI::App* a = p.app; a != nullptr; a = a->get_parent()) {
+        if (const CLI::Option* o = a->get_option_no_throw(word)) {
+          if (o->get_items_expected_min() > 0) ++i;
+          break;
+        }
+      }
+      continue;
+    }
+    const std::vector<CLI::App*> sub =
+        p.app->get_subcommands([&](CLI::App* s) { return s->check_name(word); });
+    if (!sub.empty()) {
+      p.app = sub.front();
+      continue;
+    }
+    if (p.app->get_require_subcommand_min() > 0) p.unknown = word;
+    break;
+  }
+  return p;
+}
+
+std::string command_name(const CLI::App* a) {
+  std::string out;
+  for (; a != nullptr; a = a->get_parent()) {
+    out = a->get_parent() == nullptr ? "gpufleet" + out : " " + a->get_name() + out;
+  }
+  return out;
+}
+
+std::string subcommand_names(CLI::App* a) {
+  std::string out;
+  for (const CLI::App* s : a->get_subcommands([](CLI::App* c) { return !c->get_group().empty(); }))
+    out += (out.empty() ? "" : ", ") + s->get_name();
+  return out;
+}
+
+// A command tree error a person can act on: the unknown word and what exists there, or the
+// subcommands of a command given none. Other parse errors keep CLI11's message.
+int command_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  const CommandPath p = command_path(app, argc, argv);
+  if (!p.unknown.empty()) {
+    return usage_error(fmt::format("unknown command \"{}\" for \"{}\"; the commands are: {}",
+                                   p.unknown, command_name(p.app), subcommand_names(p.app)));
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+      p.app->get_require_subcommand_min() > 0) {
+    return usage_error(fmt::format("\"{}\" needs a command: {} (see {} --help)",
+                                   command_name(p.app), subcommand_names(p.app),
+                                   command_name(p.app)));
+  }
+  return app.exit(e);
 }
 
 }  // namespace
@@ -94,7 +163,8 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return command_error(app, e, argc, argv);
   }
   if (!ctx.run) return 2;
   return ctx.run();

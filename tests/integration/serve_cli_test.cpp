@@ -157,6 +157,34 @@ TEST(ServeIntegration, TheDemoRefusesADataDirALiveServerHolds) {
   EXPECT_EQ(count_descriptions(events_json(live), "gpufleet 0"), 1) << "its journal is intact";
 }
 
+// A word that is no command says so and lists what exists there (it answered "A subcommand is
+// required"); a command given none of its subcommands lists them.
+TEST(CliIntegration, UnknownCommandNamesTheWordAndListsTheCommandsThere) {
+  CommandResult r = run_command({GPUFLEET_BINARY, "describe", "cluster", "X"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("unknown command \"cluster\" for \"gpufleet describe\"; the commands are: "
+                       "job, pytorchjob"),
+            std::string::npos)
+      << r.out;
+  r = run_command({GPUFLEET_BINARY, "-o", "json", "logs", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("unknown command \"logs\" for \"gpufleet\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cluster, node"), std::string::npos) << r.out;
+  r = run_command({GPUFLEET_BINARY, "alert", "describe", "a-1"});
+  EXPECT_NE(r.out.find("unknown command \"describe\" for \"gpufleet alert\"; the commands are: "
+                       "list, get"),
+            std::string::npos)
+      << r.out;
+  r = run_command({GPUFLEET_BINARY, "cluster"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("\"gpufleet cluster\" needs a command: create,"), std::string::npos)
+      << r.out;
+  // Other parse errors keep their own message.
+  r = run_command({GPUFLEET_BINARY, "cluster", "create"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--file is required"), std::string::npos) << r.out;
+}
+
 TEST(CliIntegration, UnreachableServerAndBadFlagsFailWithAClearMessage) {
   CommandResult r = run_command({GPUFLEET_BINARY, "--server", "http://127.0.0.1:1", "events"});
   EXPECT_NE(r.exit_code, 0);
