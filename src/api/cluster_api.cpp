@@ -290,13 +290,7 @@ HttpResponse list_cluster_events(Api& api, const HttpRequest& req) {
     return error_response(not_found_error("cluster \"" + name + "\" not found"));
   auto q = parse_event_query(req);
   if (!q.ok()) return error_response(q.status());
-  q->cluster_name = name;
-  if (!q->resource_type.empty() && q->resource_type != "Cluster" &&
-      q->resource_type != "InstanceGroup" && q->resource_type != "Instance") {
-    return error_response(
-        validation_error("ResourceType: expected Cluster, InstanceGroup or Instance, got \"" +
-                         q->resource_type + "\""));
-  }
+  q->cluster_name = name;  // its alerts, remediations and jobs too, as the list shows them
   auto out = list_events(*view, *q);
   if (!out.ok()) return error_response(out.status());
   return json_response(200, *out);

@@ -25,7 +25,12 @@ Result<int> parse_int_param(const std::string& name, const std::string& text) {
 
 Result<EventQuery> parse_event_query(const HttpRequest& req) {
   EventQuery q;
-  q.resource_type = req.query_or("ResourceType", "");
+  if (const std::string t = req.query_or("ResourceType", ""); !t.empty()) {
+    GF_ASSIGN_OR_RETURN(q.resource_type, parse_resource_type(t, "ResourceType"));
+  }
+  if (const std::string level = req.query_or("EventLevel", ""); !level.empty()) {
+    GF_ASSIGN_OR_RETURN(q.level, parse_event_level(level));
+  }
   q.instance_group = req.query_or("InstanceGroupName", "");
   q.instance_id = req.query_or("NodeId", "");
   q.cluster_name = req.query_or("ClusterName", "");
@@ -74,6 +79,7 @@ Result<Json> list_events(const FleetView& view, const EventQuery& q) {
     if (q.before && e.time >= *q.before) continue;
     if (q.after && e.time <= *q.after) break;  // older events only get older
     if (!q.resource_type.empty() && e.resource_type != q.resource_type) continue;
+    if (q.level && e.level != *q.level) continue;
     if (!q.cluster_name.empty() && e.cluster_name != q.cluster_name) continue;
     if (!q.instance_group.empty() && e.instance_group != q.instance_group) continue;
     if (!q.instance_id.empty() && e.instance_id != q.instance_id) continue;

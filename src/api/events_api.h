@@ -15,8 +15,9 @@ struct EventQuery {
   std::string cluster_name;
   std::string instance_group;
   std::string instance_id;
-  std::optional<Time> after;   // EventTimeAfter (exclusive)
-  std::optional<Time> before;  // EventTimeBefore (exclusive)
+  std::optional<EventLevel> level;  // EventLevel: only events of this level
+  std::optional<Time> after;        // EventTimeAfter (exclusive)
+  std::optional<Time> before;       // EventTimeBefore (exclusive)
   int max_results = 100;
   std::string next_token;
 };

@@ -16,6 +16,7 @@ struct EventsArgs {
   std::string group;
   std::string node;
   std::string resource_type;
+  std::string level;
   std::string since;
   int max = 100;
   bool all = false;
@@ -23,14 +24,21 @@ struct EventsArgs {
 
 void print_events(const Json& events, bool per_cluster) {
   std::vector<std::string> headers = {"TIME", "LEVEL", "TYPE"};
-  if (per_cluster) headers.insert(headers.end(), {"GROUP", "INSTANCE"});
+  if (per_cluster) {
+    headers.insert(headers.end(), {"GROUP", "INSTANCE"});
+  } else {
+    headers.push_back("CLUSTER");  // the fleet-wide list says which cluster an event is about
+  }
   headers.push_back("DESCRIPTION");
   Table table(headers);
   for (const auto& e : events) {
     std::vector<std::string> row = {text_field(e, "EventTime"), text_field(e, "EventLevel"),
                                     text_field(e, "ResourceType")};
-    if (per_cluster)
+    if (per_cluster) {
       row.insert(row.end(), {text_field(e, "InstanceGroupName"), text_field(e, "InstanceId")});
+    } else {
+      row.push_back(text_field(e, "ClusterName"));
+    }
     row.push_back(text_field(e, "Description"));
     table.add_row(std::move(row));
   }
@@ -41,6 +49,7 @@ int list_events(CommandEnv& env, const EventsArgs& args) {
   QueryString query;
   query.add("MaxResults", std::to_string(args.max))
       .add("ResourceType", args.resource_type)
+      .add("EventLevel", args.level)
       .add("InstanceGroupName", args.group)
       .add("NodeId", args.node);
   if (!args.since.empty()) {
@@ -74,7 +83,10 @@ void register_events_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("CLUSTER", args->cluster, "only this cluster's events (ListClusterEvents)");
   cmd->add_option("--group", args->group, "only this instance group");
   cmd->add_option("--node", args->node, "only this instance id");
-  cmd->add_option("--resource-type", args->resource_type, "only this ResourceType");
+  cmd->add_option("--resource-type", args->resource_type,
+                  "only this type, as the TYPE column shows it (Cluster, InstanceGroup, Instance, "
+                  "Job, Alert, Remediation, Host, ControlPlane; any case)");
+  cmd->add_option("--level", args->level, "only this level: Info, Warn or Error");
   cmd->add_option("--since", args->since,
                   "only events newer than a duration ago (1h) or a time (2026-01-01T00:00:00Z)");
   cmd->add_option("--max", args->max, "events per page (1-100)")->capture_default_str();

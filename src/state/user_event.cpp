@@ -1,5 +1,9 @@
 #include "state/user_event.h"
 
+#include <fmt/format.h>
+
+#include <cctype>
+
 namespace gf {
 
 std::string_view event_level_name(EventLevel level) {
@@ -20,6 +24,20 @@ Result<EventLevel> parse_event_level(std::string_view text) {
   if (text == "Error") return EventLevel::kError;
   return validation_error("EventLevel: expected Info, Warn or Error, got \"" + std::string(text) +
                           "\"");
+}
+
+Result<std::string> parse_resource_type(std::string_view text, std::string_view field) {
+  auto lower = [](std::string_view v) {
+    std::string out(v);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::string known;
+  for (std::string_view t : kUserEventResourceTypes) {
+    if (lower(t) == lower(text)) return std::string(t);
+    known += (known.empty() ? "" : ", ") + std::string(t);
+  }
+  return validation_error(fmt::format("{}: expected one of {}, got \"{}\"", field, known, text));
 }
 
 Json UserEvent::to_wire() const {

@@ -3,7 +3,9 @@
 // record zero or more of them.
 #pragma once
 
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "core/json.h"
 #include "core/time.h"
@@ -14,6 +16,13 @@ namespace gf {
 enum class EventLevel { kInfo, kWarn, kError };
 std::string_view event_level_name(EventLevel level);
 Result<EventLevel> parse_event_level(std::string_view text);
+
+// Every ResourceType a user event has; the event filters accept these (in any letter case).
+inline constexpr std::array<std::string_view, 8> kUserEventResourceTypes{
+    "Cluster", "InstanceGroup", "Instance", "Job", "Alert", "Remediation", "Host", "ControlPlane"};
+// The canonical spelling of `text` ("alert" → "Alert"); an error naming `field` and the known
+// types when it is none of them.
+Result<std::string> parse_resource_type(std::string_view text, std::string_view field);
 
 struct UserEvent {
   std::string event_id;  // "ev-<seq>-<index>", ordered like the journal

@@ -101,6 +101,18 @@ TEST_F(ClusterCli, CreateWaitDescribeListNodesEventsAndBilling) {
   CommandResult table = cli({"events", kCluster, "--resource-type", "Instance", "--max", "3"});
   EXPECT_NE(table.out.find("INSTANCE"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("(more: --all)"), std::string::npos) << table.out;
+  // Every type the TYPE column shows filters, in any case; the fleet-wide list names the cluster.
+  CommandResult typed = cli({"events", kCluster, "--resource-type", "cluster", "--level", "Info"});
+  ASSERT_EQ(typed.exit_code, 0) << typed.out;
+  EXPECT_NE(typed.out.find("Cluster"), std::string::npos) << typed.out;
+  EXPECT_EQ(cli({"events", kCluster, "--resource-type", "Alert"}).exit_code, 0);
+  CommandResult fleet = cli({"events", "--resource-type", "Cluster"});
+  ASSERT_EQ(fleet.exit_code, 0) << fleet.out;
+  EXPECT_NE(fleet.out.find("CLUSTER"), std::string::npos) << fleet.out;
+  EXPECT_NE(fleet.out.find(kCluster), std::string::npos) << fleet.out;
+  CommandResult typo = cli({"events", "--resource-type", "Clusters"});
+  EXPECT_NE(typo.exit_code, 0);
+  EXPECT_NE(typo.out.find("ResourceType: expected one of Cluster,"), std::string::npos) << typo.out;
 
   CommandResult billing = cli({"billing", "--group-by", "group"});
   ASSERT_EQ(billing.exit_code, 0) << billing.out;

@@ -129,6 +129,27 @@ TEST_F(ApiTest, EventsFilterByResourceTypeAndTime) {
   EXPECT_EQ(window["Events"].size(), 2u);
 }
 
+// The filters take every type the TYPE column shows, in any letter case, and the level.
+TEST_F(ApiTest, EventsFilterTakesEveryShownResourceTypeAnyCaseAndTheLevel) {
+  record(6);
+  Json jobs = body(call("GET", "/v1/events", {{"ResourceType", "job"}}));
+  ASSERT_EQ(jobs["Events"].size(), 3u) << jobs.dump();
+  for (const auto& e : jobs["Events"]) EXPECT_EQ(e["ResourceType"], "Job");
+  for (std::string_view t : kUserEventResourceTypes) {
+    EXPECT_EQ(call("GET", "/v1/events", {{"ResourceType", std::string(t)}}).status, 200) << t;
+  }
+  EXPECT_EQ(body(call("GET", "/v1/events", {{"EventLevel", "Info"}}))["Events"].size(), 6u);
+  EXPECT_TRUE(body(call("GET", "/v1/events", {{"EventLevel", "Error"}}))["Events"].empty());
+  HttpResponse typo = call("GET", "/v1/events", {{"ResourceType", "Alerts"}});
+  EXPECT_EQ(typo.status, 400);
+  EXPECT_EQ(body(typo)["message"],
+            "ResourceType: expected one of Cluster, InstanceGroup, Instance, Job, Alert, "
+            "Remediation, Host, ControlPlane, got \"Alerts\"");
+  HttpResponse level = call("GET", "/v1/events", {{"EventLevel", "loud"}});
+  EXPECT_EQ(level.status, 400);
+  EXPECT_EQ(body(level)["message"].get<std::string>().rfind("EventLevel", 0), 0u);
+}
+
 TEST_F(ApiTest, BadQueryParametersAreNamedInTheError) {
   struct Case {
     std::map<std::string, std::string> query;
