@@ -11,7 +11,11 @@ Result<OutputFormat> parse_output_format(const std::string& text) {
   return validation_error("-o: expected table, json or yaml, got \"" + text + "\"");
 }
 
-void Table::print(std::ostream& out) const {
+void Table::print(std::ostream& out, std::ostream& err) const {
+  if (rows_.empty()) {
+    err << "No resources found.\n";
+    return;
+  }
   std::vector<size_t> width(headers_.size(), 0);
   for (size_t i = 0; i < headers_.size(); ++i) width[i] = headers_[i].size();
   for (const auto& row : rows_) {

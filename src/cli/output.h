@@ -1,6 +1,7 @@
 // Output for people (tables) and machines (-o json|yaml).
 #pragma once
 
+#include <iostream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,7 +19,10 @@ class Table {
  public:
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
   void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::ostream& out) const;
+  // The header and the rows, in aligned columns. With no rows, kubectl's habit: "No resources
+  // found." on `err` and nothing on `out`, so a pipe counts no lines.
+  void print(std::ostream& out) const { print(out, std::cerr); }
+  void print(std::ostream& out, std::ostream& err) const;
 
  private:
   std::vector<std::string> headers_;

@@ -1,4 +1,5 @@
 #include "cli/command_support.h"
+#include "cli/output.h"
 
 #include <gtest/gtest.h>
 
@@ -6,6 +7,17 @@
 
 namespace gf {
 namespace {
+
+TEST(Table, EmptyTablePrintsNoResourcesFoundOnStderrAndNothingOnStdout) {
+  std::ostringstream out, err;
+  Table({"NAME", "STATUS"}).print(out, err);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(err.str(), "No resources found.\n");
+  Table t({"NAME", "STATUS"});
+  t.add_row({"a", "Running"});
+  t.print(out, err);
+  EXPECT_EQ(out.str(), "NAME   STATUS\na      Running\n");
+}
 
 TEST(CommandSupport, DollarsAreRoundedToTheCentAndParsedFromWireMoney) {
   EXPECT_EQ(format_dollars(0), "$0.00");
