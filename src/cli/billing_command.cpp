@@ -1,5 +1,6 @@
 // `gpufleet billing` (docs/provisioning.md): instance-level metering summed by instance, group or
 // cluster.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -36,6 +37,13 @@ std::string cell(const Json& item, const std::string& key) {
   return text_field(item, key);
 }
 
+// Billed instance time as hours with two decimals ("77.45"): what a price per hour multiplies,
+// and a sum a person can read (a duration such as 3d5h26m59s is not).
+std::string instance_hours(int64_t billed_seconds) {
+  const int64_t hundredths = (billed_seconds * 100 + 1800) / 3600;  // rounded to the nearest
+  return fmt::format("{}.{:02}", hundredths / 100, hundredths % 100);
+}
+
 void print_billing(const Json& answer) {
   const Json& items = array_field(answer, "Items");
   std::vector<std::string> keys, headers;
@@ -46,20 +54,20 @@ void print_billing(const Json& answer) {
     keys.push_back(c.key);
     headers.push_back(c.header);
   }
-  headers.insert(headers.end(), {"BILLED", "COST"});
+  headers.insert(headers.end(), {"INSTANCE-HOURS", "COST"});
   Table table(headers);
   int64_t billed_seconds = 0;
   for (const auto& item : items) {
     std::vector<std::string> row;
     for (const auto& k : keys) row.push_back(cell(item, k));
     billed_seconds += int_field(item, "BilledSeconds");
-    row.push_back(format_duration(seconds(int_field(item, "BilledSeconds"))));
+    row.push_back(instance_hours(int_field(item, "BilledSeconds")));
     row.push_back(format_dollars(int_field(item, "CostMicros")));
     table.add_row(std::move(row));
   }
   std::vector<std::string> total(keys.size(), "");
   if (!total.empty()) total.front() = "TOTAL";
-  total.push_back(format_duration(seconds(billed_seconds)));
+  total.push_back(instance_hours(billed_seconds));
   total.push_back(format_dollars(int_field(answer, "TotalMicros")));
   table.add_row(std::move(total));
   const std::string from = text_field(answer, "From");

@@ -397,7 +397,9 @@ int describe_job(CommandEnv& env, const std::string& name) {
 int delete_object(CommandEnv& env, const GetArgs& d) {
   auto k = kind_info(d.kind);
   if (!k || k->plural == "jobs" || k->plural == "queues" || k->plural == "pods")
-    return usage_error("cannot delete kind \"" + d.kind + "\"");
+    return usage_error(fmt::format(
+        "cannot delete kind \"{}\"{}", d.kind,
+        k && k->plural == "jobs" ? "; a job is stopped with: gpufleet job terminate NAME" : ""));
   auto r =
       env.client.del(object_path(*k, d.name, is_workload(*k) && d.ns.empty() ? "default" : d.ns));
   if (!r.ok()) return print_error(r.status());
@@ -482,8 +484,12 @@ void register_get_command(CLI::App& app, CommandContext& ctx) {
 
 void register_delete_command(CLI::App& app, CommandContext& ctx) {
   auto d = std::make_shared<GetArgs>();
-  auto* cmd = app.add_subcommand("delete", "delete a quota object");
-  cmd->add_option("kind", d->kind, "the kind")->required();
+  auto* cmd = app.add_subcommand(
+      "delete",
+      "delete an applied object: a workload (pytorchjob, propagationpolicy) or a quota object "
+      "(elasticquotatree, clusterqueue, localqueue, job-queue, quota-share, ...); jobs: job "
+      "terminate");
+  cmd->add_option("kind", d->kind, "the kind, as get names it")->required();
   cmd->add_option("name", d->name, "the object's name")->required();
   cmd->add_option("-n,--namespace", d->ns, "namespace (namespaced kinds)");
   run_with_client(cmd, ctx, [d](CommandEnv& env) { return delete_object(env, *d); });

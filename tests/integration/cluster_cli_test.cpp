@@ -3,6 +3,8 @@
 // CLI's own polling, always bounded by --timeout.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <algorithm>
 #include <fstream>
 
@@ -117,6 +119,10 @@ TEST_F(ClusterCli, CreateWaitDescribeListNodesEventsAndBilling) {
   CommandResult billing = cli({"billing", "--group-by", "group"});
   ASSERT_EQ(billing.exit_code, 0) << billing.out;
   EXPECT_NE(billing.out.find("TOTAL"), std::string::npos) << billing.out;
+  // Instance time in hours with two decimals, summable by a person (it printed 3d5h26m59s).
+  EXPECT_NE(billing.out.find("INSTANCE-HOURS"), std::string::npos) << billing.out;
+  EXPECT_TRUE(std::regex_search(billing.out, std::regex(R"(TOTAL +[0-9]+\.[0-9]{2} +\$)")))
+      << billing.out;
   EXPECT_NE(billing.out.find("worker-gpu-a"), std::string::npos) << billing.out;
   EXPECT_GT(cli_json({"billing", "--group-by", "group"})["TotalMicros"].get<int64_t>(), 0);
 }
