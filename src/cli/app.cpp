@@ -6,7 +6,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/command_support.h"
 #include "client/client.h"
@@ -41,6 +45,56 @@ void read_config_file(GlobalOptions& g, bool server_from_env) {
   if (!server_from_env && !str("server").empty()) g.server = str("server");
   if (g.token.empty()) g.token = str("token");
   if (g.ca_cert.empty()) g.ca_cert = str("ca-cert");
+}
+
+// kubectl's word order for the fleet's own kinds: `get clusters`, `describe cluster X`,
+// `get nodes CLUSTER`, `describe node CLUSTER ID`, `get alert ID`, `describe remediation ID`,
+// `get policy CLUSTER`, `get hosts`, `get tickets` become the commands that answer them
+// (`cluster list`, `cluster describe X`, ...). The kinds `get` and `describe` already know are
+// left as they are.
+std::vector<std::string> kind_first_spelling(std::vector<std::string> args) {
+  // The first words that are not options (nor the value of a global option).
+  static const std::set<std::string, std::less<>> kValued = {"--server", "-o",      "--output",
+                                                             "--user",   "--token", "--ca-cert"};
+  std::vector<size_t> words;
+  for (size_t i = 1; i < args.size() && words.size() < 4; ++i) {
+    if (args[i] == "--") break;
+    if (args[i].size() > 1 && args[i][0] == '-') {
+      if (kValued.contains(args[i])) ++i;
+      continue;
+    }
+    words.push_back(i);
+  }
+  if (words.size() < 2) return args;
+  const std::string verb = args[words[0]];
+  if (verb != "get" && verb != "describe") return args;
+  const std::string kind = args[words[1]];
+  struct Spelling {
+    std::string_view command, one, many;  // `many`: listing, when nothing is named
+  };
+  static const std::map<std::string, Spelling, std::less<>> kKinds = {
+      {"cluster", {"cluster", "describe", "list"}},
+      {"clusters", {"cluster", "describe", "list"}},
+      {"node", {"node", "describe", "list"}},
+      {"nodes", {"node", "describe", "list"}},
+      {"alert", {"alert", "get", "list"}},
+      {"alerts", {"alert", "get", "list"}},
+      {"remediation", {"remediation", "describe", "list"}},
+      {"remediations", {"remediation", "describe", "list"}},
+      {"policy", {"policy", "get", "get"}},
+      {"host", {"host", "list", "list"}},
+      {"hosts", {"host", "list", "list"}},
+      {"ticket", {"ticket", "list", "list"}},
+      {"tickets", {"ticket", "list", "list"}},
+  };
+  auto it = kKinds.find(kind);
+  if (it == kKinds.end()) return args;
+  // A node is named by its cluster and its id: `get nodes C` lists, `get node C ID` shows.
+  const bool one =
+      verb == "describe" || (it->second.command == "node" ? words.size() > 3 : words.size() > 2);
+  args[words[0]] = std::string(it->second.command);
+  args[words[1]] = std::string(one ? it->second.one : it->second.many);
+  return args;
 }
 
 // Where argv's words lead in the command tree: the deepest command they name and, when a word
@@ -160,11 +214,15 @@ int run_cli(int argc, char** argv) {
   register_agent_command(app, ctx);
   register_security_commands(app, ctx);
 
+  std::vector<std::string> words = kind_first_spelling(std::vector<std::string>(argv, argv + argc));
+  std::vector<char*> spelled;
+  for (std::string& w : words) spelled.push_back(w.data());
+  const int n = static_cast<int>(spelled.size());
   try {
-    app.parse(argc, argv);
+    app.parse(n, spelled.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    return command_error(app, e, argc, argv);
+    return command_error(app, e, n, spelled.data());
   }
   if (!ctx.run) return 2;
   return ctx.run();

@@ -404,6 +404,7 @@ void register_alert_group(CLI::App& app, CommandContext& ctx) {
 
   auto get = std::make_shared<AlertArgs>();
   cmd = alert->add_subcommand("get", "one alert with its evidence");
+  cmd->alias("describe");
   cmd->add_option("ID", get->id, "alert id")->required();
   run_with_client(cmd, ctx, [get](CommandEnv& env) { return get_alert(env, *get); });
 }
@@ -420,6 +421,7 @@ void register_remediation_group(CLI::App& app, CommandContext& ctx) {
 
   auto describe = std::make_shared<RemediationArgs>();
   cmd = rem->add_subcommand("describe", "one remediation and its timeline");
+  cmd->alias("get");
   cmd->add_option("ID", describe->id, "remediation id")->required();
   run_with_client(cmd, ctx,
                   [describe](CommandEnv& env) { return describe_remediation(env, *describe); });

@@ -94,6 +94,38 @@ TEST_F(ClusterCli, CreateWaitDescribeListNodesEventsAndBilling) {
   CommandResult nodes = cli({"node", "list", kCluster});
   EXPECT_EQ(count_lines(nodes.out), 19u) << nodes.out;
   EXPECT_NE(nodes.out.find("INSTANCE-ID"), std::string::npos) << nodes.out;
+
+  // kubectl's word order answers the same as the fleet's own commands.
+  EXPECT_EQ(cli({"describe", "cluster", kCluster}).out, cli({"cluster", "describe", kCluster}).out);
+  EXPECT_EQ(cli({"get", "clusters"}).out, cli({"cluster", "list"}).out);
+  EXPECT_EQ(cli({"get", "cluster", kCluster}).out, cli({"cluster", "describe", kCluster}).out);
+  EXPECT_EQ(cli({"get", "nodes", kCluster}).out, nodes.out);
+  const std::string worker = running_node("worker-gpu-a");
+  ASSERT_FALSE(worker.empty());
+  // The same node either way (its cost grows between the two calls: compare without it).
+  auto node_json = [&](const std::vector<std::string>& args) {
+    Json j = cli_json(args);
+    j["NodeDetails"]["Billing"].erase("Cost");
+    return j;
+  };
+  EXPECT_EQ(node_json({"describe", "node", kCluster, worker}),
+            node_json({"node", "describe", kCluster, worker}));
+  EXPECT_EQ(node_json({"get", "node", kCluster, worker}),
+            node_json({"node", "describe", kCluster, worker}));
+  CommandResult one = cli({"describe", "node", kCluster, worker});
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  EXPECT_NE(one.out.find("InstanceId:    " + worker), std::string::npos) << one.out;
+  EXPECT_EQ(cli({"get", "policy", kCluster}).out, cli({"policy", "get", kCluster}).out);
+  EXPECT_EQ(cli({"get", "alerts"}).out, cli({"alert", "list"}).out);
+  EXPECT_EQ(cli({"get", "remediations"}).out, cli({"remediation", "list"}).out);
+  EXPECT_EQ(cli({"get", "hosts"}).out, cli({"host", "list"}).out);
+  // The old verbs stay as aliases: alert describe = alert get, remediation get = describe.
+  CommandResult alias = cli({"alert", "describe", "no-such-alert"});
+  EXPECT_NE(alias.exit_code, 0);
+  EXPECT_EQ(alias.out.find("unknown command"), std::string::npos) << alias.out;
+  EXPECT_EQ(alias.out, cli({"alert", "get", "no-such-alert"}).out);
+  EXPECT_EQ(cli({"remediation", "get", "no-such"}).out,
+            cli({"remediation", "describe", "no-such"}).out);
   EXPECT_EQ(count_lines(cli({"node", "list", kCluster, "--group", "login-group"}).out), 2u);
 
   Json events = cli_json({"events", kCluster, "--all"});

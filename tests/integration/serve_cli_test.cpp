@@ -160,9 +160,9 @@ TEST(ServeIntegration, TheDemoRefusesADataDirALiveServerHolds) {
 // A word that is no command says so and lists what exists there (it answered "A subcommand is
 // required"); a command given none of its subcommands lists them.
 TEST(CliIntegration, UnknownCommandNamesTheWordAndListsTheCommandsThere) {
-  CommandResult r = run_command({GPUFLEET_BINARY, "describe", "cluster", "X"});
+  CommandResult r = run_command({GPUFLEET_BINARY, "describe", "clusterz", "X"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("unknown command \"cluster\" for \"gpufleet describe\"; the commands are: "
+  EXPECT_NE(r.out.find("unknown command \"clusterz\" for \"gpufleet describe\"; the commands are: "
                        "job, pytorchjob"),
             std::string::npos)
       << r.out;
@@ -170,8 +170,8 @@ TEST(CliIntegration, UnknownCommandNamesTheWordAndListsTheCommandsThere) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("unknown command \"logs\" for \"gpufleet\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cluster, node"), std::string::npos) << r.out;
-  r = run_command({GPUFLEET_BINARY, "alert", "describe", "a-1"});
-  EXPECT_NE(r.out.find("unknown command \"describe\" for \"gpufleet alert\"; the commands are: "
+  r = run_command({GPUFLEET_BINARY, "alert", "explain", "a-1"});
+  EXPECT_NE(r.out.find("unknown command \"explain\" for \"gpufleet alert\"; the commands are: "
                        "list, get"),
             std::string::npos)
       << r.out;
