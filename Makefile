@@ -31,8 +31,10 @@ build: setup $(BUILD)/build.ninja
 build-asan: setup $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-# Runs the demo on embedded defaults (SQLite, simulated cloud).
-demo: build
+# Runs the demo on embedded defaults (SQLite, simulated cloud). Builds the binary only, not the
+# tests and benchmarks.
+demo: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target gpufleet
 	@scripts/demo $(BUILD)/gpufleet
 
 # Formatting first (seconds), then the whole suite, then the whole suite again under ASan+UBSan, then every fuzz target for a few
