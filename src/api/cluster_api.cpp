@@ -221,13 +221,16 @@ HttpResponse list_clusters(Api& api, const HttpRequest& req) {
   return json_response(200, Json{{"ClusterSummaries", list}});
 }
 
+// The 404 of a path that names a cluster that is not there.
+Status cluster_not_found(const HttpRequest& req) {
+  return not_found_error("cluster \"" + req.path_params.at("name") + "\" not found");
+}
+
 // GET /v1/clusters/{name}: DescribeCluster.
 HttpResponse get_cluster(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   const Cluster* c = view->find_cluster(req.path_params.at("name"));
-  if (!c)
-    return error_response(
-        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  if (!c) return error_response(cluster_not_found(req));
   return json_response(200, describe_cluster(*c));
 }
 
@@ -236,9 +239,7 @@ HttpResponse get_cluster(Api& api, const HttpRequest& req) {
 HttpResponse list_cluster_nodes(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   const Cluster* c = view->find_cluster(req.path_params.at("name"));
-  if (!c)
-    return error_response(
-        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  if (!c) return error_response(cluster_not_found(req));
   const std::string contains = req.query_or("InstanceGroupNameContains", "");
   std::vector<const Node*> nodes;
   for (const auto& [id, n] : c->nodes) {
@@ -255,9 +256,7 @@ HttpResponse list_cluster_nodes(Api& api, const HttpRequest& req) {
 HttpResponse get_cluster_node(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   const Cluster* c = view->find_cluster(req.path_params.at("name"));
-  if (!c)
-    return error_response(
-        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  if (!c) return error_response(cluster_not_found(req));
   auto it = c->nodes.find(req.path_params.at("id"));
   if (it == c->nodes.end()) {
     return error_response(not_found_error("node \"" + req.path_params.at("id") +
@@ -272,9 +271,7 @@ HttpResponse get_cluster_node(Api& api, const HttpRequest& req) {
 HttpResponse merge_cluster_slurm_conf(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   const Cluster* c = view->find_cluster(req.path_params.at("name"));
-  if (!c)
-    return error_response(
-        not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
+  if (!c) return error_response(cluster_not_found(req));
   if (c->orchestrator != Orchestrator::kSlurm) {
     return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
   }
