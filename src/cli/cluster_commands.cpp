@@ -175,6 +175,15 @@ void print_cluster(const Json& d) {
                    text_field(g, "Status")});
   }
   table.print(std::cout);
+  // A group short of its target says why and when it tries again (continuous provisioning).
+  for (const auto& g : array_field(d, "InstanceGroups")) {
+    const std::string next = text_field(g, "NextLaunchAttempt");
+    if (next.empty()) continue;
+    std::cout << text_field(g, "InstanceGroupName") << ": " << text_field(g, "CurrentCount")
+              << " of " << text_field(g, "TargetCount")
+              << "; last launch failed: " << text_field(g, "LastLaunchFailure")
+              << "; retrying, next attempt at " << next << "\n";
+  }
 }
 
 int describe_cluster(CommandEnv& env, const std::string& name) {

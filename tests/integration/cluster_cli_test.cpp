@@ -224,6 +224,13 @@ TEST_F(ClusterCli, WaitingForCapacityThatNeverComesTimesOut) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("timed out after 1s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("10/16"), std::string::npos) << r.out;
+  // describe says which group retries, why, and when (it showed only the counts).
+  CommandResult d = cli({"cluster", "describe", kCluster});
+  ASSERT_EQ(d.exit_code, 0) << d.out;
+  EXPECT_TRUE(std::regex_search(
+      d.out, std::regex("worker-gpu-a: 10 of 16; last launch failed: .+; retrying, next attempt "
+                        "at 20[0-9-]+T[0-9:]+Z")))
+      << d.out;
 }
 
 }  // namespace
