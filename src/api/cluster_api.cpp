@@ -26,6 +26,13 @@ Result<Json> parse_body(const HttpRequest& req) {
 
 using event_codec::to_event;
 
+// ?fieldValidation=Strict|Warn|Ignore (Kubernetes' name); Strict when absent.
+Result<FieldValidation> field_validation(const HttpRequest& req) {
+  const std::string v = req.query_or("fieldValidation", "");
+  if (v.empty()) return FieldValidation::kStrict;
+  return parse_field_validation(v, "fieldValidation");
+}
+
 Json warnings_json(const std::vector<std::string>& w) {
   Json j = Json::array();
   for (const auto& s : w) j.push_back(s);
@@ -35,13 +42,16 @@ Json warnings_json(const std::vector<std::string>& w) {
 HttpResponse create_cluster(Api& api, const HttpRequest& req) {
   auto body = parse_body(req);
   if (!body.ok()) return error_response(body.status());
+  auto fields = field_validation(req);
+  if (!fields.ok()) return error_response(fields.status());
   const ClusterSettings& prov = api.clusters();
   Request r;
   r.name = "CreateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
-  r.handle = [body = *body, &prov](const FleetState& s, Time) -> Result<Decision> {
+  r.handle = [body = *body, &prov, fields = *fields](const FleetState& s,
+                                                     Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(CreateClusterRequest cr,
-                        parse_create_cluster(body, s.view(), *prov.catalog));
+                        parse_create_cluster(body, s.view(), *prov.catalog, fields));
     const std::string id = cluster_id(prov.id_seed, s.view().cluster_counter + 1);
     const std::string arn = make_arn(prov.arn, "cluster", id);
     Decision d;
@@ -66,14 +76,17 @@ HttpResponse create_cluster(Api& api, const HttpRequest& req) {
 HttpResponse update_cluster(Api& api, const HttpRequest& req) {
   auto body = parse_body(req);
   if (!body.ok()) return error_response(body.status());
+  auto fields = field_validation(req);
+  if (!fields.ok()) return error_response(fields.status());
   const std::string name = req.path_params.at("name");
   const ClusterSettings& prov = api.clusters();
   Request r;
   r.name = "UpdateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
-  r.handle = [body = *body, name, &prov](const FleetState& s, Time) -> Result<Decision> {
+  r.handle = [body = *body, name, &prov, fields = *fields](const FleetState& s,
+                                                           Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(UpdateClusterRequest ur,
-                        parse_update_cluster(name, body, s.view(), *prov.catalog));
+                        parse_update_cluster(name, body, s.view(), *prov.catalog, fields));
     Decision d;
     d.events.push_back(
         to_event(cluster_events::Updated{name, ur.groups, ur.groups_to_delete, ur.node_recovery}));

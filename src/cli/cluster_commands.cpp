@@ -29,8 +29,14 @@ struct WaitArgs {
 struct FileArgs {
   std::string name;
   std::string file;
+  std::string field_validation;  // empty: the server's default (Strict)
   WaitArgs wait;
 };
+
+// The request path with ?fieldValidation= when --field-validation was given.
+std::string with_field_validation(std::string path, const FileArgs& args) {
+  return path + QueryString().add("fieldValidation", args.field_validation).str();
+}
 
 bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
 
@@ -47,6 +53,9 @@ void add_timeout_option(CLI::App* cmd, WaitArgs& args) {
 
 void add_file_option(CLI::App* cmd, FileArgs& args) {
   cmd->add_option("-f,--file", args.file, "the request, JSON or YAML (- reads stdin)")->required();
+  cmd->add_option("--field-validation", args.field_validation,
+                  "a field the request format does not have: Strict (default) refuses the "
+                  "request naming it, Warn accepts it with a warning, Ignore accepts it");
 }
 
 // Exit code for a wait that ended: the last answer in json/yaml mode, a closing line otherwise.
@@ -123,7 +132,8 @@ int create_cluster(CommandEnv& env, const FileArgs& args) {
   if (int rc = check_timeout(args.wait); rc != 0) return rc;
   auto body = read_input_file(args.file);
   if (!body.ok()) return usage_error(body.status().message());
-  auto answer = env.client.post("/v1/clusters", *body, content_type_for(args.file));
+  auto answer = env.client.post(with_field_validation("/v1/clusters", args), *body,
+                                content_type_for(args.file));
   if (!answer.ok()) return print_error(answer.status());
   print_warnings(*answer);
   if (!args.wait.wait) {
@@ -138,7 +148,8 @@ int update_cluster(CommandEnv& env, const FileArgs& args) {
   if (int rc = check_timeout(args.wait); rc != 0) return rc;
   auto body = read_input_file(args.file);
   if (!body.ok()) return usage_error(body.status().message());
-  auto answer = env.client.put(cluster_path(args.name), *body, content_type_for(args.file));
+  auto answer = env.client.put(with_field_validation(cluster_path(args.name), args), *body,
+                               content_type_for(args.file));
   if (!answer.ok()) return print_error(answer.status());
   print_warnings(*answer);
   if (!args.wait.wait) {

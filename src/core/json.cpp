@@ -7,6 +7,7 @@
 #include <yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -703,6 +704,59 @@ std::optional<std::vector<std::string>> ObjectReader::optional_string_list(std::
     out.push_back(item.get<std::string>());
   }
   return out;
+}
+
+Result<FieldValidation> parse_field_validation(std::string_view text, std::string_view param) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "strict") return FieldValidation::kStrict;
+  if (lower == "warn") return FieldValidation::kWarn;
+  if (lower == "ignore") return FieldValidation::kIgnore;
+  return validation_error(
+      fmt::format("{}: expected Strict, Warn or Ignore, got \"{}\"", param, text));
+}
+
+std::optional<std::string> closest_name(std::string_view key,
+                                        const std::set<std::string, std::less<>>& names) {
+  auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
+  std::optional<std::string> best;
+  size_t best_d = std::max<size_t>(1, key.size() / 3) + 1;
+  std::vector<size_t> prev, cur;
+  for (const std::string& name : names) {
+    // Levenshtein distance, one row at a time.
+    prev.resize(name.size() + 1);
+    cur.resize(name.size() + 1);
+    for (size_t j = 0; j <= name.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= key.size(); ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= name.size(); ++j) {
+        const size_t sub = prev[j - 1] + (lower(key[i - 1]) == lower(name[j - 1]) ? 0 : 1);
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      }
+      std::swap(prev, cur);
+    }
+    if (prev[name.size()] < best_d) {
+      best_d = prev[name.size()];
+      best = name;
+    }
+  }
+  return best;
+}
+
+void ObjectReader::check_unknown(FieldValidation mode, std::vector<std::string>& warnings) {
+  if (mode == FieldValidation::kIgnore || !value_.is_object()) return;
+  for (auto it = value_.begin(); it != value_.end(); ++it) {
+    if (read_.count(it.key())) continue;
+    // Long keys are not worth a hint, and the distance is quadratic in their length.
+    const std::optional<std::string> near =
+        it.key().size() <= 64 ? closest_name(it.key(), read_) : std::nullopt;
+    const std::string hint = near ? fmt::format("; did you mean {}?", *near) : "";
+    if (mode == FieldValidation::kStrict) {
+      fail(it.key(), "unknown field" + hint);
+      return;
+    }
+    warnings.push_back(fmt::format("{}: unknown field, ignored{}", field_path(it.key()), hint));
+  }
 }
 
 std::vector<std::string> ObjectReader::unknown_fields() const {

@@ -79,9 +79,21 @@ std::string json_type_name(const Json& value);
 std::string path_join(std::string_view base, std::string_view field);
 std::string path_index(std::string_view base, size_t index);
 
+// What a request's fields that the server does not know do (Kubernetes' fieldValidation):
+// kStrict refuses the request naming the first one and the closest known field, kWarn accepts it
+// with a warning per field, kIgnore accepts it silently.
+enum class FieldValidation : uint8_t { kStrict, kWarn, kIgnore };
+// "Strict", "Warn" or "Ignore" (any letter case); the error names `param`.
+Result<FieldValidation> parse_field_validation(std::string_view text, std::string_view param);
+
+// Of `names`, the one closest to `key` by edit distance (letter case ignored), if it is close
+// enough to be a typo of it: at most a third of its length, and at least 1.
+std::optional<std::string> closest_name(std::string_view key,
+                                        const std::set<std::string, std::less<>>& names);
+
 // Reads fields of one JSON object. The first error is kept and later reads become no-ops, so a
 // parser reads every field then checks ok() once. Keys that were never read are reported by
-// unknown_fields() (kept and ignored with a warning, never an error: docs/architecture.md).
+// unknown_fields(); check_unknown() applies a FieldValidation to them.
 class ObjectReader {
  public:
   // `value` must outlive the reader. A non-object value sets an error naming `path`.
@@ -111,6 +123,10 @@ class ObjectReader {
   void fail_status(const Status& status);
 
   std::vector<std::string> unknown_fields() const;
+  // The fields never read, by `mode`: kStrict fails the reader on the first ("X: unknown field;
+  // did you mean Y?" when a read key is close to it), kWarn appends one warning per field to
+  // `warnings`, kIgnore does nothing.
+  void check_unknown(FieldValidation mode, std::vector<std::string>& warnings);
 
  private:
   const Json* lookup(std::string_view key);

@@ -25,7 +25,8 @@ bool valid_group_name(const std::string& s) {
 // One InstanceGroups[i] entry. Defaults (MinInstanceCount) are applied by the caller, which
 // knows whether this is a creation or an update.
 Result<GroupSpec> parse_group(const Json& j, const std::string& path, const Catalog& catalog,
-                              bool& min_given, std::vector<std::string>& warnings) {
+                              bool& min_given, FieldValidation fields,
+                              std::vector<std::string>& warnings) {
   ObjectReader r(j, path);
   GroupSpec g;
   g.name = r.required_string("InstanceGroupName");
@@ -94,7 +95,8 @@ Result<GroupSpec> parse_group(const Json& j, const std::string& path, const Cata
     if (const Json* v = r.optional_value(kept)) g.extra[kept] = *v;
   }
   if (!r.ok()) return r.status();
-  for (const auto& u : r.unknown_fields()) warnings.push_back(u + ": unknown field, ignored");
+  r.check_unknown(fields, warnings);
+  if (!r.ok()) return r.status();
   return g;
 }
 
@@ -133,7 +135,7 @@ Status check_orchestrator_rules(const std::vector<GroupSpec>& groups, Orchestrat
 }  // namespace
 
 Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetView& state,
-                                                  const Catalog& catalog) {
+                                                  const Catalog& catalog, FieldValidation fields) {
   ObjectReader r(body, "");
   CreateClusterRequest req;
   req.name = r.required_string("ClusterName");
@@ -204,7 +206,7 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
     const std::string path = path_index("InstanceGroups", i);
     bool min_given = false;
     GF_ASSIGN_OR_RETURN(GroupSpec g,
-                        parse_group((*groups)[i], path, catalog, min_given, req.warnings));
+                        parse_group((*groups)[i], path, catalog, min_given, fields, req.warnings));
     if (!names.insert(g.name).second) {
       return validation_error(path + ".InstanceGroupName: \"" + g.name +
                               "\" is used by another group");
@@ -227,12 +229,14 @@ Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetV
   }
   GF_RETURN_IF_ERROR(check_orchestrator_rules(req.groups, req.orchestrator, req.continuous));
   (void)r.optional_string("ClientToken");  // the idempotency token, read by the API layer
-  for (const auto& u : r.unknown_fields()) req.warnings.push_back(u + ": unknown field, ignored");
+  r.check_unknown(fields, req.warnings);
+  if (!r.ok()) return r.status();
   return req;
 }
 
 Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const Json& body,
-                                                  const FleetView& state, const Catalog& catalog) {
+                                                  const FleetView& state, const Catalog& catalog,
+                                                  FieldValidation fields) {
   const Cluster* c = state.find_cluster(name);
   if (!c) return not_found_error("cluster \"" + name + "\" not found");
   ObjectReader r(body, "");
@@ -281,8 +285,8 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
     for (size_t i = 0; i < groups->size(); ++i) {
       const std::string path = path_index("InstanceGroups", i);
       bool min_given = false;
-      GF_ASSIGN_OR_RETURN(GroupSpec g,
-                          parse_group((*groups)[i], path, catalog, min_given, req.warnings));
+      GF_ASSIGN_OR_RETURN(
+          GroupSpec g, parse_group((*groups)[i], path, catalog, min_given, fields, req.warnings));
       if (!names.insert(g.name).second) {
         return validation_error(path + ".InstanceGroupName: \"" + g.name + "\" appears twice");
       }
@@ -343,7 +347,8 @@ Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const
   }
   GF_RETURN_IF_ERROR(check_orchestrator_rules(resulting, c->orchestrator, c->continuous));
   (void)r.optional_string("ClientToken");  // the idempotency token, read by the API layer
-  for (const auto& u : r.unknown_fields()) req.warnings.push_back(u + ": unknown field, ignored");
+  r.check_unknown(fields, req.warnings);
+  if (!r.ok()) return r.status();
   return req;
 }
 

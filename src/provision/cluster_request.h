@@ -32,10 +32,14 @@ struct UpdateClusterRequest {
   std::vector<std::string> warnings;
 };
 
-Result<CreateClusterRequest> parse_create_cluster(const Json& body, const FleetView& state,
-                                                  const Catalog& catalog);
-Result<UpdateClusterRequest> parse_update_cluster(const std::string& name, const Json& body,
-                                                  const FleetView& state, const Catalog& catalog);
+// `fields`: what a field the request format does not have does (docs/api.md "Unknown fields"):
+// by default the request is refused naming it and the closest known field.
+Result<CreateClusterRequest> parse_create_cluster(
+    const Json& body, const FleetView& state, const Catalog& catalog,
+    FieldValidation fields = FieldValidation::kStrict);
+Result<UpdateClusterRequest> parse_update_cluster(
+    const std::string& name, const Json& body, const FleetView& state, const Catalog& catalog,
+    FieldValidation fields = FieldValidation::kStrict);
 
 // BatchAddClusterNodes: {NodesToAdd: [{InstanceGroupName, IncrementTargetCountBy}]}.
 struct NodesToAdd {

@@ -205,6 +205,32 @@ TEST_F(ClusterCli, ErrorsNameWhatIsWrongAndExitNonZero) {
   CommandResult group_by = cli({"billing", "--group-by", "tenant"});
   EXPECT_EQ(group_by.exit_code, 1);
   EXPECT_NE(group_by.out.find("groupBy"), std::string::npos) << group_by.out;
+  // A typo in a key is refused, naming the closest known field (it created an all-or-nothing
+  // cluster with only a warning); --field-validation Warn accepts it with the warning.
+  std::ifstream example(kExamples + "create_cluster.json");
+  std::string text((std::istreambuf_iterator<char>(example)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("\"NodeProvisioningMode\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 22, "\"NodeProvisioningMod\"");
+  std::ofstream(dir_.file("typo.json")) << text;
+  CommandResult typo = cli({"cluster", "create", "-f", dir_.file("typo.json")});
+  EXPECT_EQ(typo.exit_code, 1) << typo.out;
+  EXPECT_NE(typo.out.find("NodeProvisioningMod: unknown field; did you mean NodeProvisioningMode?"),
+            std::string::npos)
+      << typo.out;
+  EXPECT_TRUE(cli_json({"cluster", "list"})["ClusterSummaries"].empty()) << "nothing was created";
+  CommandResult bad_mode =
+      cli({"cluster", "create", "-f", dir_.file("typo.json"), "--field-validation", "loose"});
+  EXPECT_NE(bad_mode.out.find("fieldValidation: expected Strict, Warn or Ignore"),
+            std::string::npos)
+      << bad_mode.out;
+  CommandResult warned =
+      cli({"cluster", "create", "-f", dir_.file("typo.json"), "--field-validation", "Warn"});
+  EXPECT_EQ(warned.exit_code, 0) << warned.out;
+  EXPECT_NE(warned.out.find("warning: NodeProvisioningMod: unknown field, ignored; did you mean "
+                            "NodeProvisioningMode?"),
+            std::string::npos)
+      << warned.out;
 }
 
 TEST_F(ClusterCli, MinCountClusterWaitsToInServiceAndJsonWaitPrintsTheLastAnswer) {

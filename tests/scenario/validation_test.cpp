@@ -226,17 +226,34 @@ TEST(Validation, UpdateRulesNameTheFieldAndChangeNothing) {
                   "ResourceNotFound");
 }
 
-TEST(Validation, UnknownFieldsAreKeptAndIgnoredWithAWarning) {
+// Unknown fields are refused by default, naming the first (a typo must not change behaviour);
+// fieldValidation=Warn keeps the old way, each ignored with a warning, and Ignore says nothing.
+TEST(Validation, UnknownFieldsAreRefusedByDefaultAndWarnedOrIgnoredOnRequest) {
   Fleet f;
   Json body = seed();
   body["SomethingNew"] = 1;
   body["InstanceGroups"][2]["FutureKnob"] = true;
-  HttpResponse r = f.call("POST", "/v1/clusters", body.dump());
+  HttpResponse strict = f.call("POST", "/v1/clusters", body.dump());
+  ASSERT_EQ(strict.status, 400) << strict.body;
+  EXPECT_EQ(Json::parse(strict.body)["message"], "InstanceGroups[2].FutureKnob: unknown field");
+  EXPECT_EQ(f.call("GET", "/v1/clusters/" + body["ClusterName"].get<std::string>()).status, 404)
+      << "nothing was created";
+  HttpResponse bad = f.call("POST", "/v1/clusters", body.dump(), {{"fieldValidation", "Loose"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(Json::parse(bad.body)["message"],
+            "fieldValidation: expected Strict, Warn or Ignore, got \"Loose\"");
+
+  HttpResponse r = f.call("POST", "/v1/clusters", body.dump(), {{"fieldValidation", "Warn"}});
   ASSERT_EQ(r.status, 200) << r.body;
   Json w = Json::parse(r.body)["Warnings"];
   ASSERT_EQ(w.size(), 2u);
   EXPECT_NE(w.dump().find("InstanceGroups[2].FutureKnob"), std::string::npos);
   EXPECT_NE(w.dump().find("SomethingNew"), std::string::npos);
+
+  body["ClusterName"] = "ignored-fields";
+  HttpResponse quiet = f.call("POST", "/v1/clusters", body.dump(), {{"fieldValidation", "Ignore"}});
+  ASSERT_EQ(quiet.status, 200) << quiet.body;
+  EXPECT_FALSE(Json::parse(quiet.body).contains("Warnings")) << quiet.body;
 }
 
 TEST(Validation, OrchestratorDefaultsToSlurmWithSlurmConfigAndNativeWithout) {
