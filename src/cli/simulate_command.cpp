@@ -38,6 +38,37 @@ std::string money(const Json& billing) {
   return total.is_string() ? total.get<std::string>() : total.dump();
 }
 
+// Seconds as the summary shows a delay: "0s", "42s", "3m5s" (a metric may be null: "-").
+std::string delay(const Json& seconds) {
+  if (!seconds.is_number()) return "-";
+  return format_duration(gf::seconds(static_cast<int64_t>(seconds.get<double>() + 0.5)));
+}
+
+// What the scenario exercised, beyond provisioning: its jobs' queueing delay and the GPUs they
+// kept busy, and what happened to its alerts. A part the scenario did not exercise is left out.
+void print_kpis(const Json& metrics) {
+  const Json& q = metrics.value("queueingDelay", Json::object());
+  if (q.value("jobs", 0) > 0 || q.value("neverStarted", 0) > 0) {
+    std::cout << fmt::format("jobs {}: queueing delay p50 {}, p95 {}, max {}; never started {}\n",
+                             q.value("jobs", 0), delay(q.value("p50Seconds", Json())),
+                             delay(q.value("p95Seconds", Json())),
+                             delay(q.value("maxSeconds", Json())), q.value("neverStarted", 0));
+    const Json& u = metrics.value("utilization", Json::object());
+    std::cout << fmt::format("GPU utilization {:.1f}% ({:.1f} of {:.1f} GPU-hours busy)\n",
+                             u.value("busyFraction", 0.0) * 100, u.value("busyGpuHours", 0.0),
+                             u.value("offeredGpuHours", 0.0));
+  }
+  const Json& m = metrics.value("remediations", Json::object());
+  if (m.value("alerts", 0) > 0) {
+    std::cout << fmt::format(
+        "alerts {} ({} fired); remediations {} proposed, {} auto-approved, {} succeeded, {} "
+        "failed, {} escalated, {} cancelled; tickets {}\n",
+        m.value("alerts", 0), m.value("fired", 0), m.value("proposed", 0),
+        m.value("autoApproved", 0), m.value("succeeded", 0), m.value("failed", 0),
+        m.value("escalated", 0), m.value("cancelled", 0), m.value("tickets", 0));
+  }
+}
+
 void print_summary(const SimulationReport& r) {
   std::cout << "scenario " << r.scenario << " (seed " << r.seed << ") simulated to "
             << format_duration(r.until) << " (" << format_iso8601(kSimEpoch + r.until)
@@ -83,6 +114,7 @@ void print_summary(const SimulationReport& r) {
   std::cout << "\nlaunches " << p.value("launches", 0) << ", launch failures "
             << p.value("launchFailures", 0) << ", retries " << p.value("retries", 0)
             << ", rollbacks " << p.value("rollbacks", 0) << "\n";
+  print_kpis(r.metrics);
   const Json& billing = r.metrics.value("billing", Json::object());
   std::cout << "total cost " << money(billing.value("byCluster", Json::object())) << " USD\n";
   std::cout << "outputs:";

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "core/json.h"
@@ -40,6 +41,32 @@ TEST(SimulateCli, SeedScenarioExitsZeroWritesTheOutputsAndSummarizes) {
   auto state = parse_json(ss.str());
   ASSERT_TRUE(state.ok());
   EXPECT_EQ((*state)["clusters"][0]["ClusterStatus"], "InService");
+}
+
+// The summary prints what each scenario is about: queueing delay and utilization for jobs,
+// remediation results for faults (they were only in metrics.json).
+TEST(SimulateCli, SummaryPrintsTheKpisTheScenarioExercises) {
+  TempDir dir;
+  CommandResult jobs =
+      run_command({GPUFLEET_BINARY, "simulate",
+                   std::string(GPUFLEET_SOURCE_DIR) + "/examples/scenarios/fragmented-fleet.yaml",
+                   "--out", dir.file("frag")});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.out;
+  EXPECT_TRUE(
+      std::regex_search(jobs.out, std::regex(R"(jobs [0-9]+: queueing delay p50 \S+, p95 )")))
+      << jobs.out;
+  EXPECT_TRUE(std::regex_search(jobs.out, std::regex(R"(GPU utilization [0-9.]+% \()")))
+      << jobs.out;
+  EXPECT_EQ(jobs.out.find("alerts "), std::string::npos) << "no faults in this scenario";
+  CommandResult faults =
+      run_command({GPUFLEET_BINARY, "simulate",
+                   std::string(GPUFLEET_SOURCE_DIR) + "/examples/scenarios/node-faults.yaml",
+                   "--until", "14h", "--out", dir.file("faults")});
+  ASSERT_EQ(faults.exit_code, 0) << faults.out;
+  EXPECT_TRUE(std::regex_search(
+      faults.out, std::regex(R"(alerts [0-9]+ \([0-9]+ fired\); remediations [0-9]+ proposed, )"
+                             R"([0-9]+ auto-approved, [0-9]+ succeeded)")))
+      << faults.out;
 }
 
 TEST(SimulateCli, BadScenarioExitsNonZeroNamingTheFieldPath) {
