@@ -75,10 +75,29 @@ Json explanation_json(const JobWait& w) {
   return e;
 }
 
-// A job as `describe job` shows it: the record, why it waits, and its history.
-Json describe_job(const Job& j) {
+// The pods of a placed gang by name ("<job>-<role>-<index>", the names kubectl shows for a
+// PyTorchJob's pods) with the node each is bound to, in pod-set order as `pod_nodes` lists them.
+Json pods_json(const Job& j) {
+  Json pods = Json::array();
+  size_t next = 0;
+  for (const JobPodSet& ps : j.pod_sets) {
+    for (int32_t i = 0; i < ps.count && next < j.pod_nodes.size(); ++i, ++next) {
+      pods.push_back(
+          {{"name", fmt::format("{}-{}-{}", j.name, ps.role, i)}, {"node", j.pod_nodes[next]}});
+    }
+  }
+  return pods;
+}
+
+// A job as `describe job` shows it: the record, why it waits, and its history. Its pods are named
+// and its preemptors are named as well as identified (`view`).
+Json describe_job(const FleetView& view, const Job& j) {
   Json out = describe_service_job(j);
   out["kind"] = j.kind;
+  if (out.contains("placement")) out["placement"]["pods"] = pods_json(j);
+  for (Json& p : out["preemptionSummary"]["recentPreemptedAttempts"]) {
+    if (const Job* by = view.job(p.value("preemptedBy", ""))) p["preemptedByName"] = by->name;
+  }
   if (!is_terminal(j.status)) {
     if (j.waiting) {
       out["explanation"] = explanation_json(*j.waiting);
@@ -105,7 +124,7 @@ HttpResponse read_job(Api& api, const HttpRequest& req, const std::string& id, b
   // Another team's job is not found, not forbidden: its name does not leak.
   if (j == nullptr || !may_see_job(req, *view, *j))
     return error_response(not_found_error("job \"" + id + "\" not found"));
-  Json body = describe_job(*j);
+  Json body = describe_job(*view, *j);
   if (service_shape) body.erase("events");
   return json_response(200, body);
 }

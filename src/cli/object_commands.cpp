@@ -370,11 +370,11 @@ int describe_job(CommandEnv& env, const std::string& name) {
                   {"  Available", why.contains("available") ? text_field(why, "available") : ""},
                   {"  Short by", why.contains("shortfall") ? text_field(why, "shortfall") : ""}});
   }
-  const Json& pods = array_field(pl, "nodes");
+  const Json& pods = array_field(pl, "pods");
   if (!pods.empty()) {
     std::cout << "\nPods:\n";
     Table t({"POD", "NODE"});
-    for (size_t i = 0; i < pods.size(); ++i) t.add_row({std::to_string(i), text_of(pods[i])});
+    for (const Json& p : pods) t.add_row({text_field(p, "name"), text_field(p, "node")});
     t.print(std::cout);
   }
   const Json& pre = array_field(field(*j, "preemptionSummary"), "recentPreemptedAttempts");
@@ -382,8 +382,11 @@ int describe_job(CommandEnv& env, const std::string& name) {
     std::cout << "\nPreemptions:\n";
     Table t({"RULE", "BY", "REASON"});
     for (const Json& p : pre)
-      t.add_row(
-          {text_field(p, "rule"), text_field(p, "preemptedBy"), text_field(p, "statusReason")});
+      t.add_row({text_field(p, "rule"),
+                 p.contains("preemptedByName")
+                     ? text_field(p, "preemptedByName") + " (" + text_field(p, "preemptedBy") + ")"
+                     : text_field(p, "preemptedBy"),
+                 text_field(p, "statusReason")});
     t.print(std::cout);
   }
   std::cout << "\nEvents:\n";

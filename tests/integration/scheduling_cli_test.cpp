@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include "core/json.h"
 #include "support/gpufleet_server.h"
@@ -82,6 +83,11 @@ TEST_F(SchedulingCli, QuotaShareExample_ApplySubmitDescribe) {
   EXPECT_EQ(status_of("q2"), "RUNNING");
   r = cli({"describe", "job", "p2"});
   EXPECT_NE(r.out.find("Reclaim"), std::string::npos) << r.out;
+  // The preemptor by name (with its id), not by id alone.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(q2 \([0-9a-f-]{36}\))"))) << r.out;
+  // A running job's pods by name, each with its node.
+  r = cli({"describe", "job", "q2"});
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nq2-node-0 +i-[0-9a-f]+\n)"))) << r.out;
 
   r = cli({"job", "priority", "p1", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
