@@ -261,7 +261,8 @@ HttpResponse list_cluster_nodes(Api& api, const HttpRequest& req) {
   std::sort(nodes.begin(), nodes.end(),
             [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
   Json list = Json::array();
-  for (const Node* n : nodes) list.push_back(node_summary(*c, *n));
+  const NodeActivity activity = NodeActivity::of(*view, *c);
+  for (const Node* n : nodes) list.push_back(node_summary(*view, *c, *n, activity));
   return json_response(200, Json{{"ClusterNodeSummaries", list}});
 }
 
@@ -275,7 +276,8 @@ HttpResponse get_cluster_node(Api& api, const HttpRequest& req) {
     return error_response(not_found_error("node \"" + req.path_params.at("id") +
                                           "\" not found in cluster " + c->name));
   }
-  return json_response(200, Json{{"NodeDetails", node_detail(*c, it->second, api.clock().now())}});
+  return json_response(
+      200, Json{{"NodeDetails", node_detail(*view, *c, it->second, api.clock().now())}});
 }
 
 // POST /v1/clusters/{name}/slurm-conf/merge: merge-mode slurm.conf (docs/provisioning.md). The body

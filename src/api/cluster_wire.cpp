@@ -1,5 +1,7 @@
 #include "api/cluster_wire.h"
 
+#include "model/health_records.h"
+
 namespace gf {
 
 namespace {
@@ -61,24 +63,51 @@ Json cluster_summary(const Cluster& c) {
               {"CreationTime", format_iso8601(c.creation_time)}};
 }
 
-Json node_summary(const Cluster&, const Node& n) {
-  Json status = {{"Status", to_string(n.status)}};
-  if (!n.message.empty()) status["Message"] = n.message;
-  return Json{{"InstanceGroupName", n.group},
-              {"InstanceId", n.instance_id},
-              {"InstanceType", n.instance_type},
-              {"InstanceStatus", status},
-              {"LaunchTime", format_iso8601(n.launch_time.value_or(n.requested_at))}};
+NodeActivity NodeActivity::of(const FleetView& view, const Cluster& c) {
+  NodeActivity a;
+  for (const auto& [id, job] : view.jobs) {
+    if (!job->admitted || job->cluster != c.name) continue;
+    for (const Job::Pod& p : job->pods()) a.pods[p.node].push_back({p.name, job->name, job->id});
+  }
+  return a;
 }
 
-Json node_detail(const Cluster& c, const Node& n, Time now) {
-  Json j = node_summary(c, n);
+Json node_summary(const FleetView& view, const Cluster&, const Node& n,
+                  const NodeActivity& activity) {
+  Json status = {{"Status", to_string(n.status)}};
+  if (!n.message.empty()) status["Message"] = n.message;
+  Json j{{"InstanceGroupName", n.group},
+         {"InstanceId", n.instance_id},
+         {"InstanceType", n.instance_type},
+         {"InstanceStatus", status},
+         {"LaunchTime", format_iso8601(n.launch_time.value_or(n.requested_at))},
+         {"Cordoned", n.cordoned}};
+  auto pods = activity.pods.find(n.instance_id);
+  j["PodCount"] = pods == activity.pods.end() ? 0 : pods->second.size();
+  if (const remediate::Remediation* r = view.health_state().open_remediation(n.instance_id)) {
+    j["RemediationId"] = r->id;
+    j["RemediationStatus"] = std::string(remediate::to_string(r->status));
+  }
+  return j;
+}
+
+Json node_detail(const FleetView& view, const Cluster& c, const Node& n, Time now) {
+  const NodeActivity activity = NodeActivity::of(view, c);
+  Json j = node_summary(view, c, n, activity);
   if (const InstanceGroup* g = c.find_group(n.group)) {
     if (!g->spec.lifecycle_config.is_null()) j["LifeCycleConfig"] = g->spec.lifecycle_config;
     if (g->spec.threads_per_core) j["ThreadsPerCore"] = *g->spec.threads_per_core;
   }
+  Json labels = Json::object();
+  for (const auto& [k, v] : n.labels) labels[k] = v;
+  j["Labels"] = std::move(labels);
   j["Health"] = Json{{"Healthy", n.healthy}};
-  j["Workload"] = Json{{"Pods", Json::array()}};
+  Json pods = Json::array();
+  if (auto it = activity.pods.find(n.instance_id); it != activity.pods.end()) {
+    for (const NodeActivity::Pod& p : it->second)
+      pods.push_back({{"Name", p.name}, {"Job", p.job}, {"JobId", p.job_id}});
+  }
+  j["Workload"] = Json{{"Pods", std::move(pods)}};
   Json billing = {{"PricePerHour", format_money(n.price_micros_per_hour)},
                   {"Billing", n.launched()}};
   if (n.launch_time) {

@@ -75,17 +75,9 @@ Json explanation_json(const JobWait& w) {
   return e;
 }
 
-// The pods of a placed gang by name ("<job>-<role>-<index>", the names kubectl shows for a
-// PyTorchJob's pods) with the node each is bound to, in pod-set order as `pod_nodes` lists them.
 Json pods_json(const Job& j) {
   Json pods = Json::array();
-  size_t next = 0;
-  for (const JobPodSet& ps : j.pod_sets) {
-    for (int32_t i = 0; i < ps.count && next < j.pod_nodes.size(); ++i, ++next) {
-      pods.push_back(
-          {{"name", fmt::format("{}-{}-{}", j.name, ps.role, i)}, {"node", j.pod_nodes[next]}});
-    }
-  }
+  for (const Job::Pod& p : j.pods()) pods.push_back({{"name", p.name}, {"node", p.node}});
   return pods;
 }
 

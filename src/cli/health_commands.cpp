@@ -364,11 +364,21 @@ int clear_node(CommandEnv& env, const NodeSignalArgs& a) {
 }
 
 int label_node(CommandEnv& env, const NodeSignalArgs& a) {
-  Json labels = Json::object();
+  // kubectl's habit: KEY=VALUE adds or changes one label, KEY- removes one, the rest stay. The
+  // server replaces the whole set, so start from the node's labels as they are.
+  auto node = env.client.get(node_path(a));
+  if (!node.ok()) return print_error(node.status());
+  Json labels = field(field(*node, "NodeDetails"), "Labels");
+  if (!labels.is_object()) labels = Json::object();
+  labels.erase("gpufleet.io/remediate");  // a request, not a state: sent only when given
   for (const std::string& kv : a.labels) {
     const size_t eq = kv.find('=');
+    if (eq == std::string::npos && kv.size() > 1 && kv.back() == '-') {
+      labels.erase(kv.substr(0, kv.size() - 1));
+      continue;
+    }
     if (eq == std::string::npos || eq == 0)
-      return usage_error("expected KEY=VALUE, got \"" + kv + "\"");
+      return usage_error("expected KEY=VALUE or KEY-, got \"" + kv + "\"");
     labels[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   auto answer = env.client.put(node_path(a) + "/labels", Json{{"Labels", labels}}.dump());
@@ -520,11 +530,11 @@ void register_node_health(CLI::App& app, CommandContext& ctx) {
 
   auto label = std::make_shared<NodeSignalArgs>();
   cmd = node->add_subcommand("label",
-                             "set a node's labels (replaces them all; gpufleet.io/remediate=ACTION "
-                             "requests a remediation)");
+                             "add or change a node's labels (KEY=VALUE), or remove one (KEY-); "
+                             "gpufleet.io/remediate=ACTION requests a remediation");
   add_cluster_positional(cmd, label->cluster);
   cmd->add_option("NODE", label->node, "node (instance id)")->required();
-  cmd->add_option("LABELS", label->labels, "KEY=VALUE pairs")->required();
+  cmd->add_option("LABELS", label->labels, "KEY=VALUE to set, KEY- to remove")->required();
   run_with_client(cmd, ctx, [label](CommandEnv& env) { return label_node(env, *label); });
 }
 

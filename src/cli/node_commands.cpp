@@ -38,11 +38,18 @@ int list_nodes(CommandEnv& env, const NodeArgs& args) {
   if (!answer.ok()) return print_error(answer.status());
   const Json nodes = only_group(std::move(*answer), args.group);
   if (print_if_structured(env, nodes)) return 0;
-  Table table({"INSTANCE-ID", "GROUP", "TYPE", "STATUS", "LAUNCHED", "MESSAGE"});
+  Table table(
+      {"INSTANCE-ID", "GROUP", "TYPE", "STATUS", "PODS", "REMEDIATION", "LAUNCHED", "MESSAGE"});
   for (const auto& n : array_field(nodes, "ClusterNodeSummaries")) {
     const Json& status = field(n, "InstanceStatus");
+    // kubectl's "Ready,SchedulingDisabled": a cordoned node takes no new pods.
+    const bool cordoned = field(n, "Cordoned").is_boolean() && field(n, "Cordoned").get<bool>();
+    const std::string rem = text_field(n, "RemediationId");
     table.add_row({text_field(n, "InstanceId"), text_field(n, "InstanceGroupName"),
-                   text_field(n, "InstanceType"), text_field(status, "Status"),
+                   text_field(n, "InstanceType"),
+                   text_field(status, "Status") + (cordoned ? ",Cordoned" : ""),
+                   text_field(n, "PodCount"),
+                   rem.empty() ? "-" : rem + " (" + text_field(n, "RemediationStatus") + ")",
                    text_field(n, "LaunchTime"), text_field(status, "Message")});
   }
   table.print(std::cout);
@@ -58,20 +65,36 @@ void print_node(const Json& n) {
   const Json& status = field(n, "InstanceStatus");
   const Json& billing = field(n, "Billing");
   const Json& health = field(n, "Health");
-  print_fields(std::cout,
-               {{"InstanceId", text_field(n, "InstanceId")},
-                {"Group", text_field(n, "InstanceGroupName")},
-                {"Type", text_field(n, "InstanceType")},
-                {"Status", text_field(status, "Status")},
-                {"Message", text_field(status, "Message")},
-                {"Launched", text_field(n, "LaunchTime")},
-                {"LaunchAttempt", text_field(n, "LaunchAttempt")},
-                {"Healthy", text_field(health, "Healthy")},
-                {"Pods", std::to_string(array_field(field(n, "Workload"), "Pods").size())},
-                {"PricePerHour", dollars(field(billing, "PricePerHour"))},
-                {"BillingStart", text_field(billing, "BillingStart")},
-                {"BillingEnd", text_field(billing, "BillingEnd")},
-                {"Cost", dollars(field(billing, "Cost"))}});
+  const Json& pods = array_field(field(n, "Workload"), "Pods");
+  std::string labels;
+  for (auto it = field(n, "Labels").begin();
+       field(n, "Labels").is_object() && it != field(n, "Labels").end(); ++it) {
+    labels += (labels.empty() ? "" : ",") + it.key() + "=" + text_of(it.value());
+  }
+  const std::string rem = text_field(n, "RemediationId");
+  print_fields(
+      std::cout,
+      {{"InstanceId", text_field(n, "InstanceId")},
+       {"Group", text_field(n, "InstanceGroupName")},
+       {"Type", text_field(n, "InstanceType")},
+       {"Status", text_field(status, "Status")},
+       {"Message", text_field(status, "Message")},
+       {"Cordoned", text_field(n, "Cordoned")},
+       {"Remediation", rem.empty() ? "" : rem + " (" + text_field(n, "RemediationStatus") + ")"},
+       {"Labels", labels.empty() ? "<none>" : labels},
+       {"Launched", text_field(n, "LaunchTime")},
+       {"LaunchAttempt", text_field(n, "LaunchAttempt")},
+       {"Healthy", text_field(health, "Healthy")},
+       {"Pods", std::to_string(pods.size())},
+       {"PricePerHour", dollars(field(billing, "PricePerHour"))},
+       {"BillingStart", text_field(billing, "BillingStart")},
+       {"BillingEnd", text_field(billing, "BillingEnd")},
+       {"Cost", dollars(field(billing, "Cost"))}});
+  if (pods.empty()) return;
+  Table t({"POD", "JOB"});
+  for (const Json& p : pods) t.add_row({text_field(p, "Name"), text_field(p, "Job")});
+  std::cout << "\n";
+  t.print(std::cout);
 }
 
 int describe_node(CommandEnv& env, const NodeArgs& args) {

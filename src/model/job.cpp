@@ -1,5 +1,7 @@
 #include "model/job.h"
 
+#include <fmt/format.h>
+
 #include <array>
 
 namespace gf {
@@ -256,6 +258,17 @@ void read_job_runs_and_history(const Json& j, Job& job) {
 }
 
 }  // namespace
+
+std::vector<Job::Pod> Job::pods() const {
+  std::vector<Pod> out;
+  size_t next = 0;
+  for (const JobPodSet& ps : pod_sets) {
+    for (int32_t i = 0; i < ps.count && next < pod_nodes.size(); ++i, ++next) {
+      out.push_back(Pod{fmt::format("{}-{}-{}", name, ps.role, i), pod_nodes[next]});
+    }
+  }
+  return out;
+}
 
 Json Job::to_json() const {
   Json out{{"id", id},

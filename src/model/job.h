@@ -186,6 +186,14 @@ struct Job {
   static constexpr size_t kMaxHistory = 50;
   void add_history(Time t, std::string reason, std::string message);
 
+  // The pods of its placed gang: "<name>-<role>-<index>" (the names kubectl shows for a
+  // PyTorchJob's pods) and the instance each is bound to, in pod-set order. Empty unless placed.
+  struct Pod {
+    std::string name;
+    std::string node;
+  };
+  std::vector<Pod> pods() const;
+
   Json to_json() const;  // canonical (snapshots)
   static Result<Job> from_json(const Json& j);
   bool operator==(const Job&) const = default;

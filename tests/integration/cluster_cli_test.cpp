@@ -119,6 +119,16 @@ TEST_F(ClusterCli, CreateWaitDescribeListNodesEventsAndBilling) {
   EXPECT_EQ(cli({"get", "alerts"}).out, cli({"alert", "list"}).out);
   EXPECT_EQ(cli({"get", "remediations"}).out, cli({"remediation", "list"}).out);
   EXPECT_EQ(cli({"get", "hosts"}).out, cli({"host", "list"}).out);
+  // node label adds, changes and (KEY-) removes labels, as kubectl's does; describe shows them.
+  ASSERT_EQ(cli({"node", "label", kCluster, worker, "team=a"}).exit_code, 0);
+  ASSERT_EQ(cli({"node", "label", kCluster, worker, "zone=b", "team=c"}).exit_code, 0);
+  EXPECT_NE(cli({"node", "describe", kCluster, worker}).out.find("Labels:        team=c,zone=b"),
+            std::string::npos)
+      << cli({"node", "describe", kCluster, worker}).out;
+  ASSERT_EQ(cli({"node", "label", kCluster, worker, "team-"}).exit_code, 0);
+  EXPECT_EQ(node_json({"node", "describe", kCluster, worker})["NodeDetails"]["Labels"],
+            Json({{"zone", "b"}}));
+  EXPECT_EQ(cli({"node", "label", kCluster, worker, "=x"}).exit_code, 2);
   // The old verbs stay as aliases: alert describe = alert get, remediation get = describe.
   CommandResult alias = cli({"alert", "describe", "no-such-alert"});
   EXPECT_NE(alias.exit_code, 0);

@@ -88,6 +88,18 @@ TEST_F(SchedulingCli, QuotaShareExample_ApplySubmitDescribe) {
   // A running job's pods by name, each with its node.
   r = cli({"describe", "job", "q2"});
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nq2-node-0 +i-[0-9a-f]+\n)"))) << r.out;
+  // The node it runs on shows the pod (it said "Pods: 0" with an empty workload).
+  r = cli({"-o", "json", "describe", "job", "q2"});
+  auto q2 = parse_json(r.out);
+  ASSERT_TRUE(q2.ok()) << r.out;
+  const std::string node = (*q2)["placement"]["pods"][0]["node"];
+  const std::string cluster = (*q2)["placement"]["cluster"];
+  r = cli({"node", "describe", cluster, node});
+  EXPECT_NE(r.out.find("Pods:          1"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nq2-node-0 +q2\n)"))) << r.out;
+  r = cli({"node", "list", cluster});
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(node + R"( +\S+ +\S+ +Running +1 +- )")))
+      << r.out;
 
   r = cli({"job", "priority", "p1", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
