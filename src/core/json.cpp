@@ -745,11 +745,15 @@ std::optional<std::string> closest_name(std::string_view key,
 
 void ObjectReader::check_unknown(FieldValidation mode, std::vector<std::string>& warnings) {
   if (mode == FieldValidation::kIgnore || !value_.is_object()) return;
+  // Hints cost a distance per known name, quadratic in the key's length: only short keys get
+  // one, and only the first few, so a body of many unknown keys costs no more than reading it.
+  constexpr size_t kMaxHintedKeyBytes = 64;
+  constexpr int kMaxHints = 16;
+  int hints = 0;
   for (auto it = value_.begin(); it != value_.end(); ++it) {
     if (read_.count(it.key())) continue;
-    // Long keys are not worth a hint, and the distance is quadratic in their length.
-    const std::optional<std::string> near =
-        it.key().size() <= 64 ? closest_name(it.key(), read_) : std::nullopt;
+    const bool hinted = it.key().size() <= kMaxHintedKeyBytes && hints++ < kMaxHints;
+    const std::optional<std::string> near = hinted ? closest_name(it.key(), read_) : std::nullopt;
     const std::string hint = near ? fmt::format("; did you mean {}?", *near) : "";
     if (mode == FieldValidation::kStrict) {
       fail(it.key(), "unknown field" + hint);
