@@ -2,6 +2,7 @@
 // (docs/api.md "Unknown fields"): refused by default, naming it and the closest known field.
 #include "provision/cluster_request.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -63,6 +64,19 @@ TEST(UnknownFields, WarnAcceptsWithAWarningAndIgnoreSilently) {
   Result<CreateClusterRequest> ignored = create(body, FieldValidation::kIgnore);
   ASSERT_TRUE(ignored.ok()) << ignored.status().message();
   EXPECT_TRUE(ignored->warnings.empty());
+}
+
+// Hostile input: many unknown keys are all reported, but only the first 16 get a hint (each hint
+// is a distance per known name), so the work stays proportional to the body.
+TEST(UnknownFields, OnlyTheFirstSixteenUnknownKeysGetAHint) {
+  Json body = example_create();
+  for (int i = 0; i < 2000; ++i) body[fmt::format("ClusterNam{:04}", i)] = i;
+  Result<CreateClusterRequest> r = create(body, FieldValidation::kWarn);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->warnings.size(), 2000u);
+  size_t hinted = 0;
+  for (const std::string& w : r->warnings) hinted += w.find("did you mean") != std::string::npos;
+  EXPECT_EQ(hinted, 16u);
 }
 
 TEST(UnknownFields, FieldValidationParsesKubernetesNamesAndNamesTheParameter) {
