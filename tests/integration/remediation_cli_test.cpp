@@ -379,6 +379,9 @@ TEST_F(RemediationCli,
   r = cli({"-o", "json", "remediation", "describe", mig_id});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(parse_out(r)["Approver"], "bob") << r.out;
+  // The node's row names its open remediation.
+  r = cli({"node", "list", "hc"});
+  EXPECT_NE(r.out.find(mig_id + " ("), std::string::npos) << r.out;
 
   // A third serve on the same journal: the request is still that one remediation.
   ASSERT_NO_FATAL_FAILURE(kill_and_restart());
