@@ -13,6 +13,7 @@
 //    the input unchanged;
 //  - every managed NodeName / PartitionName line names a distinct node / partition;
 //  - expand_hostlist inverts compress_hostlist on plain names, and stops at 65,536 names.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <set>
@@ -146,12 +147,15 @@ void check_merge(std::string_view existing, const SlurmLayout& layout) {
 
 void check_hostlist(std::string_view text, const SlurmLayout& layout) {
   FUZZ_CHECK(expand_hostlist(text).size() <= 65536, "expansion unbounded");
-  // Plain names (no hostlist syntax, no separators) must come back as the same set.
+  // Plain names (no hostlist syntax, no separators, no blanks or control characters: a name
+  // slurm.conf can hold unquoted) must come back as the same set. A name starting with a form
+  // feed is not one: the expression's ends are trimmed of blanks.
   std::set<std::string> plain;
   for (const SlurmNodeLine& n : layout.nodes) {
-    if (!n.name.empty() && n.name.find_first_of("[],\r\n\t ") == std::string::npos) {
-      plain.insert(n.name);
-    }
+    const bool word = std::none_of(n.name.begin(), n.name.end(), [](char c) {
+      return static_cast<unsigned char>(c) <= 0x20 || c == '[' || c == ']' || c == ',';
+    });
+    if (!n.name.empty() && word) plain.insert(n.name);
   }
   const std::string compressed = compress_hostlist({plain.begin(), plain.end()});
   const std::vector<std::string> expanded = expand_hostlist(compressed);
