@@ -293,7 +293,10 @@ int start_runtime(const ServeArgs& args, Runtime& runtime, const Clock& clock,
     return 1;
   }
   if (scaled) scaled->resume_from(loop.view()->applied_time);
-  runtime.cloud().started(clock.now());
+  // The simulated cloud's capacity timeline counts from the first start on this data dir, so a
+  // restart does not take back capacity that appeared before it.
+  const Time first = loop.view()->control_plane.first_started;
+  runtime.cloud().started(first != Time{} ? first : clock.now());
   loop.start();
   Request started;
   started.name = "ControlPlaneStarted";

@@ -155,6 +155,7 @@ Status FleetState::apply_job_family_event(const EventRecord& record, const Json&
 Status FleetState::on_event(const EventRecord& record, const plane_events::Started& e) {
   view_.control_plane.version = e.version;
   view_.control_plane.store = e.store.value_or("");
+  if (view_.control_plane.starts == 0) view_.control_plane.first_started = record.time;
   view_.control_plane.starts += 1;
   view_.control_plane.last_started = record.time;
   UserEvent u;
@@ -231,7 +232,8 @@ Json FleetView::model_json() const {
                {{"version", view_.control_plane.version},
                 {"store", view_.control_plane.store},
                 {"starts", view_.control_plane.starts},
-                {"last_started_us", to_micros(view_.control_plane.last_started)}}},
+                {"last_started_us", to_micros(view_.control_plane.last_started)},
+                {"first_started_us", to_micros(view_.control_plane.first_started)}}},
               {"events", std::move(events)}};
 }
 
@@ -260,6 +262,7 @@ void read_control_plane(ObjectReader& r, ControlPlaneInfo& out) {
     out.store = c.optional_string("store").value_or("");
     out.starts = c.optional_int("starts").value_or(0);
     out.last_started = from_micros(c.optional_int("last_started_us").value_or(0));
+    out.first_started = from_micros(c.optional_int("first_started_us").value_or(0));
     r.fail_status(c.status());
   }
 }

@@ -38,6 +38,9 @@ struct ControlPlaneInfo {
   std::string store;
   int64_t starts = 0;
   Time last_started{};
+  // The first start on this journal: where a timeline of the simulated cloud (capacity changes)
+  // counts from, across restarts. Unset (zero) in snapshots of releases before it was kept.
+  Time first_started{};
   bool operator==(const ControlPlaneInfo&) const = default;
 };
 

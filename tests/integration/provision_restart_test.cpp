@@ -119,5 +119,47 @@ TEST(ProvisionRestart, Kill9WhileRetryingKeepsClustersNodesEventsBillingAndRetri
   EXPECT_EQ(s.proc->wait(), 0);
 }
 
+// Issue regression: a restart reset the simulated cloud's capacity timeline to its start, so the
+// capacity that had appeared before the restart was gone after it ("16 of 10 in use"). The
+// timeline counts from the first start on the data dir: workers asked for after the restart
+// launch at once on the capacity that is there, with no failed launch.
+TEST(ProvisionRestart, CapacityThatAppearedBeforeARestartIsStillThereAfterIt) {
+  TempDir dir;
+  const std::string cloud = dir.file("cloud.json");
+  std::ofstream(cloud) << R"({"launchLatency":"1m","lifecycleDuration":"1m","failureLatency":"10s",
+    "capacity":{"ml.p5.48xlarge":10},"changes":[{"at":"20m","capacity":{"ml.p5.48xlarge":20}}]})";
+  std::ifstream example(std::string(GPUFLEET_EXAMPLES_DIR) + "/create_cluster.json");
+  std::string body((std::istreambuf_iterator<char>(example)), std::istreambuf_iterator<char>());
+  {
+    Serve s(dir, cloud);
+    ASSERT_TRUE(s.up);
+    httplib::Client c(s.server.url());
+    auto created = c.Post("/v1/clusters", body, "application/json");
+    ASSERT_TRUE(created && created->status == 200) << (created ? created->body : "no answer");
+    s.poll("/v1/clusters/my-training-cluster",
+           [](const Json& d) { return worker_group(d).value("CurrentCount", 0) == 16; });
+    s.proc->signal(SIGTERM);
+    ASSERT_EQ(s.proc->wait(), 0);
+  }
+  Serve s(dir, cloud);
+  ASSERT_TRUE(s.up);
+  const std::string restarted_at = s.get("/v1/billing")["To"].get<std::string>();
+  httplib::Client c(s.server.url());
+  auto added = c.Post("/v1/clusters/my-training-cluster/nodes/batch-add",
+                      R"({"NodesToAdd":[{"InstanceGroupName":"worker-gpu-a",
+                          "IncrementTargetCountBy":2}]})",
+                      "application/json");
+  ASSERT_TRUE(added && added->status == 200) << (added ? added->body : "no answer");
+  s.poll("/v1/clusters/my-training-cluster",
+         [](const Json& d) { return worker_group(d).value("CurrentCount", 0) == 18; });
+  Json events = s.get("/v1/clusters/my-training-cluster/events?MaxResults=100&EventTimeAfter=" +
+                      restarted_at);
+  for (const auto& e : events["Events"]) {
+    EXPECT_NE(e["EventLevel"], "Error") << "a launch failed after the restart: " << e.dump();
+  }
+  s.proc->signal(SIGTERM);
+  EXPECT_EQ(s.proc->wait(), 0);
+}
+
 }  // namespace
 }  // namespace gf
