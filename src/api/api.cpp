@@ -163,6 +163,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
   register_event_routes(*this);
   if (clusters_) {
     register_cluster_routes(*this);
+    register_slurm_view_routes(*this);
     register_billing_routes(*this);
     register_quota_routes(*this);
     register_job_routes(*this);
@@ -248,6 +249,9 @@ HttpResponse Api::handle(HttpRequest request) {
     r.route = "unmatched";
   }
   r.headers["X-Request-Id"] = request.request_id;
+  // The server's clock (a --sim-speed server runs ahead of the client's): the CLI computes ages
+  // against it (docs/api.md "Time").
+  r.headers["X-Gpufleet-Now"] = format_iso8601(clock_.now());
   metrics_
       .counter("gpufleet_http_requests_total", "HTTP requests by route and status code.",
                prometheus_label("route", r.route) + "," +
@@ -313,12 +317,26 @@ Outcome Api::write(Request request, int success_code) {
   request.success_code = success_code;
   if (t_scope) {
     const HttpRequest& call = *t_scope->request;
+    if (auto it = call.query.find("dryRun"); it != call.query.end()) {
+      if (it->second != "All") {
+        Outcome o;
+        o.status = validation_error(
+            "dryRun: expected All (validate and answer, change nothing), "
+            "got \"" +
+            printable(it->second, 40) + "\"");
+        return o;
+      }
+      // A dry run changes nothing, so it is no mutation to audit; nor is it refused.
+      request.dry_run = true;
+      t_scope->audit_attached = true;
+    }
     // Keys the client chose (Idempotency-Key, ClientToken) remember what they were first used with.
     const std::string client_prefix = call.method + " " + call.path + " ";
     if (request.fingerprint.empty() && request.idempotency_key.rfind(client_prefix, 0) == 0) {
       request.fingerprint = sha256_hex(call.body).substr(0, 32);
     }
-    if (t_scope->mutating && t_scope->audited_route && !t_scope->audit_attached) {
+    if (t_scope->mutating && t_scope->audited_route && !t_scope->audit_attached &&
+        !request.dry_run) {
       request.audit = audit_payload(call, request.idempotency_key);
       t_scope->audit_attached = true;
     }

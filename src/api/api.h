@@ -110,6 +110,8 @@ class Api {
 void register_system_routes(Api& api);
 void register_event_routes(Api& api);
 void register_cluster_routes(Api& api);
+// sinfo and squeue of a Slurm cluster (slurm_views_api.cpp).
+void register_slurm_view_routes(Api& api);
 void register_billing_routes(Api& api);
 void register_quota_routes(Api& api);
 void register_job_routes(Api& api);
@@ -119,6 +121,15 @@ void register_audit_routes(Api& api);
 // Every read answers from the view the loop published after its last batch, on the caller's
 // thread: it never queues on the writer (docs/api.md "Reads"). `fn`'s error is the 4xx answer.
 HttpResponse read_view(Api& api, const std::function<Result<Json>(const FleetView&)>& fn);
+
+// Every billing record: the retired clusters', the closed ones, and one still open per launched
+// instance not yet shutting down (billing_api.cpp).
+std::vector<BillingRecord> billing_records(const FleetView& v);
+
+// The fleet as Prometheus gauges, computed from the view at scrape time (fleet_metrics.cpp):
+// instances by cluster, group and status; alerts by state and severity; remediations by status;
+// jobs admitted and pending per queue; cost so far and burn rate per cluster.
+std::string render_fleet_metrics(const FleetView& v, Time now);
 
 // The idempotency key of a write: the Idempotency-Key header, else the body's ClientToken.
 std::string idempotency_key(const HttpRequest& request, const Json* body);

@@ -13,16 +13,6 @@ namespace {
 constexpr int kDefaultLimit = 1000;
 constexpr int kMaxLimit = 10000;
 
-// `since`: an ISO 8601 time, or a duration back from the server's own clock ("1h").
-Result<Time> parse_since(const std::string& text, Time now) {
-  if (auto t = parse_iso8601(text); t.ok()) return *t;
-  auto d = parse_duration(text);
-  if (!d.ok())
-    return validation_error("since: expected an ISO 8601 time or a duration such as 1h, got \"" +
-                            printable(text, 60) + "\"");
-  return now - *d;
-}
-
 }  // namespace
 
 void register_audit_routes(Api& api) {
@@ -30,7 +20,7 @@ void register_audit_routes(Api& api) {
     auto view = api.loop().view();
     std::optional<Time> since;
     if (std::string s = req.query_or("since", ""); !s.empty()) {
-      auto t = parse_since(s, api.clock().now());
+      auto t = query_time("since", s, api.clock().now());
       if (!t.ok()) return error_response(t.status());
       since = *t;
     }

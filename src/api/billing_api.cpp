@@ -42,9 +42,7 @@ Result<BillingQuery> parse_billing_query(const FleetView& v, const HttpRequest& 
   for (auto [key, out] : {std::pair<const char*, Time*>{"from", &q.from}, {"to", &q.to}}) {
     auto it = req.query.find(key);
     if (it == req.query.end()) continue;
-    auto t = parse_iso8601(it->second);
-    if (!t.ok()) return t.status().with_prefix(key);
-    *out = *t;
+    GF_ASSIGN_OR_RETURN(*out, query_time(key, it->second, now));
   }
   if (q.from > q.to) return validation_error("from: must not be after to");
   if (!cluster.empty() && !v.find_cluster(cluster)) {
@@ -94,22 +92,6 @@ HttpResponse share_billing(const FleetView& v, const BillingQuery& q) {
               {"Items", items},     {"Total", format_money(sum)}, {"TotalMicros", sum}};
   if (from != Time::min()) out["From"] = format_iso8601(from);
   return json_response(200, out);
-}
-
-// Every billing record: the retired clusters', the closed ones, and one still open per launched
-// instance not yet shutting down.
-std::vector<BillingRecord> billing_records(const FleetView& v) {
-  std::vector<BillingRecord> records;
-  if (v.retired_billing) records = *v.retired_billing;
-  for (const auto& [name, c] : v.clusters) {
-    records.insert(records.end(), c->billing.begin(), c->billing.end());
-    for (const auto& [id, n] : c->nodes) {
-      if (!n.launch_time || n.shutting_down_at) continue;
-      records.push_back(BillingRecord{id, c->name, c->arn, n.group, n.instance_type,
-                                      n.price_micros_per_hour, *n.launch_time, std::nullopt});
-    }
-  }
-  return records;
 }
 
 Json line_json(const Line& l, const std::string& group_by) {
@@ -180,6 +162,22 @@ HttpResponse get_billing(Api& api, const HttpRequest& req) {
 }
 
 }  // namespace
+
+// Every billing record: the retired clusters', the closed ones, and one still open per launched
+// instance not yet shutting down.
+std::vector<BillingRecord> billing_records(const FleetView& v) {
+  std::vector<BillingRecord> records;
+  if (v.retired_billing) records = *v.retired_billing;
+  for (const auto& [name, c] : v.clusters) {
+    records.insert(records.end(), c->billing.begin(), c->billing.end());
+    for (const auto& [id, n] : c->nodes) {
+      if (!n.launch_time || n.shutting_down_at) continue;
+      records.push_back(BillingRecord{id, c->name, c->arn, n.group, n.instance_type,
+                                      n.price_micros_per_hour, *n.launch_time, std::nullopt});
+    }
+  }
+  return records;
+}
 
 void register_billing_routes(Api& api) {
   api.router().add("GET", "/v1/billing",

@@ -222,15 +222,70 @@ HttpResponse batch_delete(Api& api, const HttpRequest& req) {
   return Api::respond(api.write(std::move(r)));
 }
 
-// GET /v1/clusters: ListClusters, optionally of names containing NameContains.
+// ListClusters' and ListClusterNodes' common filters, as HyperPod names them: CreationTimeAfter,
+// CreationTimeBefore (ISO 8601 or a duration back from now, both exclusive), SortBy
+// (NAME|CREATION_TIME) and SortOrder (Ascending|Descending).
+struct ListOrder {
+  std::optional<Time> after, before;
+  std::string sort_by;  // "" = the list's own order
+  bool descending = false;
+
+  static Result<ListOrder> parse(const HttpRequest& req, Time now) {
+    ListOrder o;
+    if (auto it = req.query.find("CreationTimeAfter"); it != req.query.end()) {
+      GF_ASSIGN_OR_RETURN(o.after, query_time("CreationTimeAfter", it->second, now));
+    }
+    if (auto it = req.query.find("CreationTimeBefore"); it != req.query.end()) {
+      GF_ASSIGN_OR_RETURN(o.before, query_time("CreationTimeBefore", it->second, now));
+    }
+    o.sort_by = req.query_or("SortBy", "");
+    if (!o.sort_by.empty() && o.sort_by != "NAME" && o.sort_by != "CREATION_TIME") {
+      return validation_error("SortBy: expected NAME or CREATION_TIME, got \"" +
+                              printable(o.sort_by, 40) + "\"");
+    }
+    const std::string order = req.query_or("SortOrder", "Ascending");
+    if (order != "Ascending" && order != "Descending") {
+      return validation_error("SortOrder: expected Ascending or Descending, got \"" +
+                              printable(order, 40) + "\"");
+    }
+    o.descending = order == "Descending";
+    return o;
+  }
+  bool keeps(Time created) const {
+    return (!after || created > *after) && (!before || created < *before);
+  }
+  // Sorts `items` (each with its name and creation time) as asked.
+  template <typename T, typename Name, typename Created>
+  void sort(std::vector<T>& items, Name name, Created created) const {
+    if (sort_by == "NAME") {
+      std::stable_sort(items.begin(), items.end(),
+                       [&](const T& a, const T& b) { return name(a) < name(b); });
+    } else if (sort_by == "CREATION_TIME") {
+      std::stable_sort(items.begin(), items.end(),
+                       [&](const T& a, const T& b) { return created(a) < created(b); });
+    }
+    if (descending) std::reverse(items.begin(), items.end());
+  }
+};
+
+// GET /v1/clusters: ListClusters (by name), of names containing NameContains, with ListOrder's
+// filters.
 HttpResponse list_clusters(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
+  auto order = ListOrder::parse(req, api.clock().now());
+  if (!order.ok()) return error_response(order.status());
   const std::string contains = req.query_or("NameContains", "");
-  Json list = Json::array();
+  std::vector<const Cluster*> clusters;
   for (const auto& [name, c] : view->clusters) {
-    if (contains.empty() || name.find(contains) != std::string::npos)
-      list.push_back(cluster_summary(*c));
+    if ((contains.empty() || name.find(contains) != std::string::npos) &&
+        order->keeps(c->creation_time))
+      clusters.push_back(c.get());
   }
+  order->sort(
+      clusters, [](const Cluster* c) { return c->name; },
+      [](const Cluster* c) { return c->creation_time; });
+  Json list = Json::array();
+  for (const Cluster* c : clusters) list.push_back(cluster_summary(*c));
   return json_response(200, Json{{"ClusterSummaries", list}});
 }
 
@@ -247,19 +302,27 @@ HttpResponse get_cluster(Api& api, const HttpRequest& req) {
   return json_response(200, describe_cluster(*c));
 }
 
-// GET /v1/clusters/{name}/nodes: ListClusterNodes in launch order, optionally of the groups whose
-// name contains InstanceGroupNameContains.
+// GET /v1/clusters/{name}/nodes: ListClusterNodes in launch order (SortBy NAME: by instance id;
+// CREATION_TIME: by LaunchTime), of the groups whose name contains InstanceGroupNameContains,
+// with ListOrder's filters.
 HttpResponse list_cluster_nodes(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   const Cluster* c = view->find_cluster(req.path_params.at("name"));
   if (!c) return error_response(cluster_not_found(req));
+  auto order = ListOrder::parse(req, api.clock().now());
+  if (!order.ok()) return error_response(order.status());
   const std::string contains = req.query_or("InstanceGroupNameContains", "");
+  auto created = [](const Node* n) { return n->launch_time.value_or(n->requested_at); };
   std::vector<const Node*> nodes;
   for (const auto& [id, n] : c->nodes) {
-    if (contains.empty() || n.group.find(contains) != std::string::npos) nodes.push_back(&n);
+    if ((contains.empty() || n.group.find(contains) != std::string::npos) &&
+        order->keeps(created(&n)))
+      nodes.push_back(&n);
   }
   std::sort(nodes.begin(), nodes.end(),
             [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
+  order->sort(
+      nodes, [](const Node* n) { return n->instance_id; }, created);
   Json list = Json::array();
   const NodeActivity activity = NodeActivity::of(*view, *c);
   for (const Node* n : nodes) list.push_back(node_summary(*view, *c, *n, activity));
@@ -300,7 +363,7 @@ HttpResponse list_cluster_events(Api& api, const HttpRequest& req) {
   const std::string name = req.path_params.at("name");
   if (!view->find_cluster(name))
     return error_response(not_found_error("cluster \"" + name + "\" not found"));
-  auto q = parse_event_query(req);
+  auto q = parse_event_query(req, api.clock().now());
   if (!q.ok()) return error_response(q.status());
   q->cluster_name = name;  // its alerts, remediations and jobs too, as the list shows them
   auto out = list_events(*view, *q);

@@ -1,6 +1,7 @@
 #include "api/cluster_wire.h"
 
 #include "model/health_records.h"
+#include "provision/slurm_layout.h"
 
 namespace gf {
 
@@ -72,7 +73,7 @@ NodeActivity NodeActivity::of(const FleetView& view, const Cluster& c) {
   return a;
 }
 
-Json node_summary(const FleetView& view, const Cluster&, const Node& n,
+Json node_summary(const FleetView& view, const Cluster& c, const Node& n,
                   const NodeActivity& activity) {
   Json status = {{"Status", to_string(n.status)}};
   if (!n.message.empty()) status["Message"] = n.message;
@@ -82,6 +83,13 @@ Json node_summary(const FleetView& view, const Cluster&, const Node& n,
          {"InstanceStatus", status},
          {"LaunchTime", format_iso8601(n.launch_time.value_or(n.requested_at))},
          {"Cordoned", n.cordoned}};
+  // The name slurm.conf and sinfo give the node (docs/provisioning.md), beside the instance id.
+  if (c.orchestrator == Orchestrator::kSlurm) j["SlurmNodeName"] = slurm_node_name(n);
+  if (!n.labels.empty()) {  // what `node list -l` selects on
+    Json labels = Json::object();
+    for (const auto& [k, v] : n.labels) labels[k] = v;
+    j["Labels"] = std::move(labels);
+  }
   auto pods = activity.pods.find(n.instance_id);
   j["PodCount"] = pods == activity.pods.end() ? 0 : pods->second.size();
   if (const remediate::Remediation* r = view.health_state().open_remediation(n.instance_id)) {
@@ -98,9 +106,7 @@ Json node_detail(const FleetView& view, const Cluster& c, const Node& n, Time no
     if (!g->spec.lifecycle_config.is_null()) j["LifeCycleConfig"] = g->spec.lifecycle_config;
     if (g->spec.threads_per_core) j["ThreadsPerCore"] = *g->spec.threads_per_core;
   }
-  Json labels = Json::object();
-  for (const auto& [k, v] : n.labels) labels[k] = v;
-  j["Labels"] = std::move(labels);
+  if (!j.contains("Labels")) j["Labels"] = Json::object();
   j["Health"] = Json{{"Healthy", n.healthy}};
   Json pods = Json::array();
   if (auto it = activity.pods.find(n.instance_id); it != activity.pods.end()) {

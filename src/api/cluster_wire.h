@@ -23,8 +23,9 @@ struct NodeActivity {
   static NodeActivity of(const FleetView& view, const Cluster& c);
 };
 
-// ListClusterNodes' entry, with our additions: Cordoned, PodCount, RemediationId and
-// RemediationStatus (docs/api.md).
+// ListClusterNodes' entry, with our additions: Cordoned, PodCount, RemediationId,
+// RemediationStatus, Labels (when it has some) and, on a Slurm cluster, SlurmNodeName
+// (docs/api.md).
 Json node_summary(const FleetView& view, const Cluster& c, const Node& n,
                   const NodeActivity& activity);
 // DescribeClusterNode's NodeDetails: the summary plus health, labels, the pods on the node

@@ -23,7 +23,7 @@ Result<int> parse_int_param(const std::string& name, const std::string& text) {
 
 }  // namespace
 
-Result<EventQuery> parse_event_query(const HttpRequest& req) {
+Result<EventQuery> parse_event_query(const HttpRequest& req, Time now) {
   EventQuery q;
   if (const std::string t = req.query_or("ResourceType", ""); !t.empty()) {
     GF_ASSIGN_OR_RETURN(q.resource_type, parse_resource_type(t, "ResourceType"));
@@ -36,14 +36,10 @@ Result<EventQuery> parse_event_query(const HttpRequest& req) {
   q.cluster_name = req.query_or("ClusterName", "");
   q.next_token = req.query_or("NextToken", "");
   if (auto it = req.query.find("EventTimeAfter"); it != req.query.end()) {
-    auto t = parse_iso8601(it->second);
-    if (!t.ok()) return t.status().with_prefix("EventTimeAfter");
-    q.after = *t;
+    GF_ASSIGN_OR_RETURN(q.after, query_time("EventTimeAfter", it->second, now));
   }
   if (auto it = req.query.find("EventTimeBefore"); it != req.query.end()) {
-    auto t = parse_iso8601(it->second);
-    if (!t.ok()) return t.status().with_prefix("EventTimeBefore");
-    q.before = *t;
+    GF_ASSIGN_OR_RETURN(q.before, query_time("EventTimeBefore", it->second, now));
   }
   if (auto it = req.query.find("MaxResults"); it != req.query.end()) {
     GF_ASSIGN_OR_RETURN(q.max_results, parse_int_param("MaxResults", it->second));
@@ -96,7 +92,7 @@ Result<Json> list_events(const FleetView& view, const EventQuery& q) {
 
 void register_event_routes(Api& api) {
   api.router().add("GET", "/v1/events", [&api](const HttpRequest& req) {
-    auto q = parse_event_query(req);
+    auto q = parse_event_query(req, api.clock().now());
     if (!q.ok()) return error_response(q.status());
     auto view = api.loop().view();
     auto out = list_events(*view, *q);

@@ -22,8 +22,8 @@ struct EventQuery {
   std::string next_token;
 };
 
-// Reads the query string; errors name the parameter.
-Result<EventQuery> parse_event_query(const HttpRequest& request);
+// Reads the query string; errors name the parameter. Times may be durations back from `now`.
+Result<EventQuery> parse_event_query(const HttpRequest& request, Time now);
 // {"Events": [...], "NextToken": "..."} (NextToken only when more remain).
 Result<Json> list_events(const FleetView& view, const EventQuery& query);
 

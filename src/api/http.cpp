@@ -12,6 +12,13 @@ std::string HttpRequest::header_or(const std::string& key, const std::string& fa
   return it == headers.end() ? fallback : it->second;
 }
 
+Result<Time> query_time(const std::string& key, const std::string& text, Time now) {
+  if (auto t = parse_iso8601(text); t.ok()) return *t;
+  if (auto d = parse_duration(text); d.ok()) return now - *d;
+  return validation_error(key + ": expected an ISO 8601 time such as 2026-01-01T00:00:00Z or a " +
+                          "duration back from now such as 1h, got \"" + printable(text, 60) + "\"");
+}
+
 HttpResponse json_response(int status, const Json& body) {
   HttpResponse r;
   r.status = status;

@@ -8,6 +8,7 @@
 
 #include "core/json.h"
 #include "core/result.h"
+#include "core/time.h"
 
 namespace gf {
 
@@ -37,6 +38,11 @@ struct HttpResponse {
 };
 
 HttpResponse json_response(int status, const Json& body);
+
+// A time in a query string: ISO 8601 ("2026-01-01T00:00:00Z"), or a duration back from the
+// server's own clock ("1h" = an hour before `now`), so a relative filter means the same on a
+// --sim-speed server as the server's timestamps. The error names `key`.
+Result<Time> query_time(const std::string& key, const std::string& text, Time now);
 // docs/api.md: {"__type": "<Code>", "message": "<plain sentence>"} with the code's HTTP status.
 HttpResponse error_response(const Status& status);
 

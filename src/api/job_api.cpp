@@ -38,6 +38,9 @@ Json describe_service_job(const Job& j) {
   if (!j.job_queue.empty()) out["jobQueue"] = j.job_queue;
   if (!j.quota_share.empty()) out["quotaShareName"] = j.quota_share;
   if (!j.local_queue.empty()) out["localQueue"] = j.ns + "/" + j.local_queue;
+  // Our additions for the jobs that are not service jobs (get workloads): their kind and namespace.
+  if (j.kind != "ServiceJob") out["kind"] = j.kind;
+  if (!j.ns.empty()) out["namespace"] = j.ns;
   if (j.started_at) out["startedAt"] = millis(*j.started_at);
   if (j.stopped_at) out["stoppedAt"] = millis(*j.stopped_at);
   if (j.max_preemptions)

@@ -139,6 +139,16 @@ Json render(const FleetView& v, const QuotaObject& o) {
     case Kind::kClusterQueue:
       out["status"] = leaf_status(node_named("clusterqueue:" + o.key.name));
       break;
+    case Kind::kLocalQueue: {
+      // Kueue counts a LocalQueue's own workloads (its ClusterQueue counts every LocalQueue's).
+      int64_t admitted = 0, pending = 0;
+      for (const auto& [id, j] : v.jobs) {
+        if (j->local_queue != o.key.name || j->ns != o.key.ns || is_terminal(j->status)) continue;
+        (j->admitted ? admitted : pending) += 1;
+      }
+      out["status"] = Json{{"admittedWorkloads", admitted}, {"pendingWorkloads", pending}};
+      break;
+    }
     case Kind::kJobQueue:
       if (q != nullptr) {
         auto it = q->job_queue_status.find(o.key.name);
@@ -275,7 +285,7 @@ Status parse_apply_document(const Json& doc, const std::string& where,
   }
   if (!frontend::is_k8s_quota_kind(api_version, kind)) {
     return validation_error(where + "kind: " + api_version + " " + kind +
-                            " is not supported by POST /v1/apply (supported: kubeflow.org/v1 "
+                            " is not supported by apply (supported: kubeflow.org/v1 "
                             "PyTorchJob, PropagationPolicy, ElasticQuotaTree, "
                             "ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
                             "WorkloadPriorityClass, and the quota-share bundle)");

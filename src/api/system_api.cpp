@@ -25,7 +25,7 @@ void register_system_routes(Api& api) {
         .set(view->applied_seq);
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4";
-    r.body = api.metrics().render();
+    r.body = api.metrics().render() + render_fleet_metrics(*view, api.clock().now());
     return r;
   });
   // The hash of the fleet model (without journal position, keys and audit): equal before and

@@ -69,6 +69,11 @@ Result<std::pair<int, std::string>> Client::send(const std::string& method, cons
                              httplib::to_string(res.error()) +
                              "); is `gpufleet serve` running? Set --server or GPUFLEET_SERVER");
   }
+  if (res->has_header("X-Gpufleet-Now")) {
+    if (auto now = parse_iso8601(res->get_header_value("X-Gpufleet-Now")); now.ok()) {
+      server_now_ = *now;
+    }
+  }
   return std::make_pair(res->status, res->body);
 }
 

@@ -3,10 +3,12 @@
 // server's sentence, and retries only what is worth retrying (Unavailable, Throttling).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/json.h"
 #include "core/result.h"
+#include "core/time.h"
 #include "core/url.h"
 
 namespace gf {
@@ -37,6 +39,11 @@ class Client {
   // GET returning the raw body (e.g. /metrics).
   Result<std::string> get_text(const std::string& path);
 
+  // The server's clock as its last answer gave it (X-Gpufleet-Now), or nullopt before the first
+  // answer (or from a server that does not send it). Ages are computed against it: a
+  // --sim-speed server runs ahead of the client's clock.
+  std::optional<Time> server_now() const { return server_now_; }
+
  private:
   Result<std::pair<int, std::string>> send(const std::string& method, const std::string& path,
                                            const std::string& body,
@@ -44,6 +51,7 @@ class Client {
   Result<Json> to_json_result(int status, const std::string& body);
 
   ClientOptions options_;
+  std::optional<Time> server_now_;
 };
 
 }  // namespace gf

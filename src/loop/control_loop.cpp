@@ -237,9 +237,14 @@ void ControlLoop::run_request(const Request& req, Time now, Outcome& outcome,
     outcome.status = decided.status();
     return;
   }
+  Decision& d = decided.value();
+  if (req.dry_run) {  // validated: answer as the request would, change nothing
+    outcome.response = std::move(d.response);
+    outcome.seq = state_.applied_seq();
+    return;
+  }
   // Applying is outside the guard: an event we decided that does not apply is a bug, and
   // stage() stops the process rather than serve a half-applied state.
-  Decision& d = decided.value();
   for (size_t i = 0; i < d.events.size(); ++i) {
     const Event& e = d.events[i];
     stage(e, i == 0 && !key.empty() ? key : e.idempotency_key, now, batch);

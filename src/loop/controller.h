@@ -93,6 +93,10 @@ struct Request {
   std::function<Result<Decision>(const FleetState& state, Time now)> handle;
   // The answer to a repeat of an already-journaled idempotency key (optional).
   std::function<Json(const FleetState& state, Seq original)> on_duplicate;
+  // Validate and answer as the request would, but change nothing: no event is applied or
+  // journaled and no intent reaches a driver (the API's ?dryRun=All, kubectl's
+  // --dry-run=server).
+  bool dry_run = false;
 };
 
 struct Outcome {

@@ -163,7 +163,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   if (evidence.empty()) {
     return validation_error("NodeId: node " + req.node +
                             " has no firing alert; a remediation needs a failing health check as "
-                            "evidence (see GET /v1/alerts?node=" +
+                            "evidence (see: gpufleet alert list --node " +
                             req.node + ")");
   }
   std::stable_sort(evidence.begin(), evidence.end(),
@@ -248,7 +248,9 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   if (auto_ok && breaker && breaker->open) {
     auto_ok = false;
     r.reason += std::string(r.reason.empty() ? "" : "; ") +
-                "circuit breaker open: automatic remediation halted until reset";
+                "circuit breaker open: automatic remediation halted until reset (gpufleet "
+                "circuit-breaker reset " +
+                req.cluster + ")";
   } else if (auto_ok) {
     const int64_t recent =
         recent_auto_approvals(h, req.cluster, now, policy.breaker_window) + auto_now;

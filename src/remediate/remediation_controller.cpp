@@ -318,8 +318,11 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
   if (r.auto_approved) {
     auto b = h.breakers.find(r.cluster);
     if (b != h.breakers.end() && b->second.open) {
-      waiting("circuit breaker open: automatic remediation halted until a person resets it",
-              std::nullopt);
+      waiting(
+          "circuit breaker open: automatic remediation halted until a person resets it "
+          "(gpufleet circuit-breaker reset " +
+              r.cluster + ")",
+          std::nullopt);
       return;
     }
   }

@@ -396,7 +396,8 @@ Status FleetState::on_cluster_event(const EventRecord& rec,
   add_user_event(
       rec, cluster_user_event(c, "Instance", EventLevel::kInfo,
                               fmt::format("Instance creation in Cluster {} and InstanceGroup {} "
-                                          "started ({}, attempt {})",
+                                          "started ({}; the group's launch attempt {}, retries "
+                                          "included)",
                                           c.name, n.group, n.instance_type, n.attempt),
                               n.group, e.instance_id));
   c.nodes.emplace(e.instance_id, std::move(n));

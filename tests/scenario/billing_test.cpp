@@ -34,6 +34,11 @@ TEST(Billing, EachNodeIsBilledFromLifecycleStartUntilShuttingDown) {
     EXPECT_EQ(item["CostMicros"], cost(price("ml.g5.xlarge"), hours(2) - minutes(4)));
     EXPECT_EQ(item["PricePerHour"], format_money(price("ml.g5.xlarge")));
   }
+  // A window given as a duration counts back from the server's clock (2h now): the last hour.
+  Json last_hour =
+      Json::parse(f.call("GET", "/v1/billing", "", {{"groupBy", "cluster"}, {"from", "1h"}}).body);
+  EXPECT_EQ(last_hour["From"], format_iso8601(f.now() - hours(1)));
+  EXPECT_EQ(last_hour["TotalMicros"], 2 * cost(price("ml.g5.xlarge"), hours(1)));
   // Scale to 0 at 2h: billing ends at ShuttingDown (2h), not at termination (2h01m).
   body["InstanceGroups"][0]["InstanceCount"] = 0;
   ASSERT_EQ(

@@ -643,6 +643,9 @@ TEST(Remediation, RequestWithoutAFiringAlertIsRefusedNamingTheFieldAndChangesNot
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("NodeId"), std::string::npos);
   EXPECT_NE(r.body.find("evidence"), std::string::npos) << r.body;
+  // The error says what to type to see the node's alerts.
+  EXPECT_NE(r.body.find("(see: gpufleet alert list --node " + node + ")"), std::string::npos)
+      << r.body;
   HttpResponse bad =
       f.call_as("alice", "POST", "/v1/remediations",
                 Json{{"ClusterName", "heal"}, {"NodeId", node}, {"Action", "format-disk"}}.dump());

@@ -167,6 +167,28 @@ TEST_F(ApiTest, BadQueryParametersAreNamedInTheError) {
   }
 }
 
+// Issue regression: relative times used the client's clock while a --sim-speed server ran ahead
+// of it. A duration in a time filter counts back from the server's own clock, and every answer
+// says what the server's now is (X-Gpufleet-Now).
+TEST_F(ApiTest, RelativeTimesInFiltersCountBackFromTheServersClock) {
+  record(20);  // one event a virtual minute: the server's clock is at epoch + 20m
+  HttpResponse r = call("GET", "/v1/events", {{"EventTimeAfter", "5m"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(body(r)["Events"].size(), 5u) << r.body;  // minutes 16..20 (after 15m)
+  EXPECT_EQ(r.headers.at("X-Gpufleet-Now"), format_iso8601(clock_.now()));
+  Json window =
+      body(call("GET", "/v1/events", {{"EventTimeAfter", "10m"}, {"EventTimeBefore", "5m"}}));
+  EXPECT_EQ(window["Events"].size(), 4u) << window.dump();  // minutes 11..14 (before 15m)
+  HttpResponse bad = call("GET", "/v1/events", {{"EventTimeAfter", "an hour ago"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(body(bad)["message"].get<std::string>().rfind(
+                "EventTimeAfter: expected an ISO 8601 time such as 2026-01-01T00:00:00Z or a "
+                "duration back from now such as 1h",
+                0),
+            0u)
+      << bad.body;
+}
+
 TEST_F(ApiTest, MetricsExposeLoopJournalAndHttpSeries) {
   record(3);
   call("GET", "/v1/events");

@@ -154,6 +154,25 @@ TEST_F(ControlLoopTest, RejectedRequestChangesNothing) {
   EXPECT_EQ(loop_->state().hash(), before);
 }
 
+// ?dryRun=All / --dry-run=server: the request is validated and answered, and nothing changes.
+TEST_F(ControlLoopTest, ADryRunIsValidatedAndAnsweredButChangesNothing) {
+  const uint64_t before = loop_->state().hash();
+  Request ok = note_request("would be recorded", "dry-key");
+  ok.dry_run = true;
+  Request bad = rejected_request();
+  bad.dry_run = true;
+  auto a = loop_->submit(std::move(ok));
+  auto b = loop_->submit(std::move(bad));
+  loop_->drain();
+  Outcome oa = a.get(), ob = b.get();
+  ASSERT_TRUE(oa.status.ok()) << oa.status.to_string();
+  EXPECT_EQ(oa.response["SeenSeq"], 0);
+  EXPECT_EQ(ob.status.code(), ErrorCode::kValidation);
+  EXPECT_EQ(*journal_->last_seq(), 0);
+  EXPECT_EQ(loop_->state().hash(), before);
+  EXPECT_FALSE(journal_->find_key("dry-key")->has_value());  // the key stays free
+}
+
 TEST_F(ControlLoopTest, OneBatchIsOneJournalTransactionAndRequestsSeeEarlierOnes) {
   auto a = loop_->submit(note_request("a"));
   auto b = loop_->submit(note_request("b"));
