@@ -54,8 +54,8 @@ void read_config_file(GlobalOptions& g, bool server_from_env) {
 // left as they are.
 std::vector<std::string> kind_first_spelling(std::vector<std::string> args) {
   // The first words that are not options (nor the value of a global option).
-  static const std::set<std::string, std::less<>> kValued = {"--server", "-o",      "--output",
-                                                             "--user",   "--token", "--ca-cert"};
+  static const std::set<std::string, std::less<>> kValued = {
+      "--server", "-o", "--output", "--user", "--token", "--ca-cert", "--color"};
   std::vector<size_t> words;
   for (size_t i = 1; i < args.size() && words.size() < 4; ++i) {
     if (args[i] == "--") break;
@@ -161,7 +161,10 @@ int command_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv
                                    command_name(p.app), subcommand_names(p.app),
                                    command_name(p.app)));
   }
-  return app.exit(e);
+  // Any other parse error (a bad option value, a missing argument) is a usage error too: CLI11
+  // prints its message, and the exit code is the CLI's own 2 (docs/cli.md).
+  app.exit(e);
+  return 2;
 }
 
 }  // namespace
@@ -191,7 +194,15 @@ int run_cli(int argc, char** argv) {
   read_config_file(ctx.global, env_server && *env_server);
   app.add_option("--server", ctx.global.server, "gpufleet API URL ($GPUFLEET_SERVER)")
       ->capture_default_str();
-  app.add_option("-o,--output", ctx.global.output, "output format: table, json or yaml")
+  app.add_option("-o,--output", ctx.global.output,
+                 "output format: table, wide (extra columns, nothing cut), json, yaml, "
+                 "jsonpath=TEMPLATE (kubectl's, e.g. '{.items[*].metadata.name}') or "
+                 "custom-columns=HEADER:PATH,... (docs/cli.md)")
+      ->capture_default_str();
+  app.add_option("--color", ctx.global.color,
+                 "colour status words: auto (on a terminal unless $NO_COLOR is set), always, "
+                 "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   app.add_option("--user", ctx.global.user,
                  "caller identity sent as X-Gpufleet-User when the server has no auth file "
@@ -213,6 +224,8 @@ int run_cli(int argc, char** argv) {
   register_health_commands(app, ctx);
   register_agent_command(app, ctx);
   register_security_commands(app, ctx);
+  register_slurm_commands(app, ctx);
+  register_completion_command(app, ctx);
 
   std::vector<std::string> words = kind_first_spelling(std::vector<std::string>(argv, argv + argc));
   std::vector<char*> spelled;

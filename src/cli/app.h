@@ -14,6 +14,7 @@ namespace gf {
 struct GlobalOptions {
   std::string server;
   std::string output = "table";
+  std::string color = "auto";  // --color auto|always|never
   std::string user;
   std::string token;    // --token, $GPUFLEET_TOKEN, or the config file's token
   std::string ca_cert;  // --ca-cert, $GPUFLEET_CA_CERT, or the config file's ca-cert
@@ -44,6 +45,11 @@ void register_object_commands(CLI::App& app, CommandContext& ctx);
 void register_health_commands(CLI::App& app, CommandContext& ctx);
 // agent: the node agent's detectors (src/agent/).
 void register_agent_command(CLI::App& app, CommandContext& ctx);
+// sinfo and squeue (slurm_commands.cpp); `cluster slurm-conf` is added to the cluster group.
+void register_slurm_commands(CLI::App& app, CommandContext& ctx);
+void register_slurm_conf_command(CLI::App* cluster, CommandContext& ctx);
+// completion bash|zsh: a completion script from the command tree (last: it walks the tree).
+void register_completion_command(CLI::App& app, CommandContext& ctx);
 
 int run_cli(int argc, char** argv);
 

@@ -21,13 +21,13 @@ struct BillingArgs {
   std::string group_by = "cluster";
 };
 
-struct Column {
+struct KeyColumn {
   const char* header;
   const char* key;
 };
 
 // Key columns appear when some line carries them (the grouping decides which do).
-constexpr Column kKeyColumns[] = {
+constexpr KeyColumn kKeyColumns[] = {
     {"JOB-QUEUE", "JobQueue"},  {"SHARE", "QuotaShareName"},    {"JOBS", "Jobs"},
     {"CLUSTER", "ClusterName"}, {"GROUP", "InstanceGroupName"}, {"INSTANCE", "InstanceId"},
     {"TYPE", "InstanceType"},   {"PRICE/H", "PricePerHour"},    {"INSTANCES", "Instances"}};
@@ -46,8 +46,9 @@ std::string instance_hours(int64_t billed_seconds) {
 
 void print_billing(const Json& answer) {
   const Json& items = array_field(answer, "Items");
-  std::vector<std::string> keys, headers;
-  for (const Column& c : kKeyColumns) {
+  std::vector<std::string> keys;
+  std::vector<Column> headers;
+  for (const KeyColumn& c : kKeyColumns) {
     bool present = c.key == std::string("ClusterName") && text_field(answer, "GroupBy") != "share";
     for (const auto& item : items) present = present || item.contains(c.key);
     if (!present) continue;
@@ -79,13 +80,11 @@ void print_billing(const Json& answer) {
 int show_billing(CommandEnv& env, const BillingArgs& args) {
   QueryString query;
   query.add("cluster", args.cluster).add("groupBy", args.group_by);
-  const Time now = client_now();
   for (auto [flag, text, key] :
        {std::tuple{"--from", &args.from, "from"}, std::tuple{"--to", &args.to, "to"}}) {
     if (text->empty()) continue;
-    auto t = parse_time_flag(flag, *text, now);
-    if (!t.ok()) return usage_error(t.status().message());
-    query.add(key, format_iso8601(*t));
+    if (Status st = check_time_flag(flag, *text); !st.ok()) return usage_error(st.message());
+    query.add(key, *text);  // "1h" is resolved on the server's clock
   }
   auto answer = env.client.get("/v1/billing" + query.str());
   if (!answer.ok()) return print_error(answer.status());

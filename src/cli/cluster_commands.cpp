@@ -1,11 +1,9 @@
 // `gpufleet cluster create|wait|describe|list|update|delete` (docs/api.md, docs/provisioning.md).
 // --wait polls DescribeCluster about once a second and shows per-group progress (cli/progress.h).
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/app.h"
 #include "cli/command_support.h"
@@ -17,7 +15,6 @@ namespace gf {
 namespace {
 
 constexpr Duration kPollInterval = seconds(1);
-constexpr int kDefaultTerminalWidth = 80;
 constexpr int kTimeoutExitCode = 2;
 
 struct WaitArgs {
@@ -30,20 +27,22 @@ struct FileArgs {
   std::string name;
   std::string file;
   std::string field_validation;  // empty: the server's default (Strict)
+  std::string dry_run;           // "" or "server"
   WaitArgs wait;
 };
 
-// The request path with ?fieldValidation= when --field-validation was given.
+// The request path with ?fieldValidation= and ?dryRun=All when their flags were given.
 std::string with_field_validation(std::string path, const FileArgs& args) {
-  return path + QueryString().add("fieldValidation", args.field_validation).str();
+  return path + QueryString()
+                    .add("fieldValidation", args.field_validation)
+                    .add("dryRun", args.dry_run == "server" ? "All" : "")
+                    .str();
 }
 
-bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
-
-int terminal_width() {
-  winsize ws{};
-  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  return kDefaultTerminalWidth;
+// 2 (after saying why) when --dry-run is neither server nor none.
+int check_dry_run(const FileArgs& args) {
+  if (args.dry_run.empty() || args.dry_run == "server" || args.dry_run == "none") return 0;
+  return usage_error("--dry-run: expected server or none, got \"" + args.dry_run + "\"");
 }
 
 void add_timeout_option(CLI::App* cmd, WaitArgs& args) {
@@ -56,6 +55,8 @@ void add_file_option(CLI::App* cmd, FileArgs& args) {
   cmd->add_option("--field-validation", args.field_validation,
                   "a field the request format does not have: Strict (default) refuses the "
                   "request naming it, Warn accepts it with a warning, Ignore accepts it");
+  cmd->add_option("--dry-run", args.dry_run,
+                  "server: the server validates the request and answers, and changes nothing");
 }
 
 // Exit code for a wait that ended: the last answer in json/yaml mode, a closing line otherwise.
@@ -94,12 +95,19 @@ int wait_for_cluster(CommandEnv& env, const std::string& name, WaitGoal goal,
   if (!limit.ok()) return usage_error("--timeout: " + limit.status().message());
   const bool tty = !env.structured() && stdout_is_tty();
   ProgressFrames frames(tty);
-  const Time deadline = client_now() + *limit;
+  const Time start = client_now();
+  const Time deadline = start + *limit;
+  std::optional<int64_t> first_running;
   while (true) {
     auto describe = env.client.get(cluster_path(name));
     if (!describe.ok()) return print_error(describe.status());
     if (!env.structured()) {
-      std::cout << frames.next(render_cluster_progress(*describe, tty ? terminal_width() : 0))
+      const int64_t running = running_instances(*describe);
+      if (!first_running) first_running = running;
+      const std::string timing = format_wait_timing(client_now() - start, running - *first_running,
+                                                    missing_instances(*describe));
+      std::cout << frames.next(render_cluster_progress(*describe, tty ? terminal_width() : 0),
+                               timing)
                 << std::flush;
     }
     const WaitState state = cluster_wait_state(*describe, goal);
@@ -130,12 +138,19 @@ std::string cluster_name_of(const std::string& body) {
 
 int create_cluster(CommandEnv& env, const FileArgs& args) {
   if (int rc = check_timeout(args.wait); rc != 0) return rc;
+  if (int rc = check_dry_run(args); rc != 0) return rc;
   auto body = read_input_file(args.file);
   if (!body.ok()) return usage_error(body.status().message());
   auto answer = env.client.post(with_field_validation("/v1/clusters", args), *body,
                                 content_type_for(args.file));
   if (!answer.ok()) return print_error(answer.status());
   print_warnings(*answer);
+  if (args.dry_run == "server") {
+    if (!print_if_structured(env, *answer)) {
+      std::cout << text_field(*answer, "ClusterArn") << " (server dry run)\n";
+    }
+    return 0;
+  }
   if (!args.wait.wait) {
     if (!print_if_structured(env, *answer)) std::cout << text_field(*answer, "ClusterArn") << "\n";
     return 0;
@@ -146,15 +161,17 @@ int create_cluster(CommandEnv& env, const FileArgs& args) {
 
 int update_cluster(CommandEnv& env, const FileArgs& args) {
   if (int rc = check_timeout(args.wait); rc != 0) return rc;
+  if (int rc = check_dry_run(args); rc != 0) return rc;
   auto body = read_input_file(args.file);
   if (!body.ok()) return usage_error(body.status().message());
   auto answer = env.client.put(with_field_validation(cluster_path(args.name), args), *body,
                                content_type_for(args.file));
   if (!answer.ok()) return print_error(answer.status());
   print_warnings(*answer);
-  if (!args.wait.wait) {
+  if (!args.wait.wait || args.dry_run == "server") {
     if (!print_if_structured(env, *answer)) {
-      std::cout << "updated " << text_field(*answer, "ClusterArn") << "\n";
+      std::cout << "updated " << text_field(*answer, "ClusterArn")
+                << (args.dry_run == "server" ? " (server dry run)" : "") << "\n";
     }
     return 0;
   }
@@ -204,11 +221,20 @@ int describe_cluster(CommandEnv& env, const std::string& name) {
   return 0;
 }
 
-int list_clusters(CommandEnv& env) {
-  auto answer = env.client.get("/v1/clusters");
+struct ListArgs {
+  std::string name_contains;
+  ListFlags list;
+};
+
+int list_clusters(CommandEnv& env, const ListArgs& args) {
+  if (Status st = args.list.check(); !st.ok()) return usage_error(st.message());
+  QueryString query;
+  query.add("NameContains", args.name_contains);
+  args.list.add_to(query);
+  auto answer = env.client.get("/v1/clusters" + query.str());
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  Table table({"NAME", "STATUS", "CREATED", "ARN"});
+  Table table({"NAME", "STATUS", "CREATED", wide_column("ARN")});
   for (const auto& c : array_field(*answer, "ClusterSummaries")) {
     table.add_row({text_field(c, "ClusterName"), text_field(c, "ClusterStatus"),
                    text_field(c, "CreationTime"), text_field(c, "ClusterArn")});
@@ -263,6 +289,7 @@ void register_cluster_commands(CLI::App& app, CommandContext& ctx) {
   cluster->require_subcommand(1);
   cluster->fallthrough();
   register_file_commands(cluster, ctx);
+  register_slurm_conf_command(cluster, ctx);
 
   auto wait = std::make_shared<FileArgs>();
   auto* cmd = add_name_command(cluster, "wait", "show live progress until a cluster is InService",
@@ -281,8 +308,11 @@ void register_cluster_commands(CLI::App& app, CommandContext& ctx) {
   run_with_client(cmd, ctx, [name](CommandEnv& env) { return describe_cluster(env, *name); });
   cmd = add_name_command(cluster, "delete", "delete a cluster and terminate its instances", *name);
   run_with_client(cmd, ctx, [name](CommandEnv& env) { return delete_cluster(env, *name); });
-  cmd = cluster->add_subcommand("list", "every cluster");
-  run_with_client(cmd, ctx, [](CommandEnv& env) { return list_clusters(env); });
+  auto list = std::make_shared<ListArgs>();
+  cmd = cluster->add_subcommand("list", "every cluster (-o wide adds the ARN)");
+  cmd->add_option("--name-contains", list->name_contains, "only clusters whose name contains this");
+  add_list_flags(cmd, list->list);
+  run_with_client(cmd, ctx, [list](CommandEnv& env) { return list_clusters(env, *list); });
 }
 
 }  // namespace gf

@@ -1,9 +1,16 @@
 #include "cli/command_support.h"
 
+#include <fmt/format.h>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <iterator>
@@ -15,6 +22,7 @@ namespace gf {
 namespace {
 
 constexpr int kRequestTimeoutSeconds = 60;
+constexpr int kDefaultTerminalWidth = 80;
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
@@ -23,14 +31,35 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 }  // namespace
 
+bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
+
+int terminal_width() {
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return kDefaultTerminalWidth;
+}
+
+TableStyle terminal_style(const GlobalOptions& global, const OutputSpec& output) {
+  TableStyle style;
+  const bool tty = stdout_is_tty();
+  const char* no_color = std::getenv("NO_COLOR");
+  const bool color_env_off = no_color != nullptr && *no_color != '\0';
+  style.color = global.color == "always" || (global.color == "auto" && tty && !color_env_off);
+  style.wide = output.format == OutputFormat::kWide;
+  style.width = tty && !style.wide ? terminal_width() : 0;
+  return style;
+}
+
 void run_with_client(CLI::App* cmd, CommandContext& ctx, std::function<int(CommandEnv&)> body) {
   cmd->fallthrough();
   cmd->callback([&ctx, body = std::move(body)] {
     ctx.run = [&ctx, body] {
-      auto format = parse_output_format(ctx.global.output);
-      if (!format.ok()) return usage_error(format.status().message());
-      CommandEnv env{*format, Client(client_options(ctx.global, kRequestTimeoutSeconds))};
-      return body(env);
+      auto output = parse_output(ctx.global.output);
+      if (!output.ok()) return usage_error(output.status().message());
+      set_table_style(terminal_style(ctx.global, *output));
+      CommandEnv env{*output, Client(client_options(ctx.global, kRequestTimeoutSeconds))};
+      const int rc = body(env);
+      return rc == 0 && env.output_failed ? 1 : rc;
     };
   });
 }
@@ -47,7 +76,10 @@ int usage_error(const std::string& message) {
 
 bool print_if_structured(const CommandEnv& env, const Json& answer) {
   if (!env.structured()) return false;
-  print_structured(std::cout, answer, env.format);
+  if (Status st = print_structured(std::cout, answer, env.output); !st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
+    env.output_failed = true;
+  }
   return true;
 }
 
@@ -73,9 +105,8 @@ std::string content_type_for(const std::string& path) {
                                                              : "application/json";
 }
 
-Result<Time> parse_time_flag(const std::string& flag, const std::string& text, Time now) {
-  if (auto d = parse_duration(text); d.ok()) return now - *d;
-  if (auto t = parse_iso8601(text); t.ok()) return *t;
+Status check_time_flag(const std::string& flag, const std::string& text) {
+  if (parse_duration(text).ok() || parse_iso8601(text).ok()) return ok_status();
   return validation_error(
       flag + ": expected a duration like 1h or a time like 2026-01-01T00:00:00Z, got \"" + text +
       "\"");
@@ -83,8 +114,62 @@ Result<Time> parse_time_flag(const std::string& flag, const std::string& text, T
 
 Time client_now() { return RealClock().now(); }
 
+Time server_now(const Client& client) { return client.server_now().value_or(client_now()); }
+
+std::string compact_count(const std::string& digits) {
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || n < 1'000'000) return digits;
+  int zeros = 0;
+  while (n % 10 == 0) {
+    n /= 10;
+    ++zeros;
+  }
+  return n < 1000 ? fmt::format("{}e{}", n, zeros) : digits;
+}
+
+std::string format_age(Time created, Time now) {
+  const int64_t s = std::max<int64_t>(0, (now - created).count() / 1000000);
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 7200) return fmt::format("{}m", s / 60);
+  if (s < 172800) return fmt::format("{}h", s / 3600);
+  return fmt::format("{}d", s / 86400);
+}
+
 std::string cluster_path(const std::string& cluster) {
   return "/v1/clusters/" + url_encode(cluster);
+}
+
+Status ListFlags::check() const {
+  if (!sort_by.empty() && sort_by != "name" && sort_by != "creation-time")
+    return validation_error("--sort-by: expected name or creation-time, got \"" + sort_by + "\"");
+  if (!sort_order.empty() && sort_order != "ascending" && sort_order != "descending")
+    return validation_error("--sort-order: expected ascending or descending, got \"" + sort_order +
+                            "\"");
+  if (!created_after.empty()) GF_RETURN_IF_ERROR(check_time_flag("--created-after", created_after));
+  if (!created_before.empty())
+    GF_RETURN_IF_ERROR(check_time_flag("--created-before", created_before));
+  return ok_status();
+}
+
+void ListFlags::add_to(QueryString& query) const {
+  query.add("SortBy", sort_by == "name" ? "NAME"
+                      : sort_by.empty() ? ""
+                                        : "CREATION_TIME")
+      .add("SortOrder", sort_order == "descending" ? "Descending"
+                        : sort_order.empty()       ? ""
+                                                   : "Ascending")
+      .add("CreationTimeAfter", created_after)
+      .add("CreationTimeBefore", created_before);
+}
+
+void add_list_flags(CLI::App* cmd, ListFlags& flags) {
+  cmd->add_option("--sort-by", flags.sort_by, "name or creation-time");
+  cmd->add_option("--sort-order", flags.sort_order, "ascending (default) or descending");
+  cmd->add_option("--created-after", flags.created_after,
+                  "only those created after a duration ago (1h) or a time (ISO 8601)");
+  cmd->add_option("--created-before", flags.created_before,
+                  "only those created before a duration ago or a time");
 }
 
 QueryString& QueryString::add(std::string_view key, const std::string& value) {

@@ -36,7 +36,7 @@ int list_alerts(CommandEnv& env, const AlertArgs& a) {
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
   Table table({"ALERT", "CLUSTER", "NODE", "DETECTOR", "FAULT", "SEVERITY", "STATE", "FIRST SEEN",
-               "SUMMARY"});
+               text_column("SUMMARY")});
   for (const Json& al : array_field(*answer, "Alerts")) {
     table.add_row({text_field(al, "AlertId"), text_field(al, "ClusterName"),
                    text_field(al, "NodeId"), text_field(al, "Detector"), text_field(al, "Fault"),
@@ -96,15 +96,27 @@ int list_remediations(CommandEnv& env, const RemediationArgs& a) {
       QueryString().add("cluster", a.cluster).add("node", a.node).add("status", a.status).str());
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  Table table({"ID", "CLUSTER", "NODE", "ACTION", "EFFECTIVE", "STATUS", "REQUESTER", "APPROVER",
-               "REASON"});
+  // What waits for a person comes first (an on-call's first question), then the rest as listed.
+  std::vector<const Json*> waiting, others;
   for (const Json& r : array_field(*answer, "Remediations")) {
-    table.add_row({text_field(r, "RemediationId"), text_field(r, "ClusterName"),
-                   text_field(r, "NodeId"), text_field(r, "Action"),
-                   text_field(r, "EffectiveAction"), text_field(r, "Status"),
-                   text_field(r, "Requester"), text_field(r, "Approver"), text_field(r, "Reason")});
+    (text_field(r, "Status") == "Proposed" ? waiting : others).push_back(&r);
+  }
+  Table table({"ID", "CLUSTER", "NODE", "ACTION", "EFFECTIVE", "STATUS", "REQUESTER", "APPROVER",
+               text_column("REASON")});
+  for (const auto* list : {&waiting, &others}) {
+    for (const Json* r : *list) {
+      table.add_row(
+          {text_field(*r, "RemediationId"), text_field(*r, "ClusterName"), text_field(*r, "NodeId"),
+           text_field(*r, "Action"), text_field(*r, "EffectiveAction"), text_field(*r, "Status"),
+           text_field(*r, "Requester"), text_field(*r, "Approver"), text_field(*r, "Reason")});
+    }
   }
   table.print(std::cout);
+  if (!waiting.empty()) {
+    std::cerr << waiting.size()
+              << (waiting.size() == 1 ? " remediation waits" : " remediations wait")
+              << " for a person: gpufleet remediation approve ID (or reject ID --reason ...)\n";
+  }
   return 0;
 }
 
@@ -153,7 +165,7 @@ int describe_remediation(CommandEnv& env, const RemediationArgs& a) {
     std::cout << "<none>\n";
     return 0;
   }
-  Table table({"TIME", "DESCRIPTION"});
+  Table table({"TIME", text_column("DESCRIPTION")});
   for (const Json& e : timeline)
     table.add_row({text_field(e, "EventTime"), text_field(e, "Description")});
   table.print(std::cout);
@@ -287,7 +299,8 @@ int list_hosts(CommandEnv& env) {
   auto answer = env.client.get("/v1/hosts");
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  Table table({"HOST", "STATUS", "CLUSTER", "NODE", "TYPE", "SINCE", "LAST CRITICAL", "REASON"});
+  Table table({"HOST", "STATUS", "CLUSTER", "NODE", "TYPE", "SINCE", "LAST CRITICAL",
+               text_column("REASON")});
   for (const Json& h : array_field(*answer, "Hosts")) {
     table.add_row({text_field(h, "HostId"), text_field(h, "Status"), text_field(h, "ClusterName"),
                    text_field(h, "NodeId"), text_field(h, "InstanceType"), text_field(h, "Since"),
@@ -301,7 +314,7 @@ int list_tickets(CommandEnv& env) {
   auto answer = env.client.get("/v1/tickets");
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  Table table({"TICKET", "HOST", "CLUSTER", "NODE", "TYPE", "OPENED", "SUMMARY"});
+  Table table({"TICKET", "HOST", "CLUSTER", "NODE", "TYPE", "OPENED", text_column("SUMMARY")});
   for (const Json& t : array_field(*answer, "Tickets")) {
     table.add_row({text_field(t, "TicketId"), text_field(t, "HostId"), text_field(t, "ClusterName"),
                    text_field(t, "NodeId"), text_field(t, "InstanceType"),

@@ -6,6 +6,7 @@
 
 #include "cli/app.h"
 #include "cli/command_support.h"
+#include "core/label_selector.h"
 
 namespace gf {
 
@@ -16,6 +17,8 @@ struct NodeArgs {
   std::string group;
   int64_t count = 1;
   std::vector<std::string> ids;
+  ListFlags list;
+  std::string selector;  // -l over the nodes' labels
 };
 
 std::string nodes_path(const std::string& cluster) { return cluster_path(cluster) + "/nodes"; }
@@ -33,24 +36,47 @@ Json only_group(Json answer, const std::string& group) {
 }
 
 int list_nodes(CommandEnv& env, const NodeArgs& args) {
-  auto answer = env.client.get(nodes_path(args.cluster) +
-                               QueryString().add("InstanceGroupNameContains", args.group).str());
+  if (Status st = args.list.check(); !st.ok()) return usage_error(st.message());
+  auto selector = LabelSelector::parse(args.selector);
+  if (!selector.ok()) return usage_error(selector.status().message());
+  QueryString query;
+  query.add("InstanceGroupNameContains", args.group);
+  args.list.add_to(query);
+  auto answer = env.client.get(nodes_path(args.cluster) + query.str());
   if (!answer.ok()) return print_error(answer.status());
-  const Json nodes = only_group(std::move(*answer), args.group);
+  Json nodes = only_group(std::move(*answer), args.group);
+  if (!selector->empty()) {
+    Json kept = Json::array();
+    for (const auto& n : array_field(nodes, "ClusterNodeSummaries")) {
+      if (selector->matches(field(n, "Labels"))) kept.push_back(n);
+    }
+    nodes["ClusterNodeSummaries"] = std::move(kept);
+  }
   if (print_if_structured(env, nodes)) return 0;
-  Table table(
-      {"INSTANCE-ID", "GROUP", "TYPE", "STATUS", "PODS", "REMEDIATION", "LAUNCHED", "MESSAGE"});
+  // A Slurm cluster's nodes also go by the name slurm.conf and sinfo give them.
+  bool slurm = false;
+  for (const auto& n : array_field(nodes, "ClusterNodeSummaries"))
+    slurm |= !text_field(n, "SlurmNodeName").empty();
+  std::vector<Column> columns = {"INSTANCE-ID", "GROUP",       "TYPE",     "STATUS",
+                                 "PODS",        "REMEDIATION", "LAUNCHED", text_column("MESSAGE")};
+  if (slurm) columns.insert(columns.begin() + 1, Column("NODE-NAME"));
+  Table table(std::move(columns));
   for (const auto& n : array_field(nodes, "ClusterNodeSummaries")) {
     const Json& status = field(n, "InstanceStatus");
     // kubectl's "Ready,SchedulingDisabled": a cordoned node takes no new pods.
     const bool cordoned = field(n, "Cordoned").is_boolean() && field(n, "Cordoned").get<bool>();
     const std::string rem = text_field(n, "RemediationId");
-    table.add_row({text_field(n, "InstanceId"), text_field(n, "InstanceGroupName"),
-                   text_field(n, "InstanceType"),
-                   text_field(status, "Status") + (cordoned ? ",Cordoned" : ""),
-                   text_field(n, "PodCount"),
-                   rem.empty() ? "-" : rem + " (" + text_field(n, "RemediationStatus") + ")",
-                   text_field(n, "LaunchTime"), text_field(status, "Message")});
+    std::vector<std::string> row = {
+        text_field(n, "InstanceId"),
+        text_field(n, "InstanceGroupName"),
+        text_field(n, "InstanceType"),
+        text_field(status, "Status") + (cordoned ? ",Cordoned" : ""),
+        text_field(n, "PodCount"),
+        rem.empty() ? "-" : rem + " (" + text_field(n, "RemediationStatus") + ")",
+        text_field(n, "LaunchTime"),
+        text_field(status, "Message")};
+    if (slurm) row.insert(row.begin() + 1, text_field(n, "SlurmNodeName"));
+    table.add_row(std::move(row));
   }
   table.print(std::cout);
   return 0;
@@ -161,6 +187,9 @@ void register_node_commands(CLI::App& app, CommandContext& ctx) {
   auto list = std::make_shared<NodeArgs>();
   auto* cmd = add_node_command(node, "list", "a cluster's nodes, oldest launch first", *list);
   cmd->add_option("--group", list->group, "only this instance group");
+  add_list_flags(cmd, list->list);
+  cmd->add_option("-l,--selector", list->selector,
+                  "only nodes whose labels match, e.g. gpufleet.io/remediate=reboot");
   run_with_client(cmd, ctx, [list](CommandEnv& env) { return list_nodes(env, *list); });
 
   auto describe = std::make_shared<NodeArgs>();

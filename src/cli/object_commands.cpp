@@ -13,11 +13,16 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "cli/app.h"
 #include "cli/command_support.h"
+#include "core/clock.h"
+#include "core/label_selector.h"
 #include "core/time.h"
 
 namespace gf {
@@ -58,6 +63,8 @@ std::optional<KindInfo> kind_info(std::string k) {
     return aws("quota-shares", "quotaShares");
   if (k == "job" || k == "jobs" || k == "service-job" || k == "service-jobs")
     return KindInfo{"jobs", "/v1/service-jobs", "jobSummaryList", true};
+  if (k == "workload" || k == "workloads" || k == "wl")  // Kueue's view of the same jobs
+    return KindInfo{"workloads", "/v1/service-jobs", "jobSummaryList", true};
   if (k == "pytorchjob" || k == "pytorchjobs") return obj("pytorchjobs");
   if (k == "propagationpolicy" || k == "propagationpolicies" || k == "pp")
     return obj("propagationpolicies");
@@ -65,7 +72,8 @@ std::optional<KindInfo> kind_info(std::string k) {
   return std::nullopt;
 }
 
-std::string age(const Json& created_ms_or_iso) {
+// AGE from a creation time (epoch milliseconds or ISO 8601) to the server's now.
+std::string age(const Json& created_ms_or_iso, Time now) {
   Time created{};
   if (created_ms_or_iso.is_number_integer()) {
     created = from_micros(created_ms_or_iso.get<int64_t>() * 1000);
@@ -76,16 +84,13 @@ std::string age(const Json& created_ms_or_iso) {
   } else {
     return "";
   }
-  const int64_t s = std::max<int64_t>(0, (client_now() - created).count() / 1000000);
-  if (s < 120) return fmt::format("{}s", s);
-  if (s < 7200) return fmt::format("{}m", s / 60);
-  if (s < 172800) return fmt::format("{}h", s / 3600);
-  return fmt::format("{}d", s / 86400);
+  return format_age(created, now);
 }
 
 const Json& meta(const Json& o) { return field(o, "metadata"); }
 
-void print_table(const KindInfo& k, const Json& items) {
+// The table of quota objects and jobs.
+Table object_table(const KindInfo& k, const Json& items, Time now) {
   if (k.plural == "queues") {
     Table t({"NAME", "NAMESPACE", "QUOTA-NODE", "ADMITTED", "PENDING", "MAX-JOBS"});
     for (const Json& q : items) {
@@ -93,26 +98,52 @@ void print_table(const KindInfo& k, const Json& items) {
                  text_field(field(q, "spec"), "quotaNode"),
                  text_field(field(q, "status"), "admittedJobs"),
                  text_field(field(q, "status"), "pendingJobs"),
-                 text_field(field(q, "status"), "maxJobs")});
+                 compact_count(text_field(field(q, "status"), "maxJobs"))});
     }
-    t.print(std::cout);
-  } else if (k.plural == "jobs") {
-    Table t({"NAME", "ID", "STATUS", "PRIORITY", "QUEUE", "SHARE", "CLUSTER", "AGE"});
+    return t;
+  }
+  if (k.plural == "workloads") {
+    // Kueue's Workload columns: the queue a job names, whether quota admitted it and whether it
+    // finished; then where it runs.
+    Table t({"NAME", "KIND", "QUEUE", "ADMITTED", "FINISHED", "STATUS", "CLUSTER", "AGE",
+             wide_column("ID")});
+    for (const Json& j : items) {
+      std::string queue = text_field(j, "localQueue");
+      if (queue.empty()) queue = text_field(j, "jobQueue");
+      if (queue.empty() && !text_field(j, "namespace").empty())
+        queue = "namespace " + text_field(j, "namespace");
+      if (!text_field(j, "quotaShareName").empty()) queue += "/" + text_field(j, "quotaShareName");
+      const std::string status = text_field(j, "status");
+      const bool finished = status == "SUCCEEDED" || status == "FAILED";
+      const bool admitted = !finished && !text_field(field(j, "placement"), "cluster").empty();
+      std::string kind = text_field(j, "kind");
+      t.add_row({text_field(j, "jobName"), kind.empty() ? "ServiceJob" : kind,
+                 queue.empty() ? "-" : queue, admitted ? "True" : "False",
+                 finished ? "True" : "False", status, text_field(field(j, "placement"), "cluster"),
+                 age(field(j, "createdAt"), now), text_field(j, "jobId")});
+    }
+    return t;
+  }
+  if (k.plural == "jobs") {
+    Table t({"NAME", "ID", "STATUS", "PRIORITY", "QUEUE", "SHARE", "CLUSTER", "AGE",
+             text_column("REASON")});
     for (const Json& j : items) {
       t.add_row({text_field(j, "jobName"), text_field(j, "jobId"), text_field(j, "status"),
                  text_field(j, "schedulingPriority"), text_field(j, "jobQueue"),
                  text_field(j, "quotaShareName"), text_field(field(j, "placement"), "cluster"),
-                 age(field(j, "createdAt"))});
+                 age(field(j, "createdAt"), now), text_field(j, "statusReason")});
     }
-    t.print(std::cout);
-  } else if (k.plural == "job-queues") {
-    Table t({"NAME", "STATE", "STATUS", "REASON", "POLICY"});
+    return t;
+  }
+  if (k.plural == "job-queues") {
+    Table t({"NAME", "STATE", "STATUS", text_column("REASON"), wide_column("POLICY")});
     for (const Json& q : items) {
       t.add_row({text_field(q, "jobQueueName"), text_field(q, "state"), text_field(q, "status"),
                  text_field(q, "statusReason"), text_field(q, "schedulingPolicyArn")});
     }
-    t.print(std::cout);
-  } else if (k.plural == "quota-shares") {
+    return t;
+  }
+  if (k.plural == "quota-shares") {
     Table t({"NAME", "JOB-QUEUE", "STRATEGY", "LIMITS", "RUNNING", "PENDING"});
     for (const Json& s : items) {
       std::string limits;
@@ -124,29 +155,29 @@ void print_table(const KindInfo& k, const Json& items) {
                  text_field(field(s, "resourceSharingConfiguration"), "strategy"), limits,
                  text_field(s, "admittedJobs"), text_field(s, "pendingJobs")});
     }
-    t.print(std::cout);
-  } else if (k.aws) {
+    return t;
+  }
+  if (k.aws) {
     Table t({"NAME"});
     for (const Json& o : items) {
       std::string name = text_field(o, "serviceEnvironmentName");
       if (name.empty()) name = text_field(o, "name");
       t.add_row({name});
     }
-    t.print(std::cout);
-  } else {
-    Table t({"NAME", "NAMESPACE", "ADMITTED", "PENDING", "AGE"});
-    for (const Json& o : items) {
-      t.add_row({text_field(meta(o), "name"), text_field(meta(o), "namespace"),
-                 text_field(field(o, "status"), "admittedWorkloads"),
-                 text_field(field(o, "status"), "pendingWorkloads"),
-                 age(field(meta(o), "creationTimestamp"))});
-    }
-    t.print(std::cout);
+    return t;
   }
+  Table t({"NAME", "NAMESPACE", "ADMITTED", "PENDING", "AGE"});
+  for (const Json& o : items) {
+    t.add_row({text_field(meta(o), "name"), text_field(meta(o), "namespace"),
+               text_field(field(o, "status"), "admittedWorkloads"),
+               text_field(field(o, "status"), "pendingWorkloads"),
+               age(field(meta(o), "creationTimestamp"), now)});
+  }
+  return t;
 }
 
 std::string object_path(const KindInfo& k, const std::string& name, const std::string& ns) {
-  if (k.plural == "jobs") return "/v1/jobs/" + name;
+  if (k.plural == "jobs" || k.plural == "workloads") return "/v1/jobs/" + name;
   if (k.aws) return "/v1/" + k.plural + "/" + name;
   return "/v1/objects/" + k.plural + (ns.empty() ? "" : "/" + ns) + "/" + name;
 }
@@ -155,8 +186,11 @@ struct GetArgs {
   std::string kind;
   std::string name;
   std::string ns;
-  bool members = false;        // -M: one row per member-cluster copy
-  std::string member_cluster;  // -m CLUSTER: the copy on that member cluster
+  bool members = false;         // -M: one row per member-cluster copy
+  std::string member_cluster;   // -m CLUSTER: the copy on that member cluster
+  std::string selector;         // -l: label selector
+  bool all_namespaces = false;  // -A
+  bool watch = false;           // -w
 };
 
 // kubectl's STATUS for a pod phase.
@@ -169,119 +203,256 @@ std::string pod_status(const Json& pod) {
 
 // The workload views of the seed walkthrough (docs/workloads.md): `get pytorchjob` NAME STATE AGE,
 // with -M NAME CLUSTER STATE AGE ADOPTION; `get pod -M` NAME CLUSTER READY STATUS RESTARTS AGE.
-void print_workloads(const KindInfo& k, const Json& items, const GetArgs& a) {
+// With -A the NAMESPACE comes first, as kubectl shows it.
+Table workload_table(const KindInfo& k, const Json& items, const GetArgs& a, Time now) {
+  std::vector<Column> head;
+  if (a.all_namespaces) head.emplace_back("NAMESPACE");
+  auto row_start = [&](const Json& o) {
+    std::vector<std::string> row;
+    if (a.all_namespaces) row.push_back(text_field(meta(o), "namespace"));
+    row.push_back(text_field(meta(o), "name"));
+    return row;
+  };
   if (k.plural == "pytorchjobs") {
     if (a.members || !a.member_cluster.empty()) {
-      Table t({"NAME", "CLUSTER", "STATE", "AGE", "ADOPTION"});
+      for (const char* h : {"NAME", "CLUSTER", "STATE", "AGE", "ADOPTION"}) head.emplace_back(h);
+      Table t(std::move(head));
       for (const Json& j : items) {
         if (!a.member_cluster.empty()) {  // one member's copy
-          t.add_row({text_field(meta(j), "name"), a.member_cluster,
-                     text_field(field(j, "status"), "state"),
-                     age(field(meta(j), "creationTimestamp")), "Y"});
+          std::vector<std::string> row = row_start(j);
+          row.insert(row.end(), {a.member_cluster, text_field(field(j, "status"), "state"),
+                                 age(field(meta(j), "creationTimestamp"), now), "Y"});
+          t.add_row(std::move(row));
           continue;
         }
         for (const Json& m : array_field(field(j, "status"), "members")) {
-          t.add_row({text_field(meta(j), "name"), text_field(m, "cluster"), text_field(m, "state"),
-                     age(field(m, "since")), text_field(m, "adoption")});
+          std::vector<std::string> row = row_start(j);
+          row.insert(row.end(), {text_field(m, "cluster"), text_field(m, "state"),
+                                 age(field(m, "since"), now), text_field(m, "adoption")});
+          t.add_row(std::move(row));
         }
       }
-      t.print(std::cout);
-      return;
+      return t;
     }
-    Table t({"NAME", "STATE", "AGE"});
+    for (const char* h : {"NAME", "STATE", "AGE"}) head.emplace_back(h);
+    Table t(std::move(head));
     for (const Json& j : items) {
-      t.add_row({text_field(meta(j), "name"), text_field(field(j, "status"), "state"),
-                 age(field(meta(j), "creationTimestamp"))});
+      std::vector<std::string> row = row_start(j);
+      row.insert(row.end(), {text_field(field(j, "status"), "state"),
+                             age(field(meta(j), "creationTimestamp"), now)});
+      t.add_row(std::move(row));
     }
-    t.print(std::cout);
-  } else if (k.plural == "pods") {
-    std::vector<std::string> head{"NAME"};
-    if (a.members) head.push_back("CLUSTER");
-    for (const char* h : {"READY", "STATUS", "RESTARTS", "AGE"}) head.push_back(h);
-    Table t(head);
+    return t;
+  }
+  if (k.plural == "pods") {
+    head.emplace_back("NAME");
+    if (a.members) head.emplace_back("CLUSTER");
+    for (const char* h : {"READY", "STATUS", "RESTARTS", "AGE"}) head.emplace_back(h);
+    head.push_back(wide_column("NODE"));
+    Table t(std::move(head));
     for (const Json& p : items) {
       if (!a.member_cluster.empty() &&
           text_field(field(p, "spec"), "clusterName") != a.member_cluster)
         continue;
-      std::vector<std::string> row{text_field(meta(p), "name")};
+      std::vector<std::string> row = row_start(p);
       if (a.members) row.push_back(text_field(field(p, "spec"), "clusterName"));
       const bool ready = field(field(p, "status"), "ready").is_boolean() &&
                          field(field(p, "status"), "ready").get<bool>();
       row.push_back(ready ? "1/1" : "0/1");
       row.push_back(pod_status(p));
       row.push_back(text_field(field(p, "status"), "restartCount"));
-      row.push_back(age(field(meta(p), "creationTimestamp")));
-      t.add_row(row);
+      row.push_back(age(field(meta(p), "creationTimestamp"), now));
+      row.push_back(text_field(field(p, "spec"), "nodeName"));
+      t.add_row(std::move(row));
     }
-    t.print(std::cout);
-  } else {
-    Table t({"NAME", "NAMESPACE", "SELECTED", "AGE"});
-    for (const Json& p : items) {
-      std::string selected;
-      for (const Json& n : array_field(field(p, "status"), "selected"))
-        selected += (selected.empty() ? "" : ",") + text_of(n);
-      t.add_row({text_field(meta(p), "name"), text_field(meta(p), "namespace"), selected,
-                 age(field(meta(p), "creationTimestamp"))});
-    }
-    t.print(std::cout);
+    return t;
   }
+  for (const char* h : {"NAME", "NAMESPACE", "SELECTED", "AGE"}) head.emplace_back(h);
+  if (a.all_namespaces) head.erase(head.begin() + 2);  // NAMESPACE is already first
+  Table t(std::move(head));
+  for (const Json& p : items) {
+    std::string selected;
+    for (const Json& n : array_field(field(p, "status"), "selected"))
+      selected += (selected.empty() ? "" : ",") + text_of(n);
+    std::vector<std::string> row = row_start(p);
+    if (!a.all_namespaces) row.push_back(text_field(meta(p), "namespace"));
+    row.insert(row.end(), {selected, age(field(meta(p), "creationTimestamp"), now)});
+    t.add_row(std::move(row));
+  }
+  return t;
 }
 
 bool is_workload(const KindInfo& k) {
   return k.plural == "pytorchjobs" || k.plural == "pods" || k.plural == "propagationpolicies";
 }
 
+// The labels `-l` is matched against: metadata.labels, or a service job's tags.
+const Json& labels_of(const Json& item) {
+  const Json& l = field(meta(item), "labels");
+  return l.is_object() ? l : field(item, "tags");
+}
+
+Json select_items(const Json& items, const LabelSelector& selector) {
+  if (selector.empty()) return items;
+  Json kept = Json::array();
+  for (const Json& i : items) {
+    if (selector.matches(labels_of(i))) kept.push_back(i);
+  }
+  return kept;
+}
+
+Table kind_table(const KindInfo& k, const Json& items, const GetArgs& a, Time now) {
+  return is_workload(k) ? workload_table(k, items, a, now) : object_table(k, items, now);
+}
+
+constexpr char kUnknownKind[] =
+    "; try pytorchjobs, pods, propagationpolicies, queues, elasticquotatrees, clusterqueues, "
+    "localqueues, resourceflavors, cohorts, workloadpriorityclasses, job-queues, quota-shares, "
+    "service-environments, scheduling-policies, jobs or workloads";
+
+// One read of what `get` shows: the object, or the list (filtered by -l); the answer as the API
+// gave it for -o json|yaml (a list filtered by -l keeps only the matching items).
+Result<Json> fetch(CommandEnv& env, const KindInfo& k, const GetArgs& a,
+                   const LabelSelector& selector) {
+  if (!a.name.empty()) {
+    std::string path = object_path(k, a.name, is_workload(k) && a.ns.empty() ? "default" : a.ns);
+    if (!a.member_cluster.empty() && k.plural == "pytorchjobs")
+      path += QueryString().add("cluster", a.member_cluster).str();
+    GF_ASSIGN_OR_RETURN(Json one, env.client.get(path));
+    return Json{{k.list_field, Json::array({std::move(one)})}, {"__one", true}};
+  }
+  std::string path = k.list_path;
+  if (!a.ns.empty() && !a.all_namespaces && !k.aws)
+    path += QueryString().add("namespace", a.ns).str();
+  GF_ASSIGN_OR_RETURN(Json list, env.client.get(path));
+  if (!selector.empty())
+    list[k.list_field] = select_items(array_field(list, k.list_field), selector);
+  return list;
+}
+
+// A row as --watch compares it: without its AGE, which changes on every poll.
+std::vector<std::string> watched(std::vector<std::string> row,
+                                 const std::vector<std::string>& head) {
+  for (size_t i = 0; i < head.size() && i < row.size(); ++i) {
+    if (head[i] == "AGE") row[i].clear();
+  }
+  return row;
+}
+
+// -w: the list, then every row that is new or changed, polled every two seconds, aligned on the
+// first table's columns (kubectl's habit). Ends on Ctrl-C or an error.
+int watch(CommandEnv& env, const KindInfo& k, const GetArgs& a, const LabelSelector& selector) {
+  std::set<std::vector<std::string>> shown;
+  std::vector<size_t> widths;
+  bool first = true;
+  while (true) {
+    auto answer = fetch(env, k, a, selector);
+    if (!answer.ok()) return print_error(answer.status());
+    const Json& items = array_field(*answer, k.list_field);
+    if (env.structured()) {
+      for (const Json& i : items) {
+        if (shown.insert({safe_dump(i)}).second) print_if_structured(env, i);
+      }
+    } else {
+      const Table t = kind_table(k, items, a, server_now(env.client));
+      const auto rows = t.visible(table_style());
+      if (first) {
+        t.print(std::cout);
+        for (const auto& r : rows) {
+          widths.resize(std::max(widths.size(), r.size()));
+          for (size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], r[i].size() + 1);
+        }
+        for (size_t i = 1; i < rows.size(); ++i) shown.insert(watched(rows[i], rows[0]));
+      } else {
+        for (size_t i = 1; i < rows.size(); ++i) {
+          if (shown.insert(watched(rows[i], rows[0])).second)
+            std::cout << aligned_row(rows[i], widths) << "\n";
+        }
+      }
+      std::cout << std::flush;
+    }
+    first = false;
+    wall_sleep(seconds(2));
+  }
+}
+
 int get(CommandEnv& env, const GetArgs& a) {
   auto k = kind_info(a.kind);
-  if (!k)
-    return usage_error(
-        "unknown kind \"" + a.kind +
-        "\"; try pytorchjobs, pods, propagationpolicies, queues, elasticquotatrees, clusterqueues, "
-        "localqueues, "
-        "resourceflavors, cohorts, workloadpriorityclasses, job-queues, quota-shares, "
-        "service-environments, scheduling-policies or jobs");
-  if (!a.name.empty()) {
-    std::string path = object_path(*k, a.name, is_workload(*k) && a.ns.empty() ? "default" : a.ns);
-    if (!a.member_cluster.empty() && k->plural == "pytorchjobs")
-      path += QueryString().add("cluster", a.member_cluster).str();
-    auto one = env.client.get(path);
-    if (!one.ok()) return print_error(one.status());
-    if (print_if_structured(env, *one)) return 0;
-    if (is_workload(*k)) {
-      print_workloads(*k, Json::array({*one}), a);
-    } else {
-      print_table(*k, Json::array({*one}));
-    }
+  if (!k) return usage_error("unknown kind \"" + a.kind + "\"" + kUnknownKind);
+  auto selector = LabelSelector::parse(a.selector);
+  if (!selector.ok()) return usage_error(selector.status().message());
+  if (a.watch) return watch(env, *k, a, *selector);
+  auto answer = fetch(env, *k, a, *selector);
+  if (!answer.ok()) return print_error(answer.status());
+  const bool one = answer->contains("__one");
+  if (one) {
+    if (print_if_structured(env, array_field(*answer, k->list_field)[0])) return 0;
+  } else if (print_if_structured(env, *answer)) {
     return 0;
   }
-  std::string path = k->list_path;
-  if (!a.ns.empty() && !k->aws) path += QueryString().add("namespace", a.ns).str();
-  auto list = env.client.get(path);
-  if (!list.ok()) return print_error(list.status());
-  if (print_if_structured(env, *list)) return 0;
-  if (is_workload(*k)) {
-    print_workloads(*k, array_field(*list, k->list_field), a);
-  } else {
-    print_table(*k, array_field(*list, k->list_field));
-  }
+  kind_table(*k, array_field(*answer, k->list_field), a, server_now(env.client)).print(std::cout);
   return 0;
 }
 
-int apply_file(CommandEnv& env, const std::string& file) {
+struct ApplyArgs {
+  std::string file;
+  std::string dry_run;  // "" or "server"
+};
+
+// "?dryRun=All" for --dry-run=server (the server validates and answers, and changes nothing).
+std::string dry_run_query(const std::string& dry_run) {
+  return dry_run == "server" ? "?dryRun=All" : "";
+}
+std::string dry_run_note(const std::string& dry_run) {
+  return dry_run == "server" ? " (server dry run)" : "";
+}
+
+int apply_one(CommandEnv& env, const std::string& file, const std::string& dry_run) {
   auto text = read_input_file(file);
   if (!text.ok()) return usage_error(text.status().message());
-  auto answer = env.client.post("/v1/apply", *text, content_type_for(file));
-  if (!answer.ok()) return print_error(answer.status());
+  auto answer =
+      env.client.post("/v1/apply" + dry_run_query(dry_run), *text, content_type_for(file));
+  if (!answer.ok()) return print_error(answer.status().with_prefix(file));
   if (print_if_structured(env, *answer)) return 0;
   for (const Json& item : array_field(*answer, "items")) {
     std::string kind = text_field(item, "kind");
     for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     std::cout << kind << "/" << text_field(item, "name") << " " << text_field(item, "result")
-              << "\n";
+              << dry_run_note(dry_run) << "\n";
     for (const Json& w : array_field(item, "warnings"))
       std::cerr << "warning: " << text_of(w) << "\n";
   }
   return 0;
+}
+
+// The files `-f` names: the file itself, or a directory's .yaml, .yml and .json files in name
+// order (kubectl apply -f DIR; not recursive).
+Result<std::vector<std::string>> input_files(const std::string& path) {
+  std::error_code ec;
+  if (path == "-" || !std::filesystem::is_directory(path, ec))
+    return std::vector<std::string>{path};
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
+      files.push_back(entry.path().string());
+  }
+  if (ec) return validation_error("-f: cannot read the directory " + path + ": " + ec.message());
+  if (files.empty())
+    return validation_error("-f: the directory " + path + " has no .yaml, .yml or .json file");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Applies each file; a file that fails is reported and the others are still applied (exit 1).
+int apply_files(CommandEnv& env, const ApplyArgs& a) {
+  if (!a.dry_run.empty() && a.dry_run != "server" && a.dry_run != "none")
+    return usage_error("--dry-run: expected server or none, got \"" + a.dry_run + "\"");
+  auto files = input_files(a.file);
+  if (!files.ok()) return usage_error(files.status().message());
+  int rc = 0;
+  for (const std::string& f : *files) rc = std::max(rc, apply_one(env, f, a.dry_run));
+  return rc;
 }
 
 // `describe pytorchjob`: kubectl's layout, events with ScheduleBindingSucceed and its Result.
@@ -291,6 +462,7 @@ int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::str
   if (!j.ok()) return print_error(j.status());
   if (print_if_structured(env, *j)) return 0;
   const Json& st = field(*j, "status");
+  const Time now = server_now(env.client);
   std::string labels;
   const Json& l = field(meta(*j), "labels");
   if (l.is_object()) {
@@ -330,9 +502,9 @@ int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::str
     }
   }
   std::cout << "Events:\n";
-  Table t({"  TYPE", "REASON", "AGE", "FROM", "MESSAGE"});
+  Table t({"  TYPE", "REASON", "AGE", "FROM", text_column("MESSAGE")});
   for (const Json& e : array_field(*j, "events")) {
-    t.add_row({"  " + text_field(e, "type"), text_field(e, "reason"), age(field(e, "time")),
+    t.add_row({"  " + text_field(e, "type"), text_field(e, "reason"), age(field(e, "time"), now),
                text_field(e, "from"), text_field(e, "message")});
   }
   t.print(std::cout);
@@ -380,7 +552,7 @@ int describe_job(CommandEnv& env, const std::string& name) {
   const Json& pre = array_field(field(*j, "preemptionSummary"), "recentPreemptedAttempts");
   if (!pre.empty()) {
     std::cout << "\nPreemptions:\n";
-    Table t({"RULE", "BY", "REASON"});
+    Table t({"RULE", "BY", text_column("REASON")});
     for (const Json& p : pre)
       t.add_row({text_field(p, "rule"),
                  p.contains("preemptedByName")
@@ -390,25 +562,76 @@ int describe_job(CommandEnv& env, const std::string& name) {
     t.print(std::cout);
   }
   std::cout << "\nEvents:\n";
-  Table t({"TIME", "REASON", "MESSAGE"});
+  Table t({"TIME", "REASON", text_column("MESSAGE")});
   for (const Json& e : array_field(*j, "events"))
     t.add_row({text_field(e, "time"), text_field(e, "reason"), text_field(e, "message")});
   t.print(std::cout);
   return 0;
 }
 
-int delete_object(CommandEnv& env, const GetArgs& d) {
-  auto k = kind_info(d.kind);
-  if (!k || k->plural == "jobs" || k->plural == "queues" || k->plural == "pods")
-    return usage_error(fmt::format(
-        "cannot delete kind \"{}\"{}", d.kind,
-        k && k->plural == "jobs" ? "; a job is stopped with: gpufleet job terminate NAME" : ""));
-  auto r =
-      env.client.del(object_path(*k, d.name, is_workload(*k) && d.ns.empty() ? "default" : d.ns));
+struct DeleteArgs {
+  GetArgs object;
+  std::string file;     // -f: the objects a file names
+  std::string dry_run;  // "" or "server"
+};
+
+int delete_one(CommandEnv& env, const std::string& kind, const std::string& name,
+               const std::string& ns, const std::string& dry_run) {
+  auto k = kind_info(kind);
+  if (!k || k->plural == "jobs" || k->plural == "workloads" || k->plural == "queues" ||
+      k->plural == "pods")
+    return usage_error(fmt::format("cannot delete kind \"{}\"{}", kind,
+                                   k && (k->plural == "jobs" || k->plural == "workloads")
+                                       ? "; a job is stopped with: gpufleet job terminate NAME"
+                                       : ""));
+  auto r = env.client.del(object_path(*k, name, is_workload(*k) && ns.empty() ? "default" : ns) +
+                          dry_run_query(dry_run));
   if (!r.ok()) return print_error(r.status());
   if (print_if_structured(env, *r)) return 0;
-  std::cout << d.kind << "/" << d.name << " deleted\n";
+  std::string shown = kind;
+  for (char& c : shown) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::cout << shown << "/" << name << " deleted" << dry_run_note(dry_run) << "\n";
   return 0;
+}
+
+// delete -f FILE|DIR: every Kubernetes-style document (kind, metadata.name and namespace) the
+// files hold; each is deleted on its own, failures reported (exit 1).
+int delete_files(CommandEnv& env, const DeleteArgs& a) {
+  auto files = input_files(a.file);
+  if (!files.ok()) return usage_error(files.status().message());
+  int rc = 0;
+  for (const std::string& f : *files) {
+    auto text = read_input_file(f);
+    if (!text.ok()) return usage_error(text.status().message());
+    auto docs = parse_documents(*text);
+    if (!docs.ok()) return usage_error(f + ": " + docs.status().message());
+    for (size_t i = 0; i < docs->size(); ++i) {
+      const Json& d = (*docs)[i];
+      const std::string kind = text_field(d, "kind"), name = text_field(meta(d), "name");
+      if (kind.empty() || name.empty()) {
+        rc = std::max(rc, usage_error(fmt::format(
+                              "{}: document {} has no kind and metadata.name to delete by; "
+                              "delete it with: gpufleet delete KIND NAME",
+                              f, i + 1)));
+        continue;
+      }
+      rc = std::max(rc, delete_one(env, kind, name, text_field(meta(d), "namespace"), a.dry_run));
+    }
+  }
+  return rc;
+}
+
+int delete_object(CommandEnv& env, const DeleteArgs& d) {
+  if (!d.dry_run.empty() && d.dry_run != "server" && d.dry_run != "none")
+    return usage_error("--dry-run: expected server or none, got \"" + d.dry_run + "\"");
+  if (!d.file.empty()) {
+    if (!d.object.kind.empty())
+      return usage_error("delete: give either KIND NAME or -f FILE, not both");
+    return delete_files(env, d);
+  }
+  if (d.object.kind.empty() || d.object.name.empty())
+    return usage_error("delete: KIND NAME, or -f FILE, is required");
+  return delete_one(env, d.object.kind, d.object.name, d.object.ns, d.dry_run);
 }
 
 // `describe KIND NAME` of the kinds without a layout of their own: the object with its status, as
@@ -460,13 +683,18 @@ int terminate_job(CommandEnv& env, const std::string& job, const std::string& re
 }
 
 void register_apply_command(CLI::App& app, CommandContext& ctx) {
-  auto file = std::make_shared<std::string>();
+  auto args = std::make_shared<ApplyArgs>();
   auto* cmd = app.add_subcommand(
       "apply",
       "create or update objects from YAML or JSON: PyTorchJob, PropagationPolicy, quota objects "
       "(several documents, or the quota-share bundle)");
-  cmd->add_option("-f,--file", *file, "the file to apply (- reads stdin)")->required();
-  run_with_client(cmd, ctx, [file](CommandEnv& env) { return apply_file(env, *file); });
+  cmd->add_option("-f,--file", args->file,
+                  "the file to apply (- reads stdin), or a directory: its .yaml, .yml and .json "
+                  "files in name order")
+      ->required();
+  cmd->add_option("--dry-run", args->dry_run,
+                  "server: the server validates and answers as it would, and changes nothing");
+  run_with_client(cmd, ctx, [args](CommandEnv& env) { return apply_files(env, *args); });
 }
 
 void register_get_command(CLI::App& app, CommandContext& ctx) {
@@ -482,19 +710,32 @@ void register_get_command(CLI::App& app, CommandContext& ctx) {
                 "pytorchjobs, pods: one row per member-cluster copy, with its CLUSTER");
   cmd->add_option("-m,--member-cluster", g->member_cluster,
                   "pytorchjobs, pods: the copy on this member cluster");
+  cmd->add_option(
+      "-l,--selector", g->selector,
+      "only objects whose labels (a service job's tags) match, e.g. app=train,tier!=cpu "
+      "or 'env in (a,b)'");
+  cmd->add_flag("-A,--all-namespaces", g->all_namespaces,
+                "every namespace, with a NAMESPACE column");
+  cmd->add_flag("-w,--watch", g->watch,
+                "after the list, print each row that is new or changed (polled every 2s; Ctrl-C "
+                "stops)");
   run_with_client(cmd, ctx, [g](CommandEnv& env) { return get(env, *g); });
 }
 
 void register_delete_command(CLI::App& app, CommandContext& ctx) {
-  auto d = std::make_shared<GetArgs>();
+  auto d = std::make_shared<DeleteArgs>();
   auto* cmd = app.add_subcommand(
       "delete",
       "delete an applied object: a workload (pytorchjob, propagationpolicy) or a quota object "
       "(elasticquotatree, clusterqueue, localqueue, job-queue, quota-share, ...); jobs: job "
       "terminate");
-  cmd->add_option("kind", d->kind, "the kind, as get names it")->required();
-  cmd->add_option("name", d->name, "the object's name")->required();
-  cmd->add_option("-n,--namespace", d->ns, "namespace (namespaced kinds)");
+  cmd->add_option("kind", d->object.kind, "the kind, as get names it");
+  cmd->add_option("name", d->object.name, "the object's name");
+  cmd->add_option("-n,--namespace", d->object.ns, "namespace (namespaced kinds)");
+  cmd->add_option("-f,--file", d->file,
+                  "delete what a file (or a directory's files) applied, by kind and name");
+  cmd->add_option("--dry-run", d->dry_run,
+                  "server: the server checks the deletion and changes nothing");
   run_with_client(cmd, ctx, [d](CommandEnv& env) { return delete_object(env, *d); });
 }
 

@@ -18,14 +18,33 @@ struct GroupRow {
   std::string note;
 };
 
+bool is_controller(const Json& group) {
+  return text_field(field(group, "SlurmConfig"), "NodeType") == "Controller";
+}
+
+// A Slurm cluster launches its other groups once a controller runs: until then they wait (a
+// group with MinCount 0 is InService by the MinCount rule, with nothing launched yet).
+bool waits_for_controller(const Json& describe) {
+  if (!field(field(describe, "Orchestrator"), "Slurm").is_object()) return false;
+  if (text_field(describe, "ClusterStatus") != "Creating") return false;
+  for (const Json& g : array_field(describe, "InstanceGroups")) {
+    if (is_controller(g)) return int_field(g, "CurrentCount") < 1;
+  }
+  return false;
+}
+
 std::vector<GroupRow> group_rows(const Json& describe) {
   std::vector<GroupRow> rows;
+  const bool before_controller = waits_for_controller(describe);
   for (const Json& g : array_field(describe, "InstanceGroups")) {
     GroupRow r{text_field(g, "InstanceGroupName"), int_field(g, "CurrentCount"),
                int_field(g, "TargetCount"), text_field(g, "Status"), ""};
     const std::string failure = text_field(g, "LastLaunchFailure");
-    if (!field(g, "NextLaunchAttempt").is_null() && !failure.empty())
+    if (!field(g, "NextLaunchAttempt").is_null() && !failure.empty()) {
       r.note = "retrying: " + failure;
+    } else if (before_controller && !is_controller(g) && r.current < r.target) {
+      r.note = "waiting for the controller";
+    }
     rows.push_back(std::move(r));
   }
   return rows;
@@ -108,19 +127,45 @@ std::string wait_failure_reason(const Json& describe) {
          text_field(describe, "ClusterStatus");
 }
 
-std::string ProgressFrames::next(const std::vector<std::string>& lines) {
-  if (shown_ && lines == last_) return "";
+std::string format_wait_timing(Duration elapsed, int64_t gained, int64_t remaining) {
+  std::string out = "elapsed " + format_duration(std::chrono::floor<std::chrono::seconds>(elapsed));
+  if (remaining <= 0) return out;
+  if (gained <= 0 || elapsed <= Duration::zero()) return out + ", ETA unknown";
+  const Duration eta = elapsed * remaining / gained;
+  return out + ", ETA ~" + format_duration(std::chrono::ceil<std::chrono::seconds>(eta));
+}
+
+int64_t running_instances(const Json& describe) {
+  int64_t n = 0;
+  for (const Json& g : array_field(describe, "InstanceGroups")) n += int_field(g, "CurrentCount");
+  return n;
+}
+
+int64_t missing_instances(const Json& describe) {
+  int64_t n = 0;
+  for (const Json& g : array_field(describe, "InstanceGroups"))
+    n += std::max<int64_t>(0, int_field(g, "TargetCount") - int_field(g, "CurrentCount"));
+  return n;
+}
+
+std::string ProgressFrames::next(const std::vector<std::string>& lines, const std::string& timing) {
+  if (shown_ && lines == last_ && !tty_) return "";  // a log gets a block only on a change
+  if (shown_ && lines == last_ && timing == last_timing_) return "";
+  std::vector<std::string> shown = lines;
+  if (!timing.empty()) shown.push_back(timing);
   std::string out;
   if (tty_) {
-    if (shown_ && !last_.empty()) out += fmt::format("\x1b[{}A", last_.size());
-    for (const auto& l : lines) out += "\r" + l + "\x1b[K\n";
+    if (shown_ && last_rows_ > 0) out += fmt::format("\x1b[{}A", last_rows_);
+    for (const auto& l : shown) out += "\r" + l + "\x1b[K\n";
     out += "\x1b[J";
   } else {
     if (shown_) out += "\n";
-    for (const auto& l : lines) out += l + "\n";
+    for (const auto& l : shown) out += l + "\n";
   }
   shown_ = true;
   last_ = lines;
+  last_timing_ = timing;
+  last_rows_ = shown.size();
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/time.h"
 
 namespace gf {
 
@@ -21,7 +22,8 @@ std::string progress_bar(int64_t current, int64_t target, int width);
 
 // The cluster line ("Cluster NAME: STATUS (current/target instances)"), one line per instance
 // group (name, bar, CurrentCount/TargetCount, group Status and, while launches are being retried,
-// the last launch failure), and "FailureMessage: …" when the cluster has one. `width` is the
+// the last launch failure; a Slurm cluster's groups that wait for its controller say so), and
+// "FailureMessage: …" when the cluster has one. `width` is the
 // terminal's columns: the bar shrinks to fit and longer lines are cut (a line that wraps would
 // break the in-place redraw); width <= 0 means no limit (logs, pipes).
 std::vector<std::string> render_cluster_progress(const Json& describe_cluster, int width);
@@ -42,15 +44,28 @@ class ProgressFrames {
  public:
   explicit ProgressFrames(bool tty) : tty_(tty) {}
 
-  // "" when `lines` equal the last frame shown. Otherwise, on a terminal: the cursor moves up over
-  // the last frame, each line is rewritten and cleared to its end, and anything left below is
-  // cleared; elsewhere: the lines as a new block, blank-line separated from the previous one.
-  std::string next(const std::vector<std::string>& lines);
+  // "" when nothing changed since the last frame shown. Otherwise, on a terminal: the cursor
+  // moves up over the last frame, each line is rewritten and cleared to its end, and anything
+  // left below is cleared; elsewhere: the lines as a new block, blank-line separated from the
+  // previous one. `timing` (elapsed time and ETA) is a last line of its own; on a terminal it
+  // alone redraws the frame, elsewhere it changes nothing (a log gets a block per change).
+  std::string next(const std::vector<std::string>& lines, const std::string& timing = "");
 
  private:
   bool tty_;
   bool shown_ = false;
   std::vector<std::string> last_;
+  std::string last_timing_;
+  size_t last_rows_ = 0;  // lines the last frame took on the terminal
 };
+
+// "elapsed 1m20s, ETA ~3m" from the time waited, the instances gained meanwhile and those still
+// missing; "ETA unknown" until an instance came; only "elapsed …" when nothing is missing. The
+// ETA assumes the rate so far goes on (capacity that is not there yet makes it too hopeful).
+std::string format_wait_timing(Duration elapsed, int64_t gained, int64_t remaining);
+// Instances running (the sum of CurrentCount) and missing (TargetCount - CurrentCount, summed
+// over groups short of their target) in a DescribeCluster answer.
+int64_t running_instances(const Json& describe_cluster);
+int64_t missing_instances(const Json& describe_cluster);
 
 }  // namespace gf

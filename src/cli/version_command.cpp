@@ -13,7 +13,7 @@ void register_version_command(CLI::App& app, CommandContext& ctx) {
       app.add_subcommand("version", "print the client's version, and the server's if reachable");
   cmd->callback([&ctx] {
     ctx.run = [&ctx]() -> int {
-      auto format = parse_output_format(ctx.global.output);
+      auto format = parse_output(ctx.global.output);
       if (!format.ok()) {
         std::cerr << "error: " << format.status().message() << "\n";
         return 2;
@@ -22,9 +22,10 @@ void register_version_command(CLI::App& app, CommandContext& ctx) {
       auto server = client.get("/v1/version");
       Json out = {{"Client", GPUFLEET_VERSION}};
       if (server.ok()) out["Server"] = *server;
-      if (*format != OutputFormat::kTable) {
-        print_structured(std::cout, out, *format);
-        return 0;
+      if (format->structured()) {
+        Status printed = print_structured(std::cout, out, *format);
+        if (!printed.ok()) std::cerr << "error: " << printed.message() << "\n";
+        return printed.ok() ? 0 : 1;
       }
       std::cout << "client: gpufleet " << GPUFLEET_VERSION << "\n";
       if (server.ok()) {

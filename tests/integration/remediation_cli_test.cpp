@@ -368,6 +368,13 @@ TEST_F(RemediationCli,
   r = cli(migrate);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(parse_out(r)["RemediationId"], mig_id) << r.out;
+  // What waits for a person comes first, and a line says so and how to act on it.
+  r = cli({"remediation", "list", "--node", node});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_LT(r.out.find(mig_id + " "), r.out.find(rem_id + " ")) << r.out;
+  EXPECT_NE(r.out.find("1 remediation waits for a person: gpufleet remediation approve ID"),
+            std::string::npos)
+      << r.out;
 
   // The requester of a migrate cannot approve it; another person can.
   r = cli({"--user", "alice", "remediation", "approve", mig_id});

@@ -191,7 +191,7 @@ TEST(CliIntegration, UnreachableServerAndBadFlagsFailWithAClearMessage) {
   EXPECT_NE(r.out.find("cannot reach gpufleet at http://127.0.0.1:1"), std::string::npos) << r.out;
   CommandResult fmt = run_command({GPUFLEET_BINARY, "-o", "xml", "events"});
   EXPECT_NE(fmt.exit_code, 0);
-  EXPECT_NE(fmt.out.find("-o: expected table, json or yaml"), std::string::npos) << fmt.out;
+  EXPECT_NE(fmt.out.find("-o: expected table, wide, json, yaml"), std::string::npos) << fmt.out;
   CommandResult listen = run_command({GPUFLEET_BINARY, "serve", "--listen", "nowhere"});
   EXPECT_NE(listen.exit_code, 0);
   EXPECT_NE(listen.out.find("--listen"), std::string::npos) << listen.out;

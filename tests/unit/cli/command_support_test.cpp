@@ -59,12 +59,31 @@ TEST(CommandSupport, FieldBlocksAlignAndLeaveOutEmptyValues) {
 }
 
 TEST(CommandSupport, TimeFlagsTakeADurationAgoOrATime) {
-  const Time now = kSimEpoch + hours(5);
-  EXPECT_EQ(*parse_time_flag("--since", "1h", now), kSimEpoch + hours(4));
-  EXPECT_EQ(*parse_time_flag("--since", "2026-01-01T02:00:00Z", now), kSimEpoch + hours(2));
-  auto bad = parse_time_flag("--from", "yesterday", now);
+  EXPECT_TRUE(check_time_flag("--since", "1h").ok());
+  EXPECT_TRUE(check_time_flag("--since", "2026-01-01T02:00:00Z").ok());
+  Status bad = check_time_flag("--from", "yesterday");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("--from: expected a duration"), std::string::npos);
+  EXPECT_NE(bad.message().find("--from: expected a duration"), std::string::npos);
+}
+
+// Issue regression: MAX-JOBS showed 10000000000 (the example's "no limit").
+TEST(CommandSupport, LargeRoundCountsAreShownInScientificForm) {
+  EXPECT_EQ(compact_count("10000000000"), "1e10");
+  EXPECT_EQ(compact_count("1500000"), "15e5");
+  EXPECT_EQ(compact_count("1234567"), "1234567");  // not round: exact
+  EXPECT_EQ(compact_count("999999"), "999999");
+  EXPECT_EQ(compact_count("1"), "1");
+  EXPECT_EQ(compact_count(""), "");
+  EXPECT_EQ(compact_count("x"), "x");
+}
+
+TEST(CommandSupport, AgesCountFromTheGivenNowAsKubectlShowsThem) {
+  const Time created = kSimEpoch;
+  EXPECT_EQ(format_age(created, created + seconds(45)), "45s");
+  EXPECT_EQ(format_age(created, created + minutes(12)), "12m");
+  EXPECT_EQ(format_age(created, created + hours(5)), "5h");
+  EXPECT_EQ(format_age(created, created + hours(72)), "3d");
+  EXPECT_EQ(format_age(created, created - hours(1)), "0s");  // never negative
 }
 
 TEST(CommandSupport, MissingInputFilesAreNamed) {

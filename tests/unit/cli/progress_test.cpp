@@ -113,5 +113,45 @@ TEST(ProgressFrames, OnATerminalEachFrameOverwritesTheLastInPlace) {
   EXPECT_EQ(frames.next({"c", "d", "e"}), "\x1b[1A\rc\x1b[K\n\rd\x1b[K\n\re\x1b[K\n\x1b[J");
 }
 
+TEST(ProgressFrames, TimingRedrawsATerminalButAddsNoBlockToALog) {
+  ProgressFrames tty(true);
+  EXPECT_EQ(tty.next({"a"}, "elapsed 1s"), "\ra\x1b[K\n\relapsed 1s\x1b[K\n\x1b[J");
+  EXPECT_EQ(tty.next({"a"}, "elapsed 1s"), "");
+  EXPECT_EQ(tty.next({"a"}, "elapsed 2s"), "\x1b[2A\ra\x1b[K\n\relapsed 2s\x1b[K\n\x1b[J");
+  ProgressFrames log(false);
+  EXPECT_EQ(log.next({"a"}, "elapsed 1s"), "a\nelapsed 1s\n");
+  EXPECT_EQ(log.next({"a"}, "elapsed 2s"), "");
+  EXPECT_EQ(log.next({"b"}, "elapsed 3s"), "\nb\nelapsed 3s\n");
+}
+
+TEST(WaitTiming, ElapsedAlwaysAndAnEtaFromTheRateSoFar) {
+  EXPECT_EQ(format_wait_timing(seconds(5), 0, 16), "elapsed 5s, ETA unknown");
+  // 4 instances in 2 minutes, 12 to go: 6 more minutes at that rate.
+  EXPECT_EQ(format_wait_timing(minutes(2), 4, 12), "elapsed 2m, ETA ~6m");
+  EXPECT_EQ(format_wait_timing(seconds(90), 3, 0), "elapsed 1m30s");
+  const Json d = creating_cluster();
+  EXPECT_EQ(running_instances(d), 4);
+  EXPECT_EQ(missing_instances(d), 13);
+}
+
+// Issue regression: the first --wait frame showed the workers InService at 0 of 16 while the
+// cluster was Creating; they wait for the controller, and the frame says so.
+TEST(RenderClusterProgress, GroupsOfASlurmClusterSayTheyWaitForTheController) {
+  Json controller = group("controller-group", 0, 1, "Creating");
+  controller["SlurmConfig"] = {{"NodeType", "Controller"}};
+  Json workers = group("worker-gpu-a", 0, 16, "InService");
+  workers["SlurmConfig"] = {{"NodeType", "Compute"}};
+  Json d = describe("Creating", Json::array({controller, workers}));
+  d["Orchestrator"] = {{"Slurm", Json::object()}};
+  auto lines = render_cluster_progress(d, 0);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1].find("waiting"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("0/16  InService  waiting for the controller"), std::string::npos)
+      << lines[2];
+  d["InstanceGroups"][0]["CurrentCount"] = 1;
+  lines = render_cluster_progress(d, 0);
+  EXPECT_EQ(lines[2].find("waiting"), std::string::npos) << lines[2];
+}
+
 }  // namespace
 }  // namespace gf

@@ -1,0 +1,189 @@
+// The README's tour, run as written: every `$ ` command of the ```console blocks under "## A
+// tour" runs in order against a fresh server (the tour's own `serve` line, on a free port and a
+// scratch data dir), and what the README shows under a command is what it prints. The README and
+// this test cannot drift apart: change one and the other fails.
+//
+// Matching, so the README can show real output: each shown line must match an output line, in
+// order, after runs of blanks are collapsed; `*` in a shown line matches any text (times, ids);
+// a line `...` skips any number of output lines (without it, shown lines follow each other). A
+// command with nothing shown under it must only succeed. A line `VAR=$(...)` defines a shell
+// variable the later commands see.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "support/gpufleet_server.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace gf {
+namespace {
+
+using testing::GpufleetServer;
+using testing::TempDir;
+
+struct Step {
+  std::string command;
+  std::vector<std::string> shown;
+  int line = 0;  // in README.md
+};
+
+std::string collapse(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// `*` matches any run of characters; everything else matches itself.
+bool glob(std::string_view p, std::string_view t) {
+  size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+    } else if (pi < p.size() && p[pi] == t[ti]) {
+      ++pi;
+      ++ti;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+// Whether `shown` appears in `out` as the matching rules say; "" or the first shown line that
+// did not match.
+std::string mismatch(const std::vector<std::string>& shown, const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);) lines.push_back(collapse(l));
+  size_t at = 0;
+  bool skipping = true;  // the first shown line may come anywhere
+  for (const std::string& s : shown) {
+    if (collapse(s) == "...") {
+      skipping = true;
+      continue;
+    }
+    const std::string want = collapse(s);
+    bool found = false;
+    while (at < lines.size()) {
+      if (glob(want, lines[at++])) {
+        found = true;
+        break;
+      }
+      if (!skipping) return s;
+    }
+    if (!found) return s;
+    skipping = false;
+  }
+  return "";
+}
+
+std::vector<Step> tour_steps(const std::string& readme) {
+  std::vector<Step> steps;
+  std::istringstream in(readme);
+  bool in_tour = false, in_block = false;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.rfind("## ", 0) == 0) in_tour = line.rfind("## A tour", 0) == 0;
+    if (!in_tour) continue;
+    if (line.rfind("```", 0) == 0) {
+      in_block = !in_block && line == "```console";
+      continue;
+    }
+    if (!in_block) continue;
+    if (line.rfind("$ ", 0) == 0) {
+      steps.push_back(Step{line.substr(2), {}, n});
+    } else if (!steps.empty()) {
+      steps.back().shown.push_back(line);
+    }
+  }
+  return steps;
+}
+
+// The command with the README's `build/gpufleet` pointing at the binary under test.
+std::string with_binary(std::string cmd) {
+  static const std::regex kBin(R"((^|[\s(|;&])build/gpufleet\b)");
+  return std::regex_replace(cmd, kBin, std::string("$1") + GPUFLEET_BINARY);
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+TEST(ReadmeTour, EveryCommandAnswersAsTheReadmeShows) {
+  std::ifstream f(std::string(GPUFLEET_SOURCE_DIR) + "/README.md");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::vector<Step> steps = tour_steps(ss.str());
+  ASSERT_GE(steps.size(), 10u) << "README.md has no \"## A tour\" with ```console blocks";
+
+  // The first step starts the tour's server: its flags, on a free port and a scratch data dir.
+  std::istringstream words(steps[0].command);
+  std::vector<std::string> args;
+  for (std::string w; words >> w;) args.push_back(w);
+  ASSERT_GE(args.size(), 2u);
+  ASSERT_EQ(args[0], "build/gpufleet") << steps[0].command;
+  ASSERT_EQ(args[1], "serve") << "the tour starts with its server: " << steps[0].command;
+  std::vector<std::string> flags;
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (args[i] == "&") continue;
+    if (args[i] == "--data-dir") {
+      ++i;
+      continue;
+    }
+    flags.push_back(args[i]);
+  }
+  TempDir dir;
+  const std::string src = GPUFLEET_SOURCE_DIR;
+  // Relative paths in the flags (examples/…) are the repository's.
+  for (std::string& fl : flags) {
+    if (fl.rfind("examples/", 0) == 0) fl = src + "/" + fl;
+  }
+  GpufleetServer server(dir.file("data"), flags);
+  ASSERT_FALSE(server.url().empty()) << server.process().output();
+
+  std::string preamble = "set -o pipefail; cd " + shell_quote(src) +
+                         "; export GPUFLEET_SERVER=" + shell_quote(server.url()) + "; ";
+  static const std::regex kAssignment(R"(^[A-Za-z_][A-Za-z0-9_]*=)");
+  for (size_t i = 1; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const std::string cmd = with_binary(s.command);
+    const testing::CommandResult r = testing::run_command({"bash", "-c", preamble + cmd});
+    EXPECT_EQ(r.exit_code, 0) << "README.md:" << s.line << ": $ " << s.command << "\n" << r.out;
+    const std::string bad = mismatch(s.shown, r.out);
+    EXPECT_EQ(bad, "") << "README.md:" << s.line << ": $ " << s.command
+                       << "\nthe README shows a line the command did not print:\n  " << bad
+                       << "\nit printed:\n"
+                       << r.out;
+    if (std::regex_search(s.command, kAssignment)) preamble += cmd + "; ";
+  }
+}
+
+TEST(ReadmeTour, TheMatcherFollowsItsRules) {
+  EXPECT_EQ(mismatch({"a  b", "c*"}, "x\na b\ncde\n"), "");
+  EXPECT_EQ(mismatch({"a", "c"}, "a\nb\nc\n"), "c");  // shown lines follow each other
+  EXPECT_EQ(mismatch({"a", "...", "c"}, "a\nb\nc\n"), "");
+  EXPECT_EQ(mismatch({"zz"}, "a\n"), "zz");
+  EXPECT_TRUE(glob("*/abc*", "arn:x/abc123"));
+  EXPECT_FALSE(glob("a*c", "abd"));
+}
+
+}  // namespace
+}  // namespace gf
