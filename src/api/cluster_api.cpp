@@ -166,6 +166,29 @@ HttpResponse batch_add(Api& api, const HttpRequest& req) {
   return Api::respond(api.write(std::move(r)));
 }
 
+// POST /v1/clusters/{name}/software-update: UpdateClusterSoftware (docs/provisioning.md "Software
+// updates").
+HttpResponse software_update(Api& api, const HttpRequest& req) {
+  auto body = parse_body(req);
+  if (!body.ok()) return error_response(body.status());
+  const std::string name = req.path_params.at("name");
+  Request r;
+  r.name = "UpdateClusterSoftware";
+  r.idempotency_key = idempotency_key(req, &*body);
+  r.handle = [body = *body, name](const FleetState& s, Time) -> Result<Decision> {
+    const Cluster* c = s.view().find_cluster(name);
+    if (!c) return not_found_error("cluster \"" + name + "\" not found");
+    GF_ASSIGN_OR_RETURN(SoftwareUpdateRequest u, parse_software_update(body, *c));
+    Decision d;
+    d.events.push_back(to_event(
+        cluster_events::SoftwareUpdateStarted{name, u.image, c->software_generation + 1, u.groups,
+                                              u.batch_type, u.batch_value, u.wait_interval}));
+    d.response = Json{{"ClusterArn", c->arn}};
+    return d;
+  };
+  return Api::respond(api.write(std::move(r)));
+}
+
 HttpResponse batch_delete(Api& api, const HttpRequest& req) {
   auto body = parse_body(req);
   if (!body.ok()) return error_response(body.status());
@@ -388,6 +411,8 @@ void register_cluster_routes(Api& api) {
         [&api](const HttpRequest& req) { return list_cluster_nodes(api, req); });
   r.add("GET", "/v1/clusters/{name}/nodes/{id}",
         [&api](const HttpRequest& req) { return get_cluster_node(api, req); });
+  r.add("POST", "/v1/clusters/{name}/software-update",
+        [&api](const HttpRequest& req) { return software_update(api, req); });
   r.add("POST", "/v1/clusters/{name}/nodes/batch-add",
         [&api](const HttpRequest& req) { return batch_add(api, req); });
   r.add("POST", "/v1/clusters/{name}/nodes/batch-delete",

@@ -54,6 +54,32 @@ Json describe_cluster(const Cluster& c) {
   if (c.continuous) j["NodeProvisioningMode"] = "Continuous";
   if (!c.failure_message.empty()) j["FailureMessage"] = c.failure_message;
   if (!c.vpc_config.is_null()) j["VpcConfig"] = c.vpc_config;
+  if (!c.image.empty()) j["ImageId"] = c.image;
+  if (const SoftwareUpdate* u = c.software_update ? &*c.software_update : nullptr) {
+    // Progress of UpdateClusterSoftware: nodes of the updated groups on the new software, being
+    // updated, and still to go.
+    int64_t updated = 0, updating = 0, total = 0;
+    for (const auto& [id, n] : c.nodes) {
+      if (!u->updates(n.group) || !n.is_live()) continue;
+      ++total;
+      if (n.status == NodeStatus::kSystemUpdating) {
+        ++updating;
+      } else if (n.software_generation >= c.software_generation) {
+        ++updated;
+      }
+    }
+    Json su{{"ImageId", u->image},
+            {"InstanceGroups", u->groups},
+            {"MaximumBatchSize", {{"Type", u->batch_type}, {"Value", u->batch_value}}},
+            {"WaitIntervalInSeconds", u->wait_interval.count() / 1'000'000},
+            {"StartTime", format_iso8601(u->started)},
+            {"Batches", u->batches},
+            {"Updated", updated},
+            {"Updating", updating},
+            {"Instances", total}};
+    if (u->next_batch_at) su["NextBatchTime"] = format_iso8601(*u->next_batch_at);
+    j["SoftwareUpdate"] = std::move(su);
+  }
   return j;
 }
 
@@ -85,6 +111,7 @@ Json node_summary(const FleetView& view, const Cluster& c, const Node& n,
          {"Cordoned", n.cordoned}};
   // The name slurm.conf and sinfo give the node (docs/provisioning.md), beside the instance id.
   if (c.orchestrator == Orchestrator::kSlurm) j["SlurmNodeName"] = slurm_node_name(n);
+  if (!n.image.empty()) j["ImageId"] = n.image;
   if (!n.labels.empty()) {  // what `node list -l` selects on
     Json labels = Json::object();
     for (const auto& [k, v] : n.labels) labels[k] = v;

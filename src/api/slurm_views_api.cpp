@@ -43,9 +43,10 @@ std::map<std::string, int64_t> gpus_in_use(const FleetView& v, const Cluster& c,
   return used;
 }
 
-// Slurm's state word for a node: down (not running or unhealthy), drain/drng (cordoned,
-// idle/busy), alloc (every GPU held), mix (some), idle.
+// Slurm's state word for a node: maint (a software update), down (not running or unhealthy),
+// drain/drng (cordoned, idle/busy), alloc (every GPU held), mix (some), idle.
 std::string slurm_state(const Node& n, int64_t used, int gpus) {
+  if (n.status == NodeStatus::kSystemUpdating) return "maint";
   if (n.status != NodeStatus::kRunning || !n.healthy) return "down";
   if (n.cordoned || n.maintenance) return used > 0 ? "drng" : "drain";
   if (used == 0) return "idle";

@@ -1,6 +1,7 @@
 // `gpufleet cluster create|wait|describe|list|update|delete` (docs/api.md, docs/provisioning.md).
 // --wait polls DescribeCluster about once a second and shows per-group progress (cli/progress.h).
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -203,6 +204,20 @@ void print_cluster(const Json& d) {
                    text_field(g, "Status")});
   }
   table.print(std::cout);
+  const Json& su = field(d, "SoftwareUpdate");
+  if (su.is_object()) {
+    const Json& size = field(su, "MaximumBatchSize");
+    std::cout << "Software update to " << text_field(su, "ImageId") << ": "
+              << text_field(su, "Updated") << " of " << text_field(su, "Instances")
+              << " instances updated, " << text_field(su, "Updating") << " updating (batch "
+              << text_field(su, "Batches") << ", at most " << text_field(size, "Value")
+              << (text_field(size, "Type") == "CAPACITY_PERCENTAGE" ? "%" : " instances")
+              << " at a time"
+              << (text_field(su, "NextBatchTime").empty()
+                      ? ""
+                      : "; next batch at " + text_field(su, "NextBatchTime"))
+              << ")\n";
+  }
   // A group short of its target says why and when it tries again (continuous provisioning).
   for (const auto& g : array_field(d, "InstanceGroups")) {
     const std::string next = text_field(g, "NextLaunchAttempt");
@@ -281,6 +296,91 @@ void register_file_commands(CLI::App* cluster, CommandContext& ctx) {
   run_with_client(cmd, ctx, [update](CommandEnv& env) { return update_cluster(env, *update); });
 }
 
+struct SoftwareArgs {
+  std::string name;
+  std::vector<std::string> groups;
+  std::string batch_size;  // N or N%
+  std::string wait_interval;
+  std::string image;
+  std::string dry_run;
+  WaitArgs wait;
+};
+
+// UpdateClusterSoftware's body from the flags; a usage error names the flag.
+Result<Json> software_update_body(const SoftwareArgs& a) {
+  Json body = Json::object();
+  if (!a.groups.empty()) {
+    Json groups = Json::array();
+    for (const std::string& g : a.groups) groups.push_back({{"InstanceGroupName", g}});
+    body["InstanceGroups"] = std::move(groups);
+  }
+  Json deployment = Json::object();
+  if (!a.batch_size.empty()) {
+    const bool percent = a.batch_size.back() == '%';
+    const std::string digits =
+        percent ? a.batch_size.substr(0, a.batch_size.size() - 1) : a.batch_size;
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size())
+      return validation_error("--batch-size: expected a count (4) or a percentage (25%), got \"" +
+                              a.batch_size + "\"");
+    deployment["RollingUpdatePolicy"] = {
+        {"MaximumBatchSize",
+         {{"Type", percent ? "CAPACITY_PERCENTAGE" : "INSTANCE_COUNT"}, {"Value", value}}}};
+  }
+  if (!a.wait_interval.empty()) {
+    auto d = parse_duration(a.wait_interval);
+    if (!d.ok()) return d.status().with_prefix("--wait-interval");
+    deployment["WaitIntervalInSeconds"] = d->count() / 1'000'000;
+  }
+  if (!deployment.empty()) body["DeploymentConfig"] = std::move(deployment);
+  if (!a.image.empty()) body["ImageId"] = a.image;
+  return body;
+}
+
+int update_software(CommandEnv& env, const SoftwareArgs& a) {
+  if (int rc = check_timeout(a.wait); rc != 0) return rc;
+  auto body = software_update_body(a);
+  if (!body.ok()) return usage_error(body.status().message());
+  FileArgs dry;
+  dry.dry_run = a.dry_run;
+  if (int rc = check_dry_run(dry); rc != 0) return rc;
+  auto answer = env.client.post(
+      with_field_validation(cluster_path(a.name) + "/software-update", dry), body->dump());
+  if (!answer.ok()) return print_error(answer.status());
+  const bool dry_run = a.dry_run == "server";
+  if (!a.wait.wait || dry_run) {
+    if (!print_if_structured(env, *answer)) {
+      std::cout << "software update of " << a.name << " started"
+                << (dry_run ? " (server dry run)" : "") << "\n";
+    }
+    return 0;
+  }
+  return wait_for_cluster(env, a.name, WaitGoal::kInService, a.wait.timeout);
+}
+
+void register_software_command(CLI::App* cluster, CommandContext& ctx) {
+  auto args = std::make_shared<SoftwareArgs>();
+  auto* cmd =
+      add_name_command(cluster, "update-software",
+                       "update the software of a cluster's nodes, a batch at a time (HyperPod's "
+                       "UpdateClusterSoftware; the cluster is SystemUpdating meanwhile)",
+                       args->name);
+  cmd->add_option("--group", args->groups, "only this instance group (repeatable; default: all)");
+  cmd->add_option("--batch-size", args->batch_size,
+                  "nodes updated at once: a count (4) or a share of the groups' capacity (25%); "
+                  "default 1");
+  cmd->add_option("--wait-interval", args->wait_interval,
+                  "pause between batches, e.g. 5m (at most 1h; default none)");
+  cmd->add_option("--image-id", args->image, "the image to update to (default latest)");
+  cmd->add_option("--dry-run", args->dry_run,
+                  "server: the server checks the request and changes nothing");
+  cmd->add_flag("--wait", args->wait.wait,
+                "show live progress until the update is over and the cluster InService");
+  add_timeout_option(cmd, args->wait);
+  run_with_client(cmd, ctx, [args](CommandEnv& env) { return update_software(env, *args); });
+}
+
 }  // namespace
 
 void register_cluster_commands(CLI::App& app, CommandContext& ctx) {
@@ -290,6 +390,7 @@ void register_cluster_commands(CLI::App& app, CommandContext& ctx) {
   cluster->fallthrough();
   register_file_commands(cluster, ctx);
   register_slurm_conf_command(cluster, ctx);
+  register_software_command(cluster, ctx);
 
   auto wait = std::make_shared<FileArgs>();
   auto* cmd = add_name_command(cluster, "wait", "show live progress until a cluster is InService",

@@ -103,6 +103,13 @@ std::vector<std::string> render_cluster_progress(const Json& describe, int width
     if (!r.note.empty()) line += "  " + r.note;
     lines.push_back(fit(std::move(line), width));
   }
+  const Json& su = field(describe, "SoftwareUpdate");
+  if (su.is_object()) {
+    lines.push_back(fit(fmt::format("Software update to {}: {}/{} instances updated, {} updating",
+                                    text_field(su, "ImageId"), text_field(su, "Updated"),
+                                    text_field(su, "Instances"), text_field(su, "Updating")),
+                        width));
+  }
   const std::string failure = text_field(describe, "FailureMessage");
   if (!failure.empty()) lines.push_back(fit("FailureMessage: " + failure, width));
   return lines;

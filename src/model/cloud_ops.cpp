@@ -35,6 +35,24 @@ Result<TerminateOp> TerminateOp::from_json(const Json& j) {
   return op;
 }
 
+Json UpdateSoftwareOp::to_json() const {
+  return Json{{"Cluster", cluster},
+              {"InstanceId", instance_id},
+              {"InstanceType", instance_type},
+              {"Image", image}};
+}
+
+Result<UpdateSoftwareOp> UpdateSoftwareOp::from_json(const Json& j) {
+  ObjectReader r(j, "update-software");
+  UpdateSoftwareOp op;
+  op.cluster = r.required_string("Cluster");
+  op.instance_id = r.required_string("InstanceId");
+  op.instance_type = r.required_string("InstanceType");
+  op.image = r.required_string("Image");
+  if (!r.ok()) return r.status();
+  return op;
+}
+
 std::string_view to_string(LaunchOutcome o) {
   switch (o) {
     case LaunchOutcome::kOk:
@@ -75,6 +93,8 @@ std::string_view to_string(CloudReport::Kind k) {
       return "Remediated";
     case CloudReport::Kind::kBurnIn:
       return "BurnIn";
+    case CloudReport::Kind::kSoftwareUpdated:
+      return "SoftwareUpdated";
   }
   return "Launched";
 }

@@ -14,6 +14,7 @@ namespace gf {
 inline constexpr char kCloudDriver[] = "cloud";
 inline constexpr char kLaunchIntent[] = "launch";
 inline constexpr char kTerminateIntent[] = "terminate";
+inline constexpr char kUpdateSoftwareIntent[] = "update-software";
 
 struct LaunchOp {
   std::string cluster;
@@ -34,6 +35,17 @@ struct TerminateOp {
   static Result<TerminateOp> from_json(const Json& j);
 };
 
+// Bring a running instance's software to `image` (UpdateClusterSoftware; the node is
+// SystemUpdating meanwhile). A repeat for the same instance is the same operation.
+struct UpdateSoftwareOp {
+  std::string cluster;
+  std::string instance_id;
+  std::string instance_type;
+  std::string image;
+  Json to_json() const;
+  static Result<UpdateSoftwareOp> from_json(const Json& j);
+};
+
 enum class LaunchOutcome {
   kOk,
   kInsufficientCapacity,
@@ -51,10 +63,11 @@ struct CloudReport {
     kLifecycleFailed,
     kUnhealthy,
     kTerminated,
-    kRemediated,  // a reboot/reprovision/migrate/delete finished (detail: RemediationId, Ok,
-                  // NewHost?)
-    kBurnIn
-  };  // a freed host's burn-in finished (detail: HostId, Outcome, Checks)
+    kRemediated,      // a reboot/reprovision/migrate/delete finished (detail: RemediationId, Ok,
+                      // NewHost?)
+    kBurnIn,          // a freed host's burn-in finished (detail: HostId, Outcome, Checks)
+    kSoftwareUpdated  // an update-software finished (message: the image)
+  };
   Kind kind = Kind::kLaunched;
   std::string cluster;
   std::string instance_id;

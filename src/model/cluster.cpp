@@ -1,5 +1,7 @@
 #include "model/cluster.h"
 
+#include <algorithm>
+
 namespace gf {
 
 namespace {
@@ -142,6 +144,17 @@ int64_t Cluster::live_count(std::string_view group) const {
   int64_t n = 0;
   for (const auto& [id, node] : nodes) n += node.group == group && node.is_live();
   return n;
+}
+
+int64_t SoftwareUpdate::batch_size(int64_t targets) const {
+  if (batch_type == "CAPACITY_PERCENTAGE") {
+    return std::max<int64_t>(1, (targets * batch_value + 99) / 100);  // rounded up
+  }
+  return std::max<int64_t>(1, batch_value);
+}
+
+bool SoftwareUpdate::updates(std::string_view group) const {
+  return std::find(groups.begin(), groups.end(), group) != groups.end();
 }
 
 }  // namespace gf

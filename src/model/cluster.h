@@ -114,6 +114,10 @@ struct Node {
   bool maintenance = false;
   std::string host_id;
   std::map<std::string, std::string> labels;
+  // Software (docs/provisioning.md "Software updates"): the image it runs and the cluster's
+  // update generation it was last brought to (0: as first launched, before any update).
+  std::string image;
+  int64_t software_generation = 0;
 
   // The physical host under this node: host_id, or "host-<instance id without i->".
   std::string host() const {
@@ -129,6 +133,24 @@ struct Node {
   bool is_live() const {
     return status != NodeStatus::kShuttingDown && status != NodeStatus::kFailure;
   }
+};
+
+// UpdateClusterSoftware in progress (docs/provisioning.md "Software updates"): the Running nodes
+// of `groups` are brought to `image`, a batch at a time, with a wait between batches.
+struct SoftwareUpdate {
+  std::string image;                // ImageId ("latest" when the request named none)
+  std::vector<std::string> groups;  // the instance groups it updates
+  std::string batch_type;           // INSTANCE_COUNT | CAPACITY_PERCENTAGE
+  int64_t batch_value = 1;
+  Duration wait_interval{};
+  Time started{};
+  std::optional<Time> next_batch_at;  // after a batch: when the next may start
+  int64_t batches = 0;                // batches started
+  bool operator==(const SoftwareUpdate&) const = default;
+
+  // Nodes in one batch, given the TargetCount of the groups it updates (at least 1).
+  int64_t batch_size(int64_t targets) const;
+  bool updates(std::string_view group) const;
 };
 
 struct Cluster {
@@ -149,6 +171,11 @@ struct Cluster {
   Duration min_count_timeout = hours(3);
   // Legacy mode: the update being attempted (all or nothing) and what to restore on failure.
   std::optional<std::vector<GroupSpec>> legacy_previous_specs;
+  // Software: the image new nodes launch with, the update generation they launch at, and the
+  // update in progress, if any.
+  std::string image;
+  int64_t software_generation = 0;
+  std::optional<SoftwareUpdate> software_update;
 
   InstanceGroup* find_group(std::string_view name);
   const InstanceGroup* find_group(std::string_view name) const;

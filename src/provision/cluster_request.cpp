@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <regex>
 #include <set>
 
@@ -391,6 +393,99 @@ Result<std::vector<std::string>> parse_batch_delete(const Json& body) {
     r.fail("NodeIds", fmt::format("at most 99 per request, got {}", ids->size()));
   if (!r.ok()) return r.status();
   return *ids;
+}
+
+namespace {
+
+constexpr int64_t kMaxWaitIntervalSeconds = 3600;  // HyperPod's bound
+constexpr size_t kMaxImageIdBytes = 256;
+
+Status read_deployment_config(ObjectReader& r, SoftwareUpdateRequest& req,
+                              std::vector<std::string>& ignored) {
+  const Json* dc = r.optional_object("DeploymentConfig");
+  if (!dc) return r.status();
+  ObjectReader d(*dc, r.field_path("DeploymentConfig"));
+  if (const Json* policy = d.optional_object("RollingUpdatePolicy")) {
+    ObjectReader p(*policy, d.field_path("RollingUpdatePolicy"));
+    if (const Json* size = p.optional_object("MaximumBatchSize")) {
+      ObjectReader b(*size, p.field_path("MaximumBatchSize"));
+      req.batch_type = b.required_string("Type");
+      req.batch_value = b.required_int("Value");
+      if (b.ok() && req.batch_type != "INSTANCE_COUNT" && req.batch_type != "CAPACITY_PERCENTAGE")
+        b.fail("Type", "expected INSTANCE_COUNT or CAPACITY_PERCENTAGE, got \"" +
+                           printable(req.batch_type, 40) + "\"");
+      const int64_t max = req.batch_type == "CAPACITY_PERCENTAGE" ? 100 : 10000;
+      if (b.ok() && (req.batch_value < 1 || req.batch_value > max))
+        b.fail("Value", fmt::format("must be between 1 and {}, got {}", max, req.batch_value));
+      b.check_unknown(FieldValidation::kStrict, ignored);
+      GF_RETURN_IF_ERROR(b.status());
+    }
+    p.check_unknown(FieldValidation::kStrict, ignored);
+    GF_RETURN_IF_ERROR(p.status());
+  }
+  if (auto wait = d.optional_int("WaitIntervalInSeconds")) {
+    if (*wait < 0 || *wait > kMaxWaitIntervalSeconds) {
+      d.fail("WaitIntervalInSeconds",
+             fmt::format("must be between 0 and {}, got {}", kMaxWaitIntervalSeconds, *wait));
+    }
+    req.wait_interval = seconds(*wait);
+  }
+  d.check_unknown(FieldValidation::kStrict, ignored);
+  return d.status();
+}
+
+}  // namespace
+
+Result<SoftwareUpdateRequest> parse_software_update(const Json& body, const Cluster& c) {
+  ObjectReader r(body, "");
+  SoftwareUpdateRequest req;
+  std::vector<std::string> ignored;
+  r.optional_string("ClusterName");  // HyperPod's body names the cluster; the path does here
+  if (const Json* groups = r.optional_array("InstanceGroups")) {
+    for (size_t i = 0; i < groups->size(); ++i) {
+      ObjectReader g((*groups)[i], path_index(r.field_path("InstanceGroups"), i));
+      std::string name = g.required_string("InstanceGroupName");
+      g.check_unknown(FieldValidation::kStrict, ignored);
+      GF_RETURN_IF_ERROR(g.status());
+      const InstanceGroup* group = c.find_group(name);
+      if (!group || group->status == GroupStatus::kDeleting) {
+        return validation_error(
+            fmt::format("{}.InstanceGroupName: no instance group \"{}\" in "
+                        "cluster {}",
+                        g.path(), printable(name, 80), c.name));
+      }
+      if (std::find(req.groups.begin(), req.groups.end(), name) == req.groups.end())
+        req.groups.push_back(std::move(name));
+    }
+    if (groups->empty()) r.fail("InstanceGroups", "names no group (leave it out for every group)");
+  }
+  GF_RETURN_IF_ERROR(read_deployment_config(r, req, ignored));
+  if (auto image = r.optional_string("ImageId")) {
+    if (image->empty() || image->size() > kMaxImageIdBytes)
+      r.fail("ImageId", fmt::format("must be 1 to {} bytes", kMaxImageIdBytes));
+    req.image = *image;
+  }
+  r.check_unknown(FieldValidation::kStrict, ignored);
+  GF_RETURN_IF_ERROR(r.status());
+  if (req.groups.empty()) {
+    for (const InstanceGroup& g : c.groups) {
+      if (g.status != GroupStatus::kDeleting) req.groups.push_back(g.spec.name);
+    }
+  }
+  if (c.status != ClusterStatus::kInService) {
+    return Status(
+        ErrorCode::kConflict,
+        fmt::format("cluster {} is {}; a software update starts only on an InService "
+                    "cluster{}",
+                    c.name, to_string(c.status),
+                    c.status == ClusterStatus::kSystemUpdating
+                        ? " (one is in progress: gpufleet cluster describe " + c.name + ")"
+                        : ""));
+  }
+  for (const std::string& name : req.groups) {
+    if (auto busy = group_busy(c, *c.find_group(name), "UpdateClusterSoftware")) return *busy;
+  }
+  return req;
 }
 
 std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g,

@@ -50,6 +50,23 @@ Result<std::vector<NodesToAdd>> parse_batch_add(const Json& body);
 // BatchDeleteClusterNodes: {NodeIds: [...]}.
 Result<std::vector<std::string>> parse_batch_delete(const Json& body);
 
+// UpdateClusterSoftware (HyperPod's shape, docs/provisioning.md "Software updates"):
+//   {"InstanceGroups": [{"InstanceGroupName": "..."}],      optional; absent = every group
+//    "DeploymentConfig": {"RollingUpdatePolicy": {"MaximumBatchSize":
+//        {"Type": "INSTANCE_COUNT" | "CAPACITY_PERCENTAGE", "Value": N}},
+//      "WaitIntervalInSeconds": S},                           optional; default 1 instance, 0 s
+//    "ImageId": "..."}                                        optional; default "latest"
+// checked against the cluster: it must be InService (409 otherwise), the groups must exist and
+// none may be Creating or Updating (409). Unknown fields are refused, naming the closest known.
+struct SoftwareUpdateRequest {
+  std::vector<std::string> groups;
+  std::string batch_type = "INSTANCE_COUNT";
+  int64_t batch_value = 1;
+  Duration wait_interval{};
+  std::string image = "latest";
+};
+Result<SoftwareUpdateRequest> parse_software_update(const Json& body, const Cluster& cluster);
+
 // A group in Creating/Updating refuses BatchAdd/BatchDelete (docs/provisioning.md): the 409
 // message.
 std::optional<Status> group_busy(const Cluster& c, const InstanceGroup& g,

@@ -101,6 +101,10 @@ void Provisioner::reconcile_cluster(const Cluster& c, Time now, int64_t& counter
     const bool may_launch = !gate || g.spec.node_type == NodeType::kController;
     reconcile_group(c, g, may_launch, now, counter, d);
   }
+  if (c.software_update) {
+    reconcile_software_update(c, now, d);
+    return;  // the update ends SystemUpdating, and nothing else changes the cluster's status
+  }
 
   // Cluster status.
   auto status_event = [&](ClusterStatus s, const std::string& reason) {
@@ -225,6 +229,54 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
   }
 }
 
+void Provisioner::update_software(const Cluster& c, const Node& n, ControllerDecision& d) {
+  UpdateSoftwareOp op{c.name, n.instance_id, n.instance_type, c.image};
+  d.intents.push_back(Intent{kCloudDriver, kUpdateSoftwareIntent, op.to_json()});
+  next_issued_[n.instance_id] |= kIssuedUpdate;
+}
+
+void Provisioner::reconcile_software_update(const Cluster& c, Time now, ControllerDecision& d) {
+  const SoftwareUpdate& u = *c.software_update;
+  int64_t updating = 0, behind_pending = 0, done = 0, targets = 0;
+  std::vector<const Node*> candidates;  // Running, of an updated group, on older software
+  for (const auto& [id, n] : c.nodes) {
+    if (!u.updates(n.group) || !n.is_live()) continue;
+    if (n.status == NodeStatus::kSystemUpdating) {
+      ++updating;
+    } else if (n.software_generation >= c.software_generation) {
+      ++done;
+    } else if (n.status == NodeStatus::kRunning) {
+      candidates.push_back(&n);
+    } else {
+      ++behind_pending;  // launched before the update: updated once it runs
+    }
+  }
+  for (const InstanceGroup& g : c.groups) {
+    if (u.updates(g.spec.name)) targets += g.spec.target;
+  }
+  if (updating > 0) return;  // the batch in hand; its reports come back as requests
+  if (u.next_batch_at && now < *u.next_batch_at) {
+    wake(d, *u.next_batch_at);
+    return;
+  }
+  if (candidates.empty()) {
+    if (behind_pending == 0) {
+      d.events.push_back(to_event(cluster_events::SoftwareUpdateFinished{c.name, done}));
+    }
+    return;
+  }
+  // Oldest launch first: the longest-serving nodes get the new software first.
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Node* a, const Node* b) { return a->launch_order < b->launch_order; });
+  const int64_t batch = u.batches + 1;
+  const int64_t size = std::min<int64_t>(u.batch_size(targets), candidates.size());
+  for (int64_t i = 0; i < size; ++i) {
+    const Node& n = *candidates[i];
+    d.events.push_back(to_event(cluster_events::NodeUpdateStarted{c.name, n.instance_id, batch}));
+    update_software(c, n, d);
+  }
+}
+
 void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& reason,
                             ControllerDecision& d) {
   d.events.push_back(to_event(cluster_events::TerminateRequested{c.name, n.instance_id, reason}));
@@ -267,6 +319,10 @@ void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) 
       TerminateOp op{c.name, id, n.instance_type};
       d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
       issued |= kIssuedTerminate;
+    } else if (n.status == NodeStatus::kSystemUpdating && !(issued & kIssuedUpdate)) {
+      UpdateSoftwareOp op{c.name, id, n.instance_type, c.image};
+      d.intents.push_back(Intent{kCloudDriver, kUpdateSoftwareIntent, op.to_json()});
+      issued |= kIssuedUpdate;
     }
     if (issued) next_issued_[id] |= issued;
   }
@@ -309,6 +365,13 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
     case Kind::kRemediated:
     case Kind::kBurnIn:
       return d;  // the health controller's (routed there by the runtime)
+    case Kind::kSoftwareUpdated:
+      // Stale when the node is no longer updating (terminated meanwhile, or a repeat).
+      if (n.status == NodeStatus::kSystemUpdating && c->software_update) {
+        d.events.push_back(to_event(cluster_events::NodeUpdated{c->name, n.instance_id, rep.message,
+                                                                c->software_generation}));
+      }
+      return d;
   }
   if (!pending) return d;
   const bool capacity = rep.kind == Kind::kLaunchFailed;

@@ -55,6 +55,10 @@ class Provisioner final : public Controller {
   void terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
                         const std::string& reason, ControllerDecision& d);
   void reissue_lost_intents(const Cluster& c, ControllerDecision& d);
+  // UpdateClusterSoftware: the next batch once the last is over and its wait has passed; the end
+  // once no node of the updated groups is left behind (docs/provisioning.md).
+  void reconcile_software_update(const Cluster& c, Time now, ControllerDecision& d);
+  void update_software(const Cluster& c, const Node& n, ControllerDecision& d);
   struct GroupCounts {
     int64_t live = 0;     // not on its way out
     int64_t current = 0;  // Running
@@ -71,6 +75,7 @@ class Provisioner final : public Controller {
   // treat a repeat as the same operation). Entries of nodes that are gone are dropped each pass.
   static constexpr int kIssuedLaunch = 1;
   static constexpr int kIssuedTerminate = 2;
+  static constexpr int kIssuedUpdate = 4;
   std::unordered_map<std::string, int> issued_;
   std::unordered_map<std::string, int> next_issued_;
 };

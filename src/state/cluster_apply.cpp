@@ -1,6 +1,8 @@
 // Applies cluster/group/node journal events to FleetState and derives the user-visible events
 // of ListClusterEvents from them (docs/provisioning.md, texts modelled on HyperPod's events
 // reference).
+#include <algorithm>
+
 #include "state/cluster_events.h"
 #include "state/fleet_state.h"
 
@@ -119,6 +121,11 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       {TerminateRequested::kType, &FleetState::apply_typed_cluster_event<TerminateRequested>},
       {Terminated::kType, &FleetState::apply_typed_cluster_event<Terminated>},
       {NodeHealth::kType, &FleetState::apply_typed_cluster_event<NodeHealth>},
+      {SoftwareUpdateStarted::kType, &FleetState::apply_typed_cluster_event<SoftwareUpdateStarted>},
+      {NodeUpdateStarted::kType, &FleetState::apply_typed_cluster_event<NodeUpdateStarted>},
+      {NodeUpdated::kType, &FleetState::apply_typed_cluster_event<NodeUpdated>},
+      {SoftwareUpdateFinished::kType,
+       &FleetState::apply_typed_cluster_event<SoftwareUpdateFinished>},
   };
   auto it = kAppliers.find(rec.type);
   if (it == kAppliers.end()) {
@@ -388,6 +395,8 @@ Status FleetState::on_cluster_event(const EventRecord& rec,
   n.instance_type = e.instance_type;
   n.attempt = e.attempt;
   n.price_micros_per_hour = e.price_micros_per_hour;
+  n.image = c.image;  // a node launches with the cluster's current software
+  n.software_generation = c.software_generation;
   g.launch_attempts = std::max(g.launch_attempts, n.attempt);
   n.status = NodeStatus::kPending;
   n.message = "Launch requested";
@@ -513,6 +522,92 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
                                          fmt::format("EC2 Instance {} terminated", e.instance_id),
                                          n.group, e.instance_id));
   c.nodes.erase(e.instance_id);
+  return ok_status();
+}
+
+// ---- software updates (docs/provisioning.md "Software updates") --------------------------------
+
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::SoftwareUpdateStarted& e, Cluster& c) {
+  SoftwareUpdate u;
+  u.image = e.image;
+  u.groups = e.groups;
+  u.batch_type = e.batch_type;
+  u.batch_value = e.batch_value;
+  u.wait_interval = e.wait_interval;
+  u.started = rec.time;
+  c.software_update = std::move(u);
+  c.image = e.image;
+  c.software_generation = e.generation;
+  c.status = ClusterStatus::kSystemUpdating;
+  for (InstanceGroup& g : c.groups) {
+    if (c.software_update->updates(g.spec.name)) g.status = GroupStatus::kSystemUpdating;
+  }
+  std::string groups;
+  for (const std::string& g : e.groups) groups += (groups.empty() ? "" : ", ") + g;
+  UserEvent u_event = cluster_user_event(
+      c, "Cluster", EventLevel::kInfo,
+      fmt::format("Cluster {} is SystemUpdating: software update to {} of instance groups {}, "
+                  "in batches of {} {} with {} between batches",
+                  c.name, e.image, groups, e.batch_value,
+                  e.batch_type == "CAPACITY_PERCENTAGE" ? "% of their capacity" : "instances",
+                  format_duration(e.wait_interval)));
+  u_event.details = Json{{"ImageId", e.image}, {"InstanceGroups", e.groups}};
+  add_user_event(rec, std::move(u_event));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::NodeUpdateStarted& e, Cluster& c,
+                                    Node& n) {
+  if (!c.software_update) return internal_error("node.update_started without an update");
+  n.status = NodeStatus::kSystemUpdating;
+  n.message = "updating software to " + c.software_update->image;
+  c.software_update->batches = std::max(c.software_update->batches, e.batch);
+  c.software_update->next_batch_at.reset();
+  add_user_event(rec, cluster_user_event(
+                          c, "Instance", EventLevel::kInfo,
+                          fmt::format("EC2 Instance {} is SystemUpdating (batch {}): its software "
+                                      "is updated to {}",
+                                      e.instance_id, e.batch, c.software_update->image),
+                          n.group, e.instance_id));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::NodeUpdated& e,
+                                    Cluster& c, Node& n) {
+  n.status = NodeStatus::kRunning;
+  n.message = "";
+  n.image = e.image;
+  n.software_generation = e.generation;
+  // The batch is over when no node is left updating: the next waits the interval.
+  const bool batch_over = std::none_of(c.nodes.begin(), c.nodes.end(), [](const auto& kv) {
+    return kv.second.status == NodeStatus::kSystemUpdating;
+  });
+  if (c.software_update && batch_over) {
+    c.software_update->next_batch_at = rec.time + c.software_update->wait_interval;
+  }
+  add_user_event(rec, cluster_user_event(c, "Instance", EventLevel::kInfo,
+                                         fmt::format("EC2 Instance {} updated to {}; instance is "
+                                                     "Running",
+                                                     e.instance_id, e.image),
+                                         n.group, e.instance_id));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord& rec,
+                                    const cluster_events::SoftwareUpdateFinished& e, Cluster& c) {
+  const std::string image = c.software_update ? c.software_update->image : c.image;
+  c.software_update.reset();
+  if (c.status == ClusterStatus::kSystemUpdating) c.status = ClusterStatus::kInService;
+  for (InstanceGroup& g : c.groups) {
+    if (g.status == GroupStatus::kSystemUpdating) g.status = GroupStatus::kInService;
+  }
+  add_user_event(
+      rec, cluster_user_event(c, "Cluster", EventLevel::kInfo,
+                              fmt::format("Cluster {} is InService: software update to {} finished "
+                                          "({} instances updated)",
+                                          c.name, image, e.updated)));
   return ok_status();
 }
 

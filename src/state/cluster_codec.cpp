@@ -13,24 +13,29 @@ std::optional<Time> read_opt_time(ObjectReader& r, std::string_view key) {
 }
 
 Json node_to_json(const Node& n) {
-  return Json{{"InstanceId", n.instance_id},
-              {"Group", n.group},
-              {"InstanceType", n.instance_type},
-              {"Status", to_string(n.status)},
-              {"Message", n.message},
-              {"Attempt", n.attempt},
-              {"LaunchOrder", n.launch_order},
-              {"RequestedAt", to_micros(n.requested_at)},
-              {"LaunchTime", opt_time(n.launch_time)},
-              {"RunningAt", opt_time(n.running_at)},
-              {"ShuttingDownAt", opt_time(n.shutting_down_at)},
-              {"Healthy", n.healthy},
-              {"TerminationReason", n.termination_reason},
-              {"PriceMicrosPerHour", n.price_micros_per_hour},
-              {"Cordoned", n.cordoned},
-              {"Maintenance", n.maintenance},
-              {"HostId", n.host_id},
-              {"Labels", n.labels}};
+  Json j{{"InstanceId", n.instance_id},
+         {"Group", n.group},
+         {"InstanceType", n.instance_type},
+         {"Status", to_string(n.status)},
+         {"Message", n.message},
+         {"Attempt", n.attempt},
+         {"LaunchOrder", n.launch_order},
+         {"RequestedAt", to_micros(n.requested_at)},
+         {"LaunchTime", opt_time(n.launch_time)},
+         {"RunningAt", opt_time(n.running_at)},
+         {"ShuttingDownAt", opt_time(n.shutting_down_at)},
+         {"Healthy", n.healthy},
+         {"TerminationReason", n.termination_reason},
+         {"PriceMicrosPerHour", n.price_micros_per_hour},
+         {"Cordoned", n.cordoned},
+         {"Maintenance", n.maintenance},
+         {"HostId", n.host_id},
+         {"Labels", n.labels}};
+  // Software fields only once an update happened: snapshots of fleets that never updated stay as
+  // they were (and so do their hashes).
+  if (!n.image.empty()) j["Image"] = n.image;
+  if (n.software_generation != 0) j["SoftwareGeneration"] = n.software_generation;
+  return j;
 }
 
 Result<Node> node_from_json(const Json& j) {
@@ -53,6 +58,8 @@ Result<Node> node_from_json(const Json& j) {
   n.cordoned = r.optional_bool("Cordoned").value_or(false);
   n.maintenance = r.optional_bool("Maintenance").value_or(false);
   n.host_id = r.optional_string("HostId").value_or("");
+  n.image = r.optional_string("Image").value_or("");
+  n.software_generation = r.optional_int("SoftwareGeneration").value_or(0);
   if (const Json* l = r.optional_object("Labels")) {
     for (auto it = l->begin(); it != l->end(); ++it) {
       if (it.value().is_string()) n.labels[it.key()] = it.value().get<std::string>();
@@ -130,8 +137,39 @@ Json cluster_to_snapshot(const Cluster& c) {
     for (const auto& s : *c.legacy_previous_specs) prev.push_back(s.to_json());
     j["LegacyPreviousSpecs"] = prev;
   }
+  if (!c.image.empty()) j["Image"] = c.image;
+  if (c.software_generation != 0) j["SoftwareGeneration"] = c.software_generation;
+  if (const SoftwareUpdate* u = c.software_update ? &*c.software_update : nullptr) {
+    j["SoftwareUpdate"] = Json{{"Image", u->image},
+                               {"Groups", u->groups},
+                               {"BatchType", u->batch_type},
+                               {"BatchValue", u->batch_value},
+                               {"WaitIntervalUs", u->wait_interval.count()},
+                               {"Started", to_micros(u->started)},
+                               {"NextBatchAt", opt_time(u->next_batch_at)},
+                               {"Batches", u->batches}};
+  }
   return j;
 }
+
+namespace {
+
+Result<SoftwareUpdate> software_update_from_json(const Json& j) {
+  ObjectReader r(j, "cluster.SoftwareUpdate");
+  SoftwareUpdate u;
+  u.image = r.required_string("Image");
+  u.groups = r.optional_string_list("Groups").value_or(std::vector<std::string>{});
+  u.batch_type = r.required_string("BatchType");
+  u.batch_value = r.required_int("BatchValue");
+  u.wait_interval = Duration(r.required_int("WaitIntervalUs"));
+  u.started = from_micros(r.required_int("Started"));
+  u.next_batch_at = read_opt_time(r, "NextBatchAt");
+  u.batches = r.optional_int("Batches").value_or(0);
+  if (!r.ok()) return r.status();
+  return u;
+}
+
+}  // namespace
 
 Result<Cluster> cluster_from_snapshot(const Json& j) {
   ObjectReader r(j, "cluster");
@@ -154,7 +192,13 @@ Result<Cluster> cluster_from_snapshot(const Json& j) {
   const Json* nodes = r.optional_array("Nodes");
   const Json* billing = r.optional_array("Billing");
   const Json* prev = r.optional_array("LegacyPreviousSpecs");
+  c.image = r.optional_string("Image").value_or("");
+  c.software_generation = r.optional_int("SoftwareGeneration").value_or(0);
+  const Json* update = r.optional_object("SoftwareUpdate");
   if (!r.ok()) return r.status();
+  if (update) {
+    GF_ASSIGN_OR_RETURN(c.software_update, software_update_from_json(*update));
+  }
   if (!st) return validation_error("cluster.Status: unknown");
   c.status = *st;
   if (groups) {

@@ -290,6 +290,65 @@ struct NodeHealth {
   }
 };
 
+// UpdateClusterSoftware (docs/provisioning.md "Software updates"): the cluster (and the groups it
+// updates) is SystemUpdating; new nodes launch with `image` from now on, at generation
+// `generation`; Running nodes follow batch by batch.
+struct SoftwareUpdateStarted {
+  static constexpr std::string_view kType = "cluster.software_update_started";
+  std::string cluster;
+  std::string image;
+  int64_t generation = 0;
+  std::vector<std::string> groups;
+  std::string batch_type;
+  int64_t batch_value = 1;
+  Duration wait_interval{};
+  static constexpr auto fields() {
+    return std::tuple{field("Name", &SoftwareUpdateStarted::cluster),
+                      field("Image", &SoftwareUpdateStarted::image),
+                      field("Generation", &SoftwareUpdateStarted::generation),
+                      field("Groups", &SoftwareUpdateStarted::groups),
+                      field("BatchType", &SoftwareUpdateStarted::batch_type),
+                      field("BatchValue", &SoftwareUpdateStarted::batch_value),
+                      field("WaitIntervalUs", &SoftwareUpdateStarted::wait_interval)};
+  }
+};
+// A node of the update's current batch: SystemUpdating until the cloud reports it updated (its
+// pods come down, as on any node that stops taking pods).
+struct NodeUpdateStarted {
+  static constexpr std::string_view kType = "node.update_started";
+  std::string cluster;
+  std::string instance_id;
+  int64_t batch = 0;
+  static constexpr auto fields() {
+    return std::tuple{field("Name", &NodeUpdateStarted::cluster),
+                      field("InstanceId", &NodeUpdateStarted::instance_id),
+                      field("Batch", &NodeUpdateStarted::batch)};
+  }
+};
+// The cloud updated the node: Running again, on `image` at `generation`.
+struct NodeUpdated {
+  static constexpr std::string_view kType = "node.updated";
+  std::string cluster;
+  std::string instance_id;
+  std::string image;
+  int64_t generation = 0;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("Name", &NodeUpdated::cluster), field("InstanceId", &NodeUpdated::instance_id),
+        field("Image", &NodeUpdated::image), field("Generation", &NodeUpdated::generation)};
+  }
+};
+// Every node the update covers is on the new image: the cluster and its groups are InService.
+struct SoftwareUpdateFinished {
+  static constexpr std::string_view kType = "cluster.software_update_finished";
+  std::string cluster;
+  int64_t updated = 0;
+  static constexpr auto fields() {
+    return std::tuple{field("Name", &SoftwareUpdateFinished::cluster),
+                      field("Updated", &SoftwareUpdateFinished::updated)};
+  }
+};
+
 }  // namespace gf::cluster_events
 
 namespace gf::event_type {
@@ -315,5 +374,11 @@ inline constexpr std::string_view kNodeTerminateRequested =
     cluster_events::TerminateRequested::kType;
 inline constexpr std::string_view kNodeTerminated = cluster_events::Terminated::kType;
 inline constexpr std::string_view kNodeHealth = cluster_events::NodeHealth::kType;
+inline constexpr std::string_view kSoftwareUpdateStarted =
+    cluster_events::SoftwareUpdateStarted::kType;
+inline constexpr std::string_view kNodeUpdateStarted = cluster_events::NodeUpdateStarted::kType;
+inline constexpr std::string_view kNodeUpdated = cluster_events::NodeUpdated::kType;
+inline constexpr std::string_view kSoftwareUpdateFinished =
+    cluster_events::SoftwareUpdateFinished::kType;
 
 }  // namespace gf::event_type

@@ -200,6 +200,14 @@ class FleetState {
                           Cluster& c, Node& n);
   Status on_cluster_event(const EventRecord& record, const cluster_events::NodeHealth& e,
                           Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::SoftwareUpdateStarted& e,
+                          Cluster& c);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::NodeUpdateStarted& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::NodeUpdated& e,
+                          Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record,
+                          const cluster_events::SoftwareUpdateFinished& e, Cluster& c);
   // A node starts shutting down (lifecycle failure, unhealthy, termination asked): billing ends.
   void shut_down_node(const EventRecord& record, Cluster& c, Node& n, const std::string& why,
                       bool unhealthy, EventLevel level, std::string text);

@@ -5,6 +5,7 @@
 // server's clock behind every relative time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 
@@ -105,6 +106,30 @@ TEST_F(CliHabits, HyperPodListFilters) {
   CommandResult bad = cli({"node", "list", kCluster, "--sort-by", "age"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("--sort-by: expected name or creation-time"), std::string::npos);
+}
+
+// HyperPod's update-cluster-software: a rolling update by batch, watched to its end.
+TEST_F(CliHabits, UpdateClusterSoftwareRollsByBatch) {
+  CommandResult bad = cli({"cluster", "update-software", kCluster, "--batch-size", "half"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--batch-size: expected a count (4) or a percentage (25%)"),
+            std::string::npos)
+      << bad.out;
+  CommandResult r =
+      cli({"cluster", "update-software", kCluster, "--group", "worker-gpu-a", "--batch-size", "50%",
+           "--wait-interval", "1m", "--image-id", "ami-2", "--wait", "--timeout", "2m"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Cluster my-training-cluster: SystemUpdating"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Software update to ami-2: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cluster my-training-cluster is InService"), std::string::npos) << r.out;
+  EXPECT_EQ(cli({"cluster", "describe", kCluster, "-o", "jsonpath={.ImageId}"}).out, "ami-2\n");
+  const std::string images =
+      cli({"node", "list", kCluster, "--group", "worker-gpu-a", "-o",
+           "jsonpath={range .ClusterNodeSummaries[*]}{.ImageId}{\"\\n\"}{end}"})
+          .out;
+  EXPECT_EQ(std::count(images.begin(), images.end(), '\n'), 16) << images;
+  EXPECT_EQ(images.find("ami-2\n"), 0u) << images;
+  EXPECT_EQ(images.find_first_not_of("ami-2\n"), std::string::npos) << images;
 }
 
 // Slurm users' sinfo, squeue and slurm.conf; the node list names Slurm's node names.

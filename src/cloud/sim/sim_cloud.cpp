@@ -45,7 +45,8 @@ Status read_durations(ObjectReader& r, SimCloudConfig& c) {
                      DurField{"reprovisionDuration", &c.reprovision_duration},
                      DurField{"migrateDuration", &c.migrate_duration},
                      DurField{"deleteDuration", &c.delete_duration},
-                     DurField{"burnInDuration", &c.burn_in_duration}}) {
+                     DurField{"burnInDuration", &c.burn_in_duration},
+                     DurField{"softwareUpdateDuration", &c.software_update_duration}}) {
     if (const Json* v = r.optional_value(f.key)) {
       auto d = read_duration(*v, r.field_path(f.key));
       if (!d.ok()) return d.status();
@@ -193,6 +194,12 @@ void SimCloud::execute(const Intent& intent) {
     remediate(intent);
   } else if (intent.kind == "burnin") {
     burn_in(intent);
+  } else if (intent.kind == kUpdateSoftwareIntent) {
+    auto op = UpdateSoftwareOp::from_json(intent.payload);
+    if (op.ok())
+      update_software(*op);
+    else
+      spdlog::error("sim cloud: bad update-software intent: {}", op.status().to_string());
   }
 }
 
@@ -236,6 +243,12 @@ void SimCloud::remediate(const Intent& intent) {
     }
   }
   report_(clock_.now() + took, std::move(r));
+}
+
+void SimCloud::update_software(const UpdateSoftwareOp& op) {
+  report_(clock_.now() + config_.software_update_duration,
+          CloudReport{CloudReport::Kind::kSoftwareUpdated, op.cluster, op.instance_id,
+                      LaunchOutcome::kOk, op.image});
 }
 
 void SimCloud::burn_in(const Intent& intent) {

@@ -32,6 +32,7 @@ struct SimCloudConfig {
   Duration migrate_duration = minutes(20);
   Duration delete_duration = minutes(2);
   Duration burn_in_duration = minutes(30);
+  Duration software_update_duration = minutes(10);  // one node's update (UpdateClusterSoftware)
   struct BurnIn {
     std::string outcome = "pass";  // pass | fail | interrupted
     std::string check = "nccl";    // the check that fails (gpu, nccl, infiniband, storage)
@@ -77,6 +78,7 @@ class SimCloud final : public CloudDriver {
   void terminate(const TerminateOp& op);
   void remediate(const Intent& intent);
   void burn_in(const Intent& intent);
+  void update_software(const UpdateSoftwareOp& op);
   std::optional<LaunchOutcome> injected(const LaunchOp& op) const;
   void settle(Time now);  // applies releases that are due
 

@@ -84,6 +84,14 @@ TEST(TypedEvents, EveryClusterGroupAndNodeTypeRoundTrips) {
   EXPECT_EQ(round_trip(TerminateRequested{"c", "i-1", "scale-down"}).reason, "scale-down");
   EXPECT_EQ(round_trip(Terminated{"c", "i-1"}).cluster, "c");
   EXPECT_FALSE(round_trip(NodeHealth{"c", "i-1", false, "ECC"}).healthy);
+  const SoftwareUpdateStarted su = round_trip(
+      SoftwareUpdateStarted{"c", "ami-2", 3, {"a", "b"}, "CAPACITY_PERCENTAGE", 25, minutes(5)});
+  EXPECT_EQ(su.groups, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(su.wait_interval, minutes(5));
+  EXPECT_EQ(su.generation, 3);
+  EXPECT_EQ(round_trip(NodeUpdateStarted{"c", "i-1", 2}).batch, 2);
+  EXPECT_EQ(round_trip(NodeUpdated{"c", "i-1", "ami-2", 3}).image, "ami-2");
+  EXPECT_EQ(round_trip(SoftwareUpdateFinished{"c", 8}).updated, 8);
 }
 
 remediate::Remediation remediation() {
