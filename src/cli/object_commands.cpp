@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -89,83 +90,90 @@ std::string age(const Json& created_ms_or_iso, Time now) {
 
 const Json& meta(const Json& o) { return field(o, "metadata"); }
 
-// The table of quota objects and jobs.
-Table object_table(const KindInfo& k, const Json& items, Time now) {
-  if (k.plural == "queues") {
-    Table t({"NAME", "NAMESPACE", "QUOTA-NODE", "ADMITTED", "PENDING", "MAX-JOBS"});
-    for (const Json& q : items) {
-      t.add_row({text_field(meta(q), "name"), text_field(meta(q), "namespace"),
-                 text_field(field(q, "spec"), "quotaNode"),
-                 text_field(field(q, "status"), "admittedJobs"),
-                 text_field(field(q, "status"), "pendingJobs"),
-                 compact_count(text_field(field(q, "status"), "maxJobs"))});
-    }
-    return t;
+Table queue_table(const Json& items, Time) {
+  Table t({"NAME", "NAMESPACE", "QUOTA-NODE", "ADMITTED", "PENDING", "MAX-JOBS"});
+  for (const Json& q : items) {
+    t.add_row({text_field(meta(q), "name"), text_field(meta(q), "namespace"),
+               text_field(field(q, "spec"), "quotaNode"),
+               text_field(field(q, "status"), "admittedJobs"),
+               text_field(field(q, "status"), "pendingJobs"),
+               compact_count(text_field(field(q, "status"), "maxJobs"))});
   }
-  if (k.plural == "workloads") {
-    // Kueue's Workload columns: the queue a job names, whether quota admitted it and whether it
-    // finished; then where it runs.
-    Table t({"NAME", "KIND", "QUEUE", "ADMITTED", "FINISHED", "STATUS", "CLUSTER", "AGE",
-             wide_column("ID")});
-    for (const Json& j : items) {
-      std::string queue = text_field(j, "localQueue");
-      if (queue.empty()) queue = text_field(j, "jobQueue");
-      if (queue.empty() && !text_field(j, "namespace").empty())
-        queue = "namespace " + text_field(j, "namespace");
-      if (!text_field(j, "quotaShareName").empty()) queue += "/" + text_field(j, "quotaShareName");
-      const std::string status = text_field(j, "status");
-      const bool finished = status == "SUCCEEDED" || status == "FAILED";
-      const bool admitted = !finished && !text_field(field(j, "placement"), "cluster").empty();
-      std::string kind = text_field(j, "kind");
-      t.add_row({text_field(j, "jobName"), kind.empty() ? "ServiceJob" : kind,
-                 queue.empty() ? "-" : queue, admitted ? "True" : "False",
-                 finished ? "True" : "False", status, text_field(field(j, "placement"), "cluster"),
-                 age(field(j, "createdAt"), now), text_field(j, "jobId")});
-    }
-    return t;
+  return t;
+}
+
+// Kueue's Workload columns: the queue a job names, whether quota admitted it and whether it
+// finished; then where it runs.
+Table workloads_view(const Json& items, Time now) {
+  Table t({"NAME", "KIND", "QUEUE", "ADMITTED", "FINISHED", "STATUS", "CLUSTER", "AGE",
+           wide_column("ID")});
+  for (const Json& j : items) {
+    std::string queue = text_field(j, "localQueue");
+    if (queue.empty()) queue = text_field(j, "jobQueue");
+    if (queue.empty() && !text_field(j, "namespace").empty())
+      queue = "namespace " + text_field(j, "namespace");
+    if (!text_field(j, "quotaShareName").empty()) queue += "/" + text_field(j, "quotaShareName");
+    const std::string status = text_field(j, "status");
+    const bool finished = status == "SUCCEEDED" || status == "FAILED";
+    const bool admitted = !finished && !text_field(field(j, "placement"), "cluster").empty();
+    const std::string kind = text_field(j, "kind");
+    t.add_row({text_field(j, "jobName"), kind.empty() ? "ServiceJob" : kind,
+               queue.empty() ? "-" : queue, admitted ? "True" : "False",
+               finished ? "True" : "False", status, text_field(field(j, "placement"), "cluster"),
+               age(field(j, "createdAt"), now), text_field(j, "jobId")});
   }
-  if (k.plural == "jobs") {
-    Table t({"NAME", "ID", "STATUS", "PRIORITY", "QUEUE", "SHARE", "CLUSTER", "AGE",
-             text_column("REASON")});
-    for (const Json& j : items) {
-      t.add_row({text_field(j, "jobName"), text_field(j, "jobId"), text_field(j, "status"),
-                 text_field(j, "schedulingPriority"), text_field(j, "jobQueue"),
-                 text_field(j, "quotaShareName"), text_field(field(j, "placement"), "cluster"),
-                 age(field(j, "createdAt"), now), text_field(j, "statusReason")});
-    }
-    return t;
+  return t;
+}
+
+Table jobs_table(const Json& items, Time now) {
+  Table t({"NAME", "ID", "STATUS", "PRIORITY", "QUEUE", "SHARE", "CLUSTER", "AGE",
+           text_column("REASON")});
+  for (const Json& j : items) {
+    t.add_row({text_field(j, "jobName"), text_field(j, "jobId"), text_field(j, "status"),
+               text_field(j, "schedulingPriority"), text_field(j, "jobQueue"),
+               text_field(j, "quotaShareName"), text_field(field(j, "placement"), "cluster"),
+               age(field(j, "createdAt"), now), text_field(j, "statusReason")});
   }
-  if (k.plural == "job-queues") {
-    Table t({"NAME", "STATE", "STATUS", text_column("REASON"), wide_column("POLICY")});
-    for (const Json& q : items) {
-      t.add_row({text_field(q, "jobQueueName"), text_field(q, "state"), text_field(q, "status"),
-                 text_field(q, "statusReason"), text_field(q, "schedulingPolicyArn")});
-    }
-    return t;
+  return t;
+}
+
+Table job_queue_table(const Json& items, Time) {
+  Table t({"NAME", "STATE", "STATUS", text_column("REASON"), wide_column("POLICY")});
+  for (const Json& q : items) {
+    t.add_row({text_field(q, "jobQueueName"), text_field(q, "state"), text_field(q, "status"),
+               text_field(q, "statusReason"), text_field(q, "schedulingPolicyArn")});
   }
-  if (k.plural == "quota-shares") {
-    Table t({"NAME", "JOB-QUEUE", "STRATEGY", "LIMITS", "RUNNING", "PENDING"});
-    for (const Json& s : items) {
-      std::string limits;
-      for (const Json& l : array_field(s, "capacityLimits")) {
-        limits += (limits.empty() ? "" : ",") + text_field(l, "capacityUnit") + "=" +
-                  text_field(l, "maxCapacity");
-      }
-      t.add_row({text_field(s, "quotaShareName"), text_field(s, "jobQueue"),
-                 text_field(field(s, "resourceSharingConfiguration"), "strategy"), limits,
-                 text_field(s, "admittedJobs"), text_field(s, "pendingJobs")});
+  return t;
+}
+
+Table quota_share_table(const Json& items, Time) {
+  Table t({"NAME", "JOB-QUEUE", "STRATEGY", "LIMITS", "RUNNING", "PENDING"});
+  for (const Json& s : items) {
+    std::string limits;
+    for (const Json& l : array_field(s, "capacityLimits")) {
+      limits += (limits.empty() ? "" : ",") + text_field(l, "capacityUnit") + "=" +
+                text_field(l, "maxCapacity");
     }
-    return t;
+    t.add_row({text_field(s, "quotaShareName"), text_field(s, "jobQueue"),
+               text_field(field(s, "resourceSharingConfiguration"), "strategy"), limits,
+               text_field(s, "admittedJobs"), text_field(s, "pendingJobs")});
   }
-  if (k.aws) {
-    Table t({"NAME"});
-    for (const Json& o : items) {
-      std::string name = text_field(o, "serviceEnvironmentName");
-      if (name.empty()) name = text_field(o, "name");
-      t.add_row({name});
-    }
-    return t;
+  return t;
+}
+
+// The other AWS Batch kinds (service environments, scheduling policies): their names.
+Table aws_name_table(const Json& items, Time) {
+  Table t({"NAME"});
+  for (const Json& o : items) {
+    std::string name = text_field(o, "serviceEnvironmentName");
+    if (name.empty()) name = text_field(o, "name");
+    t.add_row({name});
   }
+  return t;
+}
+
+// Kueue's and the ElasticQuotaTree's objects.
+Table k8s_object_table(const Json& items, Time now) {
   Table t({"NAME", "NAMESPACE", "ADMITTED", "PENDING", "AGE"});
   for (const Json& o : items) {
     t.add_row({text_field(meta(o), "name"), text_field(meta(o), "namespace"),
@@ -174,6 +182,19 @@ Table object_table(const KindInfo& k, const Json& items, Time now) {
                age(field(meta(o), "creationTimestamp"), now)});
   }
   return t;
+}
+
+// The table of quota objects and jobs, by kind.
+Table object_table(const KindInfo& k, const Json& items, Time now) {
+  using Builder = Table (*)(const Json&, Time);
+  static const std::map<std::string, Builder, std::less<>> kTables = {
+      {"queues", &queue_table},
+      {"workloads", &workloads_view},
+      {"jobs", &jobs_table},
+      {"job-queues", &job_queue_table},
+      {"quota-shares", &quota_share_table}};
+  if (auto it = kTables.find(k.plural); it != kTables.end()) return it->second(items, now);
+  return k.aws ? aws_name_table(items, now) : k8s_object_table(items, now);
 }
 
 std::string object_path(const KindInfo& k, const std::string& name, const std::string& ns) {
@@ -201,72 +222,84 @@ std::string pod_status(const Json& pod) {
   return phase;
 }
 
-// The workload views of the seed walkthrough (docs/workloads.md): `get pytorchjob` NAME STATE AGE,
-// with -M NAME CLUSTER STATE AGE ADOPTION; `get pod -M` NAME CLUSTER READY STATUS RESTARTS AGE.
-// With -A the NAMESPACE comes first, as kubectl shows it.
-Table workload_table(const KindInfo& k, const Json& items, const GetArgs& a, Time now) {
+// A workload row's first cells: NAMESPACE (with -A), then NAME.
+std::vector<std::string> row_start(const Json& o, const GetArgs& a) {
+  std::vector<std::string> row;
+  if (a.all_namespaces) row.push_back(text_field(meta(o), "namespace"));
+  row.push_back(text_field(meta(o), "name"));
+  return row;
+}
+
+std::vector<Column> head_start(const GetArgs& a) {
   std::vector<Column> head;
   if (a.all_namespaces) head.emplace_back("NAMESPACE");
-  auto row_start = [&](const Json& o) {
-    std::vector<std::string> row;
-    if (a.all_namespaces) row.push_back(text_field(meta(o), "namespace"));
-    row.push_back(text_field(meta(o), "name"));
-    return row;
-  };
-  if (k.plural == "pytorchjobs") {
-    if (a.members || !a.member_cluster.empty()) {
-      for (const char* h : {"NAME", "CLUSTER", "STATE", "AGE", "ADOPTION"}) head.emplace_back(h);
-      Table t(std::move(head));
-      for (const Json& j : items) {
-        if (!a.member_cluster.empty()) {  // one member's copy
-          std::vector<std::string> row = row_start(j);
-          row.insert(row.end(), {a.member_cluster, text_field(field(j, "status"), "state"),
-                                 age(field(meta(j), "creationTimestamp"), now), "Y"});
-          t.add_row(std::move(row));
-          continue;
-        }
-        for (const Json& m : array_field(field(j, "status"), "members")) {
-          std::vector<std::string> row = row_start(j);
-          row.insert(row.end(), {text_field(m, "cluster"), text_field(m, "state"),
-                                 age(field(m, "since"), now), text_field(m, "adoption")});
-          t.add_row(std::move(row));
-        }
-      }
-      return t;
-    }
+  return head;
+}
+
+// `get pytorchjob` NAME STATE AGE; with -M (or -m CLUSTER) NAME CLUSTER STATE AGE ADOPTION, one
+// row per member-cluster copy.
+Table pytorchjob_table(const Json& items, const GetArgs& a, Time now) {
+  std::vector<Column> head = head_start(a);
+  if (!a.members && a.member_cluster.empty()) {
     for (const char* h : {"NAME", "STATE", "AGE"}) head.emplace_back(h);
     Table t(std::move(head));
     for (const Json& j : items) {
-      std::vector<std::string> row = row_start(j);
+      std::vector<std::string> row = row_start(j, a);
       row.insert(row.end(), {text_field(field(j, "status"), "state"),
                              age(field(meta(j), "creationTimestamp"), now)});
       t.add_row(std::move(row));
     }
     return t;
   }
-  if (k.plural == "pods") {
-    head.emplace_back("NAME");
-    if (a.members) head.emplace_back("CLUSTER");
-    for (const char* h : {"READY", "STATUS", "RESTARTS", "AGE"}) head.emplace_back(h);
-    head.push_back(wide_column("NODE"));
-    Table t(std::move(head));
-    for (const Json& p : items) {
-      if (!a.member_cluster.empty() &&
-          text_field(field(p, "spec"), "clusterName") != a.member_cluster)
-        continue;
-      std::vector<std::string> row = row_start(p);
-      if (a.members) row.push_back(text_field(field(p, "spec"), "clusterName"));
-      const bool ready = field(field(p, "status"), "ready").is_boolean() &&
-                         field(field(p, "status"), "ready").get<bool>();
-      row.push_back(ready ? "1/1" : "0/1");
-      row.push_back(pod_status(p));
-      row.push_back(text_field(field(p, "status"), "restartCount"));
-      row.push_back(age(field(meta(p), "creationTimestamp"), now));
-      row.push_back(text_field(field(p, "spec"), "nodeName"));
+  for (const char* h : {"NAME", "CLUSTER", "STATE", "AGE", "ADOPTION"}) head.emplace_back(h);
+  Table t(std::move(head));
+  for (const Json& j : items) {
+    if (!a.member_cluster.empty()) {  // one member's copy
+      std::vector<std::string> row = row_start(j, a);
+      row.insert(row.end(), {a.member_cluster, text_field(field(j, "status"), "state"),
+                             age(field(meta(j), "creationTimestamp"), now), "Y"});
+      t.add_row(std::move(row));
+      continue;
+    }
+    for (const Json& m : array_field(field(j, "status"), "members")) {
+      std::vector<std::string> row = row_start(j, a);
+      row.insert(row.end(), {text_field(m, "cluster"), text_field(m, "state"),
+                             age(field(m, "since"), now), text_field(m, "adoption")});
       t.add_row(std::move(row));
     }
-    return t;
   }
+  return t;
+}
+
+// `get pod` NAME [CLUSTER] READY STATUS RESTARTS AGE (and NODE with -o wide).
+Table pod_table(const Json& items, const GetArgs& a, Time now) {
+  std::vector<Column> head = head_start(a);
+  head.emplace_back("NAME");
+  if (a.members) head.emplace_back("CLUSTER");
+  for (const char* h : {"READY", "STATUS", "RESTARTS", "AGE"}) head.emplace_back(h);
+  head.push_back(wide_column("NODE"));
+  Table t(std::move(head));
+  for (const Json& p : items) {
+    if (!a.member_cluster.empty() &&
+        text_field(field(p, "spec"), "clusterName") != a.member_cluster)
+      continue;
+    std::vector<std::string> row = row_start(p, a);
+    if (a.members) row.push_back(text_field(field(p, "spec"), "clusterName"));
+    const bool ready = field(field(p, "status"), "ready").is_boolean() &&
+                       field(field(p, "status"), "ready").get<bool>();
+    row.push_back(ready ? "1/1" : "0/1");
+    row.push_back(pod_status(p));
+    row.push_back(text_field(field(p, "status"), "restartCount"));
+    row.push_back(age(field(meta(p), "creationTimestamp"), now));
+    row.push_back(text_field(field(p, "spec"), "nodeName"));
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+// `get propagationpolicy` NAME NAMESPACE SELECTED AGE.
+Table policy_table(const Json& items, const GetArgs& a, Time now) {
+  std::vector<Column> head = head_start(a);
   for (const char* h : {"NAME", "NAMESPACE", "SELECTED", "AGE"}) head.emplace_back(h);
   if (a.all_namespaces) head.erase(head.begin() + 2);  // NAMESPACE is already first
   Table t(std::move(head));
@@ -274,12 +307,19 @@ Table workload_table(const KindInfo& k, const Json& items, const GetArgs& a, Tim
     std::string selected;
     for (const Json& n : array_field(field(p, "status"), "selected"))
       selected += (selected.empty() ? "" : ",") + text_of(n);
-    std::vector<std::string> row = row_start(p);
+    std::vector<std::string> row = row_start(p, a);
     if (!a.all_namespaces) row.push_back(text_field(meta(p), "namespace"));
     row.insert(row.end(), {selected, age(field(meta(p), "creationTimestamp"), now)});
     t.add_row(std::move(row));
   }
   return t;
+}
+
+// The workload views of the seed walkthrough (docs/workloads.md), as kubectl shows them.
+Table workload_table(const KindInfo& k, const Json& items, const GetArgs& a, Time now) {
+  if (k.plural == "pytorchjobs") return pytorchjob_table(items, a, now);
+  if (k.plural == "pods") return pod_table(items, a, now);
+  return policy_table(items, a, now);
 }
 
 bool is_workload(const KindInfo& k) {
