@@ -84,9 +84,26 @@ Result<int64_t> int_value(ObjectReader& r, std::string_view key) {
   return validation_error(r.field_path(key) + ": must be an integer (or 0x… bit mask)");
 }
 
+// DCGM field names that releases before the 3.x renames used, as dcgm-exporters still in service
+// send them (docs/health.md "DCGM fields"): old name -> the name read here.
+constexpr std::pair<std::string_view, std::string_view> kDcgmFieldAliases[] = {
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"},
+};
+
+}  // namespace
+
+std::string canonical_dcgm_field(std::string_view field) {
+  for (const auto& [old_name, name] : kDcgmFieldAliases) {
+    if (field == old_name) return std::string(name);
+  }
+  return std::string(field);
+}
+
+namespace {
+
 Result<std::vector<Detection>> from_dcgm(const Json& j, const std::string& path) {
   ObjectReader r(j, path);
-  const std::string field = r.required_string("field");
+  const std::string field = canonical_dcgm_field(r.required_string("field"));
   const int64_t gpu = r.optional_int("gpu").value_or(0);
   const std::string pci =
       r.optional_string("pci").value_or("0000:" + std::string(0x18 + gpu < 16 ? "0" : "") + [&] {
@@ -120,10 +137,11 @@ Result<std::vector<Detection>> from_dcgm(const Json& j, const std::string& path)
     cur.clocks_event_reasons = prev.clocks_event_reasons = static_cast<uint64_t>(value);
     s = health::check_thermal(prev, kT0, cur, kT0 + health::kMinRateWindow);
   } else {
-    return validation_error(path + ".field: unknown DCGM field '" + field +
-                            "' (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, DCGM_FI_DEV_ROW_REMAP_PENDING, "
-                            "DCGM_FI_DEV_ROW_REMAP_FAILURE, DCGM_FI_DEV_PCIE_REPLAY_COUNTER, "
-                            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS)");
+    return validation_error(
+        path + ".field: unknown DCGM field '" + field +
+        "' (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, DCGM_FI_DEV_ROW_REMAP_PENDING, "
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE, DCGM_FI_DEV_PCIE_REPLAY_COUNTER, "
+        "DCGM_FI_DEV_CLOCKS_EVENT_REASONS, or its old name DCGM_FI_DEV_CLOCK_THROTTLE_REASONS)");
   }
   std::vector<Detection> out;
   if (s)

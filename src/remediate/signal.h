@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
@@ -36,5 +37,10 @@ struct Detection {
 // Errors name the field ("Signal.dcgm.field: unknown DCGM field 'X'"). A text no detector
 // recognises gives no detection and no error (agents stream every kernel line).
 Result<std::vector<Detection>> detect(const Json& signal, const std::string& path = "Signal");
+
+// A DCGM field name as read here: an old name from before the DCGM 3.x renames (for example
+// DCGM_FI_DEV_CLOCK_THROTTLE_REASONS) becomes today's (DCGM_FI_DEV_CLOCKS_EVENT_REASONS); any other
+// name is returned as it is.
+std::string canonical_dcgm_field(std::string_view field);
 
 }  // namespace gf::remediate

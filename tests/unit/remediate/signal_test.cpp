@@ -190,6 +190,19 @@ TEST(SignalDcgm, ThermalBitHeldIsDcgmThermalIdleBitIsNothing) {
       detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCKS_EVENT_REASONS, value: 0x1}}")).empty());
 }
 
+TEST(SignalDcgm, OldFieldNameBeforeThe3xRenamesIsAnAlias) {
+  // dcgm-exporters from before DCGM 3.x send the throttle mask under its old name.
+  std::vector<Detection> d =
+      detected(yaml("{dcgm: {field: DCGM_FI_DEV_CLOCK_THROTTLE_REASONS, value: 0x40}}"));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].detector, "dcgm-thermal");
+  EXPECT_EQ(canonical_dcgm_field("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"),
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS");
+  EXPECT_EQ(canonical_dcgm_field("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL");
+  const std::string why = refused(yaml("{dcgm: {field: DCGM_FI_DEV_NOPE, value: 1}}"));
+  EXPECT_NE(why.find("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"), std::string::npos) << why;
+}
+
 TEST(SignalDcgm, PcieReplayAboveThresholdOnly) {
   std::vector<Detection> d =
       detected(yaml("{dcgm: {field: DCGM_FI_DEV_PCIE_REPLAY_COUNTER, value: 100}}"));
