@@ -67,6 +67,7 @@ class HttpReporter final : public Reporter {
   Status report(const Json& body, bool clear) override;
   // POST …/nodes/{id}/heartbeat: the server raises host-reachability after three missed ones.
   Status heartbeat();
+  void set_server(std::string server) { client_.set_server(std::move(server)); }
 
  private:
   Status post(const std::string& suffix, const std::string& body, Json* answer);

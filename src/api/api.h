@@ -17,6 +17,8 @@
 #include "core/metrics.h"
 #include "loop/control_loop.h"
 #include "model/catalog.h"
+#include "model/cloud_ops.h"
+#include "model/node_logs.h"
 #include "remediate/engine.h"
 
 namespace gf {
@@ -72,6 +74,25 @@ class Api {
       const FleetState&, Time, const std::string& cluster, const std::string& node)>;
   void set_heartbeat_handler(HeartbeatHandler h) { heartbeat_ = std::move(h); }
   const HeartbeatHandler& heartbeat_handler() const { return heartbeat_; }
+  // Where a real instance's own reports go (its agent says it started, or how its lifecycle
+  // script ended; docs/local-cloud.md): the provisioner, on the loop thread. Unset: this server's
+  // cloud has no agents of its own, and the routes answer 404.
+  using CloudReportHandler =
+      std::function<Result<Decision>(const FleetState&, Time, const CloudReport&)>;
+  void set_cloud_report_handler(CloudReportHandler h) { cloud_report_ = std::move(h); }
+  const CloudReportHandler& cloud_report_handler() const { return cloud_report_; }
+  // The logs of real instances (lifecycle script, agent, pods), read where the cloud keeps them.
+  // Unset: the cloud runs no processes, and log routes say so (404).
+  using LogQuery = gf::LogQuery;
+  using LogChunk = gf::LogChunk;
+  using LogSource = std::function<Result<LogChunk>(const LogQuery&)>;
+  void set_log_source(LogSource s) { log_source_ = std::move(s); }
+  const LogSource& log_source() const { return log_source_; }
+  // Where a real instance lives on this machine (its directory; "" when unknown), shown by
+  // DescribeClusterNode as LocalDirectory.
+  using InstanceDirectory = std::function<std::string(const std::string& instance_id)>;
+  void set_instance_directory(InstanceDirectory d) { instance_directory_ = std::move(d); }
+  const InstanceDirectory& instance_directory() const { return instance_directory_; }
 
   // Runs a write through the loop and waits for the commit (or the timeout). Called from a
   // handler that Api::handle runs, it carries that call's audit record and fingerprints its
@@ -90,6 +111,9 @@ class Api {
   Router router_;
   remediate::CapacityCheck capacity_check_;
   HeartbeatHandler heartbeat_;
+  CloudReportHandler cloud_report_;
+  LogSource log_source_;
+  InstanceDirectory instance_directory_;
   std::shared_ptr<const TokenStore> tokens_;
   struct Limiter;
   std::unique_ptr<Limiter> limiter_;
@@ -112,6 +136,9 @@ void register_event_routes(Api& api);
 void register_cluster_routes(Api& api);
 // sinfo and squeue of a Slurm cluster (slurm_views_api.cpp).
 void register_slurm_view_routes(Api& api);
+// What real instances' agents call, and the logs they keep (node_agent_api.cpp,
+// docs/local-cloud.md).
+void register_node_agent_routes(Api& api);
 void register_billing_routes(Api& api);
 void register_quota_routes(Api& api);
 void register_job_routes(Api& api);

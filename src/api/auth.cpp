@@ -140,10 +140,13 @@ Permission required_permission(std::string_view method, std::string_view route) 
   if (read) {
     if (under("/v1/audit") || under("/v1/debug"))
       return under("/v1/debug") ? Permission::kAdmin : Permission::kAudit;
+    // The pods a node should run: its agent asks (and anyone who may read).
+    if (route.ends_with("/nodes/{id}/pods")) return Permission::kAgentRead;
     return Permission::kRead;
   }
   if (route.ends_with("/nodes/{id}/signals") || route.ends_with("/nodes/{id}/signals/clear") ||
-      route.ends_with("/nodes/{id}/heartbeat")) {
+      route.ends_with("/nodes/{id}/heartbeat") || route.ends_with("/nodes/{id}/agent/status") ||
+      route.ends_with("/nodes/{id}/pods/{pod}/status")) {
     return Permission::kAgent;
   }
   if (under("/v1/service-jobs") || under("/v1/apply") || under("/v1/objects") ||
@@ -199,6 +202,10 @@ Status authorize(const HttpRequest& request, Permission need) {
       break;
     case Permission::kAgent:
       ok = op || has_role(request, "agent");
+      wanted = "agent";
+      break;
+    case Permission::kAgentRead:
+      ok = op || viewer || team || has_role(request, "agent");
       wanted = "agent";
       break;
     case Permission::kTeamWork:

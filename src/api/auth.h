@@ -39,6 +39,8 @@ class TokenStore {
 
   // The entry whose hash matches `token`, or null.
   const TokenEntry* find(std::string_view token) const;
+  // One more token (the local cloud's agents' own, which serve makes).
+  void add(TokenEntry entry) { by_hash_[entry.sha256] = std::move(entry); }
   size_t size() const { return by_hash_.size(); }
 
  private:
@@ -56,13 +58,14 @@ std::string normalize_identity(std::string_view name);
 
 // What a route needs.
 enum class Permission {
-  kPublic,    // /healthz: anyone, even unauthenticated
-  kRead,      // any role except agent
-  kAudit,     // reading the audit log: admin, operator, viewer
-  kOperate,   // clusters, nodes, policies, remediation decisions: admin, operator
-  kAgent,     // node signals and heartbeats: admin, operator, agent
-  kTeamWork,  // jobs: admin or a team role (the handler checks which jobs)
-  kAdmin,     // everything else that changes state
+  kPublic,     // /healthz: anyone, even unauthenticated
+  kRead,       // any role except agent
+  kAudit,      // reading the audit log: admin, operator, viewer
+  kOperate,    // clusters, nodes, policies, remediation decisions: admin, operator
+  kAgent,      // node signals, heartbeats, agent and pod status: admin, operator, agent
+  kAgentRead,  // the pods a node should run: any role that reads, and agent
+  kTeamWork,   // jobs: admin or a team role (the handler checks which jobs)
+  kAdmin,      // everything else that changes state
 };
 
 Permission required_permission(std::string_view method, std::string_view route_pattern);

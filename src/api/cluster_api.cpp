@@ -362,8 +362,12 @@ HttpResponse get_cluster_node(Api& api, const HttpRequest& req) {
     return error_response(not_found_error("node \"" + req.path_params.at("id") +
                                           "\" not found in cluster " + c->name));
   }
-  return json_response(
-      200, Json{{"NodeDetails", node_detail(*view, *c, it->second, api.clock().now())}});
+  Json detail = node_detail(*view, *c, it->second, api.clock().now());
+  if (api.instance_directory()) {
+    const std::string dir = api.instance_directory()(it->first);
+    if (!dir.empty()) detail["LocalDirectory"] = dir;  // the local cloud (docs/local-cloud.md)
+  }
+  return json_response(200, Json{{"NodeDetails", std::move(detail)}});
 }
 
 // POST /v1/clusters/{name}/slurm-conf/merge: merge-mode slurm.conf (docs/provisioning.md). The body

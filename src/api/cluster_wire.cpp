@@ -112,7 +112,8 @@ Json node_summary(const FleetView& view, const Cluster& c, const Node& n,
   // The name slurm.conf and sinfo give the node (docs/provisioning.md), beside the instance id.
   if (c.orchestrator == Orchestrator::kSlurm) j["SlurmNodeName"] = slurm_node_name(n);
   if (!n.image.empty()) j["ImageId"] = n.image;
-  if (!n.labels.empty()) {  // what `node list -l` selects on
+  if (!n.address.empty()) j["PrivatePrimaryIp"] = n.address;  // as its agent reported it
+  if (!n.labels.empty()) {                                    // what `node list -l` selects on
     Json labels = Json::object();
     for (const auto& [k, v] : n.labels) labels[k] = v;
     j["Labels"] = std::move(labels);

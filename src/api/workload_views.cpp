@@ -123,7 +123,28 @@ Json event_rows(const Job& j) {
   return out;
 }
 
-Json render_job(const Job& j, bool describe) {
+// The containers' images, for `describe` on a server whose pods run for real: recorded, not
+// pulled (docs/local-cloud.md "Pods").
+Json recorded_images(const Job& j) {
+  Json out = Json::array();
+  auto parsed = workload::parse_pytorchjob(j.request);
+  if (!parsed.ok()) return out;
+  for (const workload::ReplicaSpec* rs :
+       {&parsed->master, parsed->worker ? &*parsed->worker : nullptr}) {
+    if (rs == nullptr || !rs->template_.is_object()) continue;
+    const Json spec = rs->template_.value("spec", Json::object());
+    if (!spec.is_object()) continue;
+    for (const Json& c : spec.value("containers", Json::array())) {
+      if (!c.is_object()) continue;
+      out.push_back(Json{{"replicaType", rs->type},
+                         {"container", c.value("name", "")},
+                         {"image", c.value("image", "")}});
+    }
+  }
+  return out;
+}
+
+Json render_job(const Job& j, bool describe, bool real_pods = false) {
   Json out = j.request;
   Json status{{"conditions", conditions(j)},
               {"replicaStatuses", replica_statuses(j)},
@@ -143,6 +164,12 @@ Json render_job(const Job& j, bool describe) {
       if (!j.waiting->node.empty()) out["explanation"]["quotaNode"] = j.waiting->node;
     }
     out["events"] = event_rows(j);
+    if (real_pods) {
+      out["images"] = recorded_images(j);
+      out["imageNote"] =
+          "recorded, not pulled: the local cloud has no registry; each container runs its command "
+          "and args on its node";
+    }
   }
   return out;
 }
@@ -200,6 +227,13 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
           {"clusterName", cluster},
           {"containers", Json::array({Json{{"name", "pytorch"}, {"env", container_env(pod)}}})}};
       if (with_nodes && i < j.pod_nodes.size()) spec["nodeName"] = j.pod_nodes[i];
+      // Real pods (docs/local-cloud.md): what the node's agent reported of this one.
+      std::string pod_phase = phase;
+      int32_t pod_restarts = restarts;
+      if (auto ps = j.pod_states.find(pod.name); with_nodes && ps != j.pod_states.end()) {
+        pod_phase = ps->second.phase;
+        pod_restarts += ps->second.restarts;
+      }
       out.push_back(
           Json{{"apiVersion", "v1"},
                {"kind", "Pod"},
@@ -214,7 +248,9 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
                                     {"name", j.name}}})}}},
                {"spec", std::move(spec)},
                {"status",
-                {{"phase", phase}, {"ready", phase == "Running"}, {"restartCount", restarts}}}});
+                {{"phase", pod_phase},
+                 {"ready", pod_phase == "Running"},
+                 {"restartCount", pod_restarts}}}});
     }
   };
   const std::string current =
@@ -277,7 +313,7 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
       if (j == nullptr || !may_see_job(req, v, *j))
         return not_found_error("PyTorchJob " + ns + "/" + name + " not found");
       if (!cluster.empty()) return render_member(*j, cluster);
-      return render_job(*j, describe);
+      return render_job(*j, describe, api.log_source() != nullptr);
     }
     if (plural.starts_with("pod")) {
       for (const Job* j : workloads_in(v, ns)) {

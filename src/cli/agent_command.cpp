@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "agent/agent.h"
+#include "agent/local_node.h"
 #include "cli/app.h"
 #include "core/clock.h"
 #include "core/time.h"
@@ -21,10 +22,16 @@ struct AgentArgs {
   agent::AgentOptions options;
   std::string interval = "10s";
   bool once = false;
+  std::string local_instance;  // an instance of the local cloud: everything from its directory
 };
 
 int run_agent(const CommandContext& ctx, AgentArgs args) {
+  if (!args.local_instance.empty()) return agent::run_local_instance(args.local_instance);
   agent::AgentOptions& o = args.options;
+  if (o.cluster.empty() || o.node.empty()) {
+    std::cerr << "error: --cluster and --node-id are required (or --local-instance DIR)\n";
+    return 2;
+  }
   o.server = ctx.global.server;
   Result<Duration> interval = parse_duration(args.interval);
   if (!interval.ok() || *interval <= Duration::zero()) {
@@ -83,8 +90,12 @@ void register_agent_command(CLI::App& app, CommandContext& ctx) {
       "agent", "run the node agent's detectors and report to the server (see docs/agent.md)");
   cmd->fallthrough();  // --server, --user are the global flags
   agent::AgentOptions& o = args->options;
-  cmd->add_option("--cluster", o.cluster, "the node's cluster")->required();
-  cmd->add_option("--node-id", o.node, "the node's id (InstanceId)")->required();
+  cmd->add_option("--cluster", o.cluster, "the node's cluster (required without --local-instance)");
+  cmd->add_option("--node-id", o.node,
+                  "the node's id, its InstanceId (required without --local-instance)");
+  cmd->add_option("--local-instance", args->local_instance,
+                  "run as an instance of the local cloud from its directory (serve --cloud local "
+                  "starts agents so; docs/local-cloud.md)");
   cmd->add_option("--kernel-log", o.kernel_log, "kernel log file to follow; - to disable")
       ->capture_default_str();
   cmd->add_flag("--from-start", o.from_start,

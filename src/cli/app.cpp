@@ -225,6 +225,7 @@ int run_cli(int argc, char** argv) {
   register_agent_command(app, ctx);
   register_security_commands(app, ctx);
   register_slurm_commands(app, ctx);
+  register_logs_commands(app, ctx);
   register_completion_command(app, ctx);
 
   std::vector<std::string> words = kind_first_spelling(std::vector<std::string>(argv, argv + argc));

@@ -48,6 +48,9 @@ void register_agent_command(CLI::App& app, CommandContext& ctx);
 // sinfo and squeue (slurm_commands.cpp); `cluster slurm-conf` is added to the cluster group.
 void register_slurm_commands(CLI::App& app, CommandContext& ctx);
 void register_slurm_conf_command(CLI::App* cluster, CommandContext& ctx);
+// logs POD, and `node logs` in the node group (logs_command.cpp).
+void register_logs_commands(CLI::App& app, CommandContext& ctx);
+void register_node_logs_command(CLI::App* node, CommandContext& ctx);
 // completion bash|zsh: a completion script from the command tree (last: it walks the tree).
 void register_completion_command(CLI::App& app, CommandContext& ctx);
 

@@ -209,6 +209,7 @@ void register_node_commands(CLI::App& app, CommandContext& ctx) {
       add_node_command(node, "delete", "terminate nodes and lower their groups' TargetCount", *del);
   cmd->add_option("ID", del->ids, "instance ids")->required();
   run_with_client(cmd, ctx, [del](CommandEnv& env) { return delete_nodes(env, *del); });
+  register_node_logs_command(node, ctx);
 }
 
 }  // namespace gf

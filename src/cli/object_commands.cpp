@@ -435,8 +435,8 @@ int get(CommandEnv& env, const GetArgs& a) {
 }
 
 struct ApplyArgs {
-  std::string file;
-  std::string dry_run;  // "" or "server"
+  std::vector<std::string> files;  // -f, repeatable as kubectl's
+  std::string dry_run;             // "" or "server"
 };
 
 // "?dryRun=All" for --dry-run=server (the server validates and answers, and changes nothing).
@@ -488,10 +488,14 @@ Result<std::vector<std::string>> input_files(const std::string& path) {
 int apply_files(CommandEnv& env, const ApplyArgs& a) {
   if (!a.dry_run.empty() && a.dry_run != "server" && a.dry_run != "none")
     return usage_error("--dry-run: expected server or none, got \"" + a.dry_run + "\"");
-  auto files = input_files(a.file);
-  if (!files.ok()) return usage_error(files.status().message());
+  std::vector<std::string> all;
+  for (const std::string& given : a.files) {
+    auto files = input_files(given);
+    if (!files.ok()) return usage_error(files.status().message());
+    all.insert(all.end(), files->begin(), files->end());
+  }
   int rc = 0;
-  for (const std::string& f : *files) rc = std::max(rc, apply_one(env, f, a.dry_run));
+  for (const std::string& f : all) rc = std::max(rc, apply_one(env, f, a.dry_run));
   return rc;
 }
 
@@ -539,6 +543,14 @@ int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::str
       std::cout << "  " << it.key() << ": active " << text_field(it.value(), "active")
                 << ", succeeded " << text_field(it.value(), "succeeded") << ", failed "
                 << text_field(it.value(), "failed") << "\n";
+    }
+  }
+  const Json& images = field(*j, "images");
+  if (images.is_array() && !images.empty()) {
+    std::cout << "Images (" << text_field(*j, "imageNote") << "):\n";
+    for (const Json& i : images) {
+      std::cout << "  " << text_field(i, "replicaType") << "/" << text_field(i, "container") << ": "
+                << text_field(i, "image") << "\n";
     }
   }
   std::cout << "Events:\n";
@@ -728,9 +740,9 @@ void register_apply_command(CLI::App& app, CommandContext& ctx) {
       "apply",
       "create or update objects from YAML or JSON: PyTorchJob, PropagationPolicy, quota objects "
       "(several documents, or the quota-share bundle)");
-  cmd->add_option("-f,--file", args->file,
+  cmd->add_option("-f,--file", args->files,
                   "the file to apply (- reads stdin), or a directory: its .yaml, .yml and .json "
-                  "files in name order")
+                  "files in name order; repeatable, applied in the order given")
       ->required();
   cmd->add_option("--dry-run", args->dry_run,
                   "server: the server validates and answers as it would, and changes nothing");

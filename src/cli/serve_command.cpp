@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "api/http_server.h"
 #include "cli/app.h"
+#include "cloud/local/local_cloud.h"
 #include "cloud/sim/sim_cloud.h"
 #include "core/clock.h"
 #include "core/random.h"
@@ -62,6 +63,16 @@ struct ServeArgs {
   std::string body_timeout = "30s";
   size_t max_connections = 20000;
   int workers = 16;
+  // The cloud: sim (default) or local (docs/local-cloud.md).
+  std::string cloud = "sim";
+  std::string local_root;  // default <data-dir>/local
+  std::string local_capacity;
+  int64_t local_max_instances = 64;
+  std::vector<std::string> lifecycle_roots;
+  std::string lifecycle_timeout = "30m";
+  std::vector<std::string> burn_in_checks;
+  std::string heartbeat_interval = "10s";
+  std::string rejoin_check = "2m";
 };
 
 // The simulated cloud's settings from a file: either a scenario's `cloud:` block on its own, or
@@ -271,6 +282,25 @@ int runtime_options(const ServeArgs& args, double rate_limit, RuntimeOptions& ro
   ropts.api.max_body_bytes = args.max_body_bytes;
   ropts.api.rate_limit_per_second = rate_limit;
   ropts.api.rate_limit_burst = args.rate_burst;
+  auto beat = parse_duration(args.heartbeat_interval);
+  if (!beat.ok() || beat->count() <= 0) {
+    std::cerr << "error: --heartbeat-interval: expected a positive duration like 10s, got \""
+              << args.heartbeat_interval << "\"\n";
+    return 2;
+  }
+  ropts.healing.heartbeat_interval = *beat;
+  auto rejoin = parse_duration(args.rejoin_check);
+  if (!rejoin.ok() || rejoin->count() < 0) {
+    std::cerr << "error: --rejoin-check: expected a duration like 2m, got \"" << args.rejoin_check
+              << "\"\n";
+    return 2;
+  }
+  ropts.healing.rejoin_check = *rejoin;
+  if (args.cloud == "local") return 0;  // serve makes the local cloud (it needs the tokens)
+  if (args.cloud != "sim") {
+    std::cerr << "error: --cloud: expected sim or local, got \"" << args.cloud << "\"\n";
+    return 2;
+  }
   SimCloudConfig cloud_config;  // without --sim-cloud: unlimited capacity, default latencies
   if (!args.cloud_file.empty()) {
     auto cloud = load_cloud_config(args.cloud_file);
@@ -281,6 +311,93 @@ int runtime_options(const ServeArgs& args, double rate_limit, RuntimeOptions& ro
     cloud_config = *cloud;
   }
   ropts.cloud = sim_cloud(std::move(cloud_config));
+  return 0;
+}
+
+// The agents' own token (with an auth file): <root>/agent-token, made once, readable by the
+// serving user only; serve adds it to the token store with the agent role.
+Result<std::string> agent_token(const std::string& root) {
+  const std::string path = root + "/agent-token";
+  std::ifstream in(path);
+  std::string token;
+  if (in >> token && !token.empty()) return token;
+  token = new_token();
+  std::ofstream out(path, std::ios::trunc);
+  out << token << "\n";
+  if (!out) return internal_error("cannot write " + path);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      std::filesystem::perm_options::replace);
+  return token;
+}
+
+// --cloud local: the driver's settings from the flags: 0, or the exit code (2).
+int local_cloud_options(const ServeArgs& args, ServerConfig& cfg, RuntimeOptions& ropts,
+                        LocalCloud** driver) {
+  if (args.sim_speed > 1) {
+    std::cerr << "error: --sim-speed: the local cloud runs real processes in real time; leave it "
+                 "out with --cloud local\n";
+    return 2;
+  }
+  if (!args.cloud_file.empty()) {
+    std::cerr << "error: --sim-cloud: settings of the simulated cloud, not of --cloud local\n";
+    return 2;
+  }
+  LocalCloudConfig c;
+  c.root = args.local_root.empty() ? args.data_dir + "/local" : args.local_root;
+  c.max_instances = args.local_max_instances;
+  c.heartbeat_interval = ropts.healing.heartbeat_interval;
+  auto capacity = LocalCloudConfig::parse_capacity(args.local_capacity);
+  if (!capacity.ok()) {
+    std::cerr << "error: " << capacity.status().message() << "\n";
+    return 2;
+  }
+  c.capacity = *capacity;
+  for (const std::string& r : args.lifecycle_roots) {
+    auto root = LocalCloudConfig::parse_lifecycle_root(r);
+    if (!root.ok()) {
+      std::cerr << "error: " << root.status().message() << "\n";
+      return 2;
+    }
+    c.lifecycle_roots.push_back(*root);
+  }
+  auto timeout = parse_duration(args.lifecycle_timeout);
+  if (!timeout.ok() || timeout->count() <= 0) {
+    std::cerr << "error: --lifecycle-timeout: expected a positive duration like 30m\n";
+    return 2;
+  }
+  c.lifecycle_timeout = *timeout;
+  for (const std::string& b : args.burn_in_checks) {
+    const size_t eq = b.find('=');
+    const std::string check = b.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 == b.size() ||
+        (check != "gpu" && check != "nccl" && check != "infiniband" && check != "storage")) {
+      std::cerr << "error: --burn-in-check: \"" << b
+                << "\": expected CHECK=COMMAND with CHECK one of gpu, nccl, infiniband, storage\n";
+      return 2;
+    }
+    c.burn_in_checks[check] = b.substr(eq + 1);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(c.root, ec);
+  if (ec) {
+    std::cerr << "error: --local-root: cannot create " << c.root << ": " << ec.message() << "\n";
+    return 2;
+  }
+  if (cfg.tokens) {
+    auto token = agent_token(c.root);
+    if (!token.ok()) {
+      std::cerr << "error: " << token.status().message() << "\n";
+      return 2;
+    }
+    c.agent_token = *token;
+    TokenStore store = *cfg.tokens;
+    store.add(TokenEntry{sha256_hex(*token), "local-agents", {"agent"}});
+    cfg.tokens = std::make_shared<const TokenStore>(std::move(store));
+  }
+  c.ca_cert = args.tls_cert;  // a self-signed certificate is its own CA
+  ropts.cloud = local_cloud(std::move(c), driver);
+  ropts.real_instances = true;
   return 0;
 }
 
@@ -371,6 +488,10 @@ int serve(const ServeArgs& args) {
   std::unique_ptr<Clock> clock = make_clock(args.sim_speed, scaled);
   RuntimeOptions ropts;
   if (int rc = runtime_options(args, cfg.rate_limit, ropts); rc != 0) return rc;
+  LocalCloud* local = nullptr;
+  if (args.cloud == "local") {
+    if (int rc = local_cloud_options(args, cfg, ropts, &local); rc != 0) return rc;
+  }
   auto runtime = std::make_unique<Runtime>(ropts, *clock, **journal);
   ControlLoop& loop = runtime->loop();
   if (int rc = start_runtime(args, *runtime, *clock, scaled); rc != 0) return rc;
@@ -378,6 +499,11 @@ int serve(const ServeArgs& args) {
   runtime->api().set_tokens(cfg.tokens);
   HttpServer http(runtime->api(), cfg.http_options);
   if (int rc = start_http(http, loop, cfg.listen); rc != 0) return rc;
+  if (local != nullptr) {
+    // Agents reach the server on loopback, whatever address it listens on.
+    const std::string scheme = cfg.http_options.tls_cert_file.empty() ? "http" : "https";
+    local->set_server_url(fmt::format("{}://127.0.0.1:{}", scheme, http.port()));
+  }
   auto view = loop.view();
   print_banner(args, cfg, http, view->applied_seq);
 
@@ -434,8 +560,40 @@ void add_runtime_options(CLI::App* cmd, ServeArgs& args) {
                   "with backoff");
   cmd->add_option("--support-webhook", args.support_webhook,
                   "URL that receives alerts with no remediation mapped (support)");
+  cmd->add_option("--heartbeat-interval", args.heartbeat_interval,
+                  "how often node agents beat; three missed beats raise host-reachability")
+      ->capture_default_str();
+  cmd->add_option("--rejoin-check", args.rejoin_check,
+                  "how long a remediated node must stay free of firing alerts before it is "
+                  "uncordoned")
+      ->capture_default_str();
   cmd->add_option("--region", args.region, "region part of ARNs")->capture_default_str();
   cmd->add_option("--account", args.account, "account part of ARNs")->capture_default_str();
+}
+
+// The flags of the local cloud (docs/local-cloud.md).
+void add_local_cloud_options(CLI::App* cmd, ServeArgs& args) {
+  cmd->add_option("--cloud", args.cloud,
+                  "sim: the simulated cloud; local: every instance is a gpufleet agent process on "
+                  "this machine that runs its lifecycle script and pods for real")
+      ->capture_default_str();
+  cmd->add_option("--local-root", args.local_root,
+                  "local cloud: the instances' directories (default <data-dir>/local)");
+  cmd->add_option("--local-capacity", args.local_capacity,
+                  "local cloud: instances per type, e.g. ml.p5.48xlarge=10,ml.m5.xlarge=4 "
+                  "(unlisted: unlimited); raise it while serving in <local-root>/capacity.json");
+  cmd->add_option("--local-max-instances", args.local_max_instances,
+                  "local cloud: instances at most, whatever the types")
+      ->capture_default_str();
+  cmd->add_option("--lifecycle-root", args.lifecycle_roots,
+                  "local cloud: s3://bucket[/prefix]=DIR maps LifeCycleConfig.SourceS3Uri to a "
+                  "local directory (repeatable; file:// URIs need none)");
+  cmd->add_option("--lifecycle-timeout", args.lifecycle_timeout,
+                  "local cloud: a lifecycle script running longer fails")
+      ->capture_default_str();
+  cmd->add_option("--burn-in-check", args.burn_in_checks,
+                  "local cloud: CHECK=COMMAND for burn-in of a freed host (gpu, nccl, infiniband, "
+                  "storage; repeatable); its exit code decides");
 }
 
 // The flags of authentication, TLS and the HTTP server's limits.
@@ -477,6 +635,7 @@ void register_serve_command(CLI::App& app, CommandContext& ctx) {
   auto* cmd = app.add_subcommand("serve", "run the control plane (API, controllers, journal)");
   add_server_options(cmd, *args);
   add_runtime_options(cmd, *args);
+  add_local_cloud_options(cmd, *args);
   add_http_options(cmd, *args);
   cmd->add_flag(
       "--no-fsync", args->no_fsync,

@@ -69,6 +69,12 @@ Result<std::pair<int, std::string>> Client::send(const std::string& method, cons
                              httplib::to_string(res.error()) +
                              "); is `gpufleet serve` running? Set --server or GPUFLEET_SERVER");
   }
+  last_headers_.clear();
+  for (const auto& [k, v] : res->headers) {
+    std::string key = k;
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    last_headers_[key] = v;
+  }
   if (res->has_header("X-Gpufleet-Now")) {
     if (auto now = parse_iso8601(res->get_header_value("X-Gpufleet-Now")); now.ok()) {
       server_now_ = *now;
@@ -130,6 +136,13 @@ Result<Json> Client::patch(const std::string& path, const std::string& body) {
 Result<Json> Client::del(const std::string& path) {
   GF_ASSIGN_OR_RETURN(auto r, send("DELETE", path, "", ""));
   return to_json_result(r.first, r.second);
+}
+
+std::string Client::last_header(const std::string& name) const {
+  std::string key = name;
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto it = last_headers_.find(key);
+  return it == last_headers_.end() ? "" : it->second;
 }
 
 }  // namespace gf

@@ -3,6 +3,7 @@
 // server's sentence, and retries only what is worth retrying (Unavailable, Throttling).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,11 @@ class Client {
   // answer (or from a server that does not send it). Ages are computed against it: a
   // --sim-speed server runs ahead of the client's clock.
   std::optional<Time> server_now() const { return server_now_; }
+  // A header of the last answer ("" when it had none), e.g. X-Log-Offset.
+  std::string last_header(const std::string& name) const;
+  // Later calls go to `server` (an agent whose server restarted on another port).
+  void set_server(std::string server) { options_.server = std::move(server); }
+  const std::string& server() const { return options_.server; }
 
  private:
   Result<std::pair<int, std::string>> send(const std::string& method, const std::string& path,
@@ -52,6 +58,7 @@ class Client {
 
   ClientOptions options_;
   std::optional<Time> server_now_;
+  std::map<std::string, std::string> last_headers_;  // lower-case names
 };
 
 }  // namespace gf

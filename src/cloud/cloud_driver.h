@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "loop/controller.h"
 #include "model/cloud_ops.h"
+#include "model/node_logs.h"
 #include "state/fleet_state.h"
 
 namespace gf {
@@ -35,6 +36,20 @@ class CloudDriver : public Driver {
   // The control plane began serving at `now` (serve): a driver whose behaviour follows a
   // timeline (the simulated cloud's capacity changes) counts it from here.
   virtual void started(Time now) = 0;
+
+  // Real instances (the local cloud, docs/local-cloud.md): whether they report for themselves
+  // through the API (their agent says it started, how its lifecycle script ended) and run their
+  // pods for real; and their logs. May be called from any thread.
+  virtual bool real_instances() const { return false; }
+  virtual Result<LogChunk> read_log(const LogQuery& query) const {
+    (void)query;
+    return not_found_error("this cloud keeps no logs");
+  }
+  // The instance's directory on this machine ("" when it has none).
+  virtual std::string instance_directory(const std::string& instance_id) const {
+    (void)instance_id;
+    return "";
+  }
 };
 
 // Makes the runtime's cloud driver (its clock and the report function are the runtime's).

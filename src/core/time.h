@@ -14,6 +14,7 @@ namespace gf {
 using Duration = std::chrono::microseconds;
 using Time = std::chrono::sys_time<Duration>;
 
+constexpr Duration milliseconds(int64_t ms) { return std::chrono::milliseconds(ms); }
 constexpr Duration seconds(int64_t s) { return std::chrono::seconds(s); }
 constexpr Duration minutes(int64_t m) { return std::chrono::minutes(m); }
 constexpr Duration hours(int64_t h) { return std::chrono::hours(h); }

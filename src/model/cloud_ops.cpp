@@ -3,9 +3,11 @@
 namespace gf {
 
 Json LaunchOp::to_json() const {
-  return Json{{"Cluster", cluster},        {"Group", group},
-              {"InstanceId", instance_id}, {"InstanceType", instance_type},
-              {"Attempt", attempt},        {"Resume", resume_lifecycle}};
+  Json j{{"Cluster", cluster},        {"Group", group},
+         {"InstanceId", instance_id}, {"InstanceType", instance_type},
+         {"Attempt", attempt},        {"Resume", resume_lifecycle}};
+  if (!lifecycle_config.is_null()) j["LifeCycleConfig"] = lifecycle_config;
+  return j;
 }
 
 Result<LaunchOp> LaunchOp::from_json(const Json& j) {
@@ -17,6 +19,7 @@ Result<LaunchOp> LaunchOp::from_json(const Json& j) {
   op.instance_type = r.required_string("InstanceType");
   op.attempt = r.required_int("Attempt");
   op.resume_lifecycle = r.optional_bool("Resume").value_or(false);
+  if (const Json* lc = r.optional_value("LifeCycleConfig")) op.lifecycle_config = *lc;
   if (!r.ok()) return r.status();
   return op;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/json.h"
+#include "core/time.h"
 
 namespace gf {
 
@@ -23,6 +24,7 @@ struct LaunchOp {
   std::string instance_type;
   int64_t attempt = 0;            // the group's launch attempt number (1-based)
   bool resume_lifecycle = false;  // already launched before a restart: only finish the lifecycle
+  Json lifecycle_config;  // the group's LifeCycleConfig (null when none): real clouds run it
   Json to_json() const;
   static Result<LaunchOp> from_json(const Json& j);
 };
@@ -74,6 +76,10 @@ struct CloudReport {
   LaunchOutcome reason = LaunchOutcome::kOk;
   std::string message;
   Json detail = Json::object();
+  // A real instance's own account (docs/local-cloud.md): when it happened by the node's clock,
+  // and the address it is reached at. Absent for simulated reports, which arrive at their time.
+  std::optional<Time> at{};
+  std::string address{};
 };
 std::string_view to_string(CloudReport::Kind k);
 

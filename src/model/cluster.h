@@ -118,6 +118,8 @@ struct Node {
   // update generation it was last brought to (0: as first launched, before any update).
   std::string image;
   int64_t software_generation = 0;
+  // Where its pods are reached, as its agent reported it ("" for simulated instances).
+  std::string address;
 
   // The physical host under this node: host_id, or "host-<instance id without i->".
   std::string host() const {

@@ -128,30 +128,33 @@ Result<AlertRecord> AlertRecord::from_canonical(const Json& j) {
 
 Json Remediation::to_json(bool canonical) const {
   Json ev = evidence;
-  return {{"RemediationId", id},
-          {"ClusterName", cluster},
-          {"NodeId", node},
-          {"InstanceGroupName", group},
-          {"HostId", host},
-          {"Fault", fault},
-          {"Detector", detector},
-          {"RequestId", request_id},
-          {"Action", to_string(action)},
-          {"EffectiveAction", to_string(effective)},
-          {"EffectiveActionReason", effective_reason},
-          {"Status", to_string(status)},
-          {"Requester", requester},
-          {"Approver", approver},
-          {"Rule", rule},
-          {"Evidence", std::move(ev)},
-          {"AutoApproved", auto_approved},
-          {"CreatedAt", time_json(canonical, created_at)},
-          {"ApprovedAt", opt_time_json(canonical, approved_at)},
-          {"StartedAt", opt_time_json(canonical, started_at)},
-          {"ActedAt", opt_time_json(canonical, acted_at)},
-          {"CompletedAt", opt_time_json(canonical, completed_at)},
-          {"IdleDeadline", opt_time_json(canonical, idle_deadline)},
-          {"Reason", reason}};
+  Json out{{"RemediationId", id},
+           {"ClusterName", cluster},
+           {"NodeId", node},
+           {"InstanceGroupName", group},
+           {"HostId", host},
+           {"Fault", fault},
+           {"Detector", detector},
+           {"RequestId", request_id},
+           {"Action", to_string(action)},
+           {"EffectiveAction", to_string(effective)},
+           {"EffectiveActionReason", effective_reason},
+           {"Status", to_string(status)},
+           {"Requester", requester},
+           {"Approver", approver},
+           {"Rule", rule},
+           {"Evidence", std::move(ev)},
+           {"AutoApproved", auto_approved},
+           {"CreatedAt", time_json(canonical, created_at)},
+           {"ApprovedAt", opt_time_json(canonical, approved_at)},
+           {"StartedAt", opt_time_json(canonical, started_at)},
+           {"ActedAt", opt_time_json(canonical, acted_at)},
+           {"CompletedAt", opt_time_json(canonical, completed_at)},
+           {"IdleDeadline", opt_time_json(canonical, idle_deadline)},
+           {"Reason", reason}};
+  // Only when set: records from before the field keep their form (and state hashes).
+  if (held_by_breaker) out["HeldByBreaker"] = true;
+  return out;
 }
 
 Result<Remediation> Remediation::from_canonical(const Json& j) {
@@ -174,6 +177,7 @@ Result<Remediation> Remediation::from_canonical(const Json& j) {
     r.rule = j.at("Rule").get<std::string>();
     r.evidence = j.at("Evidence").get<std::vector<std::string>>();
     r.auto_approved = j.at("AutoApproved").get<bool>();
+    r.held_by_breaker = j.value("HeldByBreaker", false);
     r.created_at = read_time(j, "CreatedAt");
     r.approved_at = read_opt_time(j, "ApprovedAt");
     r.started_at = read_opt_time(j, "StartedAt");

@@ -89,6 +89,9 @@ struct Remediation {
   std::string requester, approver, rule, reason;
   std::vector<std::string> evidence;  // alert ids
   bool auto_approved = false;
+  // The policy approves it on its own, but the circuit breaker held it for a person: once a
+  // person resets the breaker, it is approved automatically if its alert still fires.
+  bool held_by_breaker = false;
   Time created_at{};
   std::optional<Time> approved_at, started_at, acted_at, completed_at;
   std::optional<Time> idle_deadline;  // WaitingForIdle ends here at the latest (none: never)

@@ -305,7 +305,35 @@ Json Job::to_json() const {
            {"dispatch", dispatch ? dispatch->to_json() : Json(nullptr)}};
   // Absent rather than null: states without a waiting job keep the hash they had before.
   if (waiting) out["waiting"] = waiting->to_json();
+  if (placements != 0) out["placements"] = placements;
+  if (!pod_states.empty()) {
+    Json pods = Json::object();
+    for (const auto& [name, p] : pod_states) pods[name] = p.to_json();
+    out["pod_states"] = std::move(pods);
+  }
   return out;
+}
+
+Json PodState::to_json() const {
+  return Json{{"phase", phase},
+              {"exit_code", exit_code},
+              {"restarts", restarts},
+              {"message", message},
+              {"node", node}};
+}
+
+Result<PodState> PodState::from_json(const Json& j) {
+  try {
+    PodState p;
+    p.phase = j.at("phase").get<std::string>();
+    p.exit_code = j.at("exit_code").get<int32_t>();
+    p.restarts = j.at("restarts").get<int32_t>();
+    p.message = j.at("message").get<std::string>();
+    p.node = j.at("node").get<std::string>();
+    return p;
+  } catch (const Json::exception& e) {
+    return validation_error(std::string("pod state: ") + e.what());
+  }
 }
 
 Result<Job> Job::from_json(const Json& j) {
@@ -324,6 +352,13 @@ Result<Job> Job::from_json(const Json& j) {
     if (j.contains("waiting")) {
       GF_ASSIGN_OR_RETURN(JobWait w, JobWait::from_json(j.at("waiting")));
       job.waiting = std::move(w);
+    }
+    if (j.contains("placements")) job.placements = j.at("placements").get<int64_t>();
+    if (j.contains("pod_states")) {
+      for (const auto& [name, p] : j.at("pod_states").items()) {
+        GF_ASSIGN_OR_RETURN(PodState s, PodState::from_json(p));
+        job.pod_states.emplace(name, std::move(s));
+      }
     }
     return job;
   } catch (const Json::exception& e) {

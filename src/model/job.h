@@ -139,6 +139,20 @@ struct JobWait {
   static Result<JobWait> from_json(const Json& j);
 };
 
+// A pod's state as its node's agent reports it, when pods run for real (the local cloud,
+// docs/local-cloud.md). Phase: Pending | Running | Succeeded | Failed; Failed only when the node
+// will not restart it (restartPolicy Never, or ExitCode with a permanent exit code).
+struct PodState {
+  std::string phase = "Pending";
+  int32_t exit_code = 0;  // of its last exited container
+  int32_t restarts = 0;   // container restarts on its node
+  std::string message;
+  std::string node;  // the instance it ran on (its logs are there)
+  bool operator==(const PodState&) const = default;
+  Json to_json() const;
+  static Result<PodState> from_json(const Json& j);
+};
+
 struct Job;
 // A workload's state as Kubeflow names it (STATE column, conditions): Created, Running,
 // Restarting, Succeeded, Failed or Suspended.
@@ -182,6 +196,10 @@ struct Job {
   std::vector<JobRun> runs;          // every stretch it ran, for billing by share
   std::optional<Dispatch> dispatch;  // workloads (PyTorchJob) only
   std::optional<JobWait> waiting;    // why it waits, when the scheduler holds it back
+  // Real pods (docs/local-cloud.md): the placement its pods belong to (1 for the first, one more
+  // each time it is placed again) and what the agents report of them, by pod name.
+  int64_t placements = 0;
+  std::map<std::string, PodState> pod_states;
 
   static constexpr size_t kMaxHistory = 50;
   void add_history(Time t, std::string reason, std::string message);

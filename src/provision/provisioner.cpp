@@ -221,6 +221,7 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
     op.instance_id = instance_id(++counter);
     op.instance_type = g.spec.instance_type;
     op.attempt = g.launch_attempts + i + 1;
+    op.lifecycle_config = g.spec.lifecycle_config;
     d.events.push_back(to_event(
         cluster_events::LaunchRequested{c.name, g.spec.name, op.instance_id, op.instance_type,
                                         op.attempt, info ? info->price_micros_per_hour : 0}));
@@ -313,6 +314,8 @@ void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) 
       op.instance_type = n.instance_type;
       op.attempt = n.attempt;
       op.resume_lifecycle = n.launched();
+      if (const InstanceGroup* g = c.find_group(n.group))
+        op.lifecycle_config = g->spec.lifecycle_config;
       d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
       issued |= kIssuedLaunch;
     } else if (n.status == NodeStatus::kShuttingDown && !(issued & kIssuedTerminate)) {
@@ -342,12 +345,15 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
   const bool pending = n.status == NodeStatus::kPending;
   switch (rep.kind) {
     case Kind::kLaunched:
-      if (pending && !n.launched())
-        d.events.push_back(to_event(cluster_events::Launched{c->name, n.instance_id}));
+      if (pending && !n.launched()) {
+        d.events.push_back(to_event(cluster_events::Launched{
+            c->name, n.instance_id, rep.at,
+            rep.address.empty() ? std::nullopt : std::optional<std::string>(rep.address)}));
+      }
       return d;
     case Kind::kRunning:
       if (pending && n.launched())
-        d.events.push_back(to_event(cluster_events::NodeRunning{c->name, n.instance_id}));
+        d.events.push_back(to_event(cluster_events::NodeRunning{c->name, n.instance_id, rep.at}));
       return d;
     case Kind::kTerminated:
       d.events.push_back(to_event(cluster_events::Terminated{c->name, n.instance_id}));
@@ -380,7 +386,7 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
         c->name, n.instance_id, std::string(to_string(rep.reason)), rep.message}));
   } else {
     d.events.push_back(
-        to_event(cluster_events::LifecycleFailed{c->name, n.instance_id, rep.message}));
+        to_event(cluster_events::LifecycleFailed{c->name, n.instance_id, rep.message, rep.at}));
   }
   if (!g) return d;
 

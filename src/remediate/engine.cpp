@@ -105,9 +105,13 @@ Event update_event(const Remediation& r, RStatus status, std::string reason, std
 
 int64_t recent_auto_approvals(const HealthState& h, const std::string& cluster, Time now,
                               Duration window) {
+  // A person's reset starts the count again: approvals before it do not trip the breaker anew.
+  std::optional<Time> reset;
+  if (auto b = h.breakers.find(cluster); b != h.breakers.end()) reset = b->second.reset_at;
   int64_t n = 0;
   for (const auto& [id, r] : h.remediations) {
-    if (r.cluster == cluster && r.auto_approved && r.approved_at && now - *r.approved_at < window)
+    if (r.cluster == cluster && r.auto_approved && r.approved_at && now - *r.approved_at < window &&
+        (!reset || *r.approved_at >= *reset))
       ++n;
   }
   return n;
@@ -247,6 +251,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   if (auto it = h.breakers.find(req.cluster); it != h.breakers.end()) breaker = &it->second;
   if (auto_ok && breaker && breaker->open) {
     auto_ok = false;
+    r.held_by_breaker = true;
     r.reason += std::string(r.reason.empty() ? "" : "; ") +
                 "circuit breaker open: automatic remediation halted until reset (gpufleet "
                 "circuit-breaker reset " +
@@ -260,6 +265,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
           fmt::format("{} automatic remediations within {} (limit {})", recent + 1,
                       format_duration(policy.breaker_window), policy.breaker_max_auto);
       out.push_back(to_event(health_events::BreakerTripped{req.cluster, why}));
+      r.held_by_breaker = true;
       r.reason += std::string(r.reason.empty() ? "" : "; ") + "circuit breaker tripped: " + why +
                   "; a person must approve";
     }

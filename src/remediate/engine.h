@@ -74,7 +74,8 @@ health_events::RemediationUpdated updated(const remediate::Remediation& r, remed
 Event update_event(const remediate::Remediation& r, remediate::Status status, std::string reason,
                    std::string by = "");
 
-// Auto-approvals of the cluster within the policy's circuit-breaker window before `now`.
+// Auto-approvals of the cluster within the policy's circuit-breaker window before `now`, and
+// since a person last reset its breaker.
 int64_t recent_auto_approvals(const remediate::HealthState& h, const std::string& cluster, Time now,
                               Duration window);
 

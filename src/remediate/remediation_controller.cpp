@@ -240,6 +240,7 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
       t = std::max(t, until);
     }
   }
+  std::map<std::string, int64_t> resumed;  // by cluster, in this pass
   for (const auto& [id, r] : h.remediations) {
     if (!remediate::is_open(r.status)) continue;
     const Cluster* cluster = state.view().find_cluster(r.cluster);
@@ -251,7 +252,9 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
     if (cancel_if_moot(h, r, node, d)) continue;
     switch (r.status) {
       case RStatus::kProposed:
-        break;  // a person approves or rejects
+        // A person approves or rejects; one the breaker held resumes on its own after a reset.
+        if (cluster) resume_held(h, r, *cluster, now, resumed, d);
+        break;
       case RStatus::kApproved:
         start_if_allowed(h, r, *cluster, *node, gates, now, d);
         break;
@@ -300,6 +303,44 @@ bool RemediationController::cancel_if_moot(const HealthState& h, const Remediati
                                   fmt::format("alert {} before the remediation {}; nothing to do",
                                               cleared, started ? "drained the node" : "started")));
   return true;
+}
+
+void RemediationController::resume_held(const HealthState& h, const Remediation& r,
+                                        const Cluster& cluster, Time now,
+                                        std::map<std::string, int64_t>& resumed,
+                                        ControllerDecision& d) {
+  if (!r.held_by_breaker || cluster.node_recovery == "None") return;
+  auto b = h.breakers.find(r.cluster);
+  if (b == h.breakers.end() || b->second.open) return;  // still halted
+  bool firing = false;
+  for (const std::string& aid : r.evidence) {
+    const AlertRecord* a = h.find_alert(aid);
+    firing = firing || (a != nullptr && a->state == "firing");
+  }
+  if (!firing) return;  // cancelled once its alerts clear (cancel_if_moot)
+  // At the breaker's rate: the rest wait for room in its window rather than trip it again.
+  const remediate::Policy& policy = h.policy(r.cluster);
+  const int64_t recent =
+      remediate::recent_auto_approvals(h, r.cluster, now, policy.breaker_window) +
+      resumed[r.cluster];
+  if (recent + 1 > policy.breaker_max_auto) {
+    std::optional<Time> room;
+    for (const auto& [rid, other] : h.remediations) {
+      if (other.cluster != r.cluster || !other.auto_approved || !other.approved_at) continue;
+      if (b->second.reset_at && *other.approved_at < *b->second.reset_at) continue;
+      const Time free_at = *other.approved_at + policy.breaker_window;
+      if (free_at > now && (!room || free_at < *room)) room = free_at;
+    }
+    if (room) wake(d, *room);
+    return;
+  }
+  resumed[r.cluster] += 1;
+  d.events.push_back(update_event(
+      r, RStatus::kApproved,
+      fmt::format("circuit breaker reset by {}; its alert still fires: automatic remediation "
+                  "resumes",
+                  b->second.reset_by.empty() ? std::string("a person") : b->second.reset_by),
+      "policy:" + r.rule));
 }
 
 void RemediationController::start_if_allowed(const HealthState& h, const Remediation& r,
@@ -367,6 +408,14 @@ void RemediationController::wait_for_idle(const FleetState& state, const Remedia
   const size_t jobs = jobs_on_node_(state, r.cluster, r.node);
   if (jobs == 0) {
     d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
+  } else if (r.fault.rfind("host-reachability", 0) == 0) {
+    // Nothing to wait for on a host that cannot be reached: its pods are lost
+    // (docs/remediation.md).
+    d.events.push_back(update_event(
+        r, RStatus::kDraining,
+        fmt::format("node unreachable: its pods are lost; evicting {} job(s) (their gangs restart "
+                    "elsewhere)",
+                    jobs)));
   } else if (r.idle_deadline && *r.idle_deadline <= now) {
     d.events.push_back(update_event(
         r, RStatus::kDraining,

@@ -67,6 +67,10 @@ class RemediationController : public Controller {
   struct Gates;
   bool cancel_if_moot(const HealthState& h, const Remediation& r, const Node* node,
                       ControllerDecision& d);
+  // A proposal the circuit breaker held, approved by its policy rule once a person reset the
+  // breaker and while its alert still fires, no faster than the breaker allows.
+  void resume_held(const HealthState& h, const Remediation& r, const Cluster& cluster, Time now,
+                   std::map<std::string, int64_t>& resumed, ControllerDecision& d);
   void start_if_allowed(const HealthState& h, const Remediation& r, const Cluster& cluster,
                         const Node& node, Gates& gates, Time now, ControllerDecision& d);
   void wait_for_idle(const FleetState& state, const Remediation& r, Time now,

@@ -31,7 +31,8 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
       loop_(options_.loop, clock, journal, metrics_),
       provisioner_(with_seed(options_.provision, options_.seed),
                    options_.catalog ? *options_.catalog : Catalog::builtin(), random_),
-      scheduling_(scheduling_cache_, options_.scheduler),
+      // Real instances run their pods for real: their exits end jobs, not a simulated duration.
+      scheduling_(scheduling_cache_, options_.scheduler, !options_.real_instances),
       workloads_(scheduling_cache_),
       remediation_(
           options_.healing, [this](const std::string& type) { return cloud_->spare(type); },
@@ -65,6 +66,14 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
         return remediation_.handle_heartbeat(s, now, cluster, node);
       });
   loop_.add_driver(kCloudDriver, cloud_.get());
+  if (cloud_->real_instances()) {
+    api_.set_cloud_report_handler([this](const FleetState& s, Time now, const CloudReport& report) {
+      return provisioner_.handle_report(s, now, report);
+    });
+    api_.set_log_source([this](const LogQuery& q) { return cloud_->read_log(q); });
+    api_.set_instance_directory(
+        [this](const std::string& id) { return cloud_->instance_directory(id); });
+  }
   if (!options_.healing.webhook_url.empty() || !options_.healing.support_webhook_url.empty()) {
     webhook_ =
         std::make_unique<WebhookDriver>([this](std::string alert, std::string target,

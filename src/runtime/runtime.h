@@ -25,8 +25,12 @@ struct RuntimeOptions {
   LoopOptions loop;
   ProvisionOptions provision;
   sched::SchedulerOptions scheduler;
-  // Makes the cloud driver (required): cloud/sim's sim_cloud(config) for the simulated cloud.
+  // Makes the cloud driver (required): cloud/sim's sim_cloud(config) for the simulated cloud,
+  // cloud/local's local_cloud(config) for real instances.
   CloudDriverFactory cloud;
+  // The cloud's instances are real processes that run real pods (the local cloud): jobs end when
+  // their pods exit, not after a simulated duration. Must agree with `cloud`.
+  bool real_instances = false;
   remediate::HealingOptions healing;
   ApiOptions api;
   const Catalog* catalog = nullptr;  // null = the built-in catalog

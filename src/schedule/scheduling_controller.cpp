@@ -81,14 +81,14 @@ void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
 
 // Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
 void record_facts(SchedulingCache& cache, const FleetState& state, const sched::Scheduler& s,
-                  Time now, std::vector<Event>& out) {
+                  Time now, bool simulated_runs, std::vector<Event>& out) {
   for (const sched::Action& a : cache.take_interrupts(state)) {
     const Job* job = state.job_by_key(a.job);
     if (job == nullptr) continue;
     record_interrupt(state, s, *job, a, out);
   }
   for (const auto& [end, key] : state.completions()) {
-    if (end > now) break;
+    if (!simulated_runs || end > now) break;
     const Job* job = state.job_by_key(key);
     if (job == nullptr) continue;
     out.push_back(to_event(job_events::Finished{
@@ -140,11 +140,12 @@ ControllerDecision SchedulingController::decide(const FleetState& state, Time no
   ControllerDecision d;
   sched::Scheduler& s = cache_.scheduler(state);
 
-  record_facts(cache_, state, s, now, d.events);
+  record_facts(cache_, state, s, now, simulated_runs_, d.events);
   if (!d.events.empty()) return d;  // applied first; the loop calls again for the pass
 
   std::optional<Time> next_completion;
-  if (!state.completions().empty()) next_completion = state.completions().begin()->first;
+  if (simulated_runs_ && !state.completions().empty())
+    next_completion = state.completions().begin()->first;
   const bool due = wake_ && *wake_ <= now;
   if (cache_.generation(state) == seen_generation_ && !due) {
     d.wake_at = wake_;

@@ -15,8 +15,12 @@ class SchedulingController : public Controller {
  public:
   // `cache` is the scheduler's working memory, which the loop also keeps in step (an observer);
   // the controller gives it `options` (they survive the cache's restore()).
-  explicit SchedulingController(SchedulingCache& cache, sched::SchedulerOptions options = {})
-      : cache_(cache) {
+  // `simulated_runs`: a job ends when its duration (gpufleet.io/duration) has run, as on the
+  // simulated cloud; false when pods are real processes, whose exits end their jobs
+  // (docs/local-cloud.md).
+  explicit SchedulingController(SchedulingCache& cache, sched::SchedulerOptions options = {},
+                                bool simulated_runs = true)
+      : cache_(cache), simulated_runs_(simulated_runs) {
     cache_.set_options(options);
   }
   std::string_view name() const override { return "scheduler"; }
@@ -27,6 +31,7 @@ class SchedulingController : public Controller {
 
  private:
   SchedulingCache& cache_;
+  bool simulated_runs_ = true;
   uint64_t seen_generation_ = 0;
   std::optional<Time> wake_;
   int64_t passes_ = 0;

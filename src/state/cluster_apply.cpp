@@ -426,9 +426,21 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
   return ok_status();
 }
 
+namespace {
+
+// A time a node reported, within what the journal can vouch for: not before `floor`, not after
+// the event itself.
+Time reported(const std::optional<Time>& at, Time floor, Time event) {
+  if (!at) return event;
+  return std::clamp(*at, std::min(floor, event), event);
+}
+
+}  // namespace
+
 Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::Launched& e,
                                     Cluster& c, Node& n) {
-  n.launch_time = rec.time;
+  n.launch_time = reported(e.at, n.requested_at, rec.time);
+  if (e.address) n.address = *e.address;
   n.message = "Running lifecycle script";
   std::string script = "lifecycle script";
   if (const InstanceGroup* g = c.find_group(n.group); g && g->spec.lifecycle_config.is_object()) {
@@ -447,7 +459,7 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
 Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events::NodeRunning& e,
                                     Cluster& c, Node& n) {
   n.status = NodeStatus::kRunning;
-  n.running_at = rec.time;
+  n.running_at = reported(e.at, n.launch_time.value_or(n.requested_at), rec.time);
   n.message = "";
   // A launch requested after the last failure succeeded: capacity is back, end the backoff.
   // (Nodes of the same round that happened to fit do not reset it.)
@@ -465,11 +477,13 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
 }
 
 void FleetState::shut_down_node(const EventRecord& rec, Cluster& c, Node& n, const std::string& why,
-                                bool unhealthy, EventLevel level, std::string text) {
+                                bool unhealthy, EventLevel level, std::string text,
+                                std::optional<Time> billed_until) {
   if (n.status == NodeStatus::kShuttingDown) return;
-  close_billing(c, n, rec.time);
+  const Time end = billed_until.value_or(rec.time);
+  close_billing(c, n, end);
   n.status = NodeStatus::kShuttingDown;
-  n.shutting_down_at = rec.time;
+  n.shutting_down_at = end;
   n.termination_reason = why;
   n.message = why;
   if (unhealthy) n.healthy = false;
@@ -479,10 +493,12 @@ void FleetState::shut_down_node(const EventRecord& rec, Cluster& c, Node& n, con
 
 Status FleetState::on_cluster_event(const EventRecord& rec,
                                     const cluster_events::LifecycleFailed& e, Cluster& c, Node& n) {
+  // Billed until the script ended, as the node reported it.
   shut_down_node(rec, c, n, e.message, true, EventLevel::kError,
                  fmt::format("Instance lifecycle script execution for EC2 Instance {} has failed: "
                              "{}; the instance is replaced",
-                             e.instance_id, e.message));
+                             e.instance_id, e.message),
+                 reported(e.at, n.launch_time.value_or(n.requested_at), rec.time));
   return ok_status();
 }
 

@@ -35,6 +35,7 @@ Json node_to_json(const Node& n) {
   // they were (and so do their hashes).
   if (!n.image.empty()) j["Image"] = n.image;
   if (n.software_generation != 0) j["SoftwareGeneration"] = n.software_generation;
+  if (!n.address.empty()) j["Address"] = n.address;
   return j;
 }
 
@@ -60,6 +61,7 @@ Result<Node> node_from_json(const Json& j) {
   n.host_id = r.optional_string("HostId").value_or("");
   n.image = r.optional_string("Image").value_or("");
   n.software_generation = r.optional_int("SoftwareGeneration").value_or(0);
+  n.address = r.optional_string("Address").value_or("");
   if (const Json* l = r.optional_object("Labels")) {
     for (auto it = l->begin(); it != l->end(); ++it) {
       if (it.value().is_string()) n.labels[it.key()] = it.value().get<std::string>();

@@ -209,36 +209,46 @@ struct LaunchFailed {
         field("Reason", &LaunchFailed::reason), field("Message", &LaunchFailed::message)};
   }
 };
-// The instance is up and its lifecycle script started (billing starts).
+// The instance is up and its lifecycle script started (billing starts). `at`: when, as the node
+// reported it (a real instance's agent; absent: when the event happened); `address`: where its
+// pods are reached (the agent's; absent for simulated instances).
 struct Launched {
   static constexpr std::string_view kType = "node.launched";
   std::string cluster;
   std::string instance_id;
+  std::optional<Time> at{};
+  std::optional<std::string> address{};
   static constexpr auto fields() {
     return std::tuple{field("Name", &Launched::cluster),
-                      field("InstanceId", &Launched::instance_id)};
+                      field("InstanceId", &Launched::instance_id), field("AtUs", &Launched::at),
+                      field("Address", &Launched::address)};
   }
 };
-// The lifecycle script succeeded: the node is Running.
+// The lifecycle script succeeded: the node is Running (`at` as for Launched).
 struct NodeRunning {
   static constexpr std::string_view kType = "node.running";
   std::string cluster;
   std::string instance_id;
+  std::optional<Time> at{};
   static constexpr auto fields() {
     return std::tuple{field("Name", &NodeRunning::cluster),
-                      field("InstanceId", &NodeRunning::instance_id)};
+                      field("InstanceId", &NodeRunning::instance_id),
+                      field("AtUs", &NodeRunning::at)};
   }
 };
-// The lifecycle script failed: the node shuts down and is replaced.
+// The lifecycle script failed: the node shuts down and is replaced; billing ends `at` (the
+// script's end as the node reported it; absent: when the event happened).
 struct LifecycleFailed {
   static constexpr std::string_view kType = "node.lifecycle_failed";
   std::string cluster;
   std::string instance_id;
   std::string message;
+  std::optional<Time> at{};
   static constexpr auto fields() {
     return std::tuple{field("Name", &LifecycleFailed::cluster),
                       field("InstanceId", &LifecycleFailed::instance_id),
-                      field("Message", &LifecycleFailed::message)};
+                      field("Message", &LifecycleFailed::message),
+                      field("AtUs", &LifecycleFailed::at)};
   }
 };
 // The node failed its health checks: it shuts down and is replaced.

@@ -210,7 +210,8 @@ class FleetState {
                           const cluster_events::SoftwareUpdateFinished& e, Cluster& c);
   // A node starts shutting down (lifecycle failure, unhealthy, termination asked): billing ends.
   void shut_down_node(const EventRecord& record, Cluster& c, Node& n, const std::string& why,
-                      bool unhealthy, EventLevel level, std::string text);
+                      bool unhealthy, EventLevel level, std::string text,
+                      std::optional<Time> billed_until = std::nullopt);
   // The small families, one applier per type (fleet_state.cpp; quota objects in job_apply.cpp,
   // policies in workload_apply.cpp).
   template <typename E>
@@ -278,6 +279,7 @@ class FleetState {
   Status on_job_event(const EventRecord& record, const job_events::CopyPurged& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::Suspend& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::Deleted& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::PodStatus& e, Job& job);
   void end_run(Job& job, Time t);
   Status restore_indexes();
   void mark_cluster_dirty(const std::string& name);

@@ -279,6 +279,10 @@ void FleetState::apply_remediation_transition(const EventRecord& rec,
     case RStatus::kApproved:
       r.approver = by;
       r.approved_at = t;
+      // The policy's own approval (a held proposal resumed after a breaker reset) counts as
+      // automatic, for the breaker's window too.
+      if (by.rfind("policy:", 0) == 0) r.auto_approved = true;
+      r.held_by_breaker = false;
       text += " (approver " + by + ")";
       break;
     case RStatus::kWaitingForIdle:

@@ -160,6 +160,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       {job_events::CopyPurged::kType, &FleetState::apply_typed_job_event<job_events::CopyPurged>},
       {job_events::Suspend::kType, &FleetState::apply_typed_job_event<job_events::Suspend>},
       {job_events::Deleted::kType, &FleetState::apply_typed_job_event<job_events::Deleted>},
+      {job_events::PodStatus::kType, &FleetState::apply_typed_job_event<job_events::PodStatus>},
   };
   auto it = kAppliers.find(rec.type);
   if (it == kAppliers.end()) return internal_error("unknown job event " + rec.type);
@@ -222,6 +223,8 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitt
   if (!replaced) job.admitted_at = t;
   job.cluster = cluster;
   job.pod_nodes = nodes;
+  job.placements += 1;  // real pods of an earlier placement are no longer this job's
+  job.pod_states.clear();
   if (nodes.empty()) {
     // Dispatched on an estimate of the cluster's room (--reservation=false): its pods wait
     // there until the cluster's nodes fit them or failover moves the job.
@@ -311,6 +314,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preemp
   job.admitted = false;
   job.cluster.clear();
   job.pod_nodes.clear();
+  job.pod_states.clear();  // its real pods are stopped; a new placement reports afresh
   job.requeue_at = e.until;
   if (terminated) {
     job.status = JobStatus::kFailed;
@@ -332,6 +336,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Interr
   end_run(job, t);
   job.cluster.clear();
   job.pod_nodes.clear();
+  job.pod_states.clear();  // its real pods are stopped; a new placement reports afresh
   job.status = JobStatus::kRunnable;
   job.status_reason = "interrupted: " + e.message;
   if (job.dispatch) {
@@ -361,6 +366,25 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Finish
     return ok_status();
   }
   job.add_history(t, std::string(to_string(e.status)), job.status_reason);
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::PodStatus& e, Job& job) {
+  if (e.placement != job.placements) return ok_status();  // a report of an earlier placement
+  const PodState before = job.pod_states.count(e.pod) ? job.pod_states.at(e.pod) : PodState{};
+  job.pod_states[e.pod] = e.state;
+  // The history says what changed: a phase, or a restart on the node.
+  if (before.phase != e.state.phase) {
+    job.add_history(rec.time, "Pod" + e.state.phase,
+                    fmt::format("pod {} is {}{}", e.pod, e.state.phase,
+                                e.state.phase == "Running" || e.state.phase == "Pending"
+                                    ? ""
+                                    : fmt::format(" (exit code {})", e.state.exit_code)));
+  } else if (e.state.restarts > before.restarts) {
+    job.add_history(rec.time, "PodRestarted",
+                    fmt::format("pod {} restarted on its node ({} restarts; last exit code {})",
+                                e.pod, e.state.restarts, e.state.exit_code));
+  }
   return ok_status();
 }
 

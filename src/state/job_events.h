@@ -168,6 +168,20 @@ struct Deleted {
   }
 };
 
+// What a node's agent reports of one of the job's pods (real pods, docs/local-cloud.md), for the
+// placement `placement` of the job.
+struct PodStatus {
+  static constexpr std::string_view kType = "job.pod_status";
+  std::string id;
+  std::string pod;
+  int64_t placement = 0;
+  PodState state;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &PodStatus::id), field("pod", &PodStatus::pod),
+                      field("placement", &PodStatus::placement), field("state", &PodStatus::state)};
+  }
+};
+
 // The id of the job an event names ("id", or "job.id" for job.submitted); empty when none.
 std::string job_id_of(std::string_view type, const Json& payload);
 
@@ -187,5 +201,6 @@ inline constexpr std::string_view kJobFailover = job_events::Failover::kType;
 inline constexpr std::string_view kJobCopyPurged = job_events::CopyPurged::kType;
 inline constexpr std::string_view kJobSuspend = job_events::Suspend::kType;
 inline constexpr std::string_view kJobDeleted = job_events::Deleted::kType;
+inline constexpr std::string_view kJobPodStatus = job_events::PodStatus::kType;
 
 }  // namespace gf::event_type

@@ -10,9 +10,14 @@
 // variable the later commands see.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include "os/process.h"
 
 #include "support/gpufleet_server.h"
 #include "support/process.h"
@@ -92,14 +97,15 @@ std::string mismatch(const std::vector<std::string>& shown, const std::string& o
   return "";
 }
 
-std::vector<Step> tour_steps(const std::string& readme) {
+// The steps of the README section whose heading is `heading` (a whole line).
+std::vector<Step> tour_steps(const std::string& readme, const std::string& heading) {
   std::vector<Step> steps;
   std::istringstream in(readme);
   bool in_tour = false, in_block = false;
   int n = 0;
   for (std::string line; std::getline(in, line);) {
     ++n;
-    if (line.rfind("## ", 0) == 0) in_tour = line.rfind("## A tour", 0) == 0;
+    if (line.rfind("## ", 0) == 0) in_tour = line == heading;
     if (!in_tour) continue;
     if (line.rfind("```", 0) == 0) {
       in_block = !in_block && line == "```console";
@@ -127,12 +133,15 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-TEST(ReadmeTour, EveryCommandAnswersAsTheReadmeShows) {
+// Runs the tour under `heading`: its first step starts the server, every later one must answer as
+// the README shows.
+void run_tour(const std::string& heading, size_t min_steps) {
   std::ifstream f(std::string(GPUFLEET_SOURCE_DIR) + "/README.md");
   std::stringstream ss;
   ss << f.rdbuf();
-  const std::vector<Step> steps = tour_steps(ss.str());
-  ASSERT_GE(steps.size(), 10u) << "README.md has no \"## A tour\" with ```console blocks";
+  const std::vector<Step> steps = tour_steps(ss.str(), heading);
+  ASSERT_GE(steps.size(), min_steps)
+      << "README.md has no \"" << heading << "\" with ```console blocks";
 
   // The first step starts the tour's server: its flags, on a free port and a scratch data dir.
   std::istringstream words(steps[0].command);
@@ -152,9 +161,9 @@ TEST(ReadmeTour, EveryCommandAnswersAsTheReadmeShows) {
   }
   TempDir dir;
   const std::string src = GPUFLEET_SOURCE_DIR;
-  // Relative paths in the flags (examples/…) are the repository's.
+  // Relative paths in the flags (examples/…, or after an `=`) are the repository's.
   for (std::string& fl : flags) {
-    if (fl.rfind("examples/", 0) == 0) fl = src + "/" + fl;
+    fl = std::regex_replace(fl, std::regex("(^|=)examples/"), "$1" + src + "/examples/");
   }
   GpufleetServer server(dir.file("data"), flags);
   ASSERT_FALSE(server.url().empty()) << server.process().output();
@@ -174,6 +183,21 @@ TEST(ReadmeTour, EveryCommandAnswersAsTheReadmeShows) {
                        << r.out;
     if (std::regex_search(s.command, kAssignment)) preamble += cmd + "; ";
   }
+  server.process().signal(SIGKILL);
+  server.process().wait();
+  // The local cloud's agents outlive serve by design: stop those the tour started.
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("data/local"), ec)) {
+    const std::string id = e.path().filename().string();
+    auto pid = os::read_pid_file((e.path() / "agent.pid").string());
+    if (pid && os::alive(*pid, id)) os::signal(*pid, SIGKILL);
+  }
+}
+
+TEST(ReadmeTour, EveryCommandAnswersAsTheReadmeShows) { run_tour("## A tour", 10); }
+
+TEST(ReadmeTour, RealProcessesTourAnswersAsTheReadmeShows) {
+  run_tour("## A tour of real processes", 5);
 }
 
 TEST(ReadmeTour, TheMatcherFollowsItsRules) {

@@ -166,9 +166,9 @@ TEST(CliIntegration, UnknownCommandNamesTheWordAndListsTheCommandsThere) {
                        "job, pytorchjob"),
             std::string::npos)
       << r.out;
-  r = run_command({GPUFLEET_BINARY, "-o", "json", "logs", "x"});
+  r = run_command({GPUFLEET_BINARY, "-o", "json", "logz", "x"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("unknown command \"logs\" for \"gpufleet\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unknown command \"logz\" for \"gpufleet\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cluster, node"), std::string::npos) << r.out;
   r = run_command({GPUFLEET_BINARY, "alert", "explain", "a-1"});
   EXPECT_NE(r.out.find("unknown command \"explain\" for \"gpufleet alert\"; the commands are: "

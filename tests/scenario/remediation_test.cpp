@@ -454,17 +454,43 @@ TEST(Remediation,
           << r.dump();
     }
   }
-  // A person resets the breaker: the auto-approved ones continue (one per pool at a time).
+  for (const Json& r : rems) {
+    if (r["Status"] == "Proposed") {
+      EXPECT_EQ(r["HeldByBreaker"], true) << r.dump();
+    }
+  }
+  // A person resets the breaker: the auto-approved ones continue (one per pool at a time), and
+  // the proposals held while it was open resume, since their alerts still fire, at the breaker's
+  // rate (at most 5 automatic approvals per window), so they do not trip it again.
   HttpResponse reset = f.call_as("oncall", "POST", "/v1/clusters/heal/circuit-breaker/reset");
   ASSERT_EQ(reset.status, 200) << reset.body;
-  for (int m = 0; m < 120; ++m) {
+  const Time reset_at = f.now();
+  for (int m = 0; m < 600; ++m) {
     f.run_for(minutes(1));
     check_instant("after reset, minute " + std::to_string(m));
+    EXPECT_EQ(f.json("GET", "/v1/clusters/heal/circuit-breaker")["State"], "Closed")
+        << "minute " << m;
   }
   succeeded = 0;
-  for (const Json& r : remediations(f)) succeeded += r["Status"] == "Succeeded";
-  EXPECT_EQ(succeeded, 5);
+  std::vector<Time> resumed_at;
+  for (const Json& r : remediations(f)) {
+    succeeded += r["Status"] == "Succeeded";
+    EXPECT_FALSE(r.contains("HeldByBreaker")) << r.dump();
+    const Time approved = parse_iso8601(r["ApprovedAt"].get<std::string>()).value();
+    if (approved < reset_at) continue;
+    EXPECT_EQ(r["Approver"], "policy:" + r["Rule"].get<std::string>()) << r.dump();
+    EXPECT_EQ(r["AutoApproved"], true) << r.dump();
+    resumed_at.push_back(approved);
+  }
+  EXPECT_EQ(succeeded, 20) << "every alert still firing was healed";
+  ASSERT_EQ(resumed_at.size(), 15u);
+  std::sort(resumed_at.begin(), resumed_at.end());
+  for (size_t i = 5; i < resumed_at.size(); ++i) {
+    EXPECT_GE(resumed_at[i] - resumed_at[i - 5], hours(1))
+        << "no more than 5 automatic approvals within the breaker's window";
+  }
   EXPECT_FALSE(f.events_containing("reset by oncall").empty());
+  EXPECT_FALSE(f.events_containing("automatic remediation resumes").empty());
 }
 
 // Acceptance 8: (detector, request id) creates at most one remediation, also across a restart of

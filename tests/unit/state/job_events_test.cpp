@@ -58,6 +58,15 @@ TEST(JobEvents, EveryTypeRoundTripsThroughItsPayload) {
   EXPECT_EQ(round_trip(CopyPurged{"j-1", "c1", "grace over"}).cluster, "c1");
   EXPECT_FALSE(round_trip(Suspend{"j-1", false}).suspend);
   EXPECT_EQ(round_trip(Deleted{"j-1", "ttl"}).reason, "ttl");
+  PodState ps;
+  ps.phase = "Failed";
+  ps.exit_code = 3;
+  ps.restarts = 2;
+  ps.message = "container pytorch exited with code 3";
+  ps.node = "i-2";
+  const PodStatus pod = round_trip(PodStatus{"j-1", "train-worker-1", 2, ps});
+  EXPECT_EQ(pod.state, ps);
+  EXPECT_EQ(pod.placement, 2);
 }
 
 TEST(JobEvents, APayloadWithoutAVersionIsVersionOne) {

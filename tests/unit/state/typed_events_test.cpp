@@ -78,8 +78,14 @@ TEST(TypedEvents, EveryClusterGroupAndNodeTypeRoundTrips) {
   EXPECT_EQ(round_trip(LaunchFailed{"c", "i-1", "InsufficientCapacity", "none left"}).reason,
             "InsufficientCapacity");
   EXPECT_EQ(round_trip(Launched{"c", "i-1"}).instance_id, "i-1");
+  // A real instance's own times and address (docs/local-cloud.md).
+  const Launched real = round_trip(Launched{"c", "i-1", from_micros(77), "127.0.0.1"});
+  EXPECT_EQ(real.at, from_micros(77));
+  EXPECT_EQ(real.address, "127.0.0.1");
   EXPECT_EQ(round_trip(NodeRunning{"c", "i-1"}).instance_id, "i-1");
+  EXPECT_EQ(round_trip(NodeRunning{"c", "i-1", from_micros(88)}).at, from_micros(88));
   EXPECT_EQ(round_trip(LifecycleFailed{"c", "i-1", "exit 1"}).message, "exit 1");
+  EXPECT_EQ(round_trip(LifecycleFailed{"c", "i-1", "exit 1", from_micros(99)}).at, from_micros(99));
   EXPECT_EQ(round_trip(NodeUnhealthy{"c", "i-1", "Xid 79"}).message, "Xid 79");
   EXPECT_EQ(round_trip(TerminateRequested{"c", "i-1", "scale-down"}).reason, "scale-down");
   EXPECT_EQ(round_trip(Terminated{"c", "i-1"}).cluster, "c");
