@@ -45,7 +45,8 @@ class ScaledClock final : public Clock {
   Time virtual_start_;
 };
 
-// Monotonic seconds for measuring latencies (metrics only, never for decisions).
+// Monotonic nanoseconds for measuring latencies and bounding a wait on an outside process
+// (os::run's timeout); never for a controller's decisions.
 int64_t monotonic_nanos();
 
 // Blocks the calling thread for a wall-clock duration. For client-side polling (the CLI's

@@ -1,6 +1,7 @@
 #include "os/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -8,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include "core/clock.h"
 
 extern char** environ;
 
@@ -159,8 +163,9 @@ Result<pid_t> spawn(const SpawnOptions& o) {
   argv.push_back(nullptr);
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  const int out = ::open(o.output.empty() ? "/dev/null" : o.output.c_str(),
-                         O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int out = o.output_fd >= 0 ? ::fcntl(o.output_fd, F_DUPFD_CLOEXEC, 0)
+                                   : ::open(o.output.empty() ? "/dev/null" : o.output.c_str(),
+                                            O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out < 0) {
     return validation_error(o.argv[0] + ": output " + o.output + ": " + std::strerror(errno));
   }
@@ -216,6 +221,47 @@ bool namespaces_allowed() {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }();
   return allowed;
+}
+
+Result<Output> run(SpawnOptions o, std::chrono::milliseconds timeout, size_t max_bytes) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return internal_error(std::string("pipe: ") + std::strerror(errno));
+  o.output_fd = fds[1];
+  Result<pid_t> pid = spawn(o);
+  ::close(fds[1]);
+  if (!pid.ok()) {
+    ::close(fds[0]);
+    return pid.status();
+  }
+  Output result;
+  const int64_t deadline = monotonic_nanos() + timeout.count() * 1'000'000;
+  char buf[65536];
+  for (;;) {
+    const int64_t left_ms = (deadline - monotonic_nanos()) / 1'000'000;
+    if (left_ms <= 0) {
+      result.timed_out = true;
+      signal(*pid, SIGKILL);
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the command (and whatever kept its output open) is done
+    const size_t keep = std::min(static_cast<size_t>(n), max_bytes - result.out.size());
+    result.out.append(buf, keep);
+    if (keep < static_cast<size_t>(n)) result.truncated = true;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) result.exit = Exit{WEXITSTATUS(status), false};
+  if (WIFSIGNALED(status)) result.exit = Exit{128 + WTERMSIG(status), true};
+  return result;
 }
 
 std::optional<Exit> reap(pid_t pid) {

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@ struct SpawnOptions {
   bool inherit_env = true;
   std::string cwd;     // "" = the caller's
   std::string output;  // stdout and stderr appended here; "" = /dev/null
+  int output_fd = -1;  // when >= 0, stdout and stderr go to this descriptor instead (run() uses it)
   // Its own session and process group: out of reach of the terminal's Ctrl-C, and signalled as
   // a group (its children with it).
   bool new_session = true;
@@ -53,6 +55,19 @@ struct Exit {
 // Reaps a child of this process without waiting: its end, or nullopt while it runs (and for a
 // pid that is not our child).
 std::optional<Exit> reap(pid_t pid);
+
+// What a command run to its end printed (stdout and stderr together) and how it ended.
+struct Output {
+  Exit exit;
+  std::string out;         // at most max_bytes; the rest is read and dropped
+  bool truncated = false;  // more than max_bytes were printed
+  bool timed_out = false;  // it ran past the timeout and was killed (exit: 128 + SIGKILL)
+};
+
+// Runs a command to its end, capturing its output, as a client tool is run (sinfo, scontrol):
+// past `timeout` its process group gets SIGKILL. Refuses as spawn does.
+Result<Output> run(SpawnOptions options, std::chrono::milliseconds timeout,
+                   size_t max_bytes = size_t{16} << 20);
 
 // Whether `pid` is a live process (not a zombie). For processes this one did not start (after a
 // restart) `cmdline_contains`, when given, must appear in /proc/<pid>/cmdline: a reused pid is not

@@ -177,6 +177,27 @@ TEST_F(ProcessTest, IsolatedCommandRunsInItsOwnNamespacesUnderAnInitWithItsHostn
   EXPECT_NE(std::string(host), "pytorch-test-worker-1") << "the host's name is untouched";
 }
 
+TEST_F(ProcessTest, RunCapturesOutputAndExitAndKillsACommandPastItsTimeout) {
+  auto r = run(command({"sh", "-c", "echo out; echo err >&2; exit 4"}), std::chrono::seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->out, "out\nerr\n");
+  EXPECT_EQ(r->exit.code, 4);
+  EXPECT_FALSE(r->timed_out);
+
+  r = run(command({"sh", "-c", "head -c 100000 /dev/zero"}), std::chrono::seconds(10), 1000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out.size(), 1000u);
+  EXPECT_TRUE(r->truncated);
+  EXPECT_EQ(r->exit.code, 0) << "the rest is read and dropped, so the command is not blocked";
+
+  r = run(command({"sleep", "300"}), std::chrono::milliseconds(50));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_EQ(r->exit.code, 128 + SIGKILL);
+
+  EXPECT_FALSE(run(command({"no-such-command-gpufleet"}), std::chrono::seconds(1)).ok());
+}
+
 TEST_F(ProcessTest, AliveChecksTheCommandLineSoAReusedPidIsNotOurs) {
   EXPECT_TRUE(alive(::getpid()));
   EXPECT_TRUE(alive(::getpid(), "unit_os_tests"));
