@@ -10,7 +10,7 @@
 
 #include "api/api.h"
 #include "core/quantity.h"
-#include "provision/slurm_conf.h"
+#include "orchestrator/slurm/slurm_conf.h"
 #include "provision/slurm_layout.h"
 
 namespace gf {

@@ -5,7 +5,7 @@
 
 #include "model/catalog.h"
 #include "model/cluster.h"
-#include "provision/slurm_conf.h"
+#include "orchestrator/slurm/slurm_conf.h"
 
 namespace gf {
 

@@ -1,6 +1,7 @@
-// slurm.conf in merge mode (provision/slurm_conf.h): POST /v1/clusters/{name}/slurm-conf/merge
-// takes the user's file, and every byte outside gpufleet's two marked blocks is theirs. The input
-// is that file, optionally followed by a line "@@layout" and layout lines
+// slurm.conf in merge mode (orchestrator/slurm/slurm_conf.h): POST
+// /v1/clusters/{name}/slurm-conf/merge takes the user's file, and every byte outside gpufleet's two
+// marked blocks is theirs. The input is that file, optionally followed by a line "@@layout" and
+// layout lines
 //   node <name> [cpus] [memory-mb] [gpus] [features]
 //   partition <name> [node]...
 // (without it, a fixed layout of three workers in one partition is merged).
@@ -21,7 +22,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "provision/slurm_conf.h"
+#include "orchestrator/slurm/slurm_conf.h"
 
 namespace gf {
 namespace {

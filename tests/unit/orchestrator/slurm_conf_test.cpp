@@ -1,4 +1,4 @@
-#include "provision/slurm_conf.h"
+#include "orchestrator/slurm/slurm_conf.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "provision/slurm_conf.h"
+#include "orchestrator/slurm/slurm_conf.h"
 
 namespace gf {
 namespace {

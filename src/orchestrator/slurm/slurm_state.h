@@ -1,0 +1,61 @@
+// What a real slurmctld says of its nodes and jobs (docs/slurm.md), read from the JSON that
+// `sinfo --json` and `squeue --json` print (Slurm's OpenAPI data_parser v0.0.38 and later, Slurm
+// 22.05+). Pure: the text in, the records out; no I/O. The text comes from a daemon outside
+// gpufleet, so it is parsed as untrusted input: bounded (size, depth, counts), every field checked
+// for its type, an unknown shape refused naming the field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace gf::slurm {
+
+// One node as the controller sees it.
+struct NodeState {
+  std::string name;
+  // The base state, upper case as scontrol prints it: IDLE, ALLOCATED, MIXED, DOWN, FUTURE,
+  // UNKNOWN, ERROR, COMPLETING…
+  std::string state;
+  std::vector<std::string> flags;  // DRAIN, NOT_RESPONDING, COMPLETING, REBOOT_REQUESTED…
+  std::string reason;              // the DRAIN/DOWN reason ("" when none)
+  std::string reason_set_by;       // who set it ("" when none)
+  std::vector<std::string> partitions;
+  int64_t cpus = 0;
+  int64_t alloc_cpus = 0;
+
+  bool has_flag(std::string_view flag) const;
+  // DRAIN set (draining while jobs run, drained when idle).
+  bool drained() const { return has_flag("DRAIN"); }
+  bool down() const { return state == "DOWN"; }
+  // Jobs hold some of it (ALLOCATED or MIXED, or CPUs allocated).
+  bool allocated() const;
+};
+
+// One job (an allocation) as the controller sees it.
+struct JobState {
+  int64_t id = 0;
+  std::string name;
+  std::string state;   // PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, TIMEOUT…
+  std::string reason;  // why it pends ("None" when it does not)
+  std::string partition;
+  std::vector<std::string> nodes;  // expanded from the hostlist ("node[1-3]")
+  int64_t node_count = 0;
+  int64_t restarts = 0;  // requeues
+  std::optional<int64_t> exit_code;
+
+  bool finished() const;  // COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED, …
+};
+
+// At most this many nodes or jobs in one answer, and this many bytes of text.
+inline constexpr size_t kMaxRecords = 100000;
+inline constexpr size_t kMaxTextBytes = size_t{256} << 20;
+
+Result<std::vector<NodeState>> parse_sinfo_json(std::string_view text);
+Result<std::vector<JobState>> parse_squeue_json(std::string_view text);
+
+}  // namespace gf::slurm
