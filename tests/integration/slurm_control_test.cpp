@@ -105,6 +105,15 @@ TEST_P(SlurmContract, BadNamesAndReasonsAreRefusedBeforeAnyCommandRuns) {
   s = control_->drain("node2", "");
   EXPECT_EQ(s.code(), ErrorCode::kValidation);
   EXPECT_FALSE(node("node2").drained());
+  BatchJob b;
+  b.script = "true";
+  b.env = {{"LD_PRELOAD", "/tmp/x.so"}};
+  s = control_->submit(b).status();
+  EXPECT_EQ(s.code(), ErrorCode::kValidation);
+  EXPECT_NE(s.message().find("LD_PRELOAD"), std::string::npos) << s.message();
+  b.env = {{"A B", "1"}};
+  EXPECT_EQ(control_->submit(b).status().code(), ErrorCode::kValidation);
+  EXPECT_EQ(control_->cancel(-1).code(), ErrorCode::kValidation);
   // A node the controller does not know: its error, named.
   s = control_->drain("node9", "gpufleet:x");
   EXPECT_EQ(s.code(), ErrorCode::kUnavailable);

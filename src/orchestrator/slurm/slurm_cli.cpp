@@ -29,6 +29,24 @@ Status check_reason(std::string_view reason) {
   return ok_status();
 }
 
+// A variable a job may be given: a shell name, and not one that changes the tools themselves
+// (the environment reaches sbatch before the job).
+Status check_env_name(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 128 &&
+            (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!ok) {
+    return validation_error(fmt::format("env: \"{}\" is not a variable name", name.substr(0, 40)));
+  }
+  if (name == "PATH" || name.starts_with("LD_") || name.starts_with("SLURM_") ||
+      name.starts_with("SBATCH_")) {
+    return validation_error(fmt::format(
+        "env: {} would change how sbatch runs; PATH, LD_*, SLURM_* and SBATCH_* are refused",
+        name));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Status check_slurm_name(std::string_view what, std::string_view name) {
@@ -113,6 +131,7 @@ Result<int64_t> SlurmCli::submit(const BatchJob& job) {
     GF_RETURN_IF_ERROR(check_slurm_name("partition", job.partition));
     argv.insert(argv.end(), {"-p", job.partition});
   }
+  for (const auto& [name, value] : job.env) GF_RETURN_IF_ERROR(check_env_name(name));
   if (!job.work_dir.empty()) argv.insert(argv.end(), {"-D", job.work_dir});
   if (!job.output.empty()) argv.insert(argv.end(), {"-o", job.output});
   // The environment goes through sbatch's own (--export=ALL, its default), so values need no
@@ -122,19 +141,24 @@ Result<int64_t> SlurmCli::submit(const BatchJob& job) {
   // "<id>" or "<id>;<cluster>".
   int64_t id = 0;
   size_t i = 0;
-  while (i < out.size() && std::isdigit(static_cast<unsigned char>(out[i])) &&
-         id < (int64_t{1} << 40)) {
+  while (i < out.size() && std::isdigit(static_cast<unsigned char>(out[i]))) {
+    if (id > (int64_t{1} << 40))
+      return unavailable_error("sbatch answered no job id: " + said(out));
     id = id * 10 + (out[i++] - '0');
   }
-  if (i == 0 || id <= 0) {
+  if (i == 0 || id <= 0 || (i < out.size() && out[i] != ';' && out[i] != '\n')) {
     return unavailable_error("sbatch answered no job id: " + said(out));
   }
   return id;
 }
 
-Status SlurmCli::cancel(int64_t job) { return tool({"scancel", std::to_string(job)}).status(); }
+Status SlurmCli::cancel(int64_t job) {
+  if (job <= 0) return validation_error("job: expected a positive job id");
+  return tool({"scancel", std::to_string(job)}).status();
+}
 
 Status SlurmCli::requeue(int64_t job) {
+  if (job <= 0) return validation_error("job: expected a positive job id");
   return tool({"scontrol", "requeue", std::to_string(job)}).status();
 }
 

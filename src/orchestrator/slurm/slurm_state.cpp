@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/json.h"
 #include "orchestrator/slurm/slurm_conf.h"
@@ -62,8 +63,13 @@ Result<const Json*> records(const Json& doc, const std::string& key) {
   if (!doc.is_object()) return validation_error("expected a JSON object");
   if (auto e = doc.find("errors"); e != doc.end() && e->is_array() && !e->empty()) {
     const Json& first = e->front();
-    std::string what =
-        first.is_object() ? first.value("error", first.value("description", "")) : first.dump();
+    std::string what = first.dump();
+    for (const char* k : {"error", "description"}) {
+      if (first.is_object() && first.contains(k) && first[k].is_string()) {
+        what = first[k].get<std::string>();
+        break;
+      }
+    }
     return validation_error("slurm reported an error: " + what.substr(0, 500));
   }
   auto it = doc.find(key);
@@ -103,7 +109,8 @@ Result<NodeState> parse_node(const Json& j, const std::string& path) {
   return n;
 }
 
-Result<JobState> parse_job(const Json& j, const std::string& path) {
+// `budget`: how many more node names the whole answer may expand to.
+Result<JobState> parse_job(const Json& j, const std::string& path, size_t& budget) {
   ObjectReader r(j, path);
   JobState job;
   GF_ASSIGN_OR_RETURN(auto id, number(r.required_value("job_id"), path + ".job_id"));
@@ -117,6 +124,11 @@ Result<JobState> parse_job(const Json& j, const std::string& path) {
   job.partition = r.optional_string("partition").value_or("");
   const std::string nodes = r.optional_string("nodes").value_or("");
   if (!nodes.empty()) job.nodes = expand_hostlist(nodes);
+  if (job.nodes.size() > budget) {
+    return validation_error(path + ".nodes: more than " + std::to_string(kMaxNodeNames) +
+                            " node names in all jobs");
+  }
+  budget -= job.nodes.size();
   GF_ASSIGN_OR_RETURN(auto count, number(r.optional_value("node_count"), path + ".node_count"));
   job.node_count = count.value_or(static_cast<int64_t>(job.nodes.size()));
   GF_ASSIGN_OR_RETURN(auto restarts,
@@ -161,19 +173,26 @@ Result<std::vector<NodeState>> parse_sinfo_json(std::string_view text) {
   GF_ASSIGN_OR_RETURN(const Json* list, records(doc, "nodes"));
   std::vector<NodeState> out;
   std::unordered_map<std::string, size_t> index;
+  std::vector<std::unordered_set<std::string>> partitions_seen;  // by record
   out.reserve(list->size());
   for (size_t i = 0; i < list->size(); ++i) {
     GF_ASSIGN_OR_RETURN(NodeState n, parse_node((*list)[i], "nodes[" + std::to_string(i) + "]"));
     // `sinfo` lists a node once per partition: one record per node, its partitions merged.
     auto [at, fresh] = index.emplace(n.name, out.size());
     if (fresh) {
+      partitions_seen.emplace_back();
       out.push_back(std::move(n));
+      NodeState& added = out.back();
+      std::vector<std::string> parts = std::move(added.partitions);
+      added.partitions.clear();
+      for (std::string& p : parts) {
+        if (partitions_seen.back().insert(p).second) added.partitions.push_back(std::move(p));
+      }
       continue;
     }
-    NodeState* same = &out[at->second];
+    NodeState& same = out[at->second];
     for (std::string& p : n.partitions) {
-      if (std::find(same->partitions.begin(), same->partitions.end(), p) == same->partitions.end())
-        same->partitions.push_back(std::move(p));
+      if (partitions_seen[at->second].insert(p).second) same.partitions.push_back(std::move(p));
     }
   }
   return out;
@@ -184,8 +203,10 @@ Result<std::vector<JobState>> parse_squeue_json(std::string_view text) {
   GF_ASSIGN_OR_RETURN(const Json* list, records(doc, "jobs"));
   std::vector<JobState> out;
   out.reserve(list->size());
+  size_t budget = kMaxNodeNames;
   for (size_t i = 0; i < list->size(); ++i) {
-    GF_ASSIGN_OR_RETURN(JobState j, parse_job((*list)[i], "jobs[" + std::to_string(i) + "]"));
+    GF_ASSIGN_OR_RETURN(JobState j,
+                        parse_job((*list)[i], "jobs[" + std::to_string(i) + "]", budget));
     out.push_back(std::move(j));
   }
   return out;

@@ -54,6 +54,8 @@ struct JobState {
 // At most this many nodes or jobs in one answer, and this many bytes of text.
 inline constexpr size_t kMaxRecords = 100000;
 inline constexpr size_t kMaxTextBytes = size_t{256} << 20;
+// At most this many node names in all the jobs of one answer (hostlists expanded).
+inline constexpr size_t kMaxNodeNames = 1'000'000;
 
 Result<std::vector<NodeState>> parse_sinfo_json(std::string_view text);
 Result<std::vector<JobState>> parse_squeue_json(std::string_view text);

@@ -99,9 +99,25 @@ TEST(SlurmState, ErrorsAndWrongShapesAreRefusedNamingTheField) {
   auto j = parse_squeue_json(R"({"jobs": [{"job_id": -1}]})");
   ASSERT_FALSE(j.ok());
   EXPECT_NE(j.status().message().find("jobs[0].job_id"), std::string::npos);
+  EXPECT_FALSE(parse_sinfo_json(R"({"errors": [{"error": 1}], "nodes": []})").ok())
+      << "an error that is not text is still an error, not an exception";
   j = parse_squeue_json(R"({"jobs": [{"job_id": 1, "exit_code": "x"}]})");
   ASSERT_FALSE(j.ok());
   EXPECT_NE(j.status().message().find("jobs[0].exit_code"), std::string::npos);
+}
+
+// Hostlists expand: a small answer must not grow without bound.
+TEST(SlurmState, NodeNamesOfAllJobsTogetherAreBounded) {
+  std::string text = R"({"jobs": [)";
+  for (int i = 1; i <= 16; ++i) {
+    text += (i > 1 ? "," : "") + std::string(R"({"job_id": )") + std::to_string(i) +
+            R"(, "nodes": "n[0-65535]"})";
+  }
+  text += "]}";
+  auto jobs = parse_squeue_json(text);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_NE(jobs.status().message().find("jobs[15].nodes"), std::string::npos)
+      << jobs.status().message();
 }
 
 }  // namespace
