@@ -338,8 +338,7 @@ void LocalNode::lifecycle(Time now) {
       }
     } else if (now - lifecycle_started_ > inst_.lifecycle_timeout) {
       os::signal(lifecycle_pid_, SIGKILL);
-      while (!os::reap(lifecycle_pid_) && os::alive(lifecycle_pid_)) {
-      }
+      os::wait(lifecycle_pid_);  // SIGKILL cannot be refused: this returns at once
       finish_lifecycle(
           now, false,
           fmt::format("lifecycle script {} timed out after {}", inst_.lifecycle_script.value_or(""),
@@ -407,7 +406,7 @@ void LocalNode::start_pod(const Json& spec, Time now) {
   pod.job_id = spec.value("JobId", "");
   pod.placement = spec.value("Placement", int64_t{0});
   std::error_code ec;
-  fs::create_directories(pod_dir(pod.name), ec);
+  fs::create_directories(fs::path(pod_dir(pod.name)) / "work", ec);
   for (const Json& c : spec.value("Containers", Json::array())) pod.containers.push_back({c});
   for (const Json& w : spec.value("Warnings", Json::array())) {
     if (w.is_string()) spdlog::warn("pod {}: {}", pod.name, w.get<std::string>());
@@ -441,49 +440,57 @@ void LocalNode::start_container(Pod& pod, Container& c, Time now) {
   os::SpawnOptions o;
   o.argv = std::move(argv);
   const std::string wd = c.spec.value("WorkingDir", "");
-  o.cwd = !wd.empty() && fs::is_directory(wd, ec) ? wd : pod_dir(pod.name);
+  // Its own directory beside its logs (what it writes does not mix with them).
+  const std::string work = (fs::path(pod_dir(pod.name)) / "work").string();
+  o.cwd = !wd.empty() && fs::is_directory(wd, ec) ? wd : work;
   o.output = log.string();
   o.inherit_env = false;  // a pod gets its own environment, not the agent's
   o.die_with_parent = true;
   o.isolate = isolate_pods_;
   o.hostname = pod.name;
-  o.env = {{"PATH", kPodPath}, {"HOME", pod_dir(pod.name)}, {"HOSTNAME", pod.name}};
+  o.env = {{"PATH", kPodPath}, {"HOME", work}, {"HOSTNAME", pod.name}};
   for (const Json& e : c.spec.value("Env", Json::array())) {
     if (e.is_object()) o.env.emplace_back(e.value("Name", ""), e.value("Value", ""));
   }
   auto pid = os::spawn(o);
   if (!pid.ok()) {
+    // As a shell reports a command it cannot run; the restart policy decides what follows.
     append_file(log, "gpufleet: " + pid.status().message() + "\n");
-    c.exit_code = 127;
     c.pid = 0;
+    container_ended(pod, c, 127, now);
     return;
   }
   c.pid = *pid;
 }
 
-void LocalNode::supervise(Pod& pod, Time now) {
+void LocalNode::container_ended(Pod& pod, Container& c, int exit_code, Time now) {
+  c.exit_code = exit_code;
+  if (pod.stopping_since) return;
   const std::string policy = pod.spec.value("RestartPolicy", "Never");
+  const bool restart = policy == "Always" || (policy == "OnFailure" && exit_code != 0) ||
+                       (policy == "ExitCode" && exit_code >= 128);
+  if (restart) {
+    c.restarts += 1;
+    c.restart_at = now + restart_backoff(c.restarts);
+  } else {
+    c.done = true;
+  }
+}
+
+void LocalNode::supervise(Pod& pod, Time now) {
   for (Container& c : pod.containers) {
     if (c.pid > 0) {
       if (auto exit = os::reap(c.pid)) {
         c.pid = 0;
-        c.exit_code = exit->code;
-        if (pod.stopping_since) continue;
-        const bool restart = policy == "Always" || (policy == "OnFailure" && exit->code != 0) ||
-                             (policy == "ExitCode" && exit->code >= 128);
-        if (restart) {
-          c.restarts += 1;
-          c.restart_at = now + restart_backoff(c.restarts);
-        } else {
-          c.done = true;
-        }
+        container_ended(pod, c, exit->code, now);
       }
     } else if (c.restart_at && !pod.stopping_since && now >= *c.restart_at) {
       start_container(pod, c, now);
     }
   }
   if (pod.stopping_since) {
-    const int64_t grace = pod.spec.value("GracePeriodSeconds", kDefaultGraceSeconds);
+    const int64_t grace =
+        std::clamp<int64_t>(pod.spec.value("GracePeriodSeconds", kDefaultGraceSeconds), 0, 86400);
     if (now - *pod.stopping_since > seconds(grace)) {
       for (Container& c : pod.containers) {
         if (c.pid > 0) os::signal(c.pid, SIGKILL);

@@ -120,6 +120,8 @@ class LocalNode {
   void reconcile(Time now);
   void start_pod(const Json& spec, Time now);
   void start_container(Pod& pod, Container& c, Time now);
+  // A container's command ended (or could not start: 127); its pod's restartPolicy decides.
+  void container_ended(Pod& pod, Container& c, int exit_code, Time now);
   void supervise(Pod& pod, Time now);
   void report(Pod& pod);
   Json pod_status(const Pod& pod) const;

@@ -140,7 +140,7 @@ Permission required_permission(std::string_view method, std::string_view route) 
   if (read) {
     if (under("/v1/audit") || under("/v1/debug"))
       return under("/v1/debug") ? Permission::kAdmin : Permission::kAudit;
-    // The pods a node should run: its agent asks (and anyone who may read).
+    // The pods a node should run, with every job's environment: its agent asks, and operators.
     if (route.ends_with("/nodes/{id}/pods")) return Permission::kAgentRead;
     return Permission::kRead;
   }
@@ -205,7 +205,7 @@ Status authorize(const HttpRequest& request, Permission need) {
       wanted = "agent";
       break;
     case Permission::kAgentRead:
-      ok = op || viewer || team || has_role(request, "agent");
+      ok = op || has_role(request, "agent");
       wanted = "agent";
       break;
     case Permission::kTeamWork:

@@ -63,7 +63,7 @@ enum class Permission {
   kAudit,      // reading the audit log: admin, operator, viewer
   kOperate,    // clusters, nodes, policies, remediation decisions: admin, operator
   kAgent,      // node signals, heartbeats, agent and pod status: admin, operator, agent
-  kAgentRead,  // the pods a node should run: any role that reads, and agent
+  kAgentRead,  // the pods a node should run (every job's environment): agent and operators
   kTeamWork,   // jobs: admin or a team role (the handler checks which jobs)
   kAdmin,      // everything else that changes state
 };

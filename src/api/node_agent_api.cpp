@@ -179,8 +179,12 @@ Result<PodReport> parse_pod_report(const Json& body, const std::string& node) {
   p.job_id = r.required_string("JobId");
   p.placement = r.required_int("Placement");
   p.state.phase = r.required_string("Phase");
-  p.state.exit_code = static_cast<int32_t>(r.optional_int("ExitCode").value_or(0));
-  p.state.restarts = static_cast<int32_t>(r.optional_int("Restarts").value_or(0));
+  const int64_t exit_code = r.optional_int("ExitCode").value_or(0);
+  const int64_t restarts = r.optional_int("Restarts").value_or(0);
+  if (exit_code < 0 || exit_code > 255 + 128) r.fail("ExitCode", "expected 0 to 383");
+  if (restarts < 0 || restarts > 1'000'000) r.fail("Restarts", "expected 0 to 1000000");
+  p.state.exit_code = static_cast<int32_t>(exit_code);
+  p.state.restarts = static_cast<int32_t>(restarts);
   p.state.message = printable(r.optional_string("Message").value_or(""), 1000);
   p.state.node = node;
   std::vector<std::string> ignored;
@@ -292,9 +296,12 @@ HttpResponse get_node_logs(Api& api, const HttpRequest& req) {
 }
 
 // A pod by namespace and name: the job it belongs to and the node it runs (or last ran) on.
-Result<Api::LogQuery> find_pod(const FleetView& v, const std::string& ns, const std::string& pod) {
+// The pod `pod` of a job in `ns` the caller may see (a team sees its own jobs' pods only).
+Result<Api::LogQuery> find_pod(const HttpRequest& req, const FleetView& v, const std::string& ns,
+                               const std::string& pod) {
   for (const auto& [id, job] : v.jobs) {
     if (!job->ns.empty() && job->ns != ns) continue;
+    if (!may_see_job(req, v, *job)) continue;
     if (pod.rfind(job->name + "-", 0) != 0) continue;
     const std::vector<std::string> names = workload::pod_names(*job);
     auto it = std::find(names.begin(), names.end(), pod);
@@ -319,7 +326,7 @@ Result<Api::LogQuery> find_pod(const FleetView& v, const std::string& ns, const 
 
 HttpResponse get_pod_logs(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
-  auto q_r = find_pod(*view, req.path_params.at("namespace"), req.path_params.at("pod"));
+  auto q_r = find_pod(req, *view, req.path_params.at("namespace"), req.path_params.at("pod"));
   if (!q_r.ok()) return error_response(q_r.status());
   Api::LogQuery q = std::move(*q_r);
   q.container = req.query_or("container", "");

@@ -82,7 +82,8 @@ std::string resolve(const std::string& name, const std::vector<std::string>& env
 // In the first process of new PID, mount and UTS namespaces: mounts stop propagating to the
 // host, /proc shows this namespace, the hostname is `hostname`. Async-signal-safe calls only.
 void enter_namespaces(const std::string& hostname) {
-  ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+  // Without private mounts the new /proc would show on the host: better not to run at all.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(126);
   ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
   if (!hostname.empty()) ::sethostname(hostname.data(), hostname.size());
 }
@@ -103,14 +104,21 @@ void enter_namespaces(const std::string& hostname) {
   }
 }
 
-// The spawner died: the whole group goes, the shim with it.
-void kill_group(int) { ::kill(0, SIGKILL); }
+// The spawner of this shim (set before its handler is installed).
+pid_t shim_spawner = 0;
+
+// The spawner died (PR_SET_PDEATHSIG): the whole group goes, the shim with it. A SIGUSR2 from
+// anyone else (a pod signalling its own group) while the spawner lives is ignored.
+void kill_group(int) {
+  if (::getppid() != shim_spawner) ::kill(0, SIGKILL);
+}
 
 // The shim of a die_with_parent spawn (see spawn): waits for `command`, reaping the orphans of
 // its tree, and ends as the command ended, after sending SIGTERM to what it left in the group. It
 // ignores SIGTERM and SIGINT (a stop signals the whole group: the command decides, within the grace
 // period); the spawner's death (PR_SET_PDEATHSIG) kills the group at once.
 [[noreturn]] void run_shim(pid_t command, pid_t spawner) {
+  shim_spawner = spawner;
   struct sigaction sa {};
   sa.sa_handler = kill_group;
   sigemptyset(&sa.sa_mask);
@@ -123,7 +131,7 @@ void kill_group(int) { ::kill(0, SIGKILL); }
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
-  if (::getppid() != spawner) kill_group(0);  // it died before prctl took effect
+  kill_group(0);  // the spawner died before prctl took effect
   int status = 0;
   for (;;) {
     int st = 0;
@@ -180,10 +188,11 @@ Result<pid_t> spawn(const SpawnOptions& o) {
   if (pid == 0) {
     if (o.new_session) ::setsid();
     if (o.die_with_parent) {
-      // A shim between the spawner and the command, so that the command's whole tree (what a
-      // shell starts, what daemonizes) dies with the spawner, as a node's processes die with
-      // its host: the shim reaps orphans of the tree (a subreaper) and kills the group when the
-      // spawner dies or the command ends.
+      // A shim between the spawner and the command, so that the command's tree (what a shell
+      // starts) dies with the spawner, as a node's processes die with its host: the shim reaps
+      // orphans of the tree (a subreaper) and kills the process group when the spawner dies or
+      // stops it when the command ends. Without namespaces, a process that leaves the group
+      // (setsid, as a daemon does) escapes it; isolated, the PID namespace holds every one.
       ::prctl(PR_SET_CHILD_SUBREAPER, 1);
       // Isolated: the command is process 1 of its own PID namespace (its tree dies with it, and
       // it sees only its own processes), with its own mounts (/proc of that namespace) and
@@ -256,12 +265,32 @@ Result<Output> run(SpawnOptions o, std::chrono::milliseconds timeout, size_t max
     if (keep < static_cast<size_t>(n)) result.truncated = true;
   }
   ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  // Its output closed; its end is still bounded by the deadline (a tool may close its output
+  // and hang).
+  for (;;) {
+    if (auto end = reap(*pid)) {
+      result.exit = *end;
+      return result;
+    }
+    if (monotonic_nanos() >= deadline) {
+      result.timed_out = true;
+      signal(*pid, SIGKILL);
+      result.exit = wait(*pid).value_or(Exit{128 + SIGKILL, true});
+      return result;
+    }
+    ::poll(nullptr, 0, 5);
   }
-  if (WIFEXITED(status)) result.exit = Exit{WEXITSTATUS(status), false};
-  if (WIFSIGNALED(status)) result.exit = Exit{128 + WTERMSIG(status), true};
-  return result;
+}
+
+std::optional<Exit> wait(pid_t pid) {
+  int status = 0;
+  pid_t r;
+  while ((r = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (r != pid) return std::nullopt;
+  if (WIFEXITED(status)) return Exit{WEXITSTATUS(status), false};
+  if (WIFSIGNALED(status)) return Exit{128 + WTERMSIG(status), true};
+  return Exit{1, false};
 }
 
 std::optional<Exit> reap(pid_t pid) {

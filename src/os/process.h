@@ -69,6 +69,10 @@ struct Output {
 Result<Output> run(SpawnOptions options, std::chrono::milliseconds timeout,
                    size_t max_bytes = size_t{16} << 20);
 
+// Reaps a child of this process, waiting for its end (after SIGKILL, at once); nullopt for a pid
+// that is not our child.
+std::optional<Exit> wait(pid_t pid);
+
 // Whether `pid` is a live process (not a zombie). For processes this one did not start (after a
 // restart) `cmdline_contains`, when given, must appear in /proc/<pid>/cmdline: a reused pid is not
 // mistaken for ours.

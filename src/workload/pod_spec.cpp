@@ -94,6 +94,23 @@ std::optional<std::string> field_value(const std::string& path, const FieldConte
   return std::nullopt;
 }
 
+// Field `key` of `j` when `j` is an object and the field is of the kind of `fallback` (array,
+// object; null: any kind), else `fallback`. A job's manifest is kept as submitted: what a pod runs
+// is read from it without ever throwing on a field of another type.
+Json field_or(const Json& j, std::string_view key, Json fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  if (it == j.end() || (!fallback.is_null() && it->type() != fallback.type())) return fallback;
+  return *it;
+}
+
+// A string field of `j`, or `fallback` when absent or not a string.
+std::string text_or(const Json& j, std::string_view key, std::string fallback = "") {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 std::vector<std::string> strings_of(const Json& j) {
   std::vector<std::string> out;
   if (!j.is_array()) return out;
@@ -104,17 +121,17 @@ std::vector<std::string> strings_of(const Json& j) {
 // One container of a pod template, its env resolved on top of `base`.
 Json container_spec(const Json& c, const Env& base, const FieldContext& ctx, Json& warnings) {
   Env env = base;
-  for (const Json& e : c.value("env", Json::array())) {
+  for (const Json& e : field_or(c, "env", Json::array())) {
     if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) continue;
     const std::string name = e["name"].get<std::string>();
     if (e.contains("value")) {
       env.set(name, e["value"].is_string() ? e["value"].get<std::string>() : e["value"].dump());
       continue;
     }
-    const Json& from = e.value("valueFrom", Json::object());
+    const Json& from = field_or(e, "valueFrom", Json::object());
     std::optional<std::string> v;
     if (from.is_object() && from.contains("fieldRef") && from["fieldRef"].is_object())
-      v = field_value(from["fieldRef"].value("fieldPath", ""), ctx);
+      v = field_value(text_or(from["fieldRef"], "fieldPath"), ctx);
     if (!v) {
       warnings.push_back(fmt::format(
           "env {}: only value and valueFrom.fieldRef are resolved here (no secrets, config maps "
@@ -124,14 +141,14 @@ Json container_spec(const Json& c, const Env& base, const FieldContext& ctx, Jso
     env.set(name, v.value_or(""));
   }
   Json limits = Json::object();
-  const Json& res = c.value("resources", Json::object());
+  const Json& res = field_or(c, "resources", Json::object());
   if (res.is_object() && res.contains("limits") && res["limits"].is_object())
     limits = res["limits"];
-  return Json{{"Name", c.value("name", "main")},
-              {"Image", c.value("image", "")},
-              {"Command", strings_of(c.value("command", Json::array()))},
-              {"Args", strings_of(c.value("args", Json::array()))},
-              {"WorkingDir", c.value("workingDir", "")},
+  return Json{{"Name", text_or(c, "name", "main")},
+              {"Image", text_or(c, "image")},
+              {"Command", strings_of(field_or(c, "command", Json::array()))},
+              {"Args", strings_of(field_or(c, "args", Json::array()))},
+              {"WorkingDir", text_or(c, "workingDir")},
               {"Env", env.to_json()},
               {"Limits", limits}};
 }
@@ -150,7 +167,7 @@ Env pytorch_env(const Job& job, const PyTorchJob::Pod& pod, const PyTorchJob& p,
   env.set("PET_NODE_RANK", pod.env.at("RANK"));
   std::string nproc = "auto";
   if (p.doc.is_object() && p.doc.contains("spec") && p.doc["spec"].is_object()) {
-    const Json& n = p.doc["spec"].value("nprocPerNode", Json());
+    const Json& n = field_or(p.doc["spec"], "nprocPerNode", Json());
     if (n.is_string()) nproc = n.get<std::string>();
     if (n.is_number_integer()) nproc = std::to_string(n.get<int64_t>());
   }
@@ -178,15 +195,15 @@ Result<Json> pytorch_pod_spec(const Job& job, const PodIdentity& id, const PodPl
   Env env = pytorch_env(job, *pod, p, where);
   if (!where.gpus.empty()) env.set("NVIDIA_VISIBLE_DEVICES", gpu_list(where.gpus));
   const Json& tmpl = rs.template_;
-  const Json& spec = tmpl.is_object() ? tmpl.value("spec", Json::object()) : Json::object();
+  const Json& spec = tmpl.is_object() ? field_or(tmpl, "spec", Json::object()) : Json::object();
   const Json annotations =
       tmpl.is_object() && tmpl.contains("metadata") && tmpl["metadata"].is_object()
-          ? tmpl["metadata"].value("annotations", Json::object())
+          ? field_or(tmpl["metadata"], "annotations", Json::object())
           : Json::object();
   const FieldContext ctx{pod->name, p.ns, pod->labels, annotations, where};
   Json warnings = Json::array();
   Json containers = Json::array();
-  for (const Json& c : spec.value("containers", Json::array())) {
+  for (const Json& c : field_or(spec, "containers", Json::array())) {
     if (c.is_object()) containers.push_back(container_spec(c, env, ctx, warnings));
   }
   int64_t grace = kGracePeriodSeconds;
@@ -207,7 +224,7 @@ Result<Json> pytorch_pod_spec(const Job& job, const PodIdentity& id, const PodPl
 // A service job: the payload's entrypoint, or a sleep for its duration.
 Json service_pod_spec(const Job& job, const PodIdentity& id, const PodPlacement& where) {
   Json payload =
-      job.request.is_object() ? job.request.value("serviceRequestPayload", Json()) : Json();
+      job.request.is_object() ? field_or(job.request, "serviceRequestPayload", Json()) : Json();
   if (payload.is_string()) {
     auto parsed = parse_json(payload.get<std::string>());
     payload = parsed.ok() ? *parsed : Json();
@@ -217,13 +234,13 @@ Json service_pod_spec(const Job& job, const PodIdentity& id, const PodPlacement&
   std::vector<std::string> command, args;
   std::string image;
   if (payload.is_object()) {
-    const Json& algo = payload.value("AlgorithmSpecification", Json::object());
+    const Json& algo = field_or(payload, "AlgorithmSpecification", Json::object());
     if (algo.is_object()) {
-      command = strings_of(algo.value("ContainerEntrypoint", Json::array()));
-      args = strings_of(algo.value("ContainerArguments", Json::array()));
-      image = algo.value("TrainingImage", "");
+      command = strings_of(field_or(algo, "ContainerEntrypoint", Json::array()));
+      args = strings_of(field_or(algo, "ContainerArguments", Json::array()));
+      image = text_or(algo, "TrainingImage");
     }
-    const Json& vars = payload.value("Environment", Json::object());
+    const Json& vars = field_or(payload, "Environment", Json::object());
     if (vars.is_object()) {
       for (auto it = vars.begin(); it != vars.end(); ++it)
         env.set(it.key(),
@@ -259,13 +276,15 @@ int32_t master_port(const Job& job) {
     auto p = parse_pytorchjob(job.request);
     if (p.ok()) {
       const Json& tmpl = p->master.template_;
-      const Json& spec = tmpl.is_object() ? tmpl.value("spec", Json::object()) : Json::object();
-      for (const Json& c : spec.value("containers", Json::array())) {
+      const Json& spec = tmpl.is_object() ? field_or(tmpl, "spec", Json::object()) : Json::object();
+      for (const Json& c : field_or(spec, "containers", Json::array())) {
         if (!c.is_object()) continue;
-        for (const Json& port : c.value("ports", Json::array())) {
-          if (port.is_object() && port.value("name", "") == "pytorchjob-port" &&
-              port.contains("containerPort") && port["containerPort"].is_number_integer())
-            return port["containerPort"].get<int32_t>();
+        for (const Json& port : field_or(c, "ports", Json::array())) {
+          if (port.is_object() && text_or(port, "name") == "pytorchjob-port" &&
+              port.contains("containerPort") && port["containerPort"].is_number_integer()) {
+            const int64_t n = port["containerPort"].get<int64_t>();
+            if (n >= 1 && n <= 65535) return static_cast<int32_t>(n);
+          }
         }
       }
     }

@@ -1,11 +1,15 @@
 #include "cloud/local/local_cloud.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -473,9 +477,7 @@ void LocalCloud::step_burn_ins(Time now, std::vector<std::pair<Time, CloudReport
         os::signal(b.pid, SIGKILL);
         b.interrupted = true;
         exit = os::Exit{137, true};
-        while (!os::reap(b.pid)) {
-          if (!os::alive(b.pid)) break;
-        }
+        os::wait(b.pid);  // SIGKILL cannot be refused: this returns at once
       }
       if (!exit) {
         ++it;
@@ -681,15 +683,23 @@ Result<LogChunk> LocalCloud::read_log(const LogQuery& q) const {
     return not_found_error(q.previous ? "no previous run of that container (it has not restarted)"
                                       : "no log at " + file.string() + " yet");
   }
-  std::ifstream in(file, std::ios::binary);
-  in.seekg(0, std::ios::end);
-  const int64_t size = static_cast<int64_t>(in.tellg());
+  // Pods write beside their logs: no link followed, nothing but a regular file read (a FIFO
+  // would block the reader).
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return not_found_error("cannot read " + file.string() + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return validation_error("container: " + file.filename().string() + " is not a log file");
+  }
+  const int64_t size = static_cast<int64_t>(st.st_size);
   int64_t from =
       q.offset < 0 ? std::max<int64_t>(0, size - kLogTailBytes) : std::min(q.offset, size);
-  const int64_t n = std::min<int64_t>(kLogReadBytes, size - from);
-  std::string text(static_cast<size_t>(n), '\0');
-  in.seekg(from);
-  in.read(text.data(), n);
+  std::string text(static_cast<size_t>(std::min<int64_t>(kLogReadBytes, size - from)), '\0');
+  const ssize_t got = ::pread(fd, text.data(), text.size(), from);
+  ::close(fd);
+  text.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  const int64_t n = static_cast<int64_t>(text.size());
   if (q.offset < 0 && from > 0) {  // a tail starts at a whole line
     const size_t nl = text.find('\n');
     if (nl != std::string::npos) text.erase(0, nl + 1);

@@ -198,6 +198,37 @@ TEST(PodSpec, ServiceJobWithoutEntrypointRunsForItsDuration) {
   EXPECT_EQ((*forever)["Containers"][0]["Command"], Json::parse(R"(["sleep", "infinity"])"));
 }
 
+// A manifest is kept as submitted: a field of another type than Kubernetes gives it is ignored
+// (empty), never an exception that would take the node's pod list down with it.
+TEST(PodSpec, FieldsOfAnotherTypeInTheManifestAreIgnoredNotThrown) {
+  Json doc = yaml(read_example("pytorchjob.yaml"));
+  Json& c = doc["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0];
+  c["image"] = 5;
+  c["workingDir"] = Json::array({1});
+  c["env"].push_back(Json{{"name", "X"}, {"valueFrom", {{"fieldRef", {{"fieldPath", 7}}}}}});
+  c["ports"] = Json::array({Json{{"name", "pytorchjob-port"}, {"containerPort", 99999999}}});
+  Job job;
+  job.id = "3f2a-job";
+  job.kind = std::string(kPyTorchJobKind);
+  job.name = "pytorch-test";
+  job.ns = "default";
+  job.pod_sets = pytorch_job(yaml(read_example("pytorchjob.yaml"))).pod_sets;
+  job.request = doc;
+  job.placements = 1;
+  auto pod = pod_spec(job, on(2));
+  ASSERT_TRUE(pod.ok()) << pod.status().to_string();
+  EXPECT_EQ((*pod)["Containers"][0]["Image"], "");
+  EXPECT_EQ((*pod)["Containers"][0]["WorkingDir"], "");
+  EXPECT_EQ(env_of(*pod)["X"], "");
+
+  auto svc = pod_spec(service_job(Json::parse(R"({"AlgorithmSpecification": {"TrainingImage": 5,
+                                   "ContainerEntrypoint": "python3"}, "Environment": []})"),
+                                  std::nullopt),
+                      on(0));
+  ASSERT_TRUE(svc.ok()) << svc.status().to_string();
+  EXPECT_EQ((*svc)["Containers"][0]["Image"], "");
+}
+
 TEST(PodSpec, PodIndexBeyondTheJobIsAnError) {
   const Job job = pytorch_job(yaml(read_example("pytorchjob.yaml")));
   EXPECT_FALSE(pod_spec(job, on(3)).ok());
