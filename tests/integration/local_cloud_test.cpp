@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -90,15 +91,34 @@ class LocalCloudTest : public ::testing::Test {
     start_server();
   }
 
-  void start_server() {
-    server_ = std::make_unique<GpufleetServer>(
-        dir_.file("data"),
-        std::vector<std::string>{"--cloud", "local", "--local-root", root_, "--local-capacity",
-                                 "ml.p5.48xlarge=2", "--lifecycle-root",
-                                 "s3://amzn-s3-demo-bucket=" + dir_.file("bucket"),
-                                 "--heartbeat-interval", "1s", "--rejoin-check", "2s",
-                                 "--retry-base", "1s", "--retry-max", "2s", "--no-fsync"});
+  // `extra`: more flags (a test that needs them restarts the server before it creates anything).
+  void start_server(const std::string& capacity = "ml.p5.48xlarge=2",
+                    const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args{"--cloud",
+                                  "local",
+                                  "--local-root",
+                                  root_,
+                                  "--local-capacity",
+                                  capacity,
+                                  "--lifecycle-root",
+                                  "s3://amzn-s3-demo-bucket=" + dir_.file("bucket"),
+                                  "--heartbeat-interval",
+                                  "1s",
+                                  "--rejoin-check",
+                                  "2s",
+                                  "--retry-base",
+                                  "1s",
+                                  "--retry-max",
+                                  "2s",
+                                  "--no-fsync"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_ = std::make_unique<GpufleetServer>(dir_.file("data"), args);
     ASSERT_FALSE(server_->url().empty()) << server_->process().output();
+  }
+  void restart_server(const std::string& capacity, const std::vector<std::string>& extra) {
+    server_->process().signal(SIGKILL);
+    server_->process().wait();
+    start_server(capacity, extra);
   }
 
   void TearDown() override {
@@ -402,6 +422,108 @@ TEST_F(LocalCloudTest, LifecycleScriptFailingTwiceThenSucceedingBillsTwoFailedAt
   EXPECT_EQ(failed, 2) << bill.dump();
   CommandResult r = cli({"node", "logs", "local", up});
   EXPECT_NE(r.out.find("attempt 3 works"), std::string::npos) << r.out;
+}
+
+// Migrate: the node comes back on another host; the old host's burn-in runs each check's command,
+// and a failing one sends it to repair with a ticket that carries the checks' output.
+TEST_F(LocalCloudTest, MigrateMovesTheNodeToANewHostAndAFailingBurnInOpensATicketWithItsOutput) {
+  restart_server("ml.p5.48xlarge=3",
+                 {"--burn-in-check", "gpu=echo \"gpu fine on $GPUFLEET_HOST_ID\"",
+                  "--burn-in-check", "nccl=echo 'nccl all_reduce 12 GB/s, want 300'; exit 3"});
+  ASSERT_EQ(cli({"cluster", "create", "-f", workers_cluster(1)}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return running_nodes("local").size() == 1; }));
+  const std::string node = running_nodes("local").front();
+  auto host_of = [&](const std::string& id) {
+    for (const Json& h : server_->get("/v1/hosts").value("Hosts", Json::array())) {
+      if (h.value("NodeId", "") == id && h.value("Status", "") == "InService")
+        return h.value("HostId", "");
+    }
+    return std::string();
+  };
+  const std::string old_host = host_of(node);
+  ASSERT_FALSE(old_host.empty()) << server_->get("/v1/hosts").dump();
+  std::ofstream(dir_.file("policy.yaml"))
+      << "AlertPersistence: 1s\nRules:\n  - {Fault: \"xid:79\", Action: migrate, Approval: auto}\n";
+  CommandResult r = cli({"policy", "set", "local", "-f", dir_.file("policy.yaml")});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ofstream(node_dir(node) + "/kern.log", std::ios::app)
+      << "Dec  2 06:03:28 node kernel: NVRM: Xid (PCI:0000:53:00): 79, pid=1234, name=python, "
+         "GPU has fallen off the bus.\n";
+
+  Json ticket;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const Json& t : server_->get("/v1/tickets").value("Tickets", Json::array())) {
+          if (t.value("HostId", "") == old_host) ticket = t;
+        }
+        return ticket.is_object();
+      },
+      std::chrono::seconds(90)))
+      << server_->get("/v1/hosts").dump() << "\n"
+      << server_->get("/v1/remediations").dump();
+  std::map<std::string, Json> checks;
+  for (const Json& c : ticket.value("Checks", Json::array())) checks[c.value("Name", "")] = c;
+  EXPECT_EQ(checks["gpu"].value("Result", ""), "pass") << ticket.dump();
+  EXPECT_NE(checks["gpu"].value("Log", "").find("gpu fine on " + old_host), std::string::npos)
+      << ticket.dump();
+  EXPECT_EQ(checks["nccl"].value("Result", ""), "fail") << ticket.dump();
+  EXPECT_NE(checks["nccl"].value("Log", "").find("nccl all_reduce 12 GB/s"), std::string::npos)
+      << ticket.dump();
+  // The node runs again, on a host that is not the old one.
+  Json rem;
+  ASSERT_TRUE(eventually([&] {
+    const Json list =
+        server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
+    if (list.empty()) return false;
+    rem = list[0];
+    return rem.value("Status", "") == "Succeeded";
+  })) << rem.dump();
+  EXPECT_EQ(rem["EffectiveAction"], "migrate");
+  std::string new_host;
+  ASSERT_TRUE(eventually([&] {
+    const std::vector<std::string> up = running_nodes("local");
+    if (up.size() != 1) return false;
+    new_host = host_of(up.front());
+    return !new_host.empty();
+  }));
+  EXPECT_NE(new_host, old_host);
+}
+
+// Reprovision: a new agent on a wiped directory (the lifecycle script runs again).
+TEST_F(LocalCloudTest, ReprovisionWipesTheNodesDirectoryAndStartsANewAgent) {
+  ASSERT_EQ(cli({"cluster", "create", "-f", workers_cluster(1)}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return running_nodes("local").size() == 1; }));
+  const std::string node = running_nodes("local").front();
+  const pid_t before = agent_pid(node);
+  std::ofstream(node_dir(node) + "/scratch/checkpoint") << "step 1000\n";
+  std::ofstream(dir_.file("policy.yaml"))
+      << "AlertPersistence: 1s\nRules:\n  - {Fault: \"xid:79\", Action: reprovision, Approval: "
+         "auto}\n";
+  CommandResult r = cli({"policy", "set", "local", "-f", dir_.file("policy.yaml")});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ofstream(node_dir(node) + "/kern.log", std::ios::app)
+      << "Dec  2 06:03:28 node kernel: NVRM: Xid (PCI:0000:53:00): 79, pid=1234, name=python, "
+         "GPU has fallen off the bus.\n";
+  Json rem;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json list =
+            server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
+        if (list.empty()) return false;
+        rem = list[0];
+        return rem.value("Status", "") == "Succeeded";
+      },
+      std::chrono::seconds(90)))
+      << rem.dump();
+  EXPECT_EQ(rem["EffectiveAction"], "reprovision");
+  const std::vector<std::string> up = running_nodes("local");
+  ASSERT_EQ(up.size(), 1u);
+  const pid_t after = agent_pid(up.front());
+  EXPECT_NE(after, before);
+  EXPECT_TRUE(os::alive(after, up.front()));
+  EXPECT_FALSE(fs::exists(node_dir(up.front()) + "/scratch/checkpoint")) << "wiped";
+  EXPECT_EQ(slurp(node_dir(up.front()) + "/lifecycle-marker"), up.front() + "\n")
+      << "its lifecycle script ran again";
 }
 
 TEST_F(LocalCloudTest, RestartedServerFindsItsAgentsAndLaunchesNoDuplicates) {
