@@ -122,6 +122,18 @@ TEST_F(SecurityCli, RolesTeamsApprovalsAndTheAuditLogThroughTheRealBinary) {
   CommandResult peek = as(qs2, {"describe", "job", id});
   EXPECT_NE(peek.exit_code, 0);
   EXPECT_NE(peek.out.find("not found"), std::string::npos) << "404, not 403: " << peek.out;
+  // Nor its pods' logs (as if the pod did not exist); its own team is told where the pod stands.
+  CommandResult logs2 = as(qs2, {"logs", "qs1-high-node-0"});
+  EXPECT_NE(logs2.exit_code, 0);
+  EXPECT_NE(logs2.out.find("not found in namespace"), std::string::npos) << logs2.out;
+  CommandResult logs1 = as(qs1, {"logs", "qs1-high-node-0"});
+  EXPECT_EQ(logs1.out.find("not found in namespace"), std::string::npos) << logs1.out;
+  // A node's pod list carries every job's environment: its agent and operators only.
+  const std::string node_pods = "/v1/clusters/training/nodes/i-none/pods";
+  EXPECT_EQ(server_->get_status_as(viewer.plain, node_pods), 403);
+  EXPECT_EQ(server_->get_status_as(qs1.plain, node_pods), 403);
+  EXPECT_NE(server_->get_status_as(agent.plain, node_pods), 403);
+  EXPECT_NE(server_->get_status_as(op.plain, node_pods), 403);
   CommandResult list2 = as(qs2, {"-o", "json", "get", "jobs"});
   EXPECT_EQ(list2.out.find(id), std::string::npos) << list2.out;
   EXPECT_NE(as(qs1, {"-o", "json", "get", "jobs"}).out.find(id), std::string::npos);

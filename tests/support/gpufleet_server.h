@@ -70,6 +70,13 @@ class GpufleetServer {
     auto r = c.Get(path, h);
     return r ? Json::parse(r->body, nullptr, false) : Json();
   }
+  // GET path with `token`: the HTTP status (0 when unreachable).
+  int get_status_as(const std::string& token, const std::string& path) const {
+    httplib::Client c(url_);
+    if (!ca_cert_.empty()) c.set_ca_cert_path(ca_cert_.c_str());
+    auto r = c.Get(path, httplib::Headers{{"Authorization", "Bearer " + token}});
+    return r ? r->status : 0;
+  }
   // Polls a read until `pred` holds; each poll is a blocking HTTP round trip (no sleeping). Tests
   // run the server sped up (--sim-speed), so conditions minutes apart arrive in well under a
   // second; the bound keeps a broken server from hanging the suite.
