@@ -415,7 +415,7 @@ void LocalNode::start_pod(const Json& spec, Time now) {
   for (Container& c : it->second.containers) start_container(it->second, c, now);
   spdlog::info("pod {} of job {} started ({} containers)", it->second.name, it->second.job_id,
                it->second.containers.size());
-  report(it->second);
+  report(it->second, now);
 }
 
 void LocalNode::start_container(Pod& pod, Container& c, Time now) {
@@ -498,7 +498,7 @@ void LocalNode::supervise(Pod& pod, Time now) {
     }
     return;
   }
-  report(pod);
+  report(pod, now);
 }
 
 Json LocalNode::pod_status(const Pod& pod) const {
@@ -525,16 +525,16 @@ Json LocalNode::pod_status(const Pod& pod) const {
               {"ExitCode", exit_code}, {"Restarts", restarts},       {"Message", message}};
 }
 
-void LocalNode::report(Pod& pod) {
+void LocalNode::report(Pod& pod, Time now) {
   const Json status = pod_status(pod);
   if (status == pod.reported) return;
   auto answer = api_.pod_status(pod.name, status);
   if (!answer.ok()) {
-    if (is_gone(answer.status())) stop_pod(pod, RealClock().now());
+    if (is_gone(answer.status())) stop_pod(pod, now);
     return;  // sent again on the next step
   }
   pod.reported = status;
-  if (answer->value("Stale", false)) stop_pod(pod, RealClock().now());
+  if (answer->value("Stale", false)) stop_pod(pod, now);
 }
 
 void LocalNode::stop_pod(Pod& pod, Time now) {

@@ -123,7 +123,7 @@ class LocalNode {
   // A container's command ended (or could not start: 127); its pod's restartPolicy decides.
   void container_ended(Pod& pod, Container& c, int exit_code, Time now);
   void supervise(Pod& pod, Time now);
-  void report(Pod& pod);
+  void report(Pod& pod, Time now);
   Json pod_status(const Pod& pod) const;
   void stop_pod(Pod& pod, Time now);
   std::string pod_dir(const std::string& pod) const;
