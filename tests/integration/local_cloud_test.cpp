@@ -18,6 +18,7 @@
 #include "core/json.h"
 #include "core/time.h"
 #include "os/process.h"
+#include "support/eventually.h"
 #include "support/gpufleet_server.h"
 #include "support/temp_dir.h"
 
@@ -26,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::eventually;
 using testing::GpufleetServer;
 using testing::kExamplesDir;
 using testing::parse_out;
@@ -36,17 +38,6 @@ std::string slurp(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Polls `pred` every 50 ms for at most `limit` of real time (real processes run in real time).
-bool eventually(const std::function<bool()>& pred,
-                std::chrono::seconds limit = std::chrono::seconds(60)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return pred();
 }
 
 // Processes whose command line is exactly `argv` (the pods of a test are told apart by it).
@@ -241,6 +232,28 @@ class LocalCloudTest : public ::testing::Test {
     return out;
   }
 
+  // The first remediation of `node` once it has Succeeded (waited for, at most 90 s), else
+  // whatever it is by then.
+  Json succeeded_remediation(const std::string& node) const {
+    Json rem;
+    eventually(
+        [&] {
+          const Json list =
+              server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
+          if (list.empty()) return false;
+          rem = list[0];
+          return rem.value("Status", "") == "Succeeded";
+        },
+        std::chrono::seconds(90));
+    return rem;
+  }
+  // Appends an Xid 79 line to `node`'s kernel log, as the GPU would write it.
+  void inject_xid79(const std::string& node) const {
+    std::ofstream(node_dir(node) + "/kern.log", std::ios::app)
+        << "Dec  2 06:03:28 node kernel: NVRM: Xid (PCI:0000:53:00): 79, pid=1234, name=python, "
+           "GPU has fallen off the bus.\n";
+  }
+
   TempDir dir_;
   std::string root_;
   std::unique_ptr<GpufleetServer> server_;
@@ -334,21 +347,10 @@ TEST_F(LocalCloudTest, XidLineInAWorkersKernelLogRebootsThatAgentThroughTheWhole
   const std::string node = *job_nodes().begin();
   const pid_t before = agent_pid(node);
 
-  std::ofstream(node_dir(node) + "/kern.log", std::ios::app)
-      << "Dec  2 06:03:28 node kernel: NVRM: Xid (PCI:0000:53:00): 79, pid=1234, name=python, "
-         "GPU has fallen off the bus.\n";
+  inject_xid79(node);
 
-  Json rem;
-  ASSERT_TRUE(eventually(
-      [&] {
-        const Json list =
-            server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
-        if (list.empty()) return false;
-        rem = list[0];
-        return rem.value("Status", "") == "Succeeded";
-      },
-      std::chrono::seconds(90)))
-      << rem.dump();
+  const Json rem = succeeded_remediation(node);
+  ASSERT_EQ(rem.value("Status", ""), "Succeeded") << rem.dump();
   EXPECT_EQ(rem["Fault"], "xid:79");
   EXPECT_EQ(rem["EffectiveAction"], "reboot");
   // Cordon → wait (up to MaxWait) → evict → act → rejoin, in that order.
@@ -446,9 +448,7 @@ TEST_F(LocalCloudTest, MigrateMovesTheNodeToANewHostAndAFailingBurnInOpensATicke
       << "AlertPersistence: 1s\nRules:\n  - {Fault: \"xid:79\", Action: migrate, Approval: auto}\n";
   CommandResult r = cli({"policy", "set", "local", "-f", dir_.file("policy.yaml")});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::ofstream(node_dir(node) + "/kern.log", std::ios::app)
-      << "Dec  2 06:03:28 node kernel: NVRM: Xid (PCI:0000:53:00): 79, pid=1234, name=python, "
-         "GPU has fallen off the bus.\n";
+  inject_xid79(node);
 
   Json ticket;
   ASSERT_TRUE(eventually(
@@ -470,14 +470,8 @@ TEST_F(LocalCloudTest, MigrateMovesTheNodeToANewHostAndAFailingBurnInOpensATicke
   EXPECT_NE(checks["nccl"].value("Log", "").find("nccl all_reduce 12 GB/s"), std::string::npos)
       << ticket.dump();
   // The node runs again, on a host that is not the old one.
-  Json rem;
-  ASSERT_TRUE(eventually([&] {
-    const Json list =
-        server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
-    if (list.empty()) return false;
-    rem = list[0];
-    return rem.value("Status", "") == "Succeeded";
-  })) << rem.dump();
+  const Json rem = succeeded_remediation(node);
+  ASSERT_EQ(rem.value("Status", ""), "Succeeded") << rem.dump();
   EXPECT_EQ(rem["EffectiveAction"], "migrate");
   std::string new_host;
   ASSERT_TRUE(eventually([&] {
@@ -501,20 +495,9 @@ TEST_F(LocalCloudTest, ReprovisionWipesTheNodesDirectoryAndStartsANewAgent) {
          "auto}\n";
   CommandResult r = cli({"policy", "set", "local", "-f", dir_.file("policy.yaml")});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::ofstream(node_dir(node) + "/kern.log", std::ios::app)
-      << "Dec  2 06:03:28 node kernel: NVRM: Xid (PCI:0000:53:00): 79, pid=1234, name=python, "
-         "GPU has fallen off the bus.\n";
-  Json rem;
-  ASSERT_TRUE(eventually(
-      [&] {
-        const Json list =
-            server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
-        if (list.empty()) return false;
-        rem = list[0];
-        return rem.value("Status", "") == "Succeeded";
-      },
-      std::chrono::seconds(90)))
-      << rem.dump();
+  inject_xid79(node);
+  const Json rem = succeeded_remediation(node);
+  ASSERT_EQ(rem.value("Status", ""), "Succeeded") << rem.dump();
   EXPECT_EQ(rem["EffectiveAction"], "reprovision");
   const std::vector<std::string> up = running_nodes("local");
   ASSERT_EQ(up.size(), 1u);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "orchestrator/slurm/slurm_control.h"
+#include "support/eventually.h"
 #include "support/slurm_daemons.h"
 
 namespace gf {
@@ -23,17 +24,9 @@ using slurm::JobState;
 using slurm::NodeState;
 using slurm::SlurmControl;
 
-using Factory = std::function<std::unique_ptr<SlurmControl>(const std::string& conf)>;
+using testing::eventually;
 
-bool eventually(const std::function<bool()>& pred,
-                std::chrono::seconds limit = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return pred();
-}
+using Factory = std::function<std::unique_ptr<SlurmControl>(const std::string& conf)>;
 
 class SlurmContract : public ::testing::TestWithParam<Factory> {
  protected:
