@@ -103,6 +103,8 @@ void print_node(const Json& n) {
       {{"InstanceId", text_field(n, "InstanceId")},
        {"Group", text_field(n, "InstanceGroupName")},
        {"Type", text_field(n, "InstanceType")},
+       {"Address", text_field(n, "PrivatePrimaryIp")},  // real instances (docs/local-cloud.md)
+       {"Directory", text_field(n, "LocalDirectory")},  // the local cloud's, where kern.log is
        {"Status", text_field(status, "Status")},
        {"Message", text_field(status, "Message")},
        {"Cordoned", text_field(n, "Cordoned")},

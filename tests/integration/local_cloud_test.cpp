@@ -274,6 +274,10 @@ TEST_F(LocalCloudTest, SeedClusterRunsLifecycleScriptsTakesPartialCapacityAndBil
   // The script ran on each node, as that node.
   for (const std::string& id : running_nodes(name)) {
     EXPECT_EQ(slurp(node_dir(id) + "/lifecycle-marker"), id + "\n") << id;
+    r = cli({"node", "describe", name, id});
+    EXPECT_NE(r.out.find("Directory:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(node_dir(id)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Address:"), std::string::npos) << r.out;
     r = cli({"node", "logs", name, id});
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("on_create ran on " + id), std::string::npos) << r.out;
