@@ -8,9 +8,11 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "agent/agent.h"
+#include "agent/slurm_role.h"
 #include "core/clock.h"
 #include "core/url.h"
 #include "os/process.h"
@@ -89,6 +91,7 @@ Result<LocalInstance> LocalInstance::load(const std::string& dir) {
   i.lifecycle_script = r.optional_string("LifecycleScript");
   i.lifecycle_error = r.optional_string("LifecycleError").value_or("");
   if (const Json* lc = r.optional_value("LifecycleConfig")) i.lifecycle_config = *lc;
+  if (const Json* sl = r.optional_value("Slurm")) i.slurm = *sl;
   if (auto us = r.optional_int("LifecycleTimeoutUs")) i.lifecycle_timeout = Duration(*us);
   if (auto us = r.optional_int("HeartbeatUs")) i.heartbeat = Duration(*us);
   if (auto us = r.optional_int("PollUs")) i.poll = Duration(*us);
@@ -124,6 +127,14 @@ Result<Json> HttpNodeApi::cluster() { return client_.get("/v1/clusters/" + url_e
 
 Result<Json> HttpNodeApi::nodes() {
   return client_.get("/v1/clusters/" + url_encode(cluster_) + "/nodes");
+}
+
+Result<Json> HttpNodeApi::slurm_layout() {
+  return client_.get("/v1/clusters/" + url_encode(cluster_) + "/slurm/layout");
+}
+
+Status HttpNodeApi::slurm_report(const Json& body) {
+  return client_.post(node_path() + "/slurm", body.dump()).status();
 }
 
 // ---- the node -----------------------------------------------------------------------------
@@ -372,6 +383,9 @@ void LocalNode::reconcile(Time now) {
     return;
   }
   server_answered();
+  slurm_drain_.reset();
+  if (auto d = answer->find("SlurmDrain"); d != answer->end() && d->is_string())
+    slurm_drain_ = d->get<std::string>();
   const Json listed = answer->value("Pods", Json::array());  // `desired` points into it
   std::map<std::string, const Json*> desired;
   for (const Json& p : listed) {
@@ -583,6 +597,15 @@ int run_local_instance(const std::string& dir) {
   ::signal(SIGPIPE, SIG_IGN);
   HttpNodeApi api(*inst);
   LocalNode node(*inst, api);
+  std::unique_ptr<SlurmRole> slurm;
+  {
+    auto settings = SlurmSettings::from_json(inst->slurm);
+    if (!settings.ok()) {
+      spdlog::error("{}", settings.status().message());
+      return 2;
+    }
+    if (*settings) slurm = std::make_unique<SlurmRole>(**settings, api);
+  }
   AgentOptions o;
   o.server = inst->server;
   o.cluster = inst->cluster;
@@ -593,6 +616,8 @@ int run_local_instance(const std::string& dir) {
   o.nvml = "none";
   o.disk = dir;
   o.interval = std::min<Duration>(inst->heartbeat, seconds(2));
+  // A Slurm compute node's state, read from slurmctld: DOWN or DRAIN by someone else is an alert.
+  if (slurm && slurm->role() == "Compute") o.scontrol = slurm->scontrol_command();
   HttpReporter reporter(inst->server, inst->cluster, inst->instance_id, 10, inst->token,
                         inst->ca_cert);
   NodeAgent detectors(o, reporter);
@@ -623,6 +648,13 @@ int run_local_instance(const std::string& dir) {
         }
         next_beat = now + inst->heartbeat;
       }
+      if (slurm) {
+        try {
+          slurm->step(now, node.slurm_drain());
+        } catch (const std::exception& e) {
+          spdlog::error("slurm step: {}", e.what());
+        }
+      }
       if (now >= next_detect) {
         // Undelivered signals stay queued; the next poll sends them.
         if (Status s = detectors.poll(now); !s.ok()) spdlog::debug("detectors: {}", s.message());
@@ -634,6 +666,8 @@ int run_local_instance(const std::string& dir) {
   spdlog::info("agent of instance {} stopping", inst->instance_id);
   const Time deadline = clock.now() + seconds(60);
   while (!node.stop(clock.now()) && clock.now() < deadline) wall_sleep(milliseconds(100));
+  while (slurm && !slurm->stop(clock.now()) && clock.now() < deadline)
+    wall_sleep(milliseconds(100));
   return 0;
 }
 

@@ -34,6 +34,7 @@ struct LocalInstance {
   std::optional<std::string> lifecycle_script;  // the OnCreate script as a local path
   std::string lifecycle_error;                  // why the script could not be found
   Json lifecycle_config;                        // as the group gave it
+  Json slurm;  // a Slurm cluster's node: {Role, NodeName, Dir} (docs/slurm.md); null otherwise
   Duration lifecycle_timeout = minutes(30);
   Duration heartbeat = seconds(10);
   Duration poll = seconds(1);
@@ -53,6 +54,10 @@ class NodeApi {
   // GET /v1/clusters/{cluster} and …/nodes (for the lifecycle script's resource_config.json).
   virtual Result<Json> cluster() = 0;
   virtual Result<Json> nodes() = 0;
+  // A Slurm cluster's nodes (docs/slurm.md): GET /v1/clusters/{cluster}/slurm/layout, and POST
+  // …/slurm with what slurmctld says of this node.
+  virtual Result<Json> slurm_layout() { return not_found_error("no Slurm layout here"); }
+  virtual Status slurm_report(const Json&) { return not_found_error("no Slurm here"); }
 };
 
 // NodeApi over the API's HTTP client.
@@ -64,6 +69,8 @@ class HttpNodeApi final : public NodeApi {
   Result<Json> pod_status(const std::string& pod, const Json& body) override;
   Result<Json> cluster() override;
   Result<Json> nodes() override;
+  Result<Json> slurm_layout() override;
+  Status slurm_report(const Json& body) override;
   void set_server(std::string server) { client_.set_server(std::move(server)); }
 
  private:
@@ -90,6 +97,8 @@ class LocalNode {
   // kGone: the server does not know the instance (terminated while the agent was away).
   enum class Phase { kRegistering, kLifecycle, kLifecycleFailed, kReady, kGone };
   Phase phase() const { return phase_; }
+  // The reason the server wants this node drained with in Slurm (its last pods answer).
+  const std::optional<std::string>& slurm_drain() const { return slurm_drain_; }
   // The pods this node runs now, by name (tests).
   std::vector<std::string> running_pods() const;
 
@@ -139,6 +148,7 @@ class LocalNode {
   Time lifecycle_ended_{};
   std::optional<Time> next_pods_poll_;
   std::map<std::string, Pod> pods_;  // by pod name
+  std::optional<std::string> slurm_drain_;
   // The server did not answer: its next call waits (200 ms doubling to 5 s); pods go on.
   void server_failed(const Status& st, Time now);
   void server_answered() { backoff_ = Duration::zero(); }

@@ -165,6 +165,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_cluster_routes(*this);
     register_slurm_view_routes(*this);
     register_node_agent_routes(*this);
+    register_slurm_agent_routes(*this);
     register_billing_routes(*this);
     register_quota_routes(*this);
     register_job_routes(*this);

@@ -139,6 +139,7 @@ void register_slurm_view_routes(Api& api);
 // What real instances' agents call, and the logs they keep (node_agent_api.cpp,
 // docs/local-cloud.md).
 void register_node_agent_routes(Api& api);
+void register_slurm_agent_routes(Api& api);
 void register_billing_routes(Api& api);
 void register_quota_routes(Api& api);
 void register_job_routes(Api& api);

@@ -146,7 +146,7 @@ Permission required_permission(std::string_view method, std::string_view route) 
   }
   if (route.ends_with("/nodes/{id}/signals") || route.ends_with("/nodes/{id}/signals/clear") ||
       route.ends_with("/nodes/{id}/heartbeat") || route.ends_with("/nodes/{id}/agent/status") ||
-      route.ends_with("/nodes/{id}/pods/{pod}/status")) {
+      route.ends_with("/nodes/{id}/pods/{pod}/status") || route.ends_with("/nodes/{id}/slurm")) {
     return Permission::kAgent;
   }
   if (under("/v1/service-jobs") || under("/v1/apply") || under("/v1/objects") ||

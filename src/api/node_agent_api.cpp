@@ -122,6 +122,24 @@ std::string address_of(const Cluster& c, const std::string& node) {
   return it->second.address;
 }
 
+// A cordoned node of a Slurm cluster is drained in Slurm too (docs/slurm.md), with the reason of
+// the remediation that cordoned it: the one in flight, else the latest on the node.
+std::optional<std::string> slurm_drain(const FleetView& v, const Cluster& c, const Node& n) {
+  if (c.orchestrator != Orchestrator::kSlurm || (!n.cordoned && !n.maintenance))
+    return std::nullopt;
+  const remediate::Remediation* pick = nullptr;
+  for (const auto& [id, r] : v.health_state().remediations) {
+    if (r.cluster != c.name || r.node != n.instance_id) continue;
+    const bool better = !pick ||
+                        (remediate::in_flight(r.status) && !remediate::in_flight(pick->status)) ||
+                        (remediate::in_flight(r.status) == remediate::in_flight(pick->status) &&
+                         r.created_at > pick->created_at);
+    if (better) pick = &r;
+  }
+  if (!pick) return std::string(kSlurmReasonPrefix) + "cordoned";
+  return slurm_drain_reason(pick->id, pick->fault);
+}
+
 // The pods the node should run now: those of the jobs placed on it, GPUs given out in job
 // submission order and pod order from index 0 of the node.
 Result<Json> node_pods(const FleetView& v, const Cluster& c, const Node& n,
@@ -153,7 +171,9 @@ Result<Json> node_pods(const FleetView& v, const Cluster& c, const Node& n,
     GF_ASSIGN_OR_RETURN(Json spec, workload::pod_spec(*p.job, where));
     out.push_back(std::move(spec));
   }
-  return Json{{"Node", n.instance_id}, {"Pods", std::move(out)}};
+  Json answer{{"Node", n.instance_id}, {"Pods", std::move(out)}};
+  if (auto drain = slurm_drain(v, c, n)) answer["SlurmDrain"] = *drain;
+  return answer;
 }
 
 HttpResponse get_node_pods(Api& api, const HttpRequest& req) {

@@ -7,6 +7,7 @@ Json LaunchOp::to_json() const {
          {"InstanceId", instance_id}, {"InstanceType", instance_type},
          {"Attempt", attempt},        {"Resume", resume_lifecycle}};
   if (!lifecycle_config.is_null()) j["LifeCycleConfig"] = lifecycle_config;
+  if (!slurm_role.empty()) j["Slurm"] = Json{{"Role", slurm_role}, {"NodeName", slurm_name}};
   return j;
 }
 
@@ -20,6 +21,12 @@ Result<LaunchOp> LaunchOp::from_json(const Json& j) {
   op.attempt = r.required_int("Attempt");
   op.resume_lifecycle = r.optional_bool("Resume").value_or(false);
   if (const Json* lc = r.optional_value("LifeCycleConfig")) op.lifecycle_config = *lc;
+  if (const Json* sl = r.optional_object("Slurm")) {
+    ObjectReader sr(*sl, "launch.Slurm");
+    op.slurm_role = sr.required_string("Role");
+    op.slurm_name = sr.optional_string("NodeName").value_or("");
+    if (!sr.ok()) return sr.status();
+  }
   if (!r.ok()) return r.status();
   return op;
 }

@@ -25,6 +25,10 @@ struct LaunchOp {
   int64_t attempt = 0;            // the group's launch attempt number (1-based)
   bool resume_lifecycle = false;  // already launched before a restart: only finish the lifecycle
   Json lifecycle_config;  // the group's LifeCycleConfig (null when none): real clouds run it
+  // A node of a Slurm cluster: its role ("Controller", "Login", "Compute"; "" for the native
+  // orchestrator) and its Slurm node name (docs/slurm.md). Real clouds start its daemons.
+  std::string slurm_role{};
+  std::string slurm_name{};
   Json to_json() const;
   static Result<LaunchOp> from_json(const Json& j);
 };

@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "core/time.h"
 #include "model/billing.h"
+#include "model/slurm_node.h"
 
 namespace gf {
 
@@ -101,6 +102,9 @@ struct Node {
   std::string message;
   int64_t attempt = 0;       // the group's launch attempt number
   int64_t launch_order = 0;  // fleet-wide order of launch requests: higher = more recent
+  // A Slurm cluster's node: the lowest place in its group free at launch (1-based; 0 before
+  // slots existed). Its Slurm name is `<group>-<slot>` (docs/slurm.md).
+  int64_t slurm_slot = 0;
   Time requested_at{};
   std::optional<Time> launch_time;  // instance up, lifecycle script started: billing starts
   std::optional<Time> running_at;
@@ -120,6 +124,9 @@ struct Node {
   int64_t software_generation = 0;
   // Where its pods are reached, as its agent reported it ("" for simulated instances).
   std::string address;
+  // A node of a real Slurm cluster: what slurmctld said of it when its agent last looked
+  // (docs/slurm.md); absent for simulated instances and before the first report.
+  std::optional<SlurmNodeReport> slurm{};
 
   // The physical host under this node: host_id, or "host-<instance id without i->".
   std::string host() const {

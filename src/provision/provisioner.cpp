@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
+#include "provision/slurm_layout.h"
 #include "state/cluster_events.h"
 
 namespace gf {
@@ -211,9 +213,25 @@ void Provisioner::reconcile_group(const Cluster& c, const InstanceGroup& g, bool
   }
 }
 
+namespace {
+
+// A Slurm cluster's node learns its role and Slurm name with its launch (docs/slurm.md).
+void set_slurm(const Cluster& c, const InstanceGroup& g, int64_t slot, LaunchOp& op) {
+  if (c.orchestrator != Orchestrator::kSlurm || g.spec.node_type == NodeType::kNone) return;
+  op.slurm_role = std::string(to_string(g.spec.node_type));
+  Node n;
+  n.group = op.group;
+  n.attempt = op.attempt;
+  n.slurm_slot = slot;
+  op.slurm_name = slurm_node_name(n);
+}
+
+}  // namespace
+
 void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, int64_t& counter,
                          ControllerDecision& d) {
   const InstanceTypeInfo* info = catalog_.find(g.spec.instance_type);
+  std::set<int64_t> slots;  // Slurm slots handed out in this call
   for (int64_t i = 0; i < n; ++i) {
     LaunchOp op;
     op.cluster = c.name;
@@ -222,9 +240,12 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
     op.instance_type = g.spec.instance_type;
     op.attempt = g.launch_attempts + i + 1;
     op.lifecycle_config = g.spec.lifecycle_config;
+    std::optional<int64_t> slot;
+    if (c.orchestrator == Orchestrator::kSlurm) slot = next_slurm_slot(c, g.spec.name, slots);
+    set_slurm(c, g, slot.value_or(0), op);
     d.events.push_back(to_event(
         cluster_events::LaunchRequested{c.name, g.spec.name, op.instance_id, op.instance_type,
-                                        op.attempt, info ? info->price_micros_per_hour : 0}));
+                                        op.attempt, info ? info->price_micros_per_hour : 0, slot}));
     d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
     next_issued_[op.instance_id] |= kIssuedLaunch;
   }
@@ -314,8 +335,10 @@ void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) 
       op.instance_type = n.instance_type;
       op.attempt = n.attempt;
       op.resume_lifecycle = n.launched();
-      if (const InstanceGroup* g = c.find_group(n.group))
+      if (const InstanceGroup* g = c.find_group(n.group)) {
         op.lifecycle_config = g->spec.lifecycle_config;
+        set_slurm(c, *g, n.slurm_slot, op);
+      }
       d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
       issued |= kIssuedLaunch;
     } else if (n.status == NodeStatus::kShuttingDown && !(issued & kIssuedTerminate)) {

@@ -2,11 +2,28 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace gf {
 
-std::string slurm_node_name(const Node& n) { return fmt::format("{}-{}", n.group, n.attempt); }
+std::string slurm_node_name(const Node& n) {
+  return fmt::format("{}-{}", n.group, n.slurm_slot > 0 ? n.slurm_slot : n.attempt);
+}
+
+int64_t next_slurm_slot(const Cluster& c, const std::string& group, std::set<int64_t>& taken) {
+  if (taken.empty()) {
+    taken.insert(0);
+    for (const auto& [id, n] : c.nodes) {
+      // A node shutting down still holds its name until it is gone.
+      if (n.group == group && n.status != NodeStatus::kFailure) taken.insert(n.slurm_slot);
+    }
+  }
+  int64_t slot = 1;
+  while (taken.contains(slot)) ++slot;
+  taken.insert(slot);
+  return slot;
+}
 
 SlurmLayout slurm_layout(const Cluster& c, const Catalog& catalog) {
   SlurmLayout layout;
@@ -28,6 +45,48 @@ SlurmLayout slurm_layout(const Cluster& c, const Catalog& catalog) {
     line.features = n.instance_type;
     layout.nodes.push_back(std::move(line));
     for (const auto& p : g->spec.partitions) partitions[p].push_back(slurm_node_name(n));
+  }
+  for (auto& [name, nodes] : partitions) layout.partitions.push_back({name, std::move(nodes)});
+  return layout;
+}
+
+SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
+  SlurmLayout layout;
+  std::map<std::string, std::vector<std::string>> partitions;
+  int group_index = 0;
+  for (const auto& g : c.groups) {
+    if (g.spec.node_type != NodeType::kCompute) continue;
+    for (const auto& p : g.spec.partitions) partitions[p];
+    std::map<int64_t, bool> running;  // by slot
+    int64_t highest = 0;
+    for (const auto& [id, n] : c.nodes) {
+      if (n.group != g.spec.name) continue;
+      const int64_t slot = n.slurm_slot > 0 ? n.slurm_slot : n.attempt;
+      highest = std::max(highest, slot);
+      if (n.status == NodeStatus::kRunning) running[slot] = true;
+    }
+    // Room for the target and for replacements launched while the nodes they replace still
+    // hold their slots.
+    const int64_t want = std::max(highest, g.spec.target + std::max<int64_t>(4, g.spec.target / 4));
+    const int64_t window = (want + 15) / 16 * 16;
+    const InstanceTypeInfo* info = catalog.find(g.spec.instance_type);
+    for (int64_t a = 1; a <= window; ++a) {
+      Node probe;
+      probe.group = g.spec.name;
+      probe.slurm_slot = a;
+      SlurmNodeLine line;
+      line.name = slurm_node_name(probe);
+      if (info) {
+        line.cpus = info->vcpus;
+        line.real_memory_mb = info->memory_mib;
+      }
+      line.features = g.spec.instance_type;
+      line.port = 1 + 4096 * group_index + static_cast<int>(a % 4096);
+      line.state = running.contains(a) ? "" : "FUTURE";
+      for (const auto& p : g.spec.partitions) partitions[p].push_back(line.name);
+      layout.nodes.push_back(std::move(line));
+    }
+    ++group_index;
   }
   for (auto& [name, nodes] : partitions) layout.partitions.push_back({name, std::move(nodes)});
   return layout;

@@ -20,10 +20,11 @@ void wake(ControllerDecision& d, Time t) {
 }  // namespace
 
 RemediationController::RemediationController(HealingOptions options, CapacityCheck capacity,
-                                             JobsOnNode jobs_on_node)
+                                             JobsOnNode jobs_on_node, SlurmNotIdle slurm_not_idle)
     : options_(std::move(options)),
       capacity_(std::move(capacity)),
-      jobs_on_node_(std::move(jobs_on_node)) {}
+      jobs_on_node_(std::move(jobs_on_node)),
+      slurm_not_idle_(std::move(slurm_not_idle)) {}
 
 ControllerDecision RemediationController::decide(const FleetState& state, Time now) {
   ControllerDecision d;
@@ -406,7 +407,9 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
 void RemediationController::wait_for_idle(const FleetState& state, const Remediation& r, Time now,
                                           ControllerDecision& d) {
   const size_t jobs = jobs_on_node_(state, r.cluster, r.node);
-  if (jobs == 0) {
+  const std::optional<std::string> slurm =
+      slurm_not_idle_ ? slurm_not_idle_(state, r) : std::nullopt;
+  if (jobs == 0 && !slurm) {
     d.events.push_back(update_event(r, RStatus::kDraining, "node idle; draining"));
   } else if (r.fault.rfind("host-reachability", 0) == 0) {
     // Nothing to wait for on a host that cannot be reached: its pods are lost
@@ -419,9 +422,13 @@ void RemediationController::wait_for_idle(const FleetState& state, const Remedia
   } else if (r.idle_deadline && *r.idle_deadline <= now) {
     d.events.push_back(update_event(
         r, RStatus::kDraining,
-        fmt::format("max wait reached; evicting {} job(s) (their gangs restart elsewhere)", jobs)));
-  } else if (r.idle_deadline) {
-    wake(d, *r.idle_deadline);
+        fmt::format("max wait reached; evicting {} job(s) (their gangs restart elsewhere){}", jobs,
+                    slurm ? "; Slurm: " + *slurm : std::string())));
+  } else {
+    // Slurm's allocations end on Slurm's time: its next report wakes this pass.
+    if (jobs == 0 && slurm && r.reason != "cordoned; " + *slurm)
+      d.events.push_back(update_event(r, r.status, "cordoned; " + *slurm));
+    if (r.idle_deadline) wake(d, *r.idle_deadline);
   }
 }
 

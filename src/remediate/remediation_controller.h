@@ -35,7 +35,13 @@ class RemediationController : public Controller {
   // and drain wait until it is zero).
   using JobsOnNode =
       std::function<size_t(const FleetState&, const std::string& cluster, const std::string& node)>;
-  RemediationController(HealingOptions options, CapacityCheck capacity, JobsOnNode jobs_on_node);
+  // `slurm_not_idle`: on a real Slurm cluster, why slurmctld does not show the node drained and
+  // free of allocations yet (nullopt: idle, or not a real Slurm node); wait-for-idle waits for it
+  // too (docs/slurm.md).
+  using SlurmNotIdle =
+      std::function<std::optional<std::string>(const FleetState&, const Remediation&)>;
+  RemediationController(HealingOptions options, CapacityCheck capacity, JobsOnNode jobs_on_node,
+                        SlurmNotIdle slurm_not_idle = {});
 
   std::string_view name() const override { return "remediation"; }
   ControllerDecision decide(const FleetState& state, Time now) override;
@@ -83,6 +89,7 @@ class RemediationController : public Controller {
   HealingOptions options_;
   CapacityCheck capacity_;
   JobsOnNode jobs_on_node_;
+  SlurmNotIdle slurm_not_idle_;
   std::set<std::string> acting_;   // remediation ids whose intent this process handed out
   std::set<std::string> burning_;  // host ids whose burn-in intent this process handed out
   struct Retry {

@@ -24,6 +24,19 @@ std::unique_ptr<CloudDriver> make_cloud(const CloudDriverFactory& factory, const
 
 }  // namespace
 
+std::optional<std::string> Runtime::slurm_not_idle_of(const FleetState& s,
+                                                      const remediate::Remediation& r) const {
+  // Only real compute nodes run a slurmd; simulated Slurm clusters have no slurmctld to ask.
+  if (!options_.real_instances) return std::nullopt;
+  const Cluster* c = s.view().find_cluster(r.cluster);
+  if (!c || c->orchestrator != Orchestrator::kSlurm) return std::nullopt;
+  auto it = c->nodes.find(r.node);
+  if (it == c->nodes.end()) return std::nullopt;
+  const InstanceGroup* g = c->find_group(it->second.group);
+  if (!g || g->spec.node_type != NodeType::kCompute) return std::nullopt;
+  return slurm_not_idle(it->second.slurm);
+}
+
 Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
     : options_(std::move(options)),
       clock_(clock),
@@ -38,6 +51,9 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
           options_.healing, [this](const std::string& type) { return cloud_->spare(type); },
           [this](const FleetState& s, const std::string& cluster, const std::string& node) {
             return scheduling_cache_.scheduler(s).jobs_on_node(cluster, node).size();
+          },
+          [this](const FleetState& s, const remediate::Remediation& r) {
+            return slurm_not_idle_of(s, r);
           }),
       cloud_(make_cloud(options_.cloud, clock,
                         [this](Time at, CloudReport report) {

@@ -65,6 +65,9 @@ class Runtime {
   SchedulingCache scheduling_cache_;
   SchedulingController scheduling_;
   WorkloadController workloads_;
+  // Wait-for-idle on a real Slurm cluster's compute node (docs/slurm.md).
+  std::optional<std::string> slurm_not_idle_of(const FleetState& s,
+                                               const remediate::Remediation& r) const;
   remediate::RemediationController remediation_;
   std::unique_ptr<CloudDriver> cloud_;
   std::unique_ptr<WebhookDriver> webhook_;

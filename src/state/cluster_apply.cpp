@@ -121,6 +121,7 @@ Status FleetState::apply_cluster_event(const EventRecord& rec, const Json& p) {
       {TerminateRequested::kType, &FleetState::apply_typed_cluster_event<TerminateRequested>},
       {Terminated::kType, &FleetState::apply_typed_cluster_event<Terminated>},
       {NodeHealth::kType, &FleetState::apply_typed_cluster_event<NodeHealth>},
+      {NodeSlurmState::kType, &FleetState::apply_typed_cluster_event<NodeSlurmState>},
       {SoftwareUpdateStarted::kType, &FleetState::apply_typed_cluster_event<SoftwareUpdateStarted>},
       {NodeUpdateStarted::kType, &FleetState::apply_typed_cluster_event<NodeUpdateStarted>},
       {NodeUpdated::kType, &FleetState::apply_typed_cluster_event<NodeUpdated>},
@@ -394,6 +395,7 @@ Status FleetState::on_cluster_event(const EventRecord& rec,
   n.group = e.group;
   n.instance_type = e.instance_type;
   n.attempt = e.attempt;
+  n.slurm_slot = e.slurm_slot.value_or(0);
   n.price_micros_per_hour = e.price_micros_per_hour;
   n.image = c.image;  // a node launches with the cluster's current software
   n.software_generation = c.software_generation;
@@ -528,6 +530,12 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
                                           e.healthy ? "healthy" : "unhealthy",
                                           e.message.empty() ? "" : ": " + e.message),
                               n.group, e.instance_id));
+  return ok_status();
+}
+
+Status FleetState::on_cluster_event(const EventRecord&, const cluster_events::NodeSlurmState& e,
+                                    Cluster&, Node& n) {
+  n.slurm = SlurmNodeReport{e.state, e.reason, e.jobs};
   return ok_status();
 }
 

@@ -36,6 +36,11 @@ Json node_to_json(const Node& n) {
   if (!n.image.empty()) j["Image"] = n.image;
   if (n.software_generation != 0) j["SoftwareGeneration"] = n.software_generation;
   if (!n.address.empty()) j["Address"] = n.address;
+  if (n.slurm_slot != 0) j["SlurmSlot"] = n.slurm_slot;
+  if (n.slurm) {
+    j["Slurm"] =
+        Json{{"State", n.slurm->state}, {"Reason", n.slurm->reason}, {"Jobs", n.slurm->jobs}};
+  }
   return j;
 }
 
@@ -62,6 +67,16 @@ Result<Node> node_from_json(const Json& j) {
   n.image = r.optional_string("Image").value_or("");
   n.software_generation = r.optional_int("SoftwareGeneration").value_or(0);
   n.address = r.optional_string("Address").value_or("");
+  n.slurm_slot = r.optional_int("SlurmSlot").value_or(0);
+  if (const Json* sl = r.optional_object("Slurm")) {
+    ObjectReader sr(*sl, "node.Slurm");
+    SlurmNodeReport rep;
+    rep.state = sr.optional_string("State").value_or("");
+    rep.reason = sr.optional_string("Reason").value_or("");
+    rep.jobs = sr.optional_string_list("Jobs").value_or(std::vector<std::string>{});
+    GF_RETURN_IF_ERROR(sr.status());
+    n.slurm = std::move(rep);
+  }
   if (const Json* l = r.optional_object("Labels")) {
     for (auto it = l->begin(); it != l->end(); ++it) {
       if (it.value().is_string()) n.labels[it.key()] = it.value().get<std::string>();

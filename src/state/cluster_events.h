@@ -187,13 +187,16 @@ struct LaunchRequested {
   std::string instance_type;
   int64_t attempt = 0;
   int64_t price_micros_per_hour = 0;
+  // A Slurm cluster's node: its place in the group, which names it in Slurm (docs/slurm.md).
+  std::optional<int64_t> slurm_slot{};
   static constexpr auto fields() {
     return std::tuple{field("Name", &LaunchRequested::cluster),
                       field("Group", &LaunchRequested::group),
                       field("InstanceId", &LaunchRequested::instance_id),
                       field("InstanceType", &LaunchRequested::instance_type),
                       field("Attempt", &LaunchRequested::attempt),
-                      field("PriceMicrosPerHour", &LaunchRequested::price_micros_per_hour)};
+                      field("PriceMicrosPerHour", &LaunchRequested::price_micros_per_hour),
+                      field("SlurmSlot", &LaunchRequested::slurm_slot)};
   }
 };
 // The cloud could not launch it (`reason`: InsufficientCapacity, …): the node is gone.
@@ -297,6 +300,23 @@ struct NodeHealth {
     return std::tuple{
         field("Name", &NodeHealth::cluster), field("InstanceId", &NodeHealth::instance_id),
         field("Healthy", &NodeHealth::healthy), field("Message", &NodeHealth::message)};
+  }
+};
+
+// What the cluster's slurmctld says of a real Slurm node, as its agent read it (docs/slurm.md):
+// recorded when it changes. Wait-for-idle reads its job list.
+struct NodeSlurmState {
+  static constexpr std::string_view kType = "node.slurm_state";
+  std::string cluster;
+  std::string instance_id;
+  std::string state;
+  std::string reason;
+  std::vector<std::string> jobs;
+  static constexpr auto fields() {
+    return std::tuple{
+        field("Name", &NodeSlurmState::cluster), field("InstanceId", &NodeSlurmState::instance_id),
+        field("State", &NodeSlurmState::state), field("Reason", &NodeSlurmState::reason),
+        field("Jobs", &NodeSlurmState::jobs)};
   }
 };
 

@@ -200,6 +200,8 @@ class FleetState {
                           Cluster& c, Node& n);
   Status on_cluster_event(const EventRecord& record, const cluster_events::NodeHealth& e,
                           Cluster& c, Node& n);
+  Status on_cluster_event(const EventRecord& record, const cluster_events::NodeSlurmState& e,
+                          Cluster& c, Node& n);
   Status on_cluster_event(const EventRecord& record, const cluster_events::SoftwareUpdateStarted& e,
                           Cluster& c);
   Status on_cluster_event(const EventRecord& record, const cluster_events::NodeUpdateStarted& e,

@@ -318,6 +318,13 @@ void LocalCloud::launch(const LaunchOp& op) {
         instance["LifecycleScript"] = **script;
         instance["LifecycleConfig"] = op.lifecycle_config;
       }
+      if (!op.slurm_role.empty()) {
+        // The cluster's Slurm files live beside the instances, as a shared /opt/slurm would
+        // (docs/slurm.md): slurm.conf, the munge key, slurmctld's state.
+        instance["Slurm"] = Json{{"Role", op.slurm_role},
+                                 {"NodeName", op.slurm_name},
+                                 {"Dir", (fs::path(config_.root) / "slurm" / op.cluster).string()}};
+      }
       if (!config_.agent_token.empty()) instance["Token"] = config_.agent_token;
       if (!config_.ca_cert.empty()) instance["CaCert"] = config_.ca_cert;
       Instance inst{op.cluster, op.group, op.instance_id, op.instance_type};

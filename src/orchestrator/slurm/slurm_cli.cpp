@@ -119,6 +119,11 @@ Status SlurmCli::down(const std::string& node, const std::string& reason) {
   return update_node(node, "DOWN", reason);
 }
 
+Status SlurmCli::retire(const std::string& node, const std::string& reason) {
+  GF_RETURN_IF_ERROR(down(node, reason));
+  return update_node(node, "FUTURE", "");
+}
+
 Result<int64_t> SlurmCli::submit(const BatchJob& job) {
   if (job.nodes < 1) return validation_error("nodes: expected at least 1");
   if (job.script.empty()) return validation_error("script: empty");

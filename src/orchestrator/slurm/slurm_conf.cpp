@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -339,6 +340,9 @@ struct Rendered {
 
 std::string render_node(const SlurmNodeLine& n, std::vector<std::string>& warnings) {
   std::string line = "NodeName=" + n.name;
+  if (!n.hostname.empty() && valid_slurm_name(n.hostname)) line += " NodeHostname=" + n.hostname;
+  if (!n.address.empty() && valid_slurm_name(n.address)) line += " NodeAddr=" + n.address;
+  if (n.port > 0) line += fmt::format(" Port={}", n.port);
   if (n.cpus > 0) line += fmt::format(" CPUs={}", n.cpus);
   if (n.real_memory_mb > 0) line += fmt::format(" RealMemory={}", n.real_memory_mb);
   if (n.gpus > 0) line += fmt::format(" Gres=gpu:{}", n.gpus);
@@ -353,7 +357,8 @@ std::string render_node(const SlurmNodeLine& n, std::vector<std::string>& warnin
                          "\" contain blanks, '#' or quotes; Feature left out");
     }
   }
-  return line + " State=CLOUD";
+  if (!n.state.empty() && valid_slurm_name(n.state)) line += " State=" + n.state;
+  return line;
 }
 
 Rendered render_layout(const SlurmLayout& layout, const HandWritten& hand) {
@@ -530,6 +535,92 @@ SlurmMergeResult merge_slurm_conf(std::string_view existing, const SlurmLayout& 
     text += render_block(kind, body(kind), eol, eol);
   }
   return SlurmMergeResult{std::move(text), std::move(rendered.warnings)};
+}
+
+}  // namespace gf
+
+namespace gf {
+
+namespace {
+
+constexpr size_t kMaxLayoutNodes = 65536;
+constexpr size_t kMaxLayoutPartitions = 256;
+
+// A name the layout may carry: what slurm.conf can hold and scontrol can be given.
+bool layout_name_ok(const std::string& name) {
+  return !name.empty() && name.size() <= 64 && valid_slurm_name(name) &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+         });
+}
+
+}  // namespace
+
+Json slurm_layout_to_json(const SlurmLayout& layout) {
+  Json nodes = Json::array();
+  for (const SlurmNodeLine& n : layout.nodes) {
+    nodes.push_back(Json{{"Name", n.name},
+                         {"CPUs", n.cpus},
+                         {"RealMemory", n.real_memory_mb},
+                         {"Gpus", n.gpus},
+                         {"Feature", n.features},
+                         {"Port", n.port},
+                         {"State", n.state}});
+  }
+  Json parts = Json::array();
+  for (const SlurmPartitionLine& p : layout.partitions)
+    parts.push_back(Json{{"Name", p.name}, {"Nodes", p.nodes}});
+  return Json{{"Nodes", std::move(nodes)}, {"Partitions", std::move(parts)}};
+}
+
+Result<SlurmLayout> slurm_layout_from_json(const Json& j) {
+  if (!j.is_object()) return validation_error("layout: expected an object");
+  SlurmLayout out;
+  auto nodes = j.find("Nodes");
+  auto parts = j.find("Partitions");
+  if (nodes == j.end() || !nodes->is_array()) return validation_error("Nodes: expected a list");
+  if (parts == j.end() || !parts->is_array())
+    return validation_error("Partitions: expected a list");
+  if (nodes->size() > kMaxLayoutNodes)
+    return validation_error(fmt::format("Nodes: at most {} nodes", kMaxLayoutNodes));
+  if (parts->size() > kMaxLayoutPartitions)
+    return validation_error(fmt::format("Partitions: at most {} partitions", kMaxLayoutPartitions));
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    ObjectReader r((*nodes)[i], fmt::format("Nodes[{}]", i));
+    SlurmNodeLine n;
+    n.name = r.required_string("Name");
+    n.cpus = static_cast<int>(r.optional_int("CPUs").value_or(0));
+    n.real_memory_mb = r.optional_int("RealMemory").value_or(0);
+    n.gpus = static_cast<int>(r.optional_int("Gpus").value_or(0));
+    n.features = r.optional_string("Feature").value_or("");
+    n.port = static_cast<int>(r.optional_int("Port").value_or(0));
+    n.state = r.optional_string("State").value_or("");
+    GF_RETURN_IF_ERROR(r.status());
+    if (!layout_name_ok(n.name))
+      return validation_error(fmt::format("Nodes[{}].Name: not a Slurm node name", i));
+    if (n.port < 0 || n.port > 65535)
+      return validation_error(fmt::format("Nodes[{}].Port: expected 0 to 65535", i));
+    if (!n.features.empty() && !layout_name_ok(n.features))
+      return validation_error(fmt::format("Nodes[{}].Feature: not a Slurm feature", i));
+    if (n.state != "" && n.state != "FUTURE" && n.state != "UNKNOWN" && n.state != "CLOUD")
+      return validation_error(fmt::format("Nodes[{}].State: expected FUTURE, UNKNOWN or CLOUD", i));
+    out.nodes.push_back(std::move(n));
+  }
+  for (size_t i = 0; i < parts->size(); ++i) {
+    ObjectReader r((*parts)[i], fmt::format("Partitions[{}]", i));
+    SlurmPartitionLine p;
+    p.name = r.required_string("Name");
+    p.nodes = r.optional_string_list("Nodes").value_or(std::vector<std::string>{});
+    GF_RETURN_IF_ERROR(r.status());
+    if (!layout_name_ok(p.name))
+      return validation_error(fmt::format("Partitions[{}].Name: not a Slurm partition name", i));
+    for (const std::string& n : p.nodes) {
+      if (!layout_name_ok(n))
+        return validation_error(fmt::format("Partitions[{}].Nodes: not a Slurm node name", i));
+    }
+    out.partitions.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace gf

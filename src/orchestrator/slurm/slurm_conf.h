@@ -18,6 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json.h"
+#include "core/result.h"
+
 namespace gf {
 
 inline constexpr std::string_view kSlurmNodesBegin = "# BEGIN gpufleet managed nodes";
@@ -31,6 +34,14 @@ struct SlurmNodeLine {
   int64_t real_memory_mb = 0;  // omitted from the line when <= 0
   int gpus = 0;                // Gres=gpu:<n>, omitted when 0
   std::string features;        // Feature=<features>, omitted when empty
+  // Where slurmctld reaches its slurmd (a real cluster; omitted when empty/0): several slurmd on
+  // one host each listen on their own port.
+  std::string hostname{};  // NodeHostname=
+  std::string address{};   // NodeAddr=
+  int port = 0;            // Port=
+  // State=<state>; "" leaves it out. CLOUD for the simulated cluster; a real one declares the
+  // nodes not running yet FUTURE (hidden until their slurmd registers).
+  std::string state = "CLOUD";
 };
 
 struct SlurmPartitionLine {
@@ -83,6 +94,13 @@ SlurmMergeResult merge_slurm_conf(std::string_view existing, const SlurmLayout& 
 // n01, n02 -> "n[01-02]"); other names are listed as they are. Duplicates are dropped and the
 // result is comma-joined in natural order, so equal sets give equal strings.
 std::string compress_hostlist(std::vector<std::string> names);
+
+// The layout as the API carries it to a real controller's agent:
+// {"Nodes": [{"Name", "CPUs", "RealMemory", "Gpus", "Feature", "Port", "State"}],
+//  "Partitions": [{"Name", "Nodes": [...]}]}. Parsing checks every name (check_slurm_name rules)
+// and bounds the sizes; the error names the field.
+Json slurm_layout_to_json(const SlurmLayout& layout);
+Result<SlurmLayout> slurm_layout_from_json(const Json& j);
 
 // The inverse for expressions such as "c[1-3,07-08],login1" (also several bracket groups:
 // "r[1-2]n[1-2]"). Malformed items are returned verbatim; expansion stops at 65,536 names.

@@ -45,6 +45,9 @@ class SlurmControl {
   virtual Status resume(const std::string& node) = 0;
   // State=DOWN with `reason`: its jobs are requeued or fail, as their requeue setting says.
   virtual Status down(const std::string& node, const std::string& reason) = 0;
+  // The node leaves the cluster (its instance is gone): DOWN with `reason`, then FUTURE, which
+  // hides it until a slurmd of that name registers again (docs/slurm.md "Nodes joining").
+  virtual Status retire(const std::string& node, const std::string& reason) = 0;
 
   // Submits the allocation; its job id.
   virtual Result<int64_t> submit(const BatchJob& job) = 0;
@@ -68,6 +71,7 @@ class SlurmCli final : public SlurmControl {
   Status drain(const std::string& node, const std::string& reason) override;
   Status resume(const std::string& node) override;
   Status down(const std::string& node, const std::string& reason) override;
+  Status retire(const std::string& node, const std::string& reason) override;
   Result<int64_t> submit(const BatchJob& job) override;
   Status cancel(int64_t job) override;
   Status requeue(int64_t job) override;

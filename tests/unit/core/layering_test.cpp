@@ -40,7 +40,7 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"remediate", {"core", "model", "health", "journal", "state", "loop"}},
       {"notify", {"core", "model", "journal", "state", "loop"}},
       {"client", {"core"}},
-      {"agent", {"core", "model", "health", "client", "os"}},
+      {"agent", {"core", "model", "health", "client", "os", "orchestrator/slurm"}},
       {"api",
        {"core", "model", "quota", "quota/frontends", "journal", "state", "loop", "workload",
         "provision", "remediate", "health", "orchestrator/slurm"}},

@@ -423,3 +423,69 @@ TEST(SlurmConf, ExpandHostlistIsTheInverseOfCompress) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+TEST(SlurmLayoutWire, RoundTripsNodesWithPortsAndFutureStateAndPartitions) {
+  SlurmLayout l;
+  SlurmNodeLine n;
+  n.name = "worker-3";
+  n.cpus = 192;
+  n.real_memory_mb = 2097152;
+  n.features = "ml.p5.48xlarge";
+  n.port = 4;
+  n.state = "FUTURE";
+  l.nodes.push_back(n);
+  l.partitions.push_back({"gpu-training", {"worker-3"}});
+  auto back = slurm_layout_from_json(slurm_layout_to_json(l));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->nodes.size(), 1u);
+  EXPECT_EQ(back->nodes[0].port, 4);
+  EXPECT_EQ(back->nodes[0].state, "FUTURE");
+  EXPECT_EQ(back->partitions[0].nodes, std::vector<std::string>{"worker-3"});
+}
+
+TEST(SlurmLayoutWire, RefusesNamesSlurmOrAShellCouldMisreadNamingTheField) {
+  Json j = {{"Nodes", Json::array({{{"Name", "w-1 State=DOWN"}}})}, {"Partitions", Json::array()}};
+  auto r = slurm_layout_from_json(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("Nodes[0].Name"));
+  j = {{"Nodes", Json::array({{{"Name", "w-1"}, {"Port", 70000}}})}, {"Partitions", Json::array()}};
+  EXPECT_THAT(slurm_layout_from_json(j).status().message(), ::testing::HasSubstr("Nodes[0].Port"));
+  j = {{"Nodes", Json::array({{{"Name", "w-1"}, {"State", "DRAIN"}}})},
+       {"Partitions", Json::array()}};
+  EXPECT_THAT(slurm_layout_from_json(j).status().message(), ::testing::HasSubstr("Nodes[0].State"));
+  j = {{"Nodes", Json::array()},
+       {"Partitions", Json::array({{{"Name", "p"}, {"Nodes", {"a,b"}}}})}};
+  EXPECT_THAT(slurm_layout_from_json(j).status().message(),
+              ::testing::HasSubstr("Partitions[0].Nodes"));
+  EXPECT_THAT(slurm_layout_from_json(Json::array()).status().message(),
+              ::testing::HasSubstr("expected an object"));
+}
+
+TEST(SlurmConfMerge, ARealNodeLineCarriesItsAddressPortAndState) {
+  SlurmLayout l;
+  SlurmNodeLine n;
+  n.name = "w-1";
+  n.hostname = "localhost";
+  n.address = "127.0.0.1";
+  n.port = 17002;
+  n.cpus = 4;
+  n.state = "FUTURE";
+  l.nodes.push_back(n);
+  SlurmNodeLine running = n;
+  running.name = "w-2";
+  running.state = "";
+  l.nodes.push_back(running);
+  const std::string text = merge_slurm_conf("", l).text;
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "NodeName=w-1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17002 CPUs=4 "
+                        "State=FUTURE\n"));
+  EXPECT_THAT(text,
+              ::testing::HasSubstr(
+                  "NodeName=w-2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17002 CPUs=4\n"));
+}
+
+}  // namespace
+}  // namespace gf

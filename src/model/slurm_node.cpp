@@ -1,0 +1,32 @@
+#include "model/slurm_node.h"
+
+#include <fmt/format.h>
+
+namespace gf {
+
+bool SlurmNodeReport::drained() const { return state.find("DRAIN") != std::string::npos; }
+
+bool SlurmNodeReport::down() const {
+  return state.find("DOWN") != std::string::npos ||
+         state.find("NOT_RESPONDING") != std::string::npos;
+}
+
+bool SlurmNodeReport::ours() const { return reason.rfind(kSlurmReasonPrefix, 0) == 0; }
+
+std::string slurm_drain_reason(const std::string& remediation_id, const std::string& fault) {
+  return std::string(kSlurmReasonPrefix) + remediation_id + " " + fault;
+}
+
+std::optional<std::string> slurm_not_idle(const std::optional<SlurmNodeReport>& report) {
+  if (!report) return "waiting for the node's agent to report its Slurm state";
+  // Drained (by anyone) or down: nothing new starts there, so an empty job list is final.
+  if (!report->drained() && !report->down())
+    return "waiting for slurmctld to show the node drained (State=" + report->state + ")";
+  if (!report->jobs.empty()) {
+    return fmt::format("{} Slurm allocation(s) still on the node (job {})", report->jobs.size(),
+                       fmt::join(report->jobs, ", "));
+  }
+  return std::nullopt;
+}
+
+}  // namespace gf

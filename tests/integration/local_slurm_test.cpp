@@ -1,0 +1,256 @@
+// A real Slurm cluster on the local cloud (docs/slurm.md): the seed's create_cluster.json, run by
+// a real `serve --cloud local` whose controller node's agent runs munged and slurmctld and whose
+// workers' agents run `slurmd -N`. The test reads Slurm with its own client tools (SLURM_CONF of
+// that cluster), submits a job to it as a user would, and stops every agent it caused by its pid
+// file (the daemons die with their agents). Every wait is bounded.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/json.h"
+#include "os/process.h"
+#include "support/eventually.h"
+#include "support/gpufleet_server.h"
+#include "support/temp_dir.h"
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::eventually;
+using testing::GpufleetServer;
+using testing::kExamplesDir;
+using testing::TempDir;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// How many nodes the managed block declares as running (not State=FUTURE).
+int declared_running(const std::string& nodes_block) {
+  std::istringstream in(nodes_block);
+  int n = 0;
+  for (std::string line; std::getline(in, line);)
+    n += line.rfind("NodeName=", 0) == 0 && line.find("State=FUTURE") == std::string::npos;
+  return n;
+}
+
+// The text between a managed block's BEGIN and END markers.
+std::string block(const std::string& conf, const std::string& kind) {
+  const size_t begin = conf.find("# BEGIN gpufleet managed " + kind);
+  const size_t end = conf.find("# END gpufleet managed " + kind);
+  if (begin == std::string::npos || end == std::string::npos) return "";
+  return conf.substr(begin, end - begin);
+}
+
+constexpr const char* kOnCreate = R"(#!/bin/bash
+echo "on_create ran on $GPUFLEET_NODE_ID of $GPUFLEET_INSTANCE_GROUP"
+)";
+
+class LocalSlurmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists("/usr/sbin/slurmctld") || !fs::exists("/usr/sbin/munged"))
+      GTEST_SKIP() << "Slurm is not installed (scripts/setup installs it)";
+    root_ = dir_.file("local");
+    const std::string scripts = dir_.file("bucket/lifecycle-scripts/src");
+    fs::create_directories(scripts);
+    std::ofstream(scripts + "/on_create.sh") << kOnCreate;
+    server_ = std::make_unique<GpufleetServer>(
+        dir_.file("data"),
+        std::vector<std::string>{"--cloud", "local", "--local-root", root_, "--local-capacity",
+                                 "ml.p5.48xlarge=10", "--lifecycle-root",
+                                 "s3://amzn-s3-demo-bucket=" + dir_.file("bucket"),
+                                 "--heartbeat-interval", "1s", "--rejoin-check", "2s",
+                                 "--retry-base", "1s", "--retry-max", "4s", "--no-fsync"});
+    ASSERT_FALSE(server_->url().empty()) << server_->process().output();
+  }
+
+  void TearDown() override {
+    if (!server_) return;
+    (void)slurm({"scancel", "--full", "-u", "root"});
+    server_->process().signal(SIGKILL);
+    server_->process().wait();
+    for (const fs::path& base : {fs::path(root_), fs::path(root_) / "terminated"}) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(base, ec)) {
+        const std::string id = e.path().filename().string();
+        auto pid = os::read_pid_file((e.path() / "agent.pid").string());
+        if (pid && os::alive(*pid, id)) os::signal(*pid, SIGKILL);
+      }
+    }
+  }
+
+  CommandResult cli(std::vector<std::string> args) const { return server_->cli(std::move(args)); }
+  std::string conf() const { return root_ + "/slurm/my-training-cluster/slurm.conf"; }
+
+  // A Slurm client tool run against the cluster's controller; what it printed.
+  std::string slurm(std::vector<std::string> argv) const {
+    os::SpawnOptions o;
+    o.argv = std::move(argv);
+    o.env = {{"SLURM_CONF", conf()}};
+    auto out = os::run(o, std::chrono::seconds(20));
+    return out.ok() ? out->out : out.status().to_string();
+  }
+  int idle_workers() const {
+    const std::string out = slurm({"sinfo", "-h", "-p", "gpu-training", "-t", "idle", "-o", "%D"});
+    try {
+      return out.empty() ? 0 : std::stoi(out);
+    } catch (const std::exception&) {
+      return -1;
+    }
+  }
+  // The worker instance whose Slurm name is `slurm_name`, and the other way round.
+  Json workers() const {
+    Json out = Json::array();
+    for (const Json& n : server_->get("/v1/clusters/my-training-cluster/nodes")
+                             .value("ClusterNodeSummaries", Json::array())) {
+      if (n.value("InstanceGroupName", "") == "worker-gpu-a" &&
+          n["InstanceStatus"].value("Status", "") == "Running")
+        out.push_back(n);
+    }
+    return out;
+  }
+  std::string node_line(const std::string& slurm_name) const {
+    return slurm({"scontrol", "show", "node", slurm_name, "-o"});
+  }
+
+  TempDir dir_;
+  std::string root_;
+  std::unique_ptr<GpufleetServer> server_;
+};
+
+TEST_F(LocalSlurmTest, SeedClusterBecomesARealSlurmClusterWhoseWorkersJoinAsCapacityArrives) {
+  CommandResult r = cli({"cluster", "create", "-f", kExamplesDir + "create_cluster.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_TRUE(eventually([&] { return idle_workers() == 10; }, std::chrono::seconds(150)))
+      << slurm({"sinfo"}) << "\n"
+      << slurp(conf()) << "\n"
+      << slurp(root_ + "/slurm/my-training-cluster/log/slurmctld.log");
+  // The cluster is in service with its controller, login node and 10 of 16 workers.
+  EXPECT_TRUE(eventually([&] {
+    return server_->get("/v1/clusters/my-training-cluster").value("ClusterStatus", "") ==
+           "InService";
+  }));
+
+  // The controller's agent rewrites the managed block as the server's layout follows (every 2 s).
+  ASSERT_TRUE(eventually([&] { return declared_running(block(slurp(conf()), "nodes")) == 10; }))
+      << block(slurp(conf()), "nodes");
+  // A person edits slurm.conf outside the managed blocks.
+  const std::string before = slurp(conf());
+  { std::ofstream(conf(), std::ios::app) << "# site note: added by hand\nTmpFS=/tmp\n"; }
+  const std::string nodes_before = block(before, "nodes");
+  ASSERT_NE(nodes_before.find("State=FUTURE"), std::string::npos)
+      << "no node declared ahead (State=FUTURE)";
+
+  std::ofstream(root_ + "/capacity.json") << R"({"ml.p5.48xlarge": 16})";
+  ASSERT_TRUE(eventually([&] { return idle_workers() == 16; }, std::chrono::seconds(150)))
+      << slurm({"sinfo"}) << "\n"
+      << slurp(conf());
+  EXPECT_TRUE(eventually([&] { return declared_running(block(slurp(conf()), "nodes")) == 16; }))
+      << block(slurp(conf()), "nodes");
+  const std::string after = slurp(conf());
+  EXPECT_NE(after.find("# site note: added by hand\nTmpFS=/tmp\n"), std::string::npos) << after;
+  EXPECT_EQ(after.substr(0, after.find("# BEGIN gpufleet managed")),
+            before.substr(0, before.find("# BEGIN gpufleet managed")));
+  const std::string partition = slurm({"scontrol", "show", "partition", "gpu-training", "-o"});
+  EXPECT_NE(partition.find("TotalNodes="), std::string::npos) << partition;
+}
+
+TEST_F(LocalSlurmTest, RemediationDrainsWithOurReasonWaitsForTheSlurmJobRebootsAndResumes) {
+  // A smaller cluster of the seed's shape: controller, login, 3 workers.
+  Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
+  for (Json& g : c["InstanceGroups"]) {
+    if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = 3;
+  }
+  std::ofstream(dir_.file("cluster.json")) << c.dump(2);
+  ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return idle_workers() == 3; }, std::chrono::seconds(120)))
+      << slurm({"sinfo"});
+  std::ofstream(dir_.file("policy.yaml")) << "AlertPersistence: 1s\n";
+  ASSERT_EQ(cli({"policy", "set", "my-training-cluster", "-f", dir_.file("policy.yaml")}).exit_code,
+            0);
+  ASSERT_EQ(workers().size(), 3u);
+  const std::string node = workers()[0].value("InstanceId", "");
+  const std::string name = workers()[0].value("SlurmNodeName", "");
+  ASSERT_FALSE(name.empty()) << workers().dump();
+
+  // A user's job on that node, submitted to Slurm directly.
+  const std::string job = slurm({"sbatch", "--parsable", "-w", name, "-p", "gpu-training", "-o",
+                                 "/dev/null", "--wrap", "sleep 12"});
+  ASSERT_FALSE(job.empty());
+  ASSERT_TRUE(eventually([&] {
+    return slurm({"squeue", "-h", "-j", job.substr(0, job.find_first_of(";\n")), "-o", "%T"})
+               .find("RUNNING") != std::string::npos;
+  }));
+  const pid_t agent_before = *os::read_pid_file(root_ + "/" + node + "/agent.pid");
+
+  std::ofstream(root_ + "/" + node + "/kern.log", std::ios::app)
+      << "Dec  2 06:03:28 node kernel: NVRM: Xid (PCI:0000:53:00): 79, pid=1234, name=python, "
+         "GPU has fallen off the bus.\n";
+
+  // Drained in Slurm with our reason while the job still runs; the remediation waits for it.
+  ASSERT_TRUE(eventually([&] {
+    const std::string line = node_line(name);
+    return line.find("DRAIN") != std::string::npos &&
+           line.find("Reason=gpufleet:rem-") != std::string::npos;
+  })) << node_line(name);
+  EXPECT_NE(node_line(name).find("xid:79"), std::string::npos) << node_line(name);
+  EXPECT_TRUE(eventually([&] {
+    const Json list =
+        server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
+    return !list.empty() && list[0].value("Status", "") == "WaitingForIdle" &&
+           list[0].value("Reason", "").find("Slurm allocation") != std::string::npos;
+  })) << server_->get("/v1/remediations?node=" + node).dump();
+
+  // The job ends; the node is rebooted (a new agent) and resumed in Slurm.
+  Json rem;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json list =
+            server_->get("/v1/remediations?node=" + node).value("Remediations", Json::array());
+        if (list.empty()) return false;
+        rem = list[0];
+        return rem.value("Status", "") == "Succeeded";
+      },
+      std::chrono::seconds(120)))
+      << rem.dump();
+  EXPECT_NE(*os::read_pid_file(root_ + "/" + node + "/agent.pid"), agent_before);
+  CommandResult r = cli({"remediation", "describe", rem.value("RemediationId", "")});
+  size_t at = 0;
+  for (const char* step :
+       {"WaitingForIdle", "Slurm allocation", "Draining", "Executing", "Succeeded"}) {
+    const size_t found = r.out.find(step, at);
+    ASSERT_NE(found, std::string::npos) << step << " after offset " << at << ":\n" << r.out;
+    at = found;
+  }
+  EXPECT_TRUE(eventually([&] {
+    const std::string line = node_line(name);
+    return line.find("State=IDLE ") != std::string::npos;
+  })) << node_line(name);
+
+  // A drain someone else set: an alert, and their reason stays.
+  const std::string other = workers()[1].value("InstanceId", "");
+  const std::string other_name = workers()[1].value("SlurmNodeName", "");
+  slurm({"scontrol", "update", "NodeName=" + other_name, "State=DRAIN", "Reason=disk swap by ops"});
+  ASSERT_TRUE(eventually([&] {
+    for (const Json& a : server_->get("/v1/alerts?node=" + other).value("Alerts", Json::array())) {
+      if (a.value("Fault", "").rfind("slurm:drain", 0) == 0) return true;
+    }
+    return false;
+  })) << server_->get("/v1/alerts?node=" + other).dump();
+  EXPECT_NE(node_line(other_name).find("Reason=disk swap by ops"), std::string::npos)
+      << node_line(other_name);
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,49 @@
+// docs/slurm.md "Remediation through Slurm": the rules over what slurmctld says of a node.
+#include "model/slurm_node.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SlurmNodeRules, DrainReasonNamesTheRemediationAndTheFaultAfterOurPrefix) {
+  EXPECT_EQ(slurm_drain_reason("rem-7", "xid:79"), "gpufleet:rem-7 xid:79");
+  SlurmNodeReport r{"IDLE+DRAIN", slurm_drain_reason("rem-7", "xid:79"), {}};
+  EXPECT_TRUE(r.ours());
+  EXPECT_TRUE(r.drained());
+  EXPECT_FALSE(SlurmNodeReport({"IDLE+DRAIN", "disk swap by ops", {}}).ours());
+}
+
+TEST(SlurmNodeRules, DownAndNotRespondingCountAsDown) {
+  EXPECT_TRUE(SlurmNodeReport({"DOWN", "Not responding", {}}).down());
+  EXPECT_TRUE(SlurmNodeReport({"IDLE+NOT_RESPONDING", "", {}}).down());
+  EXPECT_FALSE(SlurmNodeReport({"MIXED", "", {"12"}}).down());
+}
+
+TEST(SlurmNodeRules, NotIdleUntilTheAgentReported) {
+  EXPECT_THAT(slurm_not_idle(std::nullopt).value_or(""), HasSubstr("report"));
+}
+
+TEST(SlurmNodeRules, NotIdleUntilSlurmShowsTheDrainBecauseAJobMayStartMeanwhile) {
+  EXPECT_THAT(slurm_not_idle(SlurmNodeReport{"IDLE", "", {}}).value_or(""),
+              HasSubstr("drained (State=IDLE)"));
+}
+
+TEST(SlurmNodeRules, NotIdleWhileAnAllocationRemainsOnTheDrainedNode) {
+  auto why = slurm_not_idle(SlurmNodeReport{"MIXED+DRAIN", "gpufleet:rem-1 xid:79", {"41", "42"}});
+  ASSERT_TRUE(why);
+  EXPECT_THAT(*why, HasSubstr("2 Slurm allocation(s)"));
+  EXPECT_THAT(*why, HasSubstr("41, 42"));
+}
+
+TEST(SlurmNodeRules, IdleOnceDrainedByAnyoneOrDownWithNoJob) {
+  EXPECT_FALSE(slurm_not_idle(SlurmNodeReport{"IDLE+DRAIN", "gpufleet:rem-1 xid:79", {}}));
+  EXPECT_FALSE(slurm_not_idle(SlurmNodeReport{"IDLE+DRAIN", "disk swap by ops", {}}));
+  EXPECT_FALSE(slurm_not_idle(SlurmNodeReport{"DOWN", "Not responding", {}}));
+}
+
+}  // namespace
+}  // namespace gf
