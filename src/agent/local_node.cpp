@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "agent/agent.h"
+#include "agent/slurm_pod.h"
 #include "agent/slurm_role.h"
 #include "core/clock.h"
 #include "core/url.h"
@@ -422,10 +423,25 @@ void LocalNode::start_pod(const Json& spec, Time now) {
   std::error_code ec;
   fs::create_directories(fs::path(pod_dir(pod.name)) / "work", ec);
   for (const Json& c : spec.value("Containers", Json::array())) pod.containers.push_back({c});
+  auto slurm = SlurmPodSpec::from_pod(spec);
+  if (!slurm.ok()) {
+    spdlog::error("pod {}: {}", pod.name, slurm.status().message());
+  } else if (*slurm) {
+    const std::string container =
+        pod.containers.empty() ? "main" : pod.containers[0].spec.value("Name", "main");
+    pod.slurm =
+        std::make_unique<SlurmPod>(**slurm, inst_.slurm.value("Dir", ""), spec,
+                                   (fs::path(pod_dir(pod.name)) / (container + ".log")).string());
+  }
   for (const Json& w : spec.value("Warnings", Json::array())) {
     if (w.is_string()) spdlog::warn("pod {}: {}", pod.name, w.get<std::string>());
   }
   auto [it, fresh] = pods_.emplace(pod.name, std::move(pod));
+  if (it->second.slurm) {
+    supervise(it->second, now);
+    spdlog::info("pod {} of job {}: part of Slurm allocation", it->second.name, it->second.job_id);
+    return;
+  }
   for (Container& c : it->second.containers) start_container(it->second, c, now);
   spdlog::info("pod {} of job {} started ({} containers)", it->second.name, it->second.job_id,
                it->second.containers.size());
@@ -492,6 +508,12 @@ void LocalNode::container_ended(Pod& pod, Container& c, int exit_code, Time now)
 }
 
 void LocalNode::supervise(Pod& pod, Time now) {
+  if (pod.slurm) {
+    if (pod.stopping_since) return;
+    pod.slurm->step(now);
+    report(pod, now);
+    return;
+  }
   for (Container& c : pod.containers) {
     if (c.pid > 0) {
       if (auto exit = os::reap(c.pid)) {
@@ -516,6 +538,14 @@ void LocalNode::supervise(Pod& pod, Time now) {
 }
 
 Json LocalNode::pod_status(const Pod& pod) const {
+  if (pod.slurm) {
+    return Json{{"JobId", pod.job_id},
+                {"Placement", pod.placement},
+                {"Phase", pod.slurm->phase()},
+                {"ExitCode", pod.slurm->exit_code()},
+                {"Restarts", 0},
+                {"Message", pod.slurm->message()}};
+  }
   int restarts = 0, exit_code = 0;
   bool running = false, failed = false, all_done = true;
   std::string message;
@@ -554,6 +584,7 @@ void LocalNode::report(Pod& pod, Time now) {
 void LocalNode::stop_pod(Pod& pod, Time now) {
   if (pod.stopping_since) return;
   pod.stopping_since = now;
+  if (pod.slurm) pod.slurm->cancel();
   for (Container& c : pod.containers) {
     c.restart_at.reset();
     if (c.pid > 0) os::signal(c.pid, SIGTERM);

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@
 #include "core/time.h"
 
 namespace gf::agent {
+
+class SlurmPod;
 
 // <dir>/instance.json, as the local cloud wrote it.
 struct LocalInstance {
@@ -82,7 +85,7 @@ class HttpNodeApi final : public NodeApi {
 class LocalNode {
  public:
   LocalNode(LocalInstance instance, NodeApi& api);
-  ~LocalNode();  // kills what still runs
+  ~LocalNode();  // kills what still runs (out of line: SlurmPod is complete there)
   LocalNode(const LocalNode&) = delete;
   LocalNode& operator=(const LocalNode&) = delete;
 
@@ -118,6 +121,9 @@ class LocalNode {
     std::vector<Container> containers;
     std::optional<Time> stopping_since;  // SIGTERM sent
     Json reported;                       // the last status the server took
+    // On a Slurm cluster the pod is part of a Slurm allocation: it runs there, not as a process
+    // of this agent (slurm_pod.h).
+    std::unique_ptr<SlurmPod> slurm{};
   };
 
   void register_instance(Time now);

@@ -14,6 +14,8 @@
 #include <charconv>
 
 #include "api/api.h"
+#include "orchestrator/slurm/slurm_conf.h"
+#include "provision/slurm_layout.h"
 #include "state/job_events.h"
 #include "workload/pod_rules.h"
 #include "workload/pod_spec.h"
@@ -142,8 +144,34 @@ std::optional<std::string> slurm_drain(const FleetView& v, const Cluster& c, con
 
 // The pods the node should run now: those of the jobs placed on it, GPUs given out in job
 // submission order and pod order from index 0 of the node.
-Result<Json> node_pods(const FleetView& v, const Cluster& c, const Node& n,
-                       const Catalog& catalog) {
+// A pod of a gang on a real Slurm cluster runs inside one Slurm allocation (docs/slurm.md):
+// which, on which nodes, in which partition, and whether this node's agent submits it.
+Json slurm_allocation(const Cluster& c, const Job& job, size_t index) {
+  std::vector<std::string> names;
+  std::string partition;
+  int64_t here = 0;
+  const std::string& node = job.pod_nodes[index];
+  for (const std::string& id : job.pod_nodes) {
+    auto it = c.nodes.find(id);
+    if (it == c.nodes.end()) continue;
+    names.push_back(slurm_node_name(it->second));
+    here += id == node;
+    const InstanceGroup* g = c.find_group(it->second.group);
+    if (partition.empty() && g && !g->spec.partitions.empty()) partition = g->spec.partitions[0];
+  }
+  const std::string hostlist = compress_hostlist(names);
+  const size_t distinct = expand_hostlist(hostlist).size();
+  return Json{{"Allocation", fmt::format("gf-{}-{}", job.id, job.placements)},
+              {"Nodes", hostlist},
+              {"NodeCount", distinct},
+              {"Partition", partition},
+              {"NodeName", slurm_node_name(c.nodes.at(node))},
+              {"PodsOnNode", here},
+              {"Submitter", index == 0}};
+}
+
+Result<Json> node_pods(const FleetView& v, const Cluster& c, const Node& n, const Catalog& catalog,
+                       bool real_slurm) {
   std::vector<PodOnNode> pods;
   for (const auto& [id, job] : v.jobs) {
     if (is_terminal(job->status) || !job->admitted || job->cluster != c.name) continue;
@@ -169,6 +197,7 @@ Result<Json> node_pods(const FleetView& v, const Cluster& c, const Node& n,
     const int64_t want = set ? workload::pod_gpus(*set, node_gpus) : 0;
     for (int64_t g = 0; g < want && next_gpu < node_gpus; ++g) where.gpus.push_back(next_gpu++);
     GF_ASSIGN_OR_RETURN(Json spec, workload::pod_spec(*p.job, where));
+    if (real_slurm) spec["Slurm"] = slurm_allocation(c, *p.job, p.index);
     out.push_back(std::move(spec));
   }
   Json answer{{"Node", n.instance_id}, {"Pods", std::move(out)}};
@@ -180,7 +209,9 @@ HttpResponse get_node_pods(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   auto n = node_of(*view, req);
   if (!n.ok()) return error_response(n.status());
-  auto pods = node_pods(*view, *n->first, *n->second, *api.clusters().catalog);
+  const bool real_slurm =
+      api.cloud_report_handler() && n->first->orchestrator == Orchestrator::kSlurm;
+  auto pods = node_pods(*view, *n->first, *n->second, *api.clusters().catalog, real_slurm);
   if (!pods.ok()) return error_response(pods.status());
   return json_response(200, *pods);
 }

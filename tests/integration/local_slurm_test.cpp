@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -250,6 +251,86 @@ TEST_F(LocalSlurmTest, RemediationDrainsWithOurReasonWaitsForTheSlurmJobRebootsA
   })) << server_->get("/v1/alerts?node=" + other).dump();
   EXPECT_NE(node_line(other_name).find("Reason=disk swap by ops"), std::string::npos)
       << node_line(other_name);
+}
+
+// A PyTorchJob of a master and two workers that each want a whole p5 (8 GPUs): three nodes.
+constexpr const char* kGangJob = R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: gang3, namespace: default, labels: {app: pytorchjob}}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: x
+            command: [bash, -c, 'echo "rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME"; sleep 4']
+            resources: {limits: {nvidia.com/gpu: 8}, requests: {nvidia.com/gpu: 8}}
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: x
+            command: [bash, -c, 'echo "rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME"; sleep 4']
+            resources: {limits: {nvidia.com/gpu: 8}, requests: {nvidia.com/gpu: 8}}
+)";
+
+TEST_F(LocalSlurmTest, GangOfThreeRunsAsOneSlurmAllocationOnThreeNodesAndItsEndIsMirrored) {
+  Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
+  for (Json& g : c["InstanceGroups"]) {
+    if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = 3;
+  }
+  std::ofstream(dir_.file("cluster.json")) << c.dump(2);
+  ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return idle_workers() == 3; }, std::chrono::seconds(120)))
+      << slurm({"sinfo"});
+  CommandResult r = cli({"apply", "-f", kExamplesDir + "propagationpolicy-gang.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ofstream(dir_.file("gang.yaml")) << kGangJob;
+  r = cli({"apply", "-f", dir_.file("gang.yaml")});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  // One allocation of three nodes, running.
+  std::string line;
+  ASSERT_TRUE(eventually([&] {
+    line = slurm({"squeue", "-h", "-o", "%j|%T|%D|%N"});
+    return line.find("|RUNNING|3|worker-gpu-a-[1-3]") != std::string::npos;
+  })) << line;
+  EXPECT_EQ(line.rfind("gf-", 0), 0u) << line;
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1) << "one allocation: " << line;
+  EXPECT_TRUE(eventually([&] {
+    return cli({"get", "pytorchjob", "gang3"}).out.find("Running") != std::string::npos;
+  })) << cli({"get", "pytorchjob", "gang3"}).out;
+
+  // It ends: the job is Succeeded, each pod's output in its log.
+  ASSERT_TRUE(eventually([&] {
+    return cli({"get", "pytorchjob", "gang3"}).out.find("Succeeded") != std::string::npos;
+  })) << cli({"get", "pytorchjob", "gang3"}).out
+      << slurm({"squeue"});
+  r = cli({"logs", "gang3-worker-1"});
+  EXPECT_NE(r.out.find("rank 2 of 3 on worker-gpu-a-"), std::string::npos) << r.out;
+
+  // Deleting a running gang cancels its allocation.
+  std::string again = kGangJob;
+  again.replace(again.find("name: gang3"), 11, "name: gang4");
+  while (again.find("sleep 4") != std::string::npos)
+    again.replace(again.find("sleep 4"), 7, "sleep 300");
+  std::ofstream(dir_.file("gang4.yaml")) << again;
+  ASSERT_EQ(cli({"apply", "-f", dir_.file("gang4.yaml")}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] {
+    return slurm({"squeue", "-h", "-t", "running", "-o", "%D"}).find('3') != std::string::npos;
+  })) << slurm({"squeue"});
+  r = cli({"delete", "pytorchjob", "gang4"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(eventually([&] {
+    return slurm({"squeue", "-h", "-t", "pending,running", "-o", "%i"}).empty();
+  })) << slurm({"squeue"});
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "orchestrator/slurm/slurm_conf.h"
 #include "orchestrator/slurm/slurm_control.h"
 #include "os/process.h"
 
@@ -135,6 +136,11 @@ Result<int64_t> SlurmCli::submit(const BatchJob& job) {
   if (!job.partition.empty()) {
     GF_RETURN_IF_ERROR(check_slurm_name("partition", job.partition));
     argv.insert(argv.end(), {"-p", job.partition});
+  }
+  if (!job.nodelist.empty()) {
+    for (const std::string& n : expand_hostlist(job.nodelist))
+      GF_RETURN_IF_ERROR(check_slurm_name("nodelist", n));
+    argv.insert(argv.end(), {"-w", job.nodelist});
   }
   for (const auto& [name, value] : job.env) GF_RETURN_IF_ERROR(check_env_name(name));
   if (!job.work_dir.empty()) argv.insert(argv.end(), {"-D", job.work_dir});

@@ -24,6 +24,7 @@ struct BatchJob {
   std::string name;
   int32_t nodes = 1;
   std::string partition;  // "" = the default partition
+  std::string nodelist;   // exactly these nodes (sbatch -w, a hostlist); "" = Slurm chooses
   std::string script;
   std::string work_dir;  // "" = the caller's
   std::string output;    // its stdout and stderr; "" = Slurm's default (slurm-<id>.out)
