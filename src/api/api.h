@@ -93,6 +93,10 @@ class Api {
   using InstanceDirectory = std::function<std::string(const std::string& instance_id)>;
   void set_instance_directory(InstanceDirectory d) { instance_directory_ = std::move(d); }
   const InstanceDirectory& instance_directory() const { return instance_directory_; }
+  // A real Slurm cluster's Slurm directory (DescribeCluster shows its SlurmConfPath).
+  using SlurmDirectory = std::function<std::string(const std::string& cluster)>;
+  void set_slurm_directory(SlurmDirectory d) { slurm_directory_ = std::move(d); }
+  const SlurmDirectory& slurm_directory() const { return slurm_directory_; }
 
   // Runs a write through the loop and waits for the commit (or the timeout). Called from a
   // handler that Api::handle runs, it carries that call's audit record and fingerprints its
@@ -114,6 +118,7 @@ class Api {
   CloudReportHandler cloud_report_;
   LogSource log_source_;
   InstanceDirectory instance_directory_;
+  SlurmDirectory slurm_directory_;
   std::shared_ptr<const TokenStore> tokens_;
   struct Limiter;
   std::unique_ptr<Limiter> limiter_;

@@ -322,7 +322,13 @@ HttpResponse get_cluster(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   const Cluster* c = view->find_cluster(req.path_params.at("name"));
   if (!c) return error_response(cluster_not_found(req));
-  return json_response(200, describe_cluster(*c));
+  Json out = describe_cluster(*c);
+  // A real Slurm cluster: where its slurm.conf is (SLURM_CONF for the client tools).
+  if (c->orchestrator == Orchestrator::kSlurm && api.slurm_directory()) {
+    if (std::string dir = api.slurm_directory()(c->name); !dir.empty())
+      out["SlurmConfPath"] = dir + "/slurm.conf";
+  }
+  return json_response(200, out);
 }
 
 // GET /v1/clusters/{name}/nodes: ListClusterNodes in launch order (SortBy NAME: by instance id;

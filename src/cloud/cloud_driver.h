@@ -45,6 +45,12 @@ class CloudDriver : public Driver {
     (void)query;
     return not_found_error("this cloud keeps no logs");
   }
+  // Where a Slurm cluster's slurm.conf, munge key and daemon logs live on this machine (its
+  // shared Slurm directory; "" when its Slurm is simulated).
+  virtual std::string slurm_directory(const std::string& cluster) const {
+    (void)cluster;
+    return "";
+  }
   // The instance's directory on this machine ("" when it has none).
   virtual std::string instance_directory(const std::string& instance_id) const {
     (void)instance_id;

@@ -89,6 +89,8 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
     api_.set_log_source([this](const LogQuery& q) { return cloud_->read_log(q); });
     api_.set_instance_directory(
         [this](const std::string& id) { return cloud_->instance_directory(id); });
+    api_.set_slurm_directory(
+        [this](const std::string& cluster) { return cloud_->slurm_directory(cluster); });
   }
   if (!options_.healing.webhook_url.empty() || !options_.healing.support_webhook_url.empty()) {
     webhook_ =

@@ -170,7 +170,7 @@ void run_tour(const std::string& heading, size_t min_steps) {
 
   std::string preamble = "set -o pipefail; cd " + shell_quote(src) +
                          "; export GPUFLEET_SERVER=" + shell_quote(server.url()) + "; ";
-  static const std::regex kAssignment(R"(^[A-Za-z_][A-Za-z0-9_]*=)");
+  static const std::regex kAssignment(R"(^(export )?[A-Za-z_][A-Za-z0-9_]*=)");
   for (size_t i = 1; i < steps.size(); ++i) {
     const Step& s = steps[i];
     const std::string cmd = with_binary(s.command);
@@ -198,6 +198,12 @@ TEST(ReadmeTour, EveryCommandAnswersAsTheReadmeShows) { run_tour("## A tour", 10
 
 TEST(ReadmeTour, RealProcessesTourAnswersAsTheReadmeShows) {
   run_tour("## A tour of real processes", 5);
+}
+
+TEST(ReadmeTour, RealSlurmTourAnswersAsTheReadmeShows) {
+  if (!std::filesystem::exists("/usr/sbin/slurmctld"))
+    GTEST_SKIP() << "Slurm is not installed (scripts/setup installs it)";
+  run_tour("## A real Slurm cluster", 4);
 }
 
 TEST(ReadmeTour, TheMatcherFollowsItsRules) {

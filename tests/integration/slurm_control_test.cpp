@@ -152,6 +152,50 @@ TEST_P(SlurmContract, ThreeNodeBatchJobIsOneAllocationOnThreeNodesUntilCancelled
   }
 }
 
+TEST_P(SlurmContract, ANamedNodelistRunsExactlyThereAndABadOneIsRefusedFirst) {
+  BatchJob b;
+  b.name = "pinned";
+  b.nodes = 2;
+  b.partition = "gpu-training";
+  b.nodelist = "node[2-3]";
+  b.script = "sleep 300\n";
+  b.work_dir = daemons_.dir();
+  b.output = "/dev/null";
+  auto id = control_->submit(b);
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  std::optional<JobState> j;
+  ASSERT_TRUE(eventually([&] {
+    j = job(*id);
+    return j && j->state == "RUNNING";
+  })) << (j ? j->state + " " + j->reason : "gone");
+  std::vector<std::string> nodes = j->nodes;
+  std::sort(nodes.begin(), nodes.end());
+  EXPECT_EQ(nodes, (std::vector<std::string>{"node2", "node3"}));
+  ASSERT_TRUE(control_->cancel(*id).ok());
+
+  b.nodelist = "node1,--uid=0";
+  auto bad = control_->submit(b);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("nodelist"), std::string::npos) << bad.status().message();
+}
+
+TEST_P(SlurmContract, ARetiredNodeIsHiddenUntilItsSlurmdRegistersAgain) {
+  daemons_.kill_node("node3");
+  ASSERT_TRUE(control_->retire("node3", "gpufleet: the instance left the cluster").ok());
+  auto listed = [&] {
+    auto all = control_->nodes();
+    if (!all.ok()) return true;
+    for (const NodeState& n : *all) {
+      if (n.name == "node3") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(eventually([&] { return !listed(); })) << "node3 still listed";
+  ASSERT_EQ(daemons_.start_node("node3"), "");
+  EXPECT_TRUE(eventually([&] { return listed() && node("node3").state == "IDLE"; }))
+      << node("node3").state;
+}
+
 TEST_P(SlurmContract, ACompletedJobIsMirroredWithItsExitCode) {
   BatchJob b;
   b.name = "short";

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -40,10 +41,10 @@ inline int free_tcp_port() {
 
 class SlurmDaemons {
  public:
-  // `nodes` compute nodes node1..nodeN in partition `partition`, plus `spares` FUTURE nodes
-  // spare1..spareM that may join later.
-  explicit SlurmDaemons(int nodes, std::string partition = "main", int spares = 0)
-      : nodes_(nodes), partition_(std::move(partition)), spares_(spares) {}
+  // `nodes` compute nodes node1..nodeN of `cpus` CPUs each in partition `partition`, plus
+  // `spares` FUTURE nodes spare1..spareM that may join later.
+  explicit SlurmDaemons(int nodes, std::string partition = "main", int spares = 0, int cpus = 1)
+      : nodes_(nodes), partition_(std::move(partition)), spares_(spares), cpus_(cpus) {}
   ~SlurmDaemons() { stop(); }
 
   // "" when the cluster is up with every node idle, else what went wrong.
@@ -69,14 +70,16 @@ class SlurmDaemons {
       if (std::string err = start_node("node" + std::to_string(i)); !err.empty()) return err;
     }
     const std::string want = std::to_string(nodes_);
-    for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    const auto limit = std::chrono::seconds(30 + nodes_ / 2);
+    for (auto end = std::chrono::steady_clock::now() + limit;
          std::chrono::steady_clock::now() < end;
          std::this_thread::sleep_for(std::chrono::milliseconds(100))) {
       auto out =
           os::run(spawn({"sinfo", "-h", "-N", "-t", "idle", "-o", "%N"}), std::chrono::seconds(10));
       if (out.ok() && count_lines(out->out) == nodes_) return "";
     }
-    return "nodes not idle within 30 s; slurmctld log:\n" + tail(dir_ + "/log/slurmctld.log");
+    return "nodes not idle within " + std::to_string(limit.count()) + " s; slurmctld log:\n" +
+           tail(dir_ + "/log/slurmctld.log");
   }
 
   std::string start_node(const std::string& name) {
@@ -171,12 +174,15 @@ class SlurmDaemons {
       << "JobCompType=jobcomp/none\n"
       << "SchedulerType=sched/backfill\nSelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n"
       << "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0,default_queue_depth=1000\n"
-      << "MpiDefault=none\nMailProg=/bin/true\nReturnToService=2\nMaxNodeCount=64\n"
+      << "SlurmdParameters=config_overrides\n"
+      << "MpiDefault=none\nMailProg=/bin/true\nReturnToService=2\n"
+      << "MaxNodeCount=" << std::max(64, nodes_ + spares_) << "\n"
       << "TreeWidth=65533\nDebugFlags=NO_CONF_HASH\nMinJobAge=300\nKillWait=2\n"
       << "SlurmctldTimeout=30\nSlurmdTimeout=10\nInactiveLimit=0\nWaittime=0\n";
     std::string ports;
     for (int i = 1; i <= nodes_; ++i) {
-      c << "NodeName=node" << i << " NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=1 "
+      c << "NodeName=node" << i << " NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=" << cpus_
+        << " "
         << "RealMemory=100 Port=" << free_tcp_port() << " State=UNKNOWN\n";
     }
     for (int i = 1; i <= spares_; ++i) {
@@ -190,6 +196,7 @@ class SlurmDaemons {
   int nodes_;
   std::string partition_;
   int spares_;
+  int cpus_;
   TempDir dir_holder_;
   std::string dir_;
   bool stopped_ = false;

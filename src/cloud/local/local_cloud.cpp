@@ -323,7 +323,7 @@ void LocalCloud::launch(const LaunchOp& op) {
         // (docs/slurm.md): slurm.conf, the munge key, slurmctld's state.
         instance["Slurm"] = Json{{"Role", op.slurm_role},
                                  {"NodeName", op.slurm_name},
-                                 {"Dir", (fs::path(config_.root) / "slurm" / op.cluster).string()}};
+                                 {"Dir", slurm_directory(op.cluster)}};
       }
       if (!config_.agent_token.empty()) instance["Token"] = config_.agent_token;
       if (!config_.ca_cert.empty()) instance["CaCert"] = config_.ca_cert;
@@ -644,6 +644,10 @@ void LocalCloud::rebuild(const std::map<std::string, ClusterPtr, std::less<>>& c
       instances_.emplace(id, std::move(inst));
     }
   }
+}
+
+std::string LocalCloud::slurm_directory(const std::string& cluster) const {
+  return (fs::path(config_.root) / "slurm" / cluster).string();
 }
 
 std::string LocalCloud::instance_directory(const std::string& instance_id) const {

@@ -74,6 +74,7 @@ class LocalCloud final : public CloudDriver {
   bool real_instances() const override { return true; }
   Result<LogChunk> read_log(const LogQuery& query) const override;
   std::string instance_directory(const std::string& instance_id) const override;
+  std::string slurm_directory(const std::string& cluster) const override;
 
   // The URL agents report to, known once the server listens; launches wait for it.
   void set_server_url(const std::string& url);
