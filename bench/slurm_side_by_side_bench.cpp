@@ -162,7 +162,7 @@ Figures run_slurm(int nodes, const std::vector<Job>& backlog, const std::vector<
   }
   f.p50_ms = percentile(latencies, 0.5);
   f.p99_ms = percentile(latencies, 0.99);
-  (void)tool(slurm, {"scancel", "-u", "root"});
+  (void)tool(slurm, {"scancel", "--me"});
   for (auto end = WallClock::now() + std::chrono::seconds(60);
        WallClock::now() < end && running_jobs(slurm) > 0;)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -384,9 +384,9 @@ void LocalNode::reconcile(Time now) {
     return;
   }
   server_answered();
-  slurm_drain_.reset();
+  slurm_drain_ = std::optional<std::string>();
   if (auto d = answer->find("SlurmDrain"); d != answer->end() && d->is_string())
-    slurm_drain_ = d->get<std::string>();
+    slurm_drain_ = std::optional<std::string>(d->get<std::string>());
   const Json listed = answer->value("Pods", Json::array());  // `desired` points into it
   std::map<std::string, const Json*> desired;
   for (const Json& p : listed) {
@@ -424,14 +424,29 @@ void LocalNode::start_pod(const Json& spec, Time now) {
   fs::create_directories(fs::path(pod_dir(pod.name)) / "work", ec);
   for (const Json& c : spec.value("Containers", Json::array())) pod.containers.push_back({c});
   auto slurm = SlurmPodSpec::from_pod(spec);
-  if (!slurm.ok()) {
-    spdlog::error("pod {}: {}", pod.name, slurm.status().message());
+  const std::string slurm_dir =
+      inst_.slurm.is_object() ? inst_.slurm.value("Dir", std::string()) : std::string();
+  if (!slurm.ok() || (*slurm && slurm_dir.empty())) {
+    // A pod meant for Slurm never runs outside it: it fails, saying why.
+    const std::string why = slurm.ok() ? "this node runs no slurmd" : slurm.status().message();
+    spdlog::error("pod {}: {}", pod.name, why);
+    for (Container& c : pod.containers) {
+      c.exit_code = 127;
+      c.done = true;
+    }
+    if (!pod.containers.empty()) {
+      append_file(
+          fs::path(pod_dir(pod.name)) / (pod.containers[0].spec.value("Name", "main") + ".log"),
+          "gpufleet: " + why + "\n");
+    }
+    auto [it, fresh] = pods_.emplace(pod.name, std::move(pod));
+    report(it->second, now);
+    return;
   } else if (*slurm) {
     const std::string container =
         pod.containers.empty() ? "main" : pod.containers[0].spec.value("Name", "main");
-    pod.slurm =
-        std::make_unique<SlurmPod>(**slurm, inst_.slurm.value("Dir", ""), spec,
-                                   (fs::path(pod_dir(pod.name)) / (container + ".log")).string());
+    pod.slurm = std::make_unique<SlurmPod>(
+        **slurm, slurm_dir, spec, (fs::path(pod_dir(pod.name)) / (container + ".log")).string());
   }
   for (const Json& w : spec.value("Warnings", Json::array())) {
     if (w.is_string()) spdlog::warn("pod {}: {}", pod.name, w.get<std::string>());

@@ -100,8 +100,9 @@ class LocalNode {
   // kGone: the server does not know the instance (terminated while the agent was away).
   enum class Phase { kRegistering, kLifecycle, kLifecycleFailed, kReady, kGone };
   Phase phase() const { return phase_; }
-  // The reason the server wants this node drained with in Slurm (its last pods answer).
-  const std::optional<std::string>& slurm_drain() const { return slurm_drain_; }
+  // The reason the server wants this node drained with in Slurm, from its last pods answer (an
+  // empty optional: no drain); nullopt before the first answer.
+  const std::optional<std::optional<std::string>>& slurm_drain() const { return slurm_drain_; }
   // The pods this node runs now, by name (tests).
   std::vector<std::string> running_pods() const;
 
@@ -154,7 +155,7 @@ class LocalNode {
   Time lifecycle_ended_{};
   std::optional<Time> next_pods_poll_;
   std::map<std::string, Pod> pods_;  // by pod name
-  std::optional<std::string> slurm_drain_;
+  std::optional<std::optional<std::string>> slurm_drain_;
   // The server did not answer: its next call waits (200 ms doubling to 5 s); pods go on.
   void server_failed(const Status& st, Time now);
   void server_answered() { backoff_ = Duration::zero(); }

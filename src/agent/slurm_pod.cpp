@@ -121,19 +121,34 @@ Status SlurmPod::write_script() {
 
 Status SlurmPod::submit() {
   if (fs::exists(fs::path(dir_) / "jobid")) return ok_status();  // submitted before a restart
+  // An sbatch that timed out may still have been accepted: adopt the job of that name.
+  GF_ASSIGN_OR_RETURN(std::vector<slurm::JobState> jobs, cli_.jobs());
+  for (const slurm::JobState& j : jobs) {
+    if (j.name == spec_.allocation && !j.finished()) {
+      return write_file(fs::path(dir_) / "jobid", std::to_string(j.id) + "\n",
+                        fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::others_read);
+    }
+  }
   // Each node runs its pods' scripts once they are all written (their agents write them).
-  const std::string gang = "#!/bin/bash\nd=" + quote(dir_) +
-                           "/\"$SLURMD_NODENAME\"\n"
-                           "for i in $(seq 600); do\n"
-                           "  if [ -f \"$d/expected\" ] && [ \"$(ls \"$d\"/*.sh 2>/dev/null | wc "
-                           "-l)\" -ge \"$(cat \"$d/expected\")\" ]; then break; fi\n"
-                           "  sleep 0.1\n"
-                           "done\n"
-                           "pids=()\n"
-                           "for f in \"$d\"/*.sh; do bash \"$f\" & pids+=($!); done\n"
-                           "rc=0\n"
-                           "for p in \"${pids[@]}\"; do wait \"$p\" || rc=$?; done\n"
-                           "exit $rc\n";
+  const std::string gang =
+      "#!/bin/bash\nd=" + quote(dir_) +
+      "/\"$SLURMD_NODENAME\"\n"
+      "for i in $(seq 600); do\n"
+      "  if [ -f \"$d/expected\" ] && [ \"$(ls \"$d\"/*.sh 2>/dev/null | wc "
+      "-l)\" -ge \"$(cat \"$d/expected\")\" ]; then break; fi\n"
+      "  sleep 0.1\n"
+      "done\n"
+      "if [ \"$(ls \"$d\"/*.sh 2>/dev/null | wc -l)\" -lt \"$(cat \"$d/expected\" "
+      "2>/dev/null || echo 1)\" ]; then\n"
+      "  echo \"gpufleet: the pods of $SLURMD_NODENAME were not all written\" >&2\n"
+      "  exit 1\n"
+      "fi\n"
+      "pids=()\n"
+      "for f in \"$d\"/*.sh; do bash \"$f\" & pids+=($!); done\n"
+      "rc=0\n"
+      "for p in \"${pids[@]}\"; do wait \"$p\" || rc=$?; done\n"
+      "exit $rc\n";
   GF_RETURN_IF_ERROR(write_file(fs::path(dir_) / "gang.sh", gang, kScript));
   slurm::BatchJob job;
   job.name = spec_.allocation;
@@ -203,7 +218,7 @@ void SlurmPod::step(Time now) {
 }
 
 void SlurmPod::cancel() {
-  if (!spec_.submitter) return;
+  // Every pod's agent cancels: the submitter's node may be the one that is gone.
   if (auto id = job_id()) {
     if (Status st = cli_.cancel(*id); !st.ok()) spdlog::warn("scancel {}: {}", *id, st.message());
   }

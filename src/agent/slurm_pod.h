@@ -41,7 +41,7 @@ class SlurmPod {
   // Writes the pod's script, submits the allocation (submitter), and reads its state (at most
   // every 2 s). Never blocks longer than one client tool.
   void step(Time now);
-  // scancel (the submitter only: one cancel per gang).
+  // scancel the allocation (every pod's agent does: the submitter's node may be gone).
   void cancel();
 
   // Phase, ExitCode, Message: what the pod's status says.

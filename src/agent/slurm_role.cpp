@@ -123,7 +123,7 @@ std::string SlurmRole::scontrol_command() const {
   return "SLURM_CONF=" + shell_quote(conf()) + " scontrol show node " + settings_.node_name + " -o";
 }
 
-void SlurmRole::step(Time now, const std::optional<std::string>& drain) {
+void SlurmRole::step(Time now, const std::optional<std::optional<std::string>>& drain) {
   if (settings_.role == "Controller") {
     controller(now);
   } else if (settings_.role == "Compute") {
@@ -277,6 +277,12 @@ void SlurmRole::sync_conf(Time now) {
   const std::string existing = read_text(conf());
   const int base = base_port(existing);
   std::set<std::string> names, future;
+  std::erase_if(layout->nodes, [&](const SlurmNodeLine& n) {
+    if (base + 1 + n.port <= 65535) return false;
+    spdlog::warn("slurm: node {} would listen past port 65535 (too many compute groups); left out",
+                 n.name);
+    return true;
+  });
   for (SlurmNodeLine& n : layout->nodes) {
     if (n.port > 0 && base > 0) n.port = base + 1 + n.port;
     n.hostname = "localhost";
@@ -328,7 +334,7 @@ void SlurmRole::retire_nodes(const std::set<std::string>& future) {
 
 // ---- compute ------------------------------------------------------------------------------
 
-void SlurmRole::compute(Time now, const std::optional<std::string>& drain) {
+void SlurmRole::compute(Time now, const std::optional<std::optional<std::string>>& drain) {
   const std::string& me = settings_.node_name;
   if (slurmd_.pid <= 0) {
     // slurmd needs its line in slurm.conf and the cluster's munge socket.
@@ -347,11 +353,14 @@ void SlurmRole::compute(Time now, const std::optional<std::string>& drain) {
   if (it == nodes->end()) return;  // FUTURE still, or not registered yet
   const slurm::NodeState node = *it;
   const bool ours = node.reason.rfind(kSlurmReasonPrefix, 0) == 0;
-  if (drain) {
+  if (!drain) {
+    // What the server wants is not known yet (a restarted agent before its first pods answer):
+    // neither drain nor resume.
+  } else if (*drain) {
     // Never over someone else's DOWN or DRAIN: their reason stays (it is an alert).
     const bool foreign = (node.drained() || node.down()) && !ours && !node.reason.empty();
-    if (!foreign && (!node.drained() || node.reason != *drain)) {
-      if (Status st = cli_.drain(me, *drain); !st.ok())
+    if (!foreign && (!node.drained() || node.reason != **drain)) {
+      if (Status st = cli_.drain(me, **drain); !st.ok())
         spdlog::warn("slurm: cannot drain {}: {}", me, st.message());
     }
   } else if (node.drained() && ours) {
@@ -360,17 +369,18 @@ void SlurmRole::compute(Time now, const std::optional<std::string>& drain) {
   }
   std::vector<std::string> jobs;
   if (node.allocated() || node.has_flag("COMPLETING") || node.state == "COMPLETING") {
-    if (auto all = cli_.jobs(); all.ok()) {
-      for (const slurm::JobState& j : *all) {
-        if (j.finished() || j.state == "PENDING") continue;
-        if (std::find(j.nodes.begin(), j.nodes.end(), me) != j.nodes.end())
-          jobs.push_back(std::to_string(j.id));
-      }
+    auto all = cli_.jobs();
+    if (!all.ok()) return;  // an empty list would say "idle": no report rather than a wrong one
+    for (const slurm::JobState& j : *all) {
+      if (j.finished() || j.state == "PENDING") continue;
+      if (std::find(j.nodes.begin(), j.nodes.end(), me) != j.nodes.end())
+        jobs.push_back(std::to_string(j.id));
     }
   }
   std::string state = node.state;
   for (const std::string& f : node.flags) state += "+" + f;
-  Json body{{"State", state}, {"Reason", node.reason}, {"Jobs", jobs}};
+  // Someone else's reason may be long or hold control characters: the report stays acceptable.
+  Json body{{"State", state}, {"Reason", printable(node.reason, 400)}, {"Jobs", jobs}};
   if (reported_ && *reported_ == body && now - reported_at_ < seconds(60)) return;
   if (Status st = api_.slurm_report(body); !st.ok()) {
     spdlog::warn("slurm: report: {}", st.message());

@@ -48,8 +48,9 @@ class SlurmRole {
 
   // One step at `now` (the node is ready): start what is not running, and — at most every
   // `interval` — sync slurm.conf (controller) or the node's drain and report (compute). `drain`:
-  // the reason the server wants the node drained with, or nullopt for none.
-  void step(Time now, const std::optional<std::string>& drain);
+  // the reason the server wants the node drained with (an empty optional: none); nullopt while
+  // the server's wish is not known yet (then the node is neither drained nor resumed).
+  void step(Time now, const std::optional<std::optional<std::string>>& drain);
   // SIGTERM to the daemons, SIGKILL after 10 s; true once none runs.
   bool stop(Time now);
 
@@ -69,7 +70,7 @@ class SlurmRole {
   };
 
   void controller(Time now);
-  void compute(Time now, const std::optional<std::string>& drain);
+  void compute(Time now, const std::optional<std::optional<std::string>>& drain);
   Status write_base_conf();
   Status make_munge_key();
   // Starts `d` with `argv` unless it runs or waits for its backoff; reaps it when it ended.

@@ -209,8 +209,11 @@ HttpResponse get_node_pods(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   auto n = node_of(*view, req);
   if (!n.ok()) return error_response(n.status());
-  const bool real_slurm =
-      api.cloud_report_handler() && n->first->orchestrator == Orchestrator::kSlurm;
+  // Only a compute node runs a slurmd (docs/slurm.md); a pod elsewhere runs as processes.
+  const InstanceGroup* group = n->first->find_group(n->second->group);
+  const bool real_slurm = api.cloud_report_handler() &&
+                          n->first->orchestrator == Orchestrator::kSlurm && group &&
+                          group->spec.node_type == NodeType::kCompute;
   auto pods = node_pods(*view, *n->first, *n->second, *api.clusters().catalog, real_slurm);
   if (!pods.ok()) return error_response(pods.status());
   return json_response(200, *pods);

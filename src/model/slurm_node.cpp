@@ -22,6 +22,11 @@ std::optional<std::string> slurm_not_idle(const std::optional<SlurmNodeReport>& 
   // Drained (by anyone) or down: nothing new starts there, so an empty job list is final.
   if (!report->drained() && !report->down())
     return "waiting for slurmctld to show the node drained (State=" + report->state + ")";
+  // slurmctld's own word that something holds the node, whatever the job list says.
+  for (const char* busy : {"ALLOCATED", "MIXED", "COMPLETING"}) {
+    if (report->jobs.empty() && report->state.find(busy) != std::string::npos)
+      return "Slurm shows the node " + std::string(busy) + "; waiting for its jobs to end";
+  }
   if (!report->jobs.empty()) {
     return fmt::format("{} Slurm allocation(s) still on the node (job {})", report->jobs.size(),
                        fmt::join(report->jobs, ", "));

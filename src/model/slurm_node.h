@@ -30,7 +30,8 @@ std::string slurm_drain_reason(const std::string& remediation_id, const std::str
 
 // Why a node being drained is not idle yet, or nullopt when it is: slurmctld shows it drained
 // (by gpufleet or by anyone: nothing new starts there either way) or down, with no job allocated
-// on it. A drain not seen landing yet counts as not idle: a job may have started in between.
+// on it (and no ALLOCATED, MIXED or COMPLETING state). A drain not seen landing yet counts as not
+// idle: a job may have started in between.
 std::optional<std::string> slurm_not_idle(const std::optional<SlurmNodeReport>& report);
 
 }  // namespace gf

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace gf {
@@ -16,7 +17,8 @@ int64_t next_slurm_slot(const Cluster& c, const std::string& group, std::set<int
     taken.insert(0);
     for (const auto& [id, n] : c.nodes) {
       // A node shutting down still holds its name until it is gone.
-      if (n.group == group && n.status != NodeStatus::kFailure) taken.insert(n.slurm_slot);
+      if (n.group == group && n.status != NodeStatus::kFailure)
+        taken.insert(n.slurm_slot > 0 ? n.slurm_slot : n.attempt);  // before slots: its attempt
     }
   }
   int64_t slot = 1;
@@ -50,6 +52,17 @@ SlurmLayout slurm_layout(const Cluster& c, const Catalog& catalog) {
   return layout;
 }
 
+namespace {
+
+// What a real controller accepts as a node or partition name (slurm_layout_from_json's rule).
+bool slurm_name_ok(const std::string& name) {
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+  });
+}
+
+}  // namespace
+
 SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
   SlurmLayout layout;
   std::map<std::string, std::vector<std::string>> partitions;
@@ -63,7 +76,11 @@ SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
       if (n.group != g.spec.name) continue;
       const int64_t slot = n.slurm_slot > 0 ? n.slurm_slot : n.attempt;
       highest = std::max(highest, slot);
-      if (n.status == NodeStatus::kRunning) running[slot] = true;
+      // Declared plainly once it runs, and while it is being updated or checked (its slurmd may
+      // be down for a while, but it is still the cluster's).
+      if (n.status == NodeStatus::kRunning || n.status == NodeStatus::kSystemUpdating ||
+          n.status == NodeStatus::kDeepHealthCheckInProgress)
+        running[slot] = true;
     }
     // Room for the target and for replacements launched while the nodes they replace still
     // hold their slots.
@@ -83,12 +100,15 @@ SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
       line.features = g.spec.instance_type;
       line.port = 1 + 4096 * group_index + static_cast<int>(a % 4096);
       line.state = running.contains(a) ? "" : "FUTURE";
+      if (!slurm_name_ok(line.name)) continue;  // too long for Slurm: the group is left out
       for (const auto& p : g.spec.partitions) partitions[p].push_back(line.name);
       layout.nodes.push_back(std::move(line));
     }
     ++group_index;
   }
-  for (auto& [name, nodes] : partitions) layout.partitions.push_back({name, std::move(nodes)});
+  for (auto& [name, nodes] : partitions) {
+    if (slurm_name_ok(name)) layout.partitions.push_back({name, std::move(nodes)});
+  }
   return layout;
 }
 

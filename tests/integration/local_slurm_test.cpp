@@ -78,7 +78,7 @@ class LocalSlurmTest : public ::testing::Test {
 
   void TearDown() override {
     if (!server_) return;
-    (void)slurm({"scancel", "--full", "-u", "root"});
+    (void)slurm({"scancel", "--full", "--me"});
     server_->process().signal(SIGKILL);
     server_->process().wait();
     for (const fs::path& base : {fs::path(root_), fs::path(root_) / "terminated"}) {
@@ -251,6 +251,36 @@ TEST_F(LocalSlurmTest, RemediationDrainsWithOurReasonWaitsForTheSlurmJobRebootsA
   })) << server_->get("/v1/alerts?node=" + other).dump();
   EXPECT_NE(node_line(other_name).find("Reason=disk swap by ops"), std::string::npos)
       << node_line(other_name);
+}
+
+TEST_F(LocalSlurmTest, AWorkerWhoseSlurmdStopsAnsweringIsDownInSlurmAndAnAlert) {
+  Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
+  for (Json& g : c["InstanceGroups"]) {
+    if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = 2;
+  }
+  std::ofstream(dir_.file("cluster.json")) << c.dump(2);
+  ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return idle_workers() == 2; }, std::chrono::seconds(120)))
+      << slurm({"sinfo"});
+  const std::string node = workers()[0].value("InstanceId", "");
+  const std::string name = workers()[0].value("SlurmNodeName", "");
+  auto pid = os::read_pid_file(root_ + "/slurm/my-training-cluster/slurmd-" + name + ".pid");
+  ASSERT_TRUE(pid.has_value());
+  // A hung slurmd (its agent still runs it, so it is not restarted): slurmctld stops hearing
+  // from it and sets the node DOWN after SlurmdTimeout; its agent reads that as an alert.
+  ASSERT_EQ(::kill(*pid, SIGSTOP), 0);
+  EXPECT_TRUE(eventually(
+      [&] {
+        for (const Json& a :
+             server_->get("/v1/alerts?node=" + node).value("Alerts", Json::array())) {
+          if (a.value("Fault", "") == "slurm:down") return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(90)))
+      << node_line(name) << server_->get("/v1/alerts?node=" + node).dump();
+  EXPECT_NE(node_line(name).find("DOWN"), std::string::npos) << node_line(name);
+  ::kill(*pid, SIGCONT);
 }
 
 // A PyTorchJob of a master and two workers that each want a whole p5 (8 GPUs): three nodes.

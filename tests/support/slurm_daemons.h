@@ -96,7 +96,7 @@ class SlurmDaemons {
   void stop() {
     if (dir_.empty() || stopped_) return;
     stopped_ = true;
-    (void)os::run(spawn({"scancel", "--full", "-u", "root"}), std::chrono::seconds(5));
+    (void)os::run(spawn({"scancel", "--full", "--me"}), std::chrono::seconds(5));
     std::vector<pid_t> pids;
     for (const auto& e : std::filesystem::directory_iterator(dir_)) {
       const std::string f = e.path().filename().string();

@@ -39,6 +39,13 @@ TEST(SlurmNodeRules, NotIdleWhileAnAllocationRemainsOnTheDrainedNode) {
   EXPECT_THAT(*why, HasSubstr("41, 42"));
 }
 
+TEST(SlurmNodeRules, NotIdleWhileSlurmSaysAllocatedEvenWithAnEmptyJobList) {
+  EXPECT_THAT(
+      slurm_not_idle(SlurmNodeReport{"MIXED+DRAIN", "gpufleet:rem-1 xid:79", {}}).value_or(""),
+      HasSubstr("MIXED"));
+  EXPECT_TRUE(slurm_not_idle(SlurmNodeReport{"COMPLETING+DRAIN", "gpufleet:rem-1 x", {}}));
+}
+
 TEST(SlurmNodeRules, IdleOnceDrainedByAnyoneOrDownWithNoJob) {
   EXPECT_FALSE(slurm_not_idle(SlurmNodeReport{"IDLE+DRAIN", "gpufleet:rem-1 xid:79", {}}));
   EXPECT_FALSE(slurm_not_idle(SlurmNodeReport{"IDLE+DRAIN", "disk swap by ops", {}}));
