@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "agent/agent.h"
+#include "agent/files.h"
 #include "agent/slurm_pod.h"
 #include "agent/slurm_role.h"
 #include "core/clock.h"
@@ -27,11 +28,6 @@ namespace {
 constexpr Duration kRestartBackoffMax = seconds(30);
 constexpr int64_t kDefaultGraceSeconds = 30;
 constexpr const char* kPodPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 void append_file(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::app | std::ios::binary);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/files.h"
 #include "orchestrator/slurm/slurm_conf.h"
 
 namespace gf::agent {
@@ -14,32 +15,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 bool env_name_ok(const std::string& n) {
   if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return false;
   for (char c : n) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   }
   return true;
-}
-
-Status write_file(const fs::path& path, const std::string& text, fs::perms perms) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return internal_error("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::permissions(tmp, perms, ec);
-  fs::rename(tmp, path, ec);  // whole or not at all: gang.sh counts finished scripts
-  if (ec) return internal_error("cannot write " + path.string() + ": " + ec.message());
-  return ok_status();
 }
 
 constexpr fs::perms kScript = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -105,18 +86,20 @@ Status SlurmPod::write_script() {
     << ", written by its node's gpufleet agent\n";
   const fs::path work = fs::path(log_).parent_path() / "work";
   fs::create_directories(work, ec);
-  s << "cd " << quote(work.string()) << " || exit 127\n";
+  s << "cd " << shell_quote(work.string()) << " || exit 127\n";
   for (const Json& e : c.value("Env", Json::array())) {
     const std::string name = e.value("Name", "");
-    if (env_name_ok(name)) s << "export " << name << "=" << quote(e.value("Value", "")) << "\n";
+    if (env_name_ok(name))
+      s << "export " << name << "=" << shell_quote(e.value("Value", "")) << "\n";
   }
   s << "exec";
-  for (const std::string& a : argv) s << " " << quote(a);
-  s << " >> " << quote(log_) << " 2>&1\n";
-  GF_RETURN_IF_ERROR(write_file(node_dir / (pod_.value("Name", "pod") + ".sh"), s.str(), kScript));
-  return write_file(node_dir / "expected", std::to_string(spec_.pods_on_node) + "\n",
-                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                        fs::perms::others_read);
+  for (const std::string& a : argv) s << " " << shell_quote(a);
+  s << " >> " << shell_quote(log_) << " 2>&1\n";
+  GF_RETURN_IF_ERROR(
+      write_file_atomically(node_dir / (pod_.value("Name", "pod") + ".sh"), s.str(), kScript));
+  return write_file_atomically(node_dir / "expected", std::to_string(spec_.pods_on_node) + "\n",
+                               fs::perms::owner_read | fs::perms::owner_write |
+                                   fs::perms::group_read | fs::perms::others_read);
 }
 
 Status SlurmPod::submit() {
@@ -125,14 +108,14 @@ Status SlurmPod::submit() {
   GF_ASSIGN_OR_RETURN(std::vector<slurm::JobState> jobs, cli_.jobs());
   for (const slurm::JobState& j : jobs) {
     if (j.name == spec_.allocation && !j.finished()) {
-      return write_file(fs::path(dir_) / "jobid", std::to_string(j.id) + "\n",
-                        fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                            fs::perms::others_read);
+      return write_file_atomically(fs::path(dir_) / "jobid", std::to_string(j.id) + "\n",
+                                   fs::perms::owner_read | fs::perms::owner_write |
+                                       fs::perms::group_read | fs::perms::others_read);
     }
   }
   // Each node runs its pods' scripts once they are all written (their agents write them).
   const std::string gang =
-      "#!/bin/bash\nd=" + quote(dir_) +
+      "#!/bin/bash\nd=" + shell_quote(dir_) +
       "/\"$SLURMD_NODENAME\"\n"
       "for i in $(seq 600); do\n"
       "  if [ -f \"$d/expected\" ] && [ \"$(ls \"$d\"/*.sh 2>/dev/null | wc "
@@ -149,7 +132,7 @@ Status SlurmPod::submit() {
       "rc=0\n"
       "for p in \"${pids[@]}\"; do wait \"$p\" || rc=$?; done\n"
       "exit $rc\n";
-  GF_RETURN_IF_ERROR(write_file(fs::path(dir_) / "gang.sh", gang, kScript));
+  GF_RETURN_IF_ERROR(write_file_atomically(fs::path(dir_) / "gang.sh", gang, kScript));
   slurm::BatchJob job;
   job.name = spec_.allocation;
   job.nodes = static_cast<int32_t>(spec_.node_count);
@@ -158,13 +141,13 @@ Status SlurmPod::submit() {
   job.work_dir = dir_;
   job.output = dir_ + "/slurm-%j.out";
   job.script = "srun -N " + std::to_string(spec_.node_count) + " --ntasks-per-node=1 bash " +
-               quote(dir_ + "/gang.sh");
+               shell_quote(dir_ + "/gang.sh");
   GF_ASSIGN_OR_RETURN(int64_t id, cli_.submit(job));
   spdlog::info("Slurm job {} ({}): {} node(s) {}", id, spec_.allocation, spec_.node_count,
                spec_.nodes);
-  return write_file(fs::path(dir_) / "jobid", std::to_string(id) + "\n",
-                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                        fs::perms::others_read);
+  return write_file_atomically(fs::path(dir_) / "jobid", std::to_string(id) + "\n",
+                               fs::perms::owner_read | fs::perms::owner_write |
+                                   fs::perms::group_read | fs::perms::others_read);
 }
 
 std::optional<int64_t> SlurmPod::job_id() const {

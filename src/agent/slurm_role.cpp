@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/files.h"
 #include "agent/local_node.h"
 #include "model/slurm_node.h"
 #include "orchestrator/slurm/slurm_conf.h"
@@ -22,26 +23,6 @@ namespace gf::agent {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Status write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return internal_error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return internal_error("cannot replace " + path + ": " + ec.message());
-  return ok_status();
-}
 
 // A port on 127.0.0.1 free now, with the 16 K above it left for the slurmd of the nodes: the
 // first of a few candidates in 10000-30000 (spread by `seed`) that binds.
@@ -74,12 +55,6 @@ int base_port(const std::string& conf) {
     }
   }
   return 0;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace
@@ -234,7 +209,7 @@ Status SlurmRole::write_base_conf() {
     << "MpiDefault=none\nMailProg=/bin/true\nReturnToService=2\n"
     << "TreeWidth=65533\nDebugFlags=NO_CONF_HASH\nMinJobAge=300\nKillWait=2\n"
     << "SlurmctldTimeout=30\nSlurmdTimeout=10\nInactiveLimit=0\nWaittime=0\n";
-  return write_atomically(conf(), c.str());
+  return write_file_atomically(conf(), c.str());
 }
 
 void SlurmRole::controller(Time now) {
@@ -274,7 +249,7 @@ void SlurmRole::sync_conf(Time now) {
     spdlog::error("slurm: the server's layout: {}", layout.status().message());
     return;
   }
-  const std::string existing = read_text(conf());
+  const std::string existing = read_file(conf());
   const int base = base_port(existing);
   std::set<std::string> names, future;
   std::erase_if(layout->nodes, [&](const SlurmNodeLine& n) {
@@ -294,7 +269,7 @@ void SlurmRole::sync_conf(Time now) {
   for (const std::string& w : merged.warnings) spdlog::warn("slurm.conf: {}", w);
   const bool changed = merged.text != existing;
   if (changed) {
-    if (Status st = write_atomically(conf(), merged.text); !st.ok()) {
+    if (Status st = write_file_atomically(conf(), merged.text); !st.ok()) {
       spdlog::error("slurm: {}", st.message());
       return;
     }
@@ -339,7 +314,7 @@ void SlurmRole::compute(Time now, const std::optional<std::optional<std::string>
   if (slurmd_.pid <= 0) {
     // slurmd needs its line in slurm.conf and the cluster's munge socket.
     if (!fs::exists(munge_socket())) return;
-    if (read_text(conf()).find("NodeName=" + me + " ") == std::string::npos) return;
+    if (read_file(conf()).find("NodeName=" + me + " ") == std::string::npos) return;
     std::error_code ec;
     fs::create_directories(fs::path(settings_.dir) / "spool" / me, ec);
   }

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
+
+#include "orchestrator/slurm/slurm_control.h"
 
 namespace gf {
 
@@ -52,17 +53,6 @@ SlurmLayout slurm_layout(const Cluster& c, const Catalog& catalog) {
   return layout;
 }
 
-namespace {
-
-// What a real controller accepts as a node or partition name (slurm_layout_from_json's rule).
-bool slurm_name_ok(const std::string& name) {
-  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
-  });
-}
-
-}  // namespace
-
 SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
   SlurmLayout layout;
   std::map<std::string, std::vector<std::string>> partitions;
@@ -100,14 +90,16 @@ SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
       line.features = g.spec.instance_type;
       line.port = 1 + 4096 * group_index + static_cast<int>(a % 4096);
       line.state = running.contains(a) ? "" : "FUTURE";
-      if (!slurm_name_ok(line.name)) continue;  // too long for Slurm: the group is left out
+      if (!slurm::check_slurm_name("node", line.name).ok())
+        continue;  // too long for Slurm: the group is left out
       for (const auto& p : g.spec.partitions) partitions[p].push_back(line.name);
       layout.nodes.push_back(std::move(line));
     }
     ++group_index;
   }
   for (auto& [name, nodes] : partitions) {
-    if (slurm_name_ok(name)) layout.partitions.push_back({name, std::move(nodes)});
+    if (slurm::check_slurm_name("partition", name).ok())
+      layout.partitions.push_back({name, std::move(nodes)});
   }
   return layout;
 }

@@ -92,6 +92,17 @@ class LocalSlurmTest : public ::testing::Test {
   }
 
   CommandResult cli(std::vector<std::string> args) const { return server_->cli(std::move(args)); }
+  // The seed cluster with `workers` workers instead of 16, up with all of them idle in Slurm.
+  void create_seed_cluster(int workers) {
+    Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
+    for (Json& g : c["InstanceGroups"]) {
+      if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = workers;
+    }
+    std::ofstream(dir_.file("cluster.json")) << c.dump(2);
+    ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
+    ASSERT_TRUE(eventually([&] { return idle_workers() == workers; }, std::chrono::seconds(120)))
+        << slurm({"sinfo"});
+  }
   std::string conf() const { return root_ + "/slurm/my-training-cluster/slurm.conf"; }
 
   // A Slurm client tool run against the cluster's controller; what it printed.
@@ -169,14 +180,7 @@ TEST_F(LocalSlurmTest, SeedClusterBecomesARealSlurmClusterWhoseWorkersJoinAsCapa
 
 TEST_F(LocalSlurmTest, RemediationDrainsWithOurReasonWaitsForTheSlurmJobRebootsAndResumes) {
   // A smaller cluster of the seed's shape: controller, login, 3 workers.
-  Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
-  for (Json& g : c["InstanceGroups"]) {
-    if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = 3;
-  }
-  std::ofstream(dir_.file("cluster.json")) << c.dump(2);
-  ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
-  ASSERT_TRUE(eventually([&] { return idle_workers() == 3; }, std::chrono::seconds(120)))
-      << slurm({"sinfo"});
+  ASSERT_NO_FATAL_FAILURE(create_seed_cluster(3));
   std::ofstream(dir_.file("policy.yaml")) << "AlertPersistence: 1s\n";
   ASSERT_EQ(cli({"policy", "set", "my-training-cluster", "-f", dir_.file("policy.yaml")}).exit_code,
             0);
@@ -254,14 +258,7 @@ TEST_F(LocalSlurmTest, RemediationDrainsWithOurReasonWaitsForTheSlurmJobRebootsA
 }
 
 TEST_F(LocalSlurmTest, AWorkerWhoseSlurmdStopsAnsweringIsDownInSlurmAndAnAlert) {
-  Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
-  for (Json& g : c["InstanceGroups"]) {
-    if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = 2;
-  }
-  std::ofstream(dir_.file("cluster.json")) << c.dump(2);
-  ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
-  ASSERT_TRUE(eventually([&] { return idle_workers() == 2; }, std::chrono::seconds(120)))
-      << slurm({"sinfo"});
+  ASSERT_NO_FATAL_FAILURE(create_seed_cluster(2));
   const std::string node = workers()[0].value("InstanceId", "");
   const std::string name = workers()[0].value("SlurmNodeName", "");
   auto pid = os::read_pid_file(root_ + "/slurm/my-training-cluster/slurmd-" + name + ".pid");
@@ -312,14 +309,7 @@ spec:
 )";
 
 TEST_F(LocalSlurmTest, GangOfThreeRunsAsOneSlurmAllocationOnThreeNodesAndItsEndIsMirrored) {
-  Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
-  for (Json& g : c["InstanceGroups"]) {
-    if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = 3;
-  }
-  std::ofstream(dir_.file("cluster.json")) << c.dump(2);
-  ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
-  ASSERT_TRUE(eventually([&] { return idle_workers() == 3; }, std::chrono::seconds(120)))
-      << slurm({"sinfo"});
+  ASSERT_NO_FATAL_FAILURE(create_seed_cluster(3));
   CommandResult r = cli({"apply", "-f", kExamplesDir + "propagationpolicy-gang.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ofstream(dir_.file("gang.yaml")) << kGangJob;

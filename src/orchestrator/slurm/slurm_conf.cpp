@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include "orchestrator/slurm/slurm_control.h"
+
 namespace gf {
 
 namespace {
@@ -548,10 +550,7 @@ constexpr size_t kMaxLayoutPartitions = 256;
 
 // A name the layout may carry: what slurm.conf can hold and scontrol can be given.
 bool layout_name_ok(const std::string& name) {
-  return !name.empty() && name.size() <= 64 && valid_slurm_name(name) &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-         });
+  return slurm::check_slurm_name("name", name).ok() && valid_slurm_name(name);
 }
 
 }  // namespace
