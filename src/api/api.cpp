@@ -161,6 +161,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
   boot_nonce_ = nonce;
   register_system_routes(*this);
   register_event_routes(*this);
+  register_replica_routes(*this);
   if (clusters_) {
     register_cluster_routes(*this);
     register_slurm_view_routes(*this);
@@ -254,6 +255,9 @@ HttpResponse Api::handle(HttpRequest request) {
   // The server's clock (a --sim-speed server runs ahead of the client's): the CLI computes ages
   // against it (docs/api.md "Time").
   r.headers["X-Gpufleet-Now"] = format_iso8601(clock_.now());
+  // The journal position this answer reflects: a client that wrote at seq N reads its write on a
+  // follower with ?minSeq=N (docs/replication.md).
+  r.headers["X-Gpufleet-Seq"] = std::to_string(loop_.published_seq());
   metrics_
       .counter("gpufleet_http_requests_total", "HTTP requests by route and status code.",
                prometheus_label("route", r.route) + "," +
@@ -301,6 +305,7 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
     }
   }
   if (!who.ok() && !exempt) return refuse(who, true);
+  if (auto gated = replica_gate(request, mutating)) return *gated;
 
   CallScope scope;
   scope.request = &request;

@@ -44,6 +44,18 @@ struct ApiOptions {
   bool drive_loop_inline = false;
 };
 
+// Where this server stands among the replicas of its journal (docs/replication.md). A server on
+// SQLite is always its only replica, the leader.
+struct ReplicaState {
+  std::string role = "leader";  // "leader" | "follower"
+  std::string store = "sqlite";
+  std::string id{};
+  int64_t epoch = 0;         // the lease epoch this replica leads at, or last saw
+  std::string leader_url{};  // where writes go ("" while no leader is known)
+  Seq known_seq = 0;         // the highest seq this replica knows is journaled
+  double lag_seconds = 0;    // how long it has been behind (0 when caught up)
+};
+
 class Api {
  public:
   // Without `clusters` only the system and event routes exist; `clock` answers "now" for reads
@@ -96,6 +108,16 @@ class Api {
   // A real Slurm cluster's Slurm directory (DescribeCluster shows its SlurmConfPath).
   using SlurmDirectory = std::function<std::string(const std::string& cluster)>;
   void set_slurm_directory(SlurmDirectory d) { slurm_directory_ = std::move(d); }
+  // Replication (docs/replication.md): the replica's state, asked per request (writes on a
+  // follower are redirected to the leader), and the list of replicas for GET /v1/replicas.
+  using ReplicaStateFn = std::function<ReplicaState()>;
+  using ReplicaListFn = std::function<Result<Json>()>;
+  void set_replica(ReplicaStateFn state, ReplicaListFn list) {
+    replica_state_ = std::move(state);
+    replica_list_ = std::move(list);
+  }
+  ReplicaState replica_state() const;
+  const ReplicaListFn& replica_list() const { return replica_list_; }
   const SlurmDirectory& slurm_directory() const { return slurm_directory_; }
 
   // Runs a write through the loop and waits for the commit (or the timeout). Called from a
@@ -120,12 +142,19 @@ class Api {
   InstanceDirectory instance_directory_;
   SlurmDirectory slurm_directory_;
   std::shared_ptr<const TokenStore> tokens_;
+  ReplicaStateFn replica_state_;
+  ReplicaListFn replica_list_;
   struct Limiter;
   std::unique_ptr<Limiter> limiter_;
   std::string boot_nonce_;
   std::atomic<uint64_t> request_counter_{0};
 
   HttpResponse handle_checked(HttpRequest& request);
+  // A follower's answer to a write (a redirect to the leader), or to a read whose minSeq it has
+  // not reached in time; nullopt when the request goes on to its route (replica_api.cpp).
+  std::optional<HttpResponse> replica_gate(HttpRequest& request, bool mutating);
+  // A follower holding a ?minSeq= read until it applied `wanted` (bounded): true once it has.
+  bool wait_for_min_seq(Seq wanted) const;
   // 401 when tokens are configured and the request carries none of them; fills caller and roles.
   Status authenticate(HttpRequest& request) const;
   // Journals the audit record of a call that never reached the loop (refused before).
@@ -150,6 +179,8 @@ void register_quota_routes(Api& api);
 void register_job_routes(Api& api);
 void register_health_routes(Api& api);
 void register_audit_routes(Api& api);
+// GET /v1/replicas (replica_api.cpp).
+void register_replica_routes(Api& api);
 
 // Every read answers from the view the loop published after its last batch, on the caller's
 // thread: it never queues on the writer (docs/api.md "Reads"). `fn`'s error is the 4xx answer.

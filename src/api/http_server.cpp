@@ -91,7 +91,7 @@ bool is_loopback_host(const std::string& host) {
 }
 
 struct HttpServer::Impl {
-  Api& api;
+  HttpServer::Handler handle;
   HttpServerOptions options;
   // Before the io_context: sessions it still owns at destruction decrement these.
   std::atomic<size_t> connections{0};
@@ -104,8 +104,8 @@ struct HttpServer::Impl {
   asio::thread_pool workers;
   std::vector<std::thread> io_threads;
 
-  Impl(Api& a, HttpServerOptions o)
-      : api(a),
+  Impl(HttpServer::Handler h, HttpServerOptions o)
+      : handle(std::move(h)),
         options(std::move(o)),
         workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
 
@@ -261,7 +261,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_.reset();
     // Liveness never waits for a worker: it answers even when every worker waits on the loop.
     if (request.method == "GET" && request.path == "/healthz") {
-      return write(server_.api.handle(std::move(request)), version);
+      return write(server_.handle(std::move(request)), version);
     }
     if (server_.queued.fetch_add(1) >= server_.options.max_queued_requests) {
       server_.queued.fetch_sub(1);
@@ -271,7 +271,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     }
     asio::post(server_.workers, [self = this->shared_from_this(), request = std::move(request),
                                  version]() mutable {
-      HttpResponse r = self->server_.api.handle(std::move(request));
+      HttpResponse r = self->server_.handle(std::move(request));
       self->server_.queued.fetch_sub(1);
       asio::post(self->stream_.get_executor(), [self, r = std::move(r), version]() mutable {
         self->write(std::move(r), version);
@@ -358,9 +358,12 @@ void HttpServer::Impl::accept() {
 }
 
 HttpServer::HttpServer(Api& api, HttpServerOptions options)
-    : impl_(std::make_unique<Impl>(api, std::move(options))) {
-  impl_->options.max_body_bytes =
-      std::max(impl_->options.max_body_bytes, api.options().max_body_bytes + 1);
+    : HttpServer([&api](HttpRequest r) { return api.handle(std::move(r)); },
+                 api.options().max_body_bytes, std::move(options)) {}
+
+HttpServer::HttpServer(Handler handler, size_t api_max_body_bytes, HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(handler), std::move(options))) {
+  impl_->options.max_body_bytes = std::max(impl_->options.max_body_bytes, api_max_body_bytes + 1);
 }
 
 HttpServer::~HttpServer() { stop(); }

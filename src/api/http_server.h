@@ -5,6 +5,8 @@
 // metrics see every request. Limits and timeouts: docs/security.md; figures: docs/performance.md.
 #pragma once
 
+#include <functional>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -36,6 +38,10 @@ struct HttpServerOptions {
 class HttpServer {
  public:
   explicit HttpServer(Api& api, HttpServerOptions options = {});
+  // Serves through `handler` instead of one Api (a replica swaps its Api when it steps down,
+  // docs/replication.md); `api_max_body_bytes` is what the handler's Api accepts.
+  using Handler = std::function<HttpResponse(HttpRequest)>;
+  HttpServer(Handler handler, size_t api_max_body_bytes, HttpServerOptions options = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

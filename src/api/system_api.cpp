@@ -1,4 +1,7 @@
 // /healthz, /metrics and /v1/version.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdio>
 
 #include "api/api.h"
@@ -16,6 +19,14 @@ void register_system_routes(Api& api) {
     }
     r.content_type = "text/plain";
     r.body = "ok\n";
+    // A replicated server also says its role, lease epoch and lag (docs/replication.md).
+    if (api.replica_list()) {
+      const ReplicaState st = api.replica_state();
+      const Seq applied = api.loop().view()->applied_seq;
+      r.body += fmt::format(
+          "role: {}\nepoch: {}\napplied_seq: {}\nlag_events: {}\nlag_seconds: {:.3f}\n", st.role,
+          st.epoch, applied, std::max<Seq>(0, st.known_seq - applied), st.lag_seconds);
+    }
     return r;
   });
   api.router().add("GET", "/metrics", [&api](const HttpRequest&) {
@@ -23,6 +34,21 @@ void register_system_routes(Api& api) {
     api.metrics()
         .gauge("gpufleet_state_applied_seq", "The last journal sequence applied to state.")
         .set(view->applied_seq);
+    const ReplicaState st = api.replica_state();
+    api.metrics()
+        .gauge("gpufleet_replica_leader", "1 when this replica leads (holds the lease), else 0.")
+        .set(st.role == "leader" ? 1 : 0);
+    api.metrics()
+        .gauge("gpufleet_replica_epoch", "The lease epoch this replica leads at or last saw.")
+        .set(st.epoch);
+    api.metrics()
+        .gauge("gpufleet_replica_lag_events",
+               "Events journaled that this replica has not applied yet.")
+        .set(std::max<Seq>(0, st.known_seq - view->applied_seq));
+    api.metrics()
+        .gauge("gpufleet_replica_lag_milliseconds",
+               "How long this replica has been behind the journal (0 when caught up).")
+        .set(static_cast<int64_t>(st.lag_seconds * 1000));
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4";
     r.body = api.metrics().render() + render_fleet_metrics(*view, api.clock().now());

@@ -215,6 +215,7 @@ int run_cli(int argc, char** argv) {
 
   register_serve_command(app, ctx);
   register_version_command(app, ctx);
+  register_status_command(app, ctx);
   register_events_command(app, ctx);
   register_cluster_commands(app, ctx);
   register_node_commands(app, ctx);

@@ -34,6 +34,7 @@ void register_serve_command(CLI::App& app, CommandContext& ctx);
 // `token create` and `audit` (security_commands.cpp).
 void register_security_commands(CLI::App& app, CommandContext& ctx);
 void register_version_command(CLI::App& app, CommandContext& ctx);
+void register_status_command(CLI::App& app, CommandContext& ctx);
 void register_events_command(CLI::App& app, CommandContext& ctx);
 void register_cluster_commands(CLI::App& app, CommandContext& ctx);
 void register_node_commands(CLI::App& app, CommandContext& ctx);

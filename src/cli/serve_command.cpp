@@ -12,16 +12,19 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "api/api.h"
 #include "api/http_server.h"
 #include "cli/app.h"
+#include "cli/serve_replicas.h"
 #include "cloud/local/local_cloud.h"
 #include "cloud/sim/sim_cloud.h"
 #include "core/clock.h"
 #include "core/random.h"
+#include "journal/postgres/pg.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/control_loop.h"
 #include "runtime/runtime.h"
@@ -73,7 +76,15 @@ struct ServeArgs {
   std::vector<std::string> burn_in_checks;
   std::string heartbeat_interval = "10s";
   std::string rejoin_check = "2m";
+  // Replicas on PostgreSQL (docs/replication.md).
+  std::string lease = "5s";
+  std::string replica_id;
+  std::string advertise_url;
 };
+
+bool is_postgres_url(const std::string& store) {
+  return store.rfind("postgres://", 0) == 0 || store.rfind("postgresql://", 0) == 0;
+}
 
 // The simulated cloud's settings from a file: either a scenario's `cloud:` block on its own, or
 // a whole scenario (its `cloud:` key is used). Capacity changes count from the server's start.
@@ -147,10 +158,10 @@ int check_server_flags(const ServeArgs& args, ServerConfig& cfg) {
     return 2;
   }
   cfg.listen = *listen;
-  if (args.store != "sqlite") {
-    std::cerr
-        << "error: --store: only the embedded store \"sqlite\" is available in this build, got \""
-        << args.store << "\"\n";
+  if (args.store != "sqlite" && !is_postgres_url(args.store)) {
+    std::cerr << "error: --store: expected sqlite (embedded) or a PostgreSQL URL like "
+                 "postgres://user@host:5432/gpufleet (replicas), got \""
+              << pg::redact_url(args.store) << "\"\n";
     return 2;
   }
   if (int rc = load_tokens(args, cfg.listen.first, cfg.tokens); rc != 0) return rc;
@@ -456,7 +467,7 @@ void print_banner(const ServeArgs& args, const ServerConfig& cfg, const HttpServ
 }
 
 // Waits for SIGTERM/SIGINT (exit code 0) or a failed loop (1), checking the loop every second.
-int wait_for_shutdown(const sigset_t& signals, const ControlLoop& loop) {
+int wait_for_shutdown(const sigset_t& signals, const std::function<bool()>& failed) {
   while (true) {
     timespec tick{1, 0};
     int sig = sigtimedwait(&signals, nullptr, &tick);
@@ -464,13 +475,16 @@ int wait_for_shutdown(const sigset_t& signals, const ControlLoop& loop) {
       spdlog::info("signal {}: shutting down", sig);
       return 0;
     }
-    if (loop.failed()) return 1;
+    if (failed()) return 1;
   }
 }
+
+int serve_replicated(const ServeArgs& args, ServerConfig& cfg);
 
 int serve(const ServeArgs& args) {
   ServerConfig cfg;
   if (int rc = check_server_flags(args, cfg); rc != 0) return rc;
+  if (is_postgres_url(args.store)) return serve_replicated(args, cfg);
   int lock_fd = -1;
   if (int rc = prepare_data_dir(args, lock_fd); rc != 0) return rc;
 
@@ -507,11 +521,94 @@ int serve(const ServeArgs& args) {
   auto view = loop.view();
   print_banner(args, cfg, http, view->applied_seq);
 
-  const int exit_code = wait_for_shutdown(signals, loop);
+  const int exit_code = wait_for_shutdown(signals, [&loop] { return loop.failed(); });
   http.stop();
   loop.stop(exit_code == 0 ? "signal" : "journal failure");
   std::cout << "gpufleet stopped" << std::endl;
   ::close(lock_fd);
+  return exit_code;
+}
+
+// A replica of a control plane on PostgreSQL (docs/replication.md): follows the journal, leads
+// when it holds the lease, steps down when it loses it; exits only on a signal.
+int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
+  if (args.cloud == "local") {
+    std::cerr << "error: --cloud local: the local cloud's instances are processes of one serve and "
+                 "do not move between replicas; use the simulated cloud with --store postgres "
+                 "(docs/replication.md)\n";
+    return 2;
+  }
+  auto lease = parse_duration(args.lease);
+  if (!lease.ok() || *lease < milliseconds(300)) {
+    std::cerr << "error: --lease: expected a duration of at least 300ms like 5s, got \""
+              << args.lease << "\"\n";
+    return 2;
+  }
+  ::umask(077);
+  ::mallopt(M_ARENA_MAX, 2);
+  const sigset_t signals = block_shutdown_signals();
+  ScaledClock* scaled = nullptr;
+  std::unique_ptr<Clock> clock = make_clock(args.sim_speed, scaled);
+  RuntimeOptions ropts;
+  if (int rc = runtime_options(args, cfg.rate_limit, ropts); rc != 0) return rc;
+  const std::string store = pg::redact_url(args.store);
+
+  ReplicatedServeConfig rc;
+  rc.store_url = args.store;
+  rc.lease = *lease;
+  rc.make_runtime = [&](Journal& journal) {
+    auto runtime = std::make_unique<Runtime>(ropts, *clock, journal);
+    runtime->api().set_tokens(cfg.tokens);
+    return runtime;
+  };
+  rc.start_leading = [&](Runtime& runtime, int64_t epoch) -> Status {
+    ControlLoop& loop = runtime.loop();
+    if (scaled) scaled->resume_from(loop.view()->applied_time);
+    const Time first = loop.view()->control_plane.first_started;
+    runtime.cloud().started(first != Time{} ? first : clock->now());
+    loop.start();
+    Request started;
+    started.name = "ControlPlaneStarted";
+    const std::string where = fmt::format("{} epoch {}", store, epoch);
+    started.handle = [where](const FleetState&, Time) -> Result<Decision> {
+      Decision d;
+      d.events.push_back(event_codec::to_event(plane_events::Started{GPUFLEET_VERSION, where}));
+      return d;
+    };
+    return loop.submit(std::move(started)).get().status;
+  };
+  auto server = ReplicatedServer::open(std::move(rc));
+  if (!server.ok()) {
+    std::cerr << "error: --store: " << server.status().message() << "\n";
+    return 1;
+  }
+  ReplicatedServer& replica = **server;
+  HttpServer http([&replica](HttpRequest r) { return replica.handle(std::move(r)); },
+                  ropts.api.max_body_bytes, cfg.http_options);
+  if (Status st = http.start(cfg.listen.first, cfg.listen.second); !st.ok()) {
+    std::cerr << "error: --listen: " << st.message() << "\n";
+    return 1;
+  }
+  const std::string scheme = http.tls() ? "https" : "http";
+  ReplicaOptions ro;
+  ro.url = !args.advertise_url.empty()
+               ? args.advertise_url
+               : fmt::format("{}://{}:{}", scheme, cfg.listen.first, http.port());
+  ro.id = !args.replica_id.empty() ? args.replica_id
+                                   : fmt::format("{}:{}", cfg.listen.first, http.port());
+  ro.lease = *lease;
+  if (Status st = replica.start(ro); !st.ok()) {
+    std::cerr << "error: --store: " << st.message() << "\n";
+    return 1;
+  }
+  std::cout << "gpufleet " << GPUFLEET_VERSION << " serving on " << scheme << "://"
+            << cfg.listen.first << ":" << http.port() << "  (store: " << store << ", replica "
+            << ro.id << ", " << (replica.leading() ? "leader" : "follower") << ", journal seq "
+            << replica.applied_seq() << ")" << std::endl;
+  const int exit_code = wait_for_shutdown(signals, [] { return false; });
+  http.stop();
+  replica.stop("signal");
+  std::cout << "gpufleet stopped" << std::endl;
   return exit_code;
 }
 
@@ -521,7 +618,19 @@ void add_server_options(CLI::App* cmd, ServeArgs& args) {
       ->capture_default_str();
   cmd->add_option("--listen", args.listen, "HOST:PORT to listen on (port 0 = any free port)")
       ->capture_default_str();
-  cmd->add_option("--store", args.store, "state store: sqlite (embedded)")->capture_default_str();
+  cmd->add_option("--store", args.store,
+                  "state store: sqlite (embedded, in --data-dir) or postgres://user@host:port/db "
+                  "(several replicas share it; docs/replication.md)")
+      ->capture_default_str();
+  cmd->add_option("--lease", args.lease,
+                  "postgres store: the leader's lease; a follower takes over this long after the "
+                  "leader stops renewing")
+      ->capture_default_str();
+  cmd->add_option("--replica-id", args.replica_id,
+                  "postgres store: this replica's name (default HOST:PORT of --listen)");
+  cmd->add_option("--advertise-url", args.advertise_url,
+                  "postgres store: the URL followers send writers to when this replica leads "
+                  "(default from --listen)");
   cmd->add_option("--snapshot-every", args.snapshot_every, "journal events between snapshots")
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", args.max_body_bytes, "largest request body accepted")

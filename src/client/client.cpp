@@ -39,10 +39,31 @@ ErrorCode error_code_of(const std::string& type, int status) {
 Result<std::pair<int, std::string>> Client::send(const std::string& method, const std::string& path,
                                                  const std::string& body,
                                                  const std::string& content_type) {
-  httplib::Client cli(options_.server);
+  // A follower replica answers a write with 307 and the leader's URL (docs/replication.md): the
+  // same request goes there, at most a few hops.
+  constexpr int kMaxRedirects = 3;
+  std::string server = options_.server;
+  std::string target = path;
+  for (int hop = 0;; ++hop) {
+    GF_ASSIGN_OR_RETURN(auto answer, send_once(server, method, target, body, content_type));
+    if ((answer.first != 307 && answer.first != 308) || hop == kMaxRedirects) return answer;
+    const std::string location = last_header("location");
+    const size_t scheme = location.find("://");
+    if (scheme == std::string::npos) return answer;
+    const size_t slash = location.find('/', scheme + 3);
+    server = location.substr(0, slash);
+    target = slash == std::string::npos ? "/" : location.substr(slash);
+  }
+}
+
+Result<std::pair<int, std::string>> Client::send_once(const std::string& server,
+                                                      const std::string& method,
+                                                      const std::string& path,
+                                                      const std::string& body,
+                                                      const std::string& content_type) {
+  httplib::Client cli(server);
   if (!cli.is_valid()) {
-    return validation_error("--server: \"" + options_.server +
-                            "\" is not a URL like http://127.0.0.1:8470");
+    return validation_error("--server: \"" + server + "\" is not a URL like http://127.0.0.1:8470");
   }
   cli.set_connection_timeout(5);
   cli.set_read_timeout(options_.timeout_seconds);
@@ -65,7 +86,7 @@ Result<std::pair<int, std::string>> Client::send(const std::string& method, cons
   else if (method == "DELETE")
     res = cli.Delete(path, headers);
   if (!res) {
-    return unavailable_error("cannot reach gpufleet at " + options_.server + " (" +
+    return unavailable_error("cannot reach gpufleet at " + server + " (" +
                              httplib::to_string(res.error()) +
                              "); is `gpufleet serve` running? Set --server or GPUFLEET_SERVER");
   }

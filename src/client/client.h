@@ -54,6 +54,10 @@ class Client {
   Result<std::pair<int, std::string>> send(const std::string& method, const std::string& path,
                                            const std::string& body,
                                            const std::string& content_type);
+  Result<std::pair<int, std::string>> send_once(const std::string& server,
+                                                const std::string& method, const std::string& path,
+                                                const std::string& body,
+                                                const std::string& content_type);
   Result<Json> to_json_result(int status, const std::string& body);
 
   ClientOptions options_;

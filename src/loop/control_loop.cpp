@@ -17,7 +17,7 @@ ControlLoop::~ControlLoop() {
   if (thread_.joinable()) stop("shutdown");
 }
 
-Status ControlLoop::recover() {
+Status ControlLoop::recover(bool shared) {
   GF_ASSIGN_OR_RETURN(auto snapshot, journal_.latest_snapshot());
   if (snapshot) {
     GF_ASSIGN_OR_RETURN(Json j, parse_json(snapshot->data, kStoredTextLimits));
@@ -42,13 +42,47 @@ Status ControlLoop::recover() {
     return apply(r, *payload);
   }));
   GF_ASSIGN_OR_RETURN(Seq last, journal_.last_seq());
-  if (last != state_.applied_seq()) {
+  if (last < state_.applied_seq() || (!shared && last != state_.applied_seq())) {
     return internal_error(
         fmt::format("journal ends at {} but replay reached {}", last, state_.applied_seq()));
   }
   controllers_dirty_ = true;
   publish();
   return ok_status();
+}
+
+void ControlLoop::follow() {
+  threaded_ = true;
+  publish();
+}
+
+Result<int64_t> ControlLoop::catch_up() {
+  int64_t applied = 0;
+  GF_RETURN_IF_ERROR(journal_.replay(state_.applied_seq(), [&](const EventRecord& r) -> Status {
+    Result<Json> payload = parse_json(r.payload, kStoredTextLimits);
+    if (!payload.ok()) {
+      return payload.status().with_prefix(fmt::format("event {} ({})", r.seq, r.type));
+    }
+    GF_RETURN_IF_ERROR(apply(r, *payload));
+    // Publish in steps during a long catch-up, so readers see progress.
+    if (++applied % 10000 == 0) publish();
+    return ok_status();
+  }));
+  controllers_dirty_ = true;
+  if (applied > 0) publish();
+  return applied;
+}
+
+Seq ControlLoop::published_seq() const {
+  std::lock_guard lock(view_mu_);
+  // Manual mode (a stale view): the caller's thread is the one that drives the loop.
+  if (view_stale_) return state_.applied_seq();
+  return view_ ? view_->applied_seq : 0;
+}
+
+bool ControlLoop::wait_for_seq(Seq seq, Duration timeout) const {
+  std::unique_lock lock(view_mu_);
+  return view_cv_.wait_for(lock, timeout, [&] { return view_ && view_->applied_seq >= seq; });
 }
 
 void ControlLoop::add_controller(Controller* controller) {
@@ -364,9 +398,12 @@ void ControlLoop::publish() {
     return;
   }
   auto v = make_view();
-  std::lock_guard lock(view_mu_);
-  view_ = std::move(v);
-  view_stale_ = false;
+  {
+    std::lock_guard lock(view_mu_);
+    view_ = std::move(v);
+    view_stale_ = false;
+  }
+  view_cv_.notify_all();
 }
 
 std::shared_ptr<const FleetView> ControlLoop::view() const {

@@ -40,8 +40,10 @@ class ControlLoop {
   ControlLoop(const ControlLoop&) = delete;
   ControlLoop& operator=(const ControlLoop&) = delete;
 
-  // Rebuilds state from the latest snapshot plus the journal after it. Call once, first.
-  Status recover();
+  // Rebuilds state from the latest snapshot plus the journal after it. Call once, first. A
+  // journal other processes write while this one reads (a follower replica's) may grow during
+  // the replay: `shared` accepts that (catch_up() applies the rest).
+  Status recover(bool shared = false);
 
   // Registration happens before start()/drain(); the loop does not own them.
   void add_controller(Controller* controller);
@@ -65,8 +67,22 @@ class ControlLoop {
   void start();
   void stop(const std::string& reason);
 
+  // Follower mode (a replica that does not lead, docs/replication.md): publish eagerly after
+  // every catch_up, with no loop thread and no controllers. Call once after recover().
+  void follow();
+  // Follower mode: applies what the leader journaled after the applied seq, in order, and
+  // publishes. Returns the number of events applied. Only from the thread that follows, never
+  // once start() was called.
+  Result<int64_t> catch_up();
+
   // The state as of the last batch; safe from any thread.
   std::shared_ptr<const FleetView> view() const;
+  // The seq of what view() would answer now, without building a view (manual mode builds views
+  // lazily). Safe from any thread.
+  Seq published_seq() const;
+  // Waits until the published view has applied `seq` (read-your-writes on a follower); false
+  // when `timeout` passes first. Safe from any thread.
+  bool wait_for_seq(Seq seq, Duration timeout) const;
   // Benchmarks: record the controllers' time (nanoseconds) of every batch into `out`.
   void record_controller_timings(std::vector<int64_t>* out) { batch_timings_ = out; }
   // The writer's state: only from the loop thread, or in manual mode.
@@ -130,6 +146,7 @@ class ControlLoop {
   // mode publishes lazily on the next view() call, from the same thread: a simulation that reads
   // rarely does not copy changed clusters after every batch.
   mutable std::shared_ptr<const FleetView> view_;
+  mutable std::condition_variable view_cv_;  // notified on every publish
   mutable bool view_stale_ = false;
   bool threaded_ = false;
   std::vector<int64_t>* batch_timings_ = nullptr;

@@ -14,12 +14,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
 #include "os/process.h"
 
 #include "support/gpufleet_server.h"
+#include "support/postgres_server.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
@@ -204,6 +206,61 @@ TEST(ReadmeTour, RealSlurmTourAnswersAsTheReadmeShows) {
   if (!std::filesystem::exists("/usr/sbin/slurmctld"))
     GTEST_SKIP() << "Slurm is not installed (scripts/setup installs it)";
   run_tour("## A real Slurm cluster", 4);
+}
+
+// The replicas tour: a real PostgreSQL (scripts/postgres) and two serve processes in the
+// background, on free ports instead of the README's.
+TEST(ReadmeTour, TwoReplicasTourAnswersAsTheReadmeShows) {
+  if (!std::filesystem::exists(testing::kPostgresBin + "/initdb"))
+    GTEST_SKIP() << "PostgreSQL is not installed (scripts/setup installs it)";
+  std::ifstream f(std::string(GPUFLEET_SOURCE_DIR) + "/README.md");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::vector<Step> steps = tour_steps(ss.str(), "## Two replicas on one database");
+  ASSERT_EQ(steps.size(), 4u) << "the README promises four commands";
+  TempDir dir;
+  // As root, PostgreSQL runs as the postgres user, who must be able to reach the directory.
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all |
+                                               std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_exec);
+  const std::string pg_dir = dir.file("pg");
+  const std::map<std::string, std::string> swap = {
+      {"55432", std::to_string(testing::free_tcp_port())},
+      {"8470", std::to_string(testing::free_tcp_port())},
+      {"8471", std::to_string(testing::free_tcp_port())},
+      {"/tmp/gpufleet-pg", pg_dir}};
+  auto local = [&](std::string text) {
+    for (const auto& [from, to] : swap) {
+      for (size_t at = text.find(from); at != std::string::npos;
+           at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    }
+    return text;
+  };
+  const std::string src = GPUFLEET_SOURCE_DIR;
+  std::vector<std::unique_ptr<testing::Process>> servers;
+  for (const Step& s : steps) {
+    std::string cmd = local(with_binary(s.command));
+    std::vector<std::string> shown;
+    for (const std::string& line : s.shown) shown.push_back(local(line));
+    if (cmd.ends_with(" &")) {  // a server: started in the background, waited for by its banner
+      std::istringstream words(cmd.substr(0, cmd.size() - 2));
+      std::vector<std::string> args;
+      for (std::string w; words >> w;) args.push_back(w);
+      servers.push_back(std::make_unique<testing::Process>(args));
+      EXPECT_NE(servers.back()->wait_for_line("serving on http"), "")
+          << "README.md:" << s.line << ": " << servers.back()->output();
+      continue;
+    }
+    const testing::CommandResult r =
+        testing::run_command({"bash", "-c", "cd " + shell_quote(src) + "; " + cmd});
+    EXPECT_EQ(r.exit_code, 0) << "README.md:" << s.line << ": $ " << s.command << "\n" << r.out;
+    EXPECT_EQ(mismatch(shown, r.out), "")
+        << "README.md:" << s.line << ": $ " << s.command << "\nit printed:\n"
+        << r.out;
+  }
+  servers.clear();
+  testing::run_command({src + "/scripts/postgres", "stop", pg_dir});
 }
 
 TEST(ReadmeTour, TheMatcherFollowsItsRules) {
