@@ -218,6 +218,12 @@ Status Api::authenticate(HttpRequest& request) const {
 }
 
 void Api::audit_refused(const HttpRequest& request, int code, const std::string& error) {
+  if (replica_state_ && replica_state_().role != "leader") {
+    // A follower runs no loop to journal it (docs/replication.md): its server log keeps it.
+    spdlog::warn("refused {} {} from {} ({} {}): not audited on a follower", request.method,
+                 printable(request.path), printable(request.caller, 80), code, error);
+    return;
+  }
   Request w;
   w.name = "AuditRefused";
   Json payload = audit_payload(request, "");

@@ -544,6 +544,13 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
               << args.lease << "\"\n";
     return 2;
   }
+  const std::string& host = cfg.listen.first;
+  if (args.advertise_url.empty() && (host == "0.0.0.0" || host == "::" || host == "[::]")) {
+    std::cerr << "error: --advertise-url: --listen " << host
+              << " is not an address other replicas and clients can reach; give the URL "
+                 "followers should send writers to, e.g. --advertise-url http://10.0.0.5:8470\n";
+    return 2;
+  }
   ::umask(077);
   ::mallopt(M_ARENA_MAX, 2);
   const sigset_t signals = block_shutdown_signals();

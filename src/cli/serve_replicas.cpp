@@ -61,22 +61,19 @@ Status ReplicatedServer::start(ReplicaOptions options) {
 
 void ReplicatedServer::stop(const std::string& reason) {
   std::unique_ptr<ReplicaManager> manager;
-  std::shared_ptr<Generation> g;
-  {
-    std::lock_guard lock(mu_);
-    g = current_;
-  }
-  // The manager first: it resigns after the loop recorded its stop (below), so no follower
-  // takes over while the stop is being journaled.
-  if (g && g->leading) {
-    g->runtime->loop().stop(reason);
-    g->runtime->stop_drivers();
-  }
   {
     std::lock_guard lock(mu_);
     manager = std::move(manager_);
   }
+  // The manager's thread first (no promotion or step-down can start after this), then the loop
+  // records its stop while the lease is still ours, then the lease is given up.
   if (manager) manager->stop();
+  std::shared_ptr<Generation> g = current();
+  if (g && g->started) {
+    g->runtime->loop().stop(reason);
+    g->runtime->stop_drivers();
+  }
+  if (manager) manager->resign();
 }
 
 bool ReplicatedServer::leading() const { return current()->leading; }
@@ -84,13 +81,14 @@ bool ReplicatedServer::leading() const { return current()->leading; }
 Seq ReplicatedServer::applied_seq() const { return current()->runtime->loop().view()->applied_seq; }
 
 Result<Seq> ReplicatedServer::catch_up() {
+  if (current()->started) GF_RETURN_IF_ERROR(replace_started());
   std::shared_ptr<Generation> g = current();
-  if (g->leading) return g->runtime->loop().view()->applied_seq;
   GF_RETURN_IF_ERROR(g->runtime->loop().catch_up().status());
   return g->runtime->loop().view()->applied_seq;
 }
 
 Status ReplicatedServer::lead(int64_t epoch) {
+  if (current()->started) GF_RETURN_IF_ERROR(replace_started());
   std::shared_ptr<Generation> g = current();
   // From here on, any append of an earlier leader fails in the database: what the journal holds
   // now is final up to its end, and this replica applies all of it before deciding anything.
@@ -98,6 +96,7 @@ Status ReplicatedServer::lead(int64_t epoch) {
   GF_RETURN_IF_ERROR(g->runtime->loop().catch_up().status());
   Runtime& rt = *g->runtime;
   rt.cloud().rebuild(rt.loop().state().view().clusters);
+  g->started = true;  // start_leading starts the loop; whatever happens next, it was started
   GF_RETURN_IF_ERROR(config_.start_leading(rt, epoch));
   g->leading = true;
   return ok_status();
@@ -106,19 +105,30 @@ Status ReplicatedServer::lead(int64_t epoch) {
 bool ReplicatedServer::failed() const { return current()->runtime->loop().failed(); }
 
 Status ReplicatedServer::step_down(const std::string& why) {
-  // The old runtime's memory may be ahead of the journal (a refused batch): throw it away and
-  // rebuild from what the journal holds.
-  GF_ASSIGN_OR_RETURN(auto fresh, follower());
-  std::shared_ptr<Generation> old;
-  {
-    std::lock_guard lock(mu_);
-    old = std::move(current_);
-    current_ = std::move(fresh);
-  }
-  if (old && old->leading) {
+  std::shared_ptr<Generation> old = current();
+  // Stop acting first: the old runtime's memory may be ahead of the journal (a refused batch),
+  // and its drivers must not act for a replica that no longer leads.
+  if (old->started) {
+    old->leading = false;
     old->runtime->loop().stop("stepped down: " + why);
     old->runtime->stop_drivers();
   }
+  return replace_started();
+}
+
+Status ReplicatedServer::replace_started() {
+  std::shared_ptr<Generation> old = current();
+  if (!old->started) return ok_status();
+  if (old->leading) {  // a leader never reaches here, but stop it rather than run two loops
+    old->leading = false;
+    old->runtime->loop().stop("replaced");
+    old->runtime->stop_drivers();
+  }
+  // Rebuild from what the journal holds; if the database is unreachable, the next round of the
+  // manager tries again (reads meanwhile come from the stopped generation's last view).
+  GF_ASSIGN_OR_RETURN(auto fresh, follower());
+  std::lock_guard lock(mu_);
+  current_ = std::move(fresh);
   return ok_status();
 }
 

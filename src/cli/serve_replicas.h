@@ -52,10 +52,16 @@ class ReplicatedServer final : public ReplicaHost {
     std::unique_ptr<PostgresJournal> journal;
     std::unique_ptr<Runtime> runtime;
     std::atomic<bool> leading{false};
+    // Its loop was started once: it can never follow or lead again (its memory may be ahead of
+    // the journal), only be replaced by a fresh follower.
+    std::atomic<bool> started{false};
   };
 
   explicit ReplicatedServer(ReplicatedServeConfig config) : config_(std::move(config)) {}
   Result<std::shared_ptr<Generation>> follower();
+  // Replaces a generation whose loop was started by a fresh follower (step-down, or a retry of
+  // one that could not rebuild).
+  Status replace_started();
   std::shared_ptr<Generation> current() const;
 
   ReplicatedServeConfig config_;

@@ -50,6 +50,8 @@ Result<std::pair<int, std::string>> Client::send(const std::string& method, cons
     const std::string location = last_header("location");
     const size_t scheme = location.find("://");
     if (scheme == std::string::npos) return answer;
+    // The token goes with the request: never from https down to plain http.
+    if (server.rfind("https://", 0) == 0 && location.rfind("https://", 0) != 0) return answer;
     const size_t slash = location.find('/', scheme + 3);
     server = location.substr(0, slash);
     target = slash == std::string::npos ? "/" : location.substr(slash);

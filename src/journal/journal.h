@@ -65,6 +65,11 @@ class Journal {
   // Stores a snapshot; older ones may be pruned (the latest two are always kept).
   virtual Status save_snapshot(const Snapshot& snapshot) = 0;
   virtual Result<std::optional<Snapshot>> latest_snapshot() = 0;
+
+  // Whether this process may still act as the journal's writer: a replicated journal fails it
+  // once another replica has taken over (docs/replication.md); a single-writer journal always
+  // passes. The loop asks before handing drivers the intents of a batch that appended nothing.
+  virtual Status check_fence() { return ok_status(); }
 };
 
 }  // namespace gf

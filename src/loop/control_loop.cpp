@@ -359,6 +359,13 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
       }
     }
     metrics_.events_appended.inc(batch.size());
+  } else if (!intents.empty()) {
+    // Nothing was appended, so nothing checked that this process still leads: a replica whose
+    // lease was taken over must not act (docs/replication.md).
+    if (Status fenced = journal_.check_fence(); !fenced.ok()) {
+      fail("journal fence check failed: " + fenced.message(), acks);
+      return false;
+    }
   }
   metrics_.loop_batches.inc();
 

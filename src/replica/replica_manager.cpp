@@ -39,17 +39,25 @@ void ReplicaManager::start() {
 }
 
 void ReplicaManager::stop() {
-  if (stop_.exchange(true)) {
-    if (thread_.joinable()) thread_.join();
-    return;
+  {
+    std::lock_guard lock(wait_mu_);
+    stop_ = true;
   }
+  wait_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  std::lock_guard lock(mu_);
-  if (state_.role == "leader") {
-    // A graceful stop hands over at once instead of after the lease.
-    if (Status st = lease_->resign(state_.epoch); !st.ok()) {
-      spdlog::warn("replica: could not resign the lease: {}", st.message());
-    }
+}
+
+void ReplicaManager::resign() {
+  int64_t epoch = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (state_.role != "leader") return;
+    epoch = state_.epoch;
+    state_.role = "follower";
+    state_.leader_url.clear();
+  }
+  if (Status st = lease_->resign(epoch); !st.ok()) {
+    spdlog::warn("replica {}: could not resign the lease: {}", options_.id, st.message());
   }
 }
 
@@ -67,7 +75,15 @@ Result<Json> ReplicaManager::replicas() const {
 }
 
 void ReplicaManager::run() {
-  while (!stop_.load()) round();
+  while (!stop_.load()) {
+    try {
+      round();
+    } catch (const std::exception& e) {
+      // Nothing here should throw; if something does, the replica stays up and tries again.
+      spdlog::error("replica {}: {}", options_.id, e.what());
+      wait(options_.renew_every);
+    }
+  }
 }
 
 void ReplicaManager::round() {
@@ -193,6 +209,9 @@ void ReplicaManager::demote(const std::string& why) {
     state_.leader_url.clear();
   }
   spdlog::warn("replica {}: stepping down from epoch {}: {}", options_.id, epoch, why);
+  // If the lease is still ours (the loop failed on its own), give it up so that another replica
+  // leads at once; the epoch in its WHERE makes this a no-op when another took it already.
+  (void)lease_->resign(epoch);
   if (Status st = host_.step_down(why); !st.ok()) {
     spdlog::critical("replica {}: cannot rebuild a follower: {}", options_.id, st.message());
   }
@@ -232,10 +251,8 @@ void ReplicaManager::report() {
 }
 
 void ReplicaManager::wait(Duration d) {
-  static std::mutex m;
-  static std::condition_variable cv;
-  std::unique_lock lock(m);
-  cv.wait_for(lock, std::chrono::microseconds(d.count()), [this] { return stop_.load(); });
+  std::unique_lock lock(wait_mu_);
+  wait_cv_.wait_for(lock, std::chrono::microseconds(d.count()), [this] { return stop_.load(); });
 }
 
 }  // namespace gf

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,8 +61,11 @@ class ReplicaManager {
   // Runs the first round on the caller's thread (so serve prints its role), then the rest on a
   // thread of its own.
   void start();
-  // Stops the thread; a leader resigns the lease so a follower takes over without waiting.
+  // Stops the thread (the lease is kept until resign() or its expiry).
   void stop();
+  // Gives the lease up at once if this replica leads, so a follower takes over without waiting
+  // (after stop(), once the leader's loop has recorded its stop).
+  void resign();
 
   // Thread-safe; cheap (no database round trip): answered from what the thread last saw.
   ReplicaState state() const;
@@ -86,6 +90,8 @@ class ReplicaManager {
   const Clock& clock_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::mutex wait_mu_;
+  std::condition_variable wait_cv_;  // wakes wait() on stop()
 
   // The thread's own bookkeeping.
   Time last_renewed_{};

@@ -35,7 +35,17 @@ Param null() { return Param{std::nullopt}; }
 Result<Connection> Connection::open(const std::string& url) {
   Connection c;
   c.url_ = url;
-  c.conn_.reset(PQconnectdb(url.c_str()));
+  // Our defaults first, then the URL (expanded from dbname): what the URL says wins. A server
+  // that does not answer is given up on after 5 s, and a dead peer is noticed by keepalives.
+  const char* keys[] = {"connect_timeout",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "application_name",
+                        "dbname",
+                        nullptr};
+  const char* values[] = {"5", "5", "2", "3", "gpufleet", url.c_str(), nullptr};
+  c.conn_.reset(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
   if (!c.conn_ || PQstatus(c.conn_.get()) != CONNECTION_OK) {
     std::string why = c.conn_ ? PQerrorMessage(c.conn_.get()) : "out of memory";
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
@@ -64,17 +74,26 @@ Status Connection::check(pg_result* r, std::string_view what) const {
   return error(what, r);
 }
 
+bool Connection::connected() const { return conn_ && PQstatus(conn_.get()) == CONNECTION_OK; }
+
+Status Connection::set_session(std::string sql) {
+  GF_RETURN_IF_ERROR(exec(sql, "session set-up").status());
+  session_.push_back(std::move(sql));
+  return ok_status();
+}
+
 Status Connection::ensure_connected() {
   if (!conn_) return unavailable_error("PostgreSQL: not connected");
   if (PQstatus(conn_.get()) == CONNECTION_OK) return ok_status();
   PQreset(conn_.get());
-  ++resets_;
   if (PQstatus(conn_.get()) != CONNECTION_OK) return error("reconnect");
+  for (const std::string& sql : session_) {
+    GF_RETURN_IF_ERROR(exec(sql, "session set-up after a reconnect").status());
+  }
   return ok_status();
 }
 
 Result<ResultPtr> Connection::exec(std::string_view sql, std::string_view what) {
-  GF_RETURN_IF_ERROR(ensure_connected());
   ResultPtr r(PQexec(conn_.get(), std::string(sql).c_str()));
   GF_RETURN_IF_ERROR(check(r.get(), what));
   return r;
@@ -82,7 +101,6 @@ Result<ResultPtr> Connection::exec(std::string_view sql, std::string_view what) 
 
 Result<ResultPtr> Connection::exec_params(std::string_view sql, const std::vector<Param>& params,
                                           std::string_view what) {
-  GF_RETURN_IF_ERROR(ensure_connected());
   std::vector<const char*> values;
   std::vector<int> lengths;
   std::vector<int> formats(params.size(), 1);
@@ -99,7 +117,6 @@ Result<ResultPtr> Connection::exec_params(std::string_view sql, const std::vecto
 }
 
 Status Connection::copy_in(std::string_view sql, std::string_view data, std::string_view what) {
-  GF_RETURN_IF_ERROR(ensure_connected());
   ResultPtr start(PQexec(conn_.get(), std::string(sql).c_str()));
   if (!start || PQresultStatus(start.get()) != PGRES_COPY_IN) return error(what, start.get());
   constexpr size_t kChunk = 1 << 20;

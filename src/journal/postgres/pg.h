@@ -45,6 +45,13 @@ class Connection {
 
   Connection() = default;
 
+  // Statements that set the session up (SET …, LISTEN …): run now, and again on every new
+  // session after a reconnect, so a reconnected session behaves as the first did.
+  Status set_session(std::string sql);
+
+  // The statement runners never reconnect: a session lost inside a transaction must fail that
+  // transaction, not run its rest in autocommit. Callers call ensure_connected() between
+  // transactions.
   // Runs one or more statements without parameters (text results; the last result is returned).
   Result<ResultPtr> exec(std::string_view sql, std::string_view what);
   // Runs one statement with binary parameters; results in binary (read them with the getters).
@@ -52,15 +59,15 @@ class Connection {
                                 std::string_view what);
   // COPY … FROM STDIN (FORMAT binary) with `data` as the whole stream.
   Status copy_in(std::string_view sql, std::string_view data, std::string_view what);
-  // Re-establishes a broken connection (the server restarted); no-op on a good one.
+  // Re-establishes a broken connection (the server restarted) and replays the session set-up;
+  // no-op on a good one. Only between transactions.
   Status ensure_connected();
+  bool connected() const;
   // The socket to wait on for notifications, and a check for those that arrived: returns the
   // payload of each notification on `channel` (others are dropped).
   int socket() const;
   Result<std::vector<std::string>> take_notifications(std::string_view channel);
 
-  // How many times ensure_connected re-established the session (LISTENs are then gone).
-  int resets() const { return resets_; }
   pg_conn* raw() const { return conn_.get(); }
   const std::string& url() const { return url_; }
 
@@ -70,7 +77,7 @@ class Connection {
 
   ConnPtr conn_;
   std::string url_;
-  int resets_ = 0;
+  std::vector<std::string> session_;
 };
 
 // Binary column readers (result in binary format).

@@ -71,14 +71,16 @@ Status ensure_postgres_schema(pg::Connection& conn) {
   return st;
 }
 
-Result<std::unique_ptr<PostgresJournal>> PostgresJournal::open(
-    const std::string& url, Duration idle_in_transaction_timeout) {
+Result<std::unique_ptr<PostgresJournal>> PostgresJournal::open(const std::string& url,
+                                                               Duration lease) {
   GF_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(url));
-  if (idle_in_transaction_timeout > Duration{}) {
-    const int64_t ms = std::max<int64_t>(1, idle_in_transaction_timeout.count() / 1000);
-    GF_RETURN_IF_ERROR(
-        conn.exec(fmt::format("SET idle_in_transaction_session_timeout = {}", ms), "settings")
-            .status());
+  if (lease > Duration{}) {
+    // A leader paused inside a transaction holds the lease row: the server ends its session
+    // after a lease of silence, or after a few leases of one statement (a COPY it was sending).
+    const int64_t ms = std::max<int64_t>(1, lease.count() / 1000);
+    GF_RETURN_IF_ERROR(conn.set_session(
+        fmt::format("SET idle_in_transaction_session_timeout = {}; SET statement_timeout = {}", ms,
+                    std::max<int64_t>(5000, 4 * ms))));
   }
   GF_RETURN_IF_ERROR(ensure_postgres_schema(conn));
   std::unique_ptr<PostgresJournal> j(new PostgresJournal(std::move(conn)));
@@ -87,6 +89,7 @@ Result<std::unique_ptr<PostgresJournal>> PostgresJournal::open(
 }
 
 Result<Seq> PostgresJournal::read_last_seq() {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   GF_ASSIGN_OR_RETURN(auto r, conn_.exec_params("SELECT COALESCE(MAX(seq), 0)::int8 FROM gf_events",
                                                 {}, "reading the last seq"));
   return pg::get_int8(r.get(), 0, 0);
@@ -101,11 +104,15 @@ Status PostgresJournal::set_epoch(int64_t epoch) {
 void PostgresJournal::rollback() { (void)conn_.exec("ROLLBACK", "rollback"); }
 
 Status PostgresJournal::begin_fenced(std::string_view what) {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   if (epoch_ == 0) return conn_.exec("BEGIN", what).status();
-  GF_ASSIGN_OR_RETURN(auto r,
-                      conn_.exec("BEGIN; SELECT epoch FROM gf_lease WHERE id = 1 FOR SHARE", what));
+  auto r = conn_.exec("BEGIN; SELECT epoch FROM gf_lease WHERE id = 1 FOR SHARE", what);
+  if (!r.ok()) {
+    rollback();
+    return r.status();
+  }
   const int64_t current =
-      pg::rows(r.get()) == 1 ? std::atoll(pg::get_text(r.get(), 0, 0).c_str()) : -1;
+      pg::rows(r->get()) == 1 ? std::atoll(pg::get_text(r->get(), 0, 0).c_str()) : -1;
   if (current != epoch_) {
     rollback();
     return unavailable_error(fmt::format(
@@ -194,7 +201,20 @@ Result<AppendResult> PostgresJournal::append(std::span<const NewEvent> batch) {
   // The notification is delivered to followers only if the transaction commits.
   auto committed = conn_.exec(
       fmt::format("SELECT pg_notify('{}', '{}'); COMMIT", kEventsChannel, next), "append commit");
-  if (!committed.ok()) return failed(committed.status());
+  if (!committed.ok()) {
+    // The session was lost around the COMMIT: the server may have committed. Ask, so that a
+    // committed batch is not reported as "nothing recorded" (its writers would send it again).
+    if (!conn_.connected() && conn_.ensure_connected().ok()) {
+      auto there = conn_.exec_params(
+          "SELECT count(*)::int8 FROM gf_events WHERE seq = $1::int8 AND epoch = $2::int8",
+          {pg::int8(next), pg::int8(epoch_)}, "checking an uncertain commit");
+      if (there.ok() && pg::get_int8(there->get(), 0, 0) == 1) {
+        last_seq_ = next;
+        return result;
+      }
+    }
+    return failed(committed.status());
+  }
   // COMMIT of an aborted transaction answers ROLLBACK, not an error.
   if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
     return failed(internal_error("PostgreSQL append: the transaction was rolled back"));
@@ -204,6 +224,7 @@ Result<AppendResult> PostgresJournal::append(std::span<const NewEvent> batch) {
 }
 
 Status PostgresJournal::replay(Seq after, const std::function<Status(const EventRecord&)>& fn) {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   Seq from = after;
   while (true) {
     GF_ASSIGN_OR_RETURN(
@@ -229,7 +250,22 @@ Status PostgresJournal::replay(Seq after, const std::function<Status(const Event
 
 Result<Seq> PostgresJournal::last_seq() { return read_last_seq(); }
 
+Status PostgresJournal::check_fence() {
+  if (epoch_ == 0) return ok_status();
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
+  GF_ASSIGN_OR_RETURN(auto r, conn_.exec("SELECT epoch FROM gf_lease WHERE id = 1", "fence check"));
+  const int64_t current =
+      pg::rows(r.get()) == 1 ? std::atoll(pg::get_text(r.get(), 0, 0).c_str()) : -1;
+  if (current != epoch_) {
+    return unavailable_error(
+        fmt::format("fenced: this replica led at lease epoch {} but the lease is now at epoch {}",
+                    epoch_, current));
+  }
+  return ok_status();
+}
+
 Result<std::optional<Seq>> PostgresJournal::find_key(const std::string& key) {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   GF_ASSIGN_OR_RETURN(auto r, conn_.exec_params("SELECT seq FROM gf_events WHERE sha256(idem_key) "
                                                 "= sha256($1::bytea) AND idem_key = $1::bytea",
                                                 {pg::bytes(key)}, "find key"));
@@ -259,6 +295,7 @@ Status PostgresJournal::save_snapshot(const Snapshot& snapshot) {
 }
 
 Result<std::optional<Snapshot>> PostgresJournal::latest_snapshot() {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   GF_ASSIGN_OR_RETURN(auto r, conn_.exec_params("SELECT seq, data FROM gf_snapshots ORDER BY seq "
                                                 "DESC LIMIT 1",
                                                 {}, "latest snapshot"));

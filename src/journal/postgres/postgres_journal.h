@@ -36,11 +36,11 @@ class PostgresJournal final : public Journal {
  public:
   // Connects and creates the schema when absent (serialized by an advisory lock, so replicas
   // starting together do not race). Fails on a database written by a newer schema version.
-  // With `idle_in_transaction_timeout`, the server ends this connection's session when it sits
-  // inside a transaction that long without a word (a leader paused mid-append): its lock on the
-  // lease row is then released and a follower can take over.
-  static Result<std::unique_ptr<PostgresJournal>> open(
-      const std::string& url, Duration idle_in_transaction_timeout = Duration{});
+  // With a `lease`, the server ends this connection's session when it sits inside a transaction
+  // a lease long without a word, or runs one statement for several leases (a leader paused
+  // mid-append): its lock on the lease row is then released and a follower can take over.
+  static Result<std::unique_ptr<PostgresJournal>> open(const std::string& url,
+                                                       Duration lease = Duration{});
 
   Result<AppendResult> append(std::span<const NewEvent> batch) override;
   Status replay(Seq after, const std::function<Status(const EventRecord&)>& fn) override;
@@ -48,6 +48,8 @@ class PostgresJournal final : public Journal {
   Result<std::optional<Seq>> find_key(const std::string& key) override;
   Status save_snapshot(const Snapshot& snapshot) override;
   Result<std::optional<Snapshot>> latest_snapshot() override;
+  // Fails unless the lease is still at this journal's epoch (always OK unfenced).
+  Status check_fence() override;
 
   // Fences every later append and snapshot by this lease epoch (0 = unfenced), and re-reads the
   // last seq: call it right after taking the lease, before the first append as leader.

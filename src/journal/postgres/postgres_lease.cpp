@@ -21,16 +21,17 @@ Result<std::unique_ptr<PostgresLease>> PostgresLease::open(const std::string& ur
   GF_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(url));
   GF_RETURN_IF_ERROR(ensure_postgres_schema(conn));
   // A takeover waits for an append in flight (its row lock), but never for long: a session
-  // stuck in a transaction is ended by the server (idle_in_transaction_session_timeout).
-  GF_RETURN_IF_ERROR(conn.exec("SET lock_timeout = '2s'", "settings").status());
+  // stuck in a transaction is ended by the server (idle_in_transaction_session_timeout). Every
+  // statement is bounded, so a renewal cannot hang past its lease. The LISTEN is part of the
+  // session: a reconnected session listens again.
+  GF_RETURN_IF_ERROR(conn.set_session(fmt::format(
+      "SET lock_timeout = '2s'; SET statement_timeout = '5s'; LISTEN {}", kEventsChannel)));
   std::unique_ptr<PostgresLease> l(new PostgresLease(std::move(conn), std::move(holder)));
-  GF_RETURN_IF_ERROR(
-      l->conn_.exec(fmt::format("LISTEN {}", kEventsChannel), "listening for events").status());
-  l->listening_ = true;
   return l;
 }
 
 Result<std::optional<int64_t>> PostgresLease::try_take(Duration lease, const std::string& my_url) {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   GF_ASSIGN_OR_RETURN(
       auto r, conn_.exec_params(
                   "UPDATE gf_lease SET epoch = epoch + 1, holder = convert_from($1::bytea, "
@@ -43,6 +44,7 @@ Result<std::optional<int64_t>> PostgresLease::try_take(Duration lease, const std
 }
 
 Result<bool> PostgresLease::renew(int64_t epoch, Duration lease) {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   GF_ASSIGN_OR_RETURN(
       auto r, conn_.exec_params(
                   "UPDATE gf_lease SET expires_at = clock_timestamp() + $3::int8 * interval '1 "
@@ -53,6 +55,7 @@ Result<bool> PostgresLease::renew(int64_t epoch, Duration lease) {
 }
 
 Status PostgresLease::resign(int64_t epoch) {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   return conn_
       .exec_params("UPDATE gf_lease SET expires_at = '-infinity' WHERE id = 1 AND epoch = $1::int8",
                    {pg::int8(epoch)}, "resigning the lease")
@@ -60,6 +63,7 @@ Status PostgresLease::resign(int64_t epoch) {
 }
 
 Result<LeaseInfo> PostgresLease::read() {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   GF_ASSIGN_OR_RETURN(
       auto r, conn_.exec("SELECT epoch, holder, url, GREATEST(-1e9, LEAST(1e9, EXTRACT(EPOCH FROM "
                          "(expires_at - clock_timestamp())))) FROM gf_lease WHERE id = 1",
@@ -74,6 +78,7 @@ Result<LeaseInfo> PostgresLease::read() {
 }
 
 Status PostgresLease::report(const ReplicaRow& me) {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   return conn_
       .exec_params(
           "INSERT INTO gf_replicas(id, url, role, epoch, applied_seq, seen_at) VALUES "
@@ -88,6 +93,7 @@ Status PostgresLease::report(const ReplicaRow& me) {
 }
 
 Result<std::vector<ReplicaRow>> PostgresLease::replicas() {
+  GF_RETURN_IF_ERROR(conn_.ensure_connected());
   GF_ASSIGN_OR_RETURN(auto r, conn_.exec("SELECT id, url, role, epoch, applied_seq, EXTRACT(EPOCH "
                                          "FROM (clock_timestamp() - seen_at)) FROM gf_replicas "
                                          "ORDER BY id",
@@ -118,14 +124,7 @@ Result<Seq> PostgresLease::drain_notifications() {
 }
 
 Result<Seq> PostgresLease::wait_for_events(Duration timeout) {
-  const int resets = conn_.resets();
   GF_RETURN_IF_ERROR(conn_.ensure_connected());
-  if (resets != conn_.resets()) listening_ = false;  // a new session listens to nothing
-  if (!listening_) {
-    GF_RETURN_IF_ERROR(
-        conn_.exec(fmt::format("LISTEN {}", kEventsChannel), "listening for events").status());
-    listening_ = true;
-  }
   GF_ASSIGN_OR_RETURN(Seq already, drain_notifications());
   if (already > 0) return already;
   pollfd p{conn_.socket(), POLLIN, 0};

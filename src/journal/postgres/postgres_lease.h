@@ -70,7 +70,6 @@ class PostgresLease {
 
   pg::Connection conn_;
   std::string holder_;
-  bool listening_ = false;
 };
 
 }  // namespace gf
