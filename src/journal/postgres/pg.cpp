@@ -59,6 +59,8 @@ Result<Connection> Connection::open(const std::string& url) {
 }
 
 Status Connection::error(std::string_view what, pg_result* r) const {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  last_sqlstate_ = state ? state : "";
   std::string why = r ? PQresultErrorMessage(r) : "";
   if (why.empty()) why = conn_ ? PQerrorMessage(conn_.get()) : "not connected";
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();

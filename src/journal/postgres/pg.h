@@ -68,6 +68,8 @@ class Connection {
   int socket() const;
   Result<std::vector<std::string>> take_notifications(std::string_view channel);
 
+  // The SQLSTATE of the last error a statement answered ("23505" = unique violation), or "".
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
   pg_conn* raw() const { return conn_.get(); }
   const std::string& url() const { return url_; }
 
@@ -78,6 +80,7 @@ class Connection {
   ConnPtr conn_;
   std::string url_;
   std::vector<std::string> session_;
+  mutable std::string last_sqlstate_;
 };
 
 // Binary column readers (result in binary format).

@@ -151,8 +151,18 @@ Result<std::vector<std::pair<std::string, Seq>>> PostgresJournal::existing_keys(
 }
 
 Result<AppendResult> PostgresJournal::append(std::span<const NewEvent> batch) {
+  if (batch.empty()) return AppendResult{};
+  // Optimistic first: the loop already skips keys it knows, so a key is rarely journaled yet.
+  // The unique index says when one is; then the batch is written again with the keys looked up.
+  bool key_conflict = false;
+  auto first = append_once(batch, /*look_up_keys=*/false, &key_conflict);
+  if (first.ok() || !key_conflict) return first;
+  return append_once(batch, /*look_up_keys=*/true, &key_conflict);
+}
+
+Result<AppendResult> PostgresJournal::append_once(std::span<const NewEvent> batch,
+                                                  bool look_up_keys, bool* key_conflict) {
   AppendResult result;
-  if (batch.empty()) return result;
   GF_RETURN_IF_ERROR(begin_fenced("append"));
   auto failed = [this](Status st) {
     rollback();
@@ -160,9 +170,12 @@ Result<AppendResult> PostgresJournal::append(std::span<const NewEvent> batch) {
     if (auto last = read_last_seq(); last.ok()) last_seq_ = *last;
     return st;
   };
-  auto existing = existing_keys(batch);
-  if (!existing.ok()) return failed(existing.status());
-  std::unordered_map<std::string, Seq> keys(existing->begin(), existing->end());
+  std::unordered_map<std::string, Seq> keys;
+  if (look_up_keys) {
+    auto existing = existing_keys(batch);
+    if (!existing.ok()) return failed(existing.status());
+    keys.insert(existing->begin(), existing->end());
+  }
   result.seqs.reserve(batch.size());
   result.duplicate.reserve(batch.size());
   pg::CopyWriter copy;
@@ -197,7 +210,10 @@ Result<AppendResult> PostgresJournal::append(std::span<const NewEvent> batch) {
   Status st = conn_.copy_in(
       "COPY gf_events(seq, epoch, time_us, type, idem_key, payload) FROM STDIN (FORMAT binary)",
       copy.finish(), "append");
-  if (!st.ok()) return failed(st);
+  if (!st.ok()) {
+    *key_conflict = conn_.last_sqlstate() == "23505";  // unique_violation
+    return failed(st);
+  }
   // The notification is delivered to followers only if the transaction commits.
   auto committed = conn_.exec(
       fmt::format("SELECT pg_notify('{}', '{}'); COMMIT", kEventsChannel, next), "append commit");

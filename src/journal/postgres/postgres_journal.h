@@ -62,6 +62,10 @@ class PostgresJournal final : public Journal {
   Status begin_fenced(std::string_view what);
   void rollback();
   Result<Seq> read_last_seq();
+  // One transaction; with look_up_keys, keys already journaled are answered as duplicates,
+  // without, a journaled key fails the COPY and sets *key_conflict.
+  Result<AppendResult> append_once(std::span<const NewEvent> batch, bool look_up_keys,
+                                   bool* key_conflict);
   // The seqs of the keys of `batch` already journaled, keyed by key.
   Result<std::vector<std::pair<std::string, Seq>>> existing_keys(std::span<const NewEvent> batch);
 
