@@ -5,11 +5,9 @@
 // the disk. Benchmarks pass durable = true.
 #pragma once
 
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,28 +17,12 @@
 #include <system_error>
 #include <vector>
 
+#include "support/ports.h"
 #include "support/process.h"
 
 namespace gf::testing {
 
 inline const std::string kPostgresBin = "/usr/lib/postgresql/15/bin";
-
-// A port nobody listens on right now (the kernel's choice).
-inline int free_tcp_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 class PostgresServer {
  public:

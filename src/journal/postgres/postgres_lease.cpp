@@ -94,6 +94,12 @@ Status PostgresLease::report(const ReplicaRow& me) {
 
 Result<std::vector<ReplicaRow>> PostgresLease::replicas() {
   GF_RETURN_IF_ERROR(conn_.ensure_connected());
+  // A replica silent for a day is gone (a replaced machine): its row goes too.
+  GF_RETURN_IF_ERROR(conn_
+                         .exec("DELETE FROM gf_replicas WHERE seen_at < clock_timestamp() - "
+                               "interval '1 day'",
+                               "forgetting replicas gone for a day")
+                         .status());
   GF_ASSIGN_OR_RETURN(auto r, conn_.exec("SELECT id, url, role, epoch, applied_seq, EXTRACT(EPOCH "
                                          "FROM (clock_timestamp() - seen_at)) FROM gf_replicas "
                                          "ORDER BY id",
