@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/app.h"
+#include "cli/command_support.h"
 #include "cli/output.h"
 #include "client/client.h"
 
@@ -46,44 +47,30 @@ void register_version_command(CLI::App& app, CommandContext& ctx) {
 void register_status_command(CLI::App& app, CommandContext& ctx) {
   auto* cmd = app.add_subcommand(
       "status", "show the server and every control-plane replica (role, lease epoch, journal seq)");
-  cmd->callback([&ctx] {
-    ctx.run = [&ctx]() -> int {
-      auto format = parse_output(ctx.global.output);
-      if (!format.ok()) {
-        std::cerr << "error: " << format.status().message() << "\n";
-        return 2;
-      }
-      Client client(client_options(ctx.global, 10));
-      auto answer = client.get("/v1/replicas");
-      if (!answer.ok()) {
-        std::cerr << "error: " << answer.status().message() << "\n";
-        return 1;
-      }
-      if (format->structured()) {
-        Status printed = print_structured(std::cout, *answer, *format);
-        if (!printed.ok()) std::cerr << "error: " << printed.message() << "\n";
-        return printed.ok() ? 0 : 1;
-      }
-      const Json self = answer->value("Self", Json::object());
-      std::cout << "server:  " << ctx.global.server << " (" << self.value("Role", "?") << ", store "
-                << self.value("Store", "?") << ", journal seq " << self.value("AppliedSeq", 0)
-                << ")\n";
-      if (self.value("Store", "") != "sqlite") {
-        const std::string leader = self.value("LeaderUrl", "");
-        std::cout << "leader:  " << (leader.empty() ? "none elected right now" : leader)
-                  << " (lease epoch " << self.value("Epoch", 0) << ")\n";
-      }
-      Table table({"REPLICA", "ROLE", "EPOCH", "APPLIED-SEQ", "SEEN", "URL"});
-      for (const Json& r : answer->value("Replicas", Json::array())) {
-        const double seen = r.value("SeenSecondsAgo", 0.0);
-        table.add_row({r.value("Id", ""), r.value("Role", ""), std::to_string(r.value("Epoch", 0)),
-                       std::to_string(r.value("AppliedSeq", 0)),
-                       r.contains("SeenSecondsAgo") ? fmt::format("{:.1f}s ago", seen) : "now",
-                       r.value("Url", "")});
-      }
-      table.print(std::cout);
-      return 0;
-    };
+  run_with_client(cmd, ctx, [](CommandEnv& env) -> int {
+    auto answer = env.client.get("/v1/replicas");
+    if (!answer.ok()) return print_error(answer.status());
+    if (print_if_structured(env, *answer)) return 0;
+    const Json self = answer->value("Self", Json::object());
+    std::cout << "server:  " << env.client.server() << " (" << self.value("Role", "?") << ", store "
+              << self.value("Store", "?") << ", journal seq " << self.value("AppliedSeq", 0)
+              << ")\n";
+    if (self.value("Store", "") != "sqlite") {
+      const std::string leader = self.value("LeaderUrl", "");
+      std::cout << "leader:  " << (leader.empty() ? "none elected right now" : leader)
+                << " (lease epoch " << self.value("Epoch", 0) << ")\n";
+    }
+    Table table({"REPLICA", "ROLE", "EPOCH", "APPLIED-SEQ", "SEEN", "URL"});
+    for (const Json& r : answer->value("Replicas", Json::array())) {
+      table.add_row({r.value("Id", ""), r.value("Role", ""), std::to_string(r.value("Epoch", 0)),
+                     std::to_string(r.value("AppliedSeq", 0)),
+                     r.contains("SeenSecondsAgo")
+                         ? fmt::format("{:.1f}s ago", r.value("SeenSecondsAgo", 0.0))
+                         : "now",
+                     r.value("Url", "")});
+    }
+    table.print(std::cout);
+    return 0;
   });
 }
 
