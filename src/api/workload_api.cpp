@@ -65,6 +65,8 @@ Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const Propag
   job.ns = pj.ns;
   job.pod_sets = pj.pod_sets();
   job.duration = pj.duration;
+  job.checkpoint_interval = pj.checkpoint_interval;
+  job.restart_overhead = pj.restart_overhead;
   job.clusters = policy.cluster_names;
   job.request = std::move(doc);
   if (!pj.local_queue.empty()) {

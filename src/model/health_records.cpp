@@ -154,6 +154,7 @@ Json Remediation::to_json(bool canonical) const {
            {"Reason", reason}};
   // Only when set: records from before the field keep their form (and state hashes).
   if (held_by_breaker) out["HeldByBreaker"] = true;
+  if (drained_at) out["DrainedAt"] = time_json(canonical, *drained_at);
   return out;
 }
 
@@ -182,6 +183,7 @@ Result<Remediation> Remediation::from_canonical(const Json& j) {
     r.approved_at = read_opt_time(j, "ApprovedAt");
     r.started_at = read_opt_time(j, "StartedAt");
     r.acted_at = read_opt_time(j, "ActedAt");
+    r.drained_at = read_opt_time(j, "DrainedAt");
     r.completed_at = read_opt_time(j, "CompletedAt");
     r.idle_deadline = read_opt_time(j, "IdleDeadline");
     r.reason = j.at("Reason").get<std::string>();

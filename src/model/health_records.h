@@ -94,6 +94,7 @@ struct Remediation {
   bool held_by_breaker = false;
   Time created_at{};
   std::optional<Time> approved_at, started_at, acted_at, completed_at;
+  std::optional<Time> drained_at;     // Draining began: the wait for idle ended
   std::optional<Time> idle_deadline;  // WaitingForIdle ends here at the latest (none: never)
 
   Json to_json(

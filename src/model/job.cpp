@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 namespace gf {
@@ -182,11 +183,16 @@ Json history_json(const std::vector<JobEvent>& history) {
 Json runs_json(const std::vector<JobRun>& runs) {
   Json run_list = Json::array();
   for (const JobRun& r : runs) {
-    run_list.push_back({{"start_us", to_micros(r.start)},
-                        {"end_us", opt_time(r.end)},
-                        {"cluster", r.cluster},
-                        {"micros_per_hour", r.micros_per_hour},
-                        {"pods", r.pods}});
+    Json run = {{"start_us", to_micros(r.start)},
+                {"end_us", opt_time(r.end)},
+                {"cluster", r.cluster},
+                {"micros_per_hour", r.micros_per_hour},
+                {"pods", r.pods}};
+    // Absent when unset: states of jobs without the lost-work model keep their hash.
+    if (r.overhead != Duration::zero()) run["overhead_us"] = r.overhead.count();
+    if (r.kept != Duration::zero()) run["kept_us"] = r.kept.count();
+    if (!r.ended_by.empty()) run["ended_by"] = r.ended_by;
+    run_list.push_back(std::move(run));
   }
   return run_list;
 }
@@ -215,6 +221,12 @@ void read_job_spec(const Json& j, Job& job) {
   }
   job.clusters = j.at("clusters").get<std::vector<std::string>>();
   if (!j.at("duration_us").is_null()) job.duration = Duration(j.at("duration_us").get<int64_t>());
+  if (j.contains("checkpoint_us"))
+    job.checkpoint_interval = Duration(j.at("checkpoint_us").get<int64_t>());
+  if (j.contains("restart_overhead_us")) {
+    job.restart_overhead = Duration(j.at("restart_overhead_us").get<int64_t>());
+  }
+  job.progress = Duration(j.value("progress_us", int64_t{0}));
   job.request = j.at("request");
 }
 
@@ -243,10 +255,16 @@ void read_job_progress(const Json& j, Job& job) {
 void read_job_runs_and_history(const Json& j, Job& job) {
   if (j.contains("runs")) {
     for (const Json& r : j.at("runs")) {
-      job.runs.push_back(JobRun{from_micros(r.at("start_us").get<int64_t>()),
-                                read_opt_time(r, "end_us"), r.at("cluster").get<std::string>(),
-                                r.at("micros_per_hour").get<int64_t>(),
-                                r.at("pods").get<int32_t>()});
+      JobRun run;
+      run.start = from_micros(r.at("start_us").get<int64_t>());
+      run.end = read_opt_time(r, "end_us");
+      run.cluster = r.at("cluster").get<std::string>();
+      run.micros_per_hour = r.at("micros_per_hour").get<int64_t>();
+      run.pods = r.at("pods").get<int32_t>();
+      run.overhead = Duration(r.value("overhead_us", int64_t{0}));
+      run.kept = Duration(r.value("kept_us", int64_t{0}));
+      run.ended_by = r.value("ended_by", std::string());
+      job.runs.push_back(std::move(run));
     }
   }
   job.history_count = j.value("history_count", uint64_t{0});
@@ -268,6 +286,13 @@ std::vector<Job::Pod> Job::pods() const {
     }
   }
   return out;
+}
+
+std::optional<Time> Job::completion_time() const {
+  if (status != JobStatus::kRunning || !duration || !started_at) return std::nullopt;
+  const Duration overhead =
+      runs.empty() || runs.back().end ? Duration::zero() : runs.back().overhead;
+  return *started_at + overhead + std::max(Duration::zero(), *duration - progress);
 }
 
 Json Job::to_json() const {
@@ -306,6 +331,9 @@ Json Job::to_json() const {
   // Absent rather than null: states without a waiting job keep the hash they had before.
   if (waiting) out["waiting"] = waiting->to_json();
   if (placements != 0) out["placements"] = placements;
+  if (checkpoint_interval) out["checkpoint_us"] = checkpoint_interval->count();
+  if (restart_overhead) out["restart_overhead_us"] = restart_overhead->count();
+  if (progress != Duration::zero()) out["progress_us"] = progress.count();
   if (!pod_states.empty()) {
     Json pods = Json::object();
     for (const auto& [name, p] : pod_states) pods[name] = p.to_json();

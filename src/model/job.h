@@ -68,6 +68,12 @@ struct JobRun {
   std::string cluster;
   int64_t micros_per_hour = 0;  // the price of the node capacity its pods hold
   int32_t pods = 0;
+  // The job model of lost work (docs/scenarios.md "Lost work"): the restart overhead paid at its
+  // start, the work it added to the job's kept progress, and what ended it (finished, failed,
+  // preempted, interrupted, failover, suspended, deleted; empty while open).
+  Duration overhead{};
+  Duration kept{};
+  std::string ended_by;
   bool operator==(const JobRun&) const = default;
   // Cost within [from, to), micro-dollars.
   int64_t cost_micros(Time from, Time to) const;
@@ -175,7 +181,13 @@ struct Job {
   std::vector<JobPodSet> pod_sets;
   std::vector<std::string> clusters;  // allowed member clusters; empty = any
   std::optional<Duration> duration;   // simulated run time (tag gpufleet.io/duration)
-  Json request = Json::object();      // the submitted body, echoed back
+  // Lost work (docs/scenarios.md): checkpoints every `checkpoint_interval` of progress; each
+  // restart first spends `restart_overhead`. `progress` is the work kept so far: a run that ends
+  // early keeps its whole checkpoints, a finished one the rest.
+  std::optional<Duration> checkpoint_interval;  // annotation gpufleet.io/checkpoint-interval
+  std::optional<Duration> restart_overhead;     // annotation gpufleet.io/restart-overhead
+  Duration progress{};
+  Json request = Json::object();  // the submitted body, echoed back
   // Status.
   JobStatus status = JobStatus::kSubmitted;
   std::string status_reason;
@@ -211,6 +223,9 @@ struct Job {
     std::string node;
   };
   std::vector<Pod> pods() const;
+  // When a running job with a simulated duration completes: its latest start, plus the restart
+  // overhead of that run, plus the work not yet kept. None when not running or no duration.
+  std::optional<Time> completion_time() const;
 
   Json to_json() const;  // canonical (snapshots)
   static Result<Job> from_json(const Json& j);

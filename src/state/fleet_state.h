@@ -282,7 +282,7 @@ class FleetState {
   Status on_job_event(const EventRecord& record, const job_events::Suspend& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::Deleted& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::PodStatus& e, Job& job);
-  void end_run(Job& job, Time t);
+  void end_run(Job& job, Time t, std::string_view cause);
   Status restore_indexes();
   void mark_cluster_dirty(const std::string& name);
   Job* mutable_job(std::string_view id);

@@ -291,6 +291,7 @@ void FleetState::apply_remediation_transition(const EventRecord& rec,
       set_node_flags(r.cluster, r.node, true, std::nullopt);
       break;
     case RStatus::kDraining:
+      r.drained_at = t;
       set_node_flags(r.cluster, r.node, true, true);
       break;
     case RStatus::kRejoining:

@@ -207,8 +207,27 @@ Status FleetState::apply_job_submitted(const EventRecord& rec, const Json& p) {
 }
 
 // The job no longer runs: its open run ends now, its pending completion and start are dropped.
-void FleetState::end_run(Job& job, Time t) {
-  if (!job.runs.empty() && !job.runs.back().end) job.runs.back().end = t;
+// The lost-work model (docs/scenarios.md): a finished run keeps the rest of the job's work; any
+// other end keeps the whole checkpoints it made after its restart overhead (none without a
+// checkpoint interval: the job starts over).
+void FleetState::end_run(Job& job, Time t, std::string_view cause) {
+  if (!job.runs.empty() && !job.runs.back().end) {
+    JobRun& run = job.runs.back();
+    run.end = t;
+    run.ended_by = std::string(cause);
+    if (job.duration) {
+      const Duration remaining = std::max(Duration::zero(), *job.duration - job.progress);
+      const Duration worked = std::max(Duration::zero(), t - run.start - run.overhead);
+      Duration kept{0};
+      if (cause == "finished") {
+        kept = std::min(remaining, worked);
+      } else if (job.checkpoint_interval && *job.checkpoint_interval > Duration::zero()) {
+        kept = std::min(remaining, worked / *job.checkpoint_interval * *job.checkpoint_interval);
+      }
+      run.kept = kept;
+      job.progress += kept;
+    }
+  }
   drop_job_run(job.key);
 }
 
@@ -282,12 +301,14 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Runnin
       }
     }
   }
+  // A restart (any run after the first) first spends the restart overhead.
+  if (!job.runs.empty() && job.restart_overhead) run.overhead = *job.restart_overhead;
   job.runs.push_back(std::move(run));
   job.status = JobStatus::kRunning;
   job.status_reason = "running on cluster " + job.cluster;
-  job.started_at = t;  // the latest start: a gang placed again starts over
+  job.started_at = t;  // the latest start: a gang placed again resumes from its kept progress
   index_->scheduled.erase(job.key);
-  if (job.duration) index_->add_completion(t + *job.duration, job.key);
+  if (auto end = job.completion_time()) index_->add_completion(*end, job.key);
   if (job.dispatch) {
     Dispatch& d = *job.dispatch;
     if (d.restarting) d.restarts += 1;
@@ -305,7 +326,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Runnin
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preempted& e, Job& job) {
   const Time t = rec.time;
   const bool terminated = e.terminated;
-  end_run(job, t);
+  end_run(job, t, "preempted");
   JobPreemption pre{t, e.by, e.rule, e.message, terminated};
   job.preempted_count += 1;
   job.recent_preemptions.push_back(pre);
@@ -333,7 +354,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Preemp
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Interrupted& e,
                                 Job& job) {
   const Time t = rec.time;
-  end_run(job, t);
+  end_run(job, t, "interrupted");
   job.cluster.clear();
   job.pod_nodes.clear();
   job.pod_states.clear();  // its real pods are stopped; a new placement reports afresh
@@ -352,7 +373,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Interr
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Finished& e, Job& job) {
   const Time t = rec.time;
-  end_run(job, t);
+  end_run(job, t, e.status == JobStatus::kSucceeded ? "finished" : "failed");
   job.waiting.reset();
   job.status = e.status;
   job.status_reason = e.reason;
@@ -414,8 +435,7 @@ Status FleetState::restore_indexes() {
     if (j->dispatch) view_.workload_ids[workload_key(j->kind, j->ns, j->name)] = id;
     if (is_terminal(j->status) || !j->admitted || (j->dispatch && j->dispatch->suspended)) continue;
     if (j->status == JobStatus::kScheduled) index_->scheduled.insert(j->key);
-    if (j->status == JobStatus::kRunning && j->duration && j->started_at)
-      index_->add_completion(*j->started_at + *j->duration, j->key);
+    if (auto end = j->completion_time()) index_->add_completion(*end, j->key);
   }
   return ok_status();
 }

@@ -119,7 +119,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Failov
   GF_RETURN_IF_ERROR(require_workload(rec, job));
   Dispatch& d = *job.dispatch;
   const std::string& from = e.from;
-  end_run(job, t);  // a gang placed in this batch but not started starts over elsewhere
+  end_run(job, t, "failover");  // a gang placed in this batch but not started starts over elsewhere
   const std::string& mode = e.purge_mode;
   MemberCopy copy{from, std::string(workload_state(job)), t, std::nullopt, d.restarts};
   if (mode == "Gracefully") {
@@ -168,7 +168,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspen
   if (suspend == d.suspended) return ok_status();
   d.suspended = suspend;
   if (suspend) {
-    end_run(job, t);
+    end_run(job, t, "suspended");
     job.waiting.reset();
     job.admitted = false;
     job.cluster.clear();

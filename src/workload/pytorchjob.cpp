@@ -95,15 +95,24 @@ Status read_metadata(ObjectReader& top, PyTorchJob& job) {
   if (auto it = job.labels.find(std::string(kPriorityClassLabel)); it != job.labels.end()) {
     job.priority_class = it->second;
   }
-  if (auto it = job.annotations.find(std::string(kDurationAnnotation));
-      it != job.annotations.end()) {
+  // The simulated run time and the lost-work model, each at most a century.
+  for (const auto& [name, target] :
+       {std::pair{kDurationAnnotation, &job.duration},
+        std::pair{kCheckpointAnnotation, &job.checkpoint_interval},
+        std::pair{kRestartOverheadAnnotation, &job.restart_overhead}}) {
+    auto it = job.annotations.find(std::string(name));
+    if (it == job.annotations.end()) continue;
     Result<Duration> d = parse_duration(it->second);
     if (!d.ok()) return d.status().with_prefix(path_join("metadata.annotations", it->first));
     if (*d > kMaxDuration) {
       return validation_error(path_join("metadata.annotations", it->first) +
                               ": must be at most 36500d (100 years), got " + it->second);
     }
-    job.duration = *d;
+    if (target == &job.checkpoint_interval && *d <= Duration::zero()) {
+      return validation_error(path_join("metadata.annotations", it->first) +
+                              ": must be greater than 0, got " + it->second);
+    }
+    *target = *d;
   }
   return ok_status();
 }

@@ -25,6 +25,10 @@ inline constexpr std::string_view kPyTorchJobApiVersion = "kubeflow.org/v1";
 inline constexpr std::string_view kPyTorchJobKind = "PyTorchJob";
 // Annotation: the simulated run time of the job's pods (docs/dispatch.md).
 inline constexpr std::string_view kDurationAnnotation = "gpufleet.io/duration";
+// Annotations of the lost-work model (docs/scenarios.md "Lost work"): how often the job
+// checkpoints and what each restart costs before it makes progress again.
+inline constexpr std::string_view kCheckpointAnnotation = "gpufleet.io/checkpoint-interval";
+inline constexpr std::string_view kRestartOverheadAnnotation = "gpufleet.io/restart-overhead";
 // Labels: the Kueue LocalQueue and WorkloadPriorityClass the job asks for.
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr std::string_view kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
@@ -63,11 +67,13 @@ struct PyTorchJob {
   // What happens to the pods once the job finishes: None keeps them, Running deletes those still
   // running, All deletes every pod (Kubeflow's default for PyTorchJob is None).
   std::string clean_pod_policy = "None";
-  std::optional<Duration> duration;   // annotation gpufleet.io/duration (parse_duration)
-  std::string local_queue;            // label kueue.x-k8s.io/queue-name
-  std::string priority_class;         // label kueue.x-k8s.io/priority-class
-  Json doc;                           // the document as given
-  std::vector<std::string> warnings;  // "<path>: unknown field, ignored", ...
+  std::optional<Duration> duration;             // annotation gpufleet.io/duration (parse_duration)
+  std::optional<Duration> checkpoint_interval;  // annotation gpufleet.io/checkpoint-interval
+  std::optional<Duration> restart_overhead;     // annotation gpufleet.io/restart-overhead
+  std::string local_queue;                      // label kueue.x-k8s.io/queue-name
+  std::string priority_class;                   // label kueue.x-k8s.io/priority-class
+  Json doc;                                     // the document as given
+  std::vector<std::string> warnings;            // "<path>: unknown field, ignored", ...
 
   int32_t worker_count() const { return worker ? worker->replicas : 0; }
   int32_t world_size() const { return 1 + worker_count(); }
