@@ -1,14 +1,19 @@
 // `gpufleet simulate SCENARIO.yaml [--until D] [--out DIR] [--seed N] [--snapshot-every D]
-//  [--reservation=BOOL]`
-// (docs/scenarios.md): runs a scenario on a virtual clock and prints a one-screen summary. The
-// format and the outputs are documented in docs/scenarios.md.
+//  [--reservation=BOOL] [--trace FILE]... [--set KEY=VALUE]... [--report FILE]
+//  [--compare VARIANT...]`
+// (docs/scenarios.md): runs a scenario on a virtual clock and prints a one-screen summary, or runs
+// variants of it on the same seed and prints their KPIs side by side. The format and the outputs
+// are documented in docs/scenarios.md.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/app.h"
 #include "cli/output.h"
+#include "sim/report.h"
 #include "sim/simulation.h"
 
 namespace gf {
@@ -21,7 +26,11 @@ struct SimulateArgs {
   std::string out = "sim-out";
   std::optional<uint64_t> seed;
   std::string snapshot_every;
-  std::optional<bool> reservation;  // overrides the scenario's config.reservation
+  std::optional<bool> reservation;   // overrides the scenario's config.reservation
+  std::vector<std::string> traces;   // --trace FILE: more traces
+  std::vector<std::string> sets;     // --set KEY=VALUE
+  std::string report;                // --report FILE
+  std::vector<std::string> compare;  // --compare: scenario files, or KEY=VALUE[,KEY=VALUE] variants
 };
 
 Result<std::optional<Duration>> flag_duration(const std::string& flag, const std::string& text) {
@@ -57,6 +66,23 @@ void print_kpis(const Json& metrics) {
     std::cout << fmt::format("GPU utilization {:.1f}% ({:.1f} of {:.1f} GPU-hours busy)\n",
                              u.value("busyFraction", 0.0) * 100, u.value("busyGpuHours", 0.0),
                              u.value("offeredGpuHours", 0.0));
+  }
+  const Json& fleet = metrics.value("fleet", Json::object());
+  if (fleet.value("jobs", 0) > 0) {
+    const Json& gh = fleet.value("gpuHours", Json::object());
+    std::cout << fmt::format(
+        "goodput {} ({:.1f} GPU-h of work kept of {:.1f} paid); lost {:.1f} GPU-h to failures, "
+        "{:.1f} to preemption\n",
+        format_kpi(fleet.value("goodput", Json()), "percent"), gh.value("kept", 0.0),
+        gh.value("paid", 0.0), gh.value("lostToFailures", 0.0), gh.value("lostToPreemption", 0.0));
+  }
+  if (const Json& f = fleet.value("failures", Json::object()); f.value("injected", 0) > 0) {
+    const Json& inc = fleet["mttr"]["incidents"];
+    std::cout << fmt::format(
+        "faults {} ({:.1f} per 1,000 node-days); incident MTTR p50 {}, p95 {}; {} still open\n",
+        f.value("injected", 0), f.value("per1000NodeDays", 0.0),
+        delay(inc.value("p50Seconds", Json())), delay(inc.value("p95Seconds", Json())),
+        fleet["mttr"].value("openAtEnd", 0));
   }
   const Json& m = metrics.value("remediations", Json::object());
   if (m.value("alerts", 0) > 0) {
@@ -122,6 +148,70 @@ void print_summary(const SimulationReport& r) {
   std::cout << "\n";
 }
 
+// One variant of a comparison (or the single run): its label and scenario.
+struct Variant {
+  std::string label;
+  Scenario scenario;
+};
+
+// The scenario of `file` with `sets` applied and `traces` added, traces read with `seed`.
+Result<Scenario> build_scenario(const std::string& file, const std::vector<std::string>& sets,
+                                const SimulateArgs& args) {
+  GF_ASSIGN_OR_RETURN(Json doc, read_scenario_document(file));
+  for (const auto& set : sets) GF_RETURN_IF_ERROR(set_scenario_value(doc, set));
+  GF_ASSIGN_OR_RETURN(Scenario s, scenario_from_document(doc, file));
+  for (const auto& t : args.traces) {
+    GF_ASSIGN_OR_RETURN(TraceSpec spec, parse_trace_spec(Json(t), "--trace", "."));
+    s.traces.push_back(std::move(spec));
+  }
+  if (args.reservation) s.config.reservation = *args.reservation;
+  GF_RETURN_IF_ERROR(load_traces(s, args.seed.value_or(s.seed.value_or(1))));
+  return s;
+}
+
+std::vector<std::string> split_sets(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string part =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Status write_report(const std::string& file, const std::vector<ReportRun>& runs) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << render_report(runs);
+  out.close();
+  if (!out) return unavailable_error("--report: cannot write " + file);
+  return ok_status();
+}
+
+// The side-by-side KPI table of a comparison, the first variant the baseline.
+void print_comparison(const std::vector<std::pair<std::string, SimulationReport>>& runs) {
+  std::vector<Column> header = {text_column("KPI")};
+  for (const auto& [label, r] : runs) header.push_back(text_column(label));
+  for (size_t i = 1; i < runs.size(); ++i)
+    header.push_back(text_column("CHANGE " + std::to_string(i)));
+  Table table(std::move(header));
+  const std::vector<KpiRow> base = kpi_rows(runs.front().second.metrics);
+  std::vector<std::vector<KpiRow>> all;
+  for (const auto& [label, r] : runs) all.push_back(kpi_rows(r.metrics));
+  for (size_t k = 0; k < base.size(); ++k) {
+    std::vector<std::string> row = {base[k].label};
+    for (const auto& rows : all) row.push_back(format_kpi(rows[k].value, rows[k].unit));
+    for (size_t i = 1; i < all.size(); ++i) {
+      row.push_back(format_kpi_delta(base[k].value, all[i][k].value, base[k].unit));
+    }
+    table.add_row(row);
+  }
+  table.print(std::cout);
+}
+
 int simulate(const SimulateArgs& args) {
   auto until = flag_duration("--until", args.until);
   auto every = flag_duration("--snapshot-every", args.snapshot_every);
@@ -131,23 +221,79 @@ int simulate(const SimulateArgs& args) {
       return 2;
     }
   }
-  auto scenario = load_scenario(args.scenario);
-  if (!scenario.ok()) {
-    std::cerr << "error: scenario " << args.scenario << ": " << scenario.status().message() << "\n";
-    return 2;
+  // The variants: the scenario (with --set), then each --compare: a file, or settings of the
+  // first scenario.
+  std::vector<Variant> variants;
+  std::vector<std::pair<std::string, std::vector<std::string>>> wanted;  // (file, sets)
+  std::string base_file = args.scenario;
+  if (base_file.empty()) {
+    if (args.compare.empty()) {
+      std::cerr << "error: a scenario file is required (or --compare A.yaml B.yaml)\n";
+      return 2;
+    }
+    base_file = args.compare.front();
   }
-  if (args.reservation) scenario->config.reservation = *args.reservation;
-  SimulationOptions opts;
-  opts.out_dir = args.out;
-  opts.seed = args.seed;
-  opts.until = *until;
-  opts.snapshot_every = *every;
-  auto report = run_simulation(*scenario, opts);
-  if (!report.ok()) {
-    std::cerr << "error: " << report.status().message() << "\n";
-    return 1;
+  wanted.emplace_back(base_file, args.sets);
+  for (size_t i = args.scenario.empty() ? 1 : 0; i < args.compare.size(); ++i) {
+    const std::string& c = args.compare[i];
+    std::error_code ec;
+    if (c.find('=') != std::string::npos && !std::filesystem::exists(c, ec)) {
+      std::vector<std::string> sets = args.sets;
+      for (auto& s : split_sets(c)) sets.push_back(std::move(s));
+      wanted.emplace_back(base_file, std::move(sets));
+    } else {
+      wanted.emplace_back(c, args.sets);
+    }
   }
-  print_summary(*report);
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const auto& [file, sets] = wanted[i];
+    auto scenario = build_scenario(file, sets, args);
+    if (!scenario.ok()) {
+      std::cerr << "error: scenario " << file << ": " << scenario.status().message() << "\n";
+      return 2;
+    }
+    std::string label = scenario->name;
+    if (i > 0 && file == base_file) {
+      label.clear();
+      for (size_t k = args.sets.size(); k < sets.size(); ++k)
+        label += (label.empty() ? "" : ",") + sets[k];
+    }
+    variants.push_back(Variant{label, std::move(*scenario)});
+  }
+  const bool comparing = variants.size() > 1;
+  // A comparison runs every variant on the first one's seed.
+  const uint64_t seed = args.seed.value_or(variants.front().scenario.seed.value_or(1));
+  std::vector<std::pair<std::string, SimulationReport>> runs;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    SimulationOptions opts;
+    opts.out_dir =
+        comparing ? (std::filesystem::path(args.out) / fmt::format("variant-{}", i + 1)).string()
+                  : args.out;
+    opts.seed = comparing ? std::optional<uint64_t>(seed) : args.seed;
+    opts.until = *until;
+    opts.snapshot_every = *every;
+    auto report = run_simulation(variants[i].scenario, opts);
+    if (!report.ok()) {
+      std::cerr << "error: " << report.status().message() << "\n";
+      return 1;
+    }
+    if (!comparing) print_summary(*report);
+    runs.emplace_back(variants[i].label, std::move(*report));
+  }
+  if (comparing) {
+    std::cout << fmt::format("{} variants on seed {}; outputs under {}/variant-N\n\n", runs.size(),
+                             seed, args.out);
+    print_comparison(runs);
+  }
+  if (!args.report.empty()) {
+    std::vector<ReportRun> pages;
+    for (const auto& [label, r] : runs) pages.push_back(ReportRun{label, r.metrics});
+    if (Status st = write_report(args.report, pages); !st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return 1;
+    }
+    std::cout << "report: " << args.report << "\n";
+  }
   return 0;
 }
 
@@ -158,7 +304,8 @@ void register_simulate_command(CLI::App& app, CommandContext& ctx) {
   auto* cmd = app.add_subcommand(
       "simulate",
       "run a scenario against the simulated cloud on a virtual clock (docs/scenarios.md)");
-  cmd->add_option("scenario", args->scenario, "scenario file (YAML or JSON)")->required();
+  cmd->add_option("scenario", args->scenario,
+                  "scenario file (YAML or JSON); optional with --compare A.yaml B.yaml");
   cmd->add_option("--until", args->until,
                   "virtual time to stop at (default: 6h after the scenario's last step or "
                   "capacity change)");
@@ -170,6 +317,18 @@ void register_simulate_command(CLI::App& app, CommandContext& ctx) {
       "summed free capacity");
   cmd->add_option("--snapshot-every", args->snapshot_every,
                   "write snapshots.jsonl at every multiple of this virtual duration (e.g. 1h)");
+  cmd->add_option("--trace", args->traces,
+                  "replay a job trace (Microsoft ITP or Alibaba openb CSV) into the default "
+                  "namespace; repeatable (docs/scenarios.md \"Traces\")");
+  cmd->add_option("--set", args->sets,
+                  "change the scenario: KEY=VALUE with a dotted KEY (config.reservation=false, "
+                  "failures.operator=none); repeatable");
+  cmd->add_option("--report", args->report,
+                  "write a self-contained HTML page with the KPIs and charts to this file");
+  cmd->add_option("--compare", args->compare,
+                  "run variants on the same seed and print their KPIs side by side: scenario "
+                  "files, or KEY=VALUE[,KEY=VALUE] changes of the scenario")
+      ->expected(1, 64);
   cmd->callback([&ctx, args] { ctx.run = [args] { return simulate(*args); }; });
 }
 

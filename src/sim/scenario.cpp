@@ -421,6 +421,8 @@ void ScenarioConfig::apply_to(ProvisionOptions& options) const {
 Duration Scenario::last_scheduled() const {
   Duration last{0};
   for (const auto& s : steps) last = std::max(last, s.at);
+  // A trace names its jobs' ends too: by default the run lasts until the last would end.
+  for (const auto& j : trace_jobs) last = std::max(last, j.at + j.run);
   for (const auto& c : cloud.changes) last = std::max(last, c.at);
   return last;
 }
@@ -432,7 +434,8 @@ Result<Scenario> parse_scenario_json(const Json& doc, const std::string& base_di
         "got " +
         describe_json_value(doc));
   }
-  GF_RETURN_IF_ERROR(check_known_keys(doc, "", {"name", "seed", "config", "cloud", "steps"}));
+  GF_RETURN_IF_ERROR(check_known_keys(
+      doc, "", {"name", "seed", "config", "cloud", "steps", "traces", "failures"}));
   Scenario s;
   if (doc.contains("name") && !doc["name"].is_null()) {
     if (!doc["name"].is_string()) {
@@ -470,7 +473,37 @@ Result<Scenario> parse_scenario_json(const Json& doc, const std::string& base_di
     std::stable_sort(s.steps.begin(), s.steps.end(),
                      [](const ScenarioStep& a, const ScenarioStep& b) { return a.at < b.at; });
   }
+  if (doc.contains("traces") && !doc["traces"].is_null()) {
+    const Json& traces = doc["traces"];
+    if (!traces.is_array()) {
+      return validation_error("traces: expected a list of traces, got " +
+                              describe_json_value(traces));
+    }
+    if (traces.size() > 64) return validation_error("traces: at most 64 traces");
+    for (size_t i = 0; i < traces.size(); ++i) {
+      GF_ASSIGN_OR_RETURN(TraceSpec t,
+                          parse_trace_spec(traces[i], path_index("traces", i), base_dir));
+      s.traces.push_back(std::move(t));
+    }
+  }
+  if (doc.contains("failures") && !doc["failures"].is_null() &&
+      !(doc["failures"].is_boolean() && !doc["failures"].get<bool>())) {
+    GF_ASSIGN_OR_RETURN(FailureModelSpec f, parse_failure_model(doc["failures"], "failures"));
+    s.failures = std::move(f);
+  }
   return s;
+}
+
+Status load_traces(Scenario& s, uint64_t seed) {
+  s.trace_jobs.clear();
+  for (size_t i = 0; i < s.traces.size(); ++i) {
+    auto jobs = read_trace(s.traces[i], static_cast<uint32_t>(i), seed);
+    if (!jobs.ok()) return jobs.status().with_prefix(path_index("traces", i));
+    for (auto& j : *jobs) s.trace_jobs.push_back(std::move(j));
+  }
+  std::stable_sort(s.trace_jobs.begin(), s.trace_jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.at < b.at; });
+  return ok_status();
 }
 
 Result<Scenario> parse_scenario(std::string_view text, const std::string& base_dir) {
@@ -482,14 +515,84 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& base_d
   return parse_scenario_json(docs->front(), base_dir);
 }
 
-Result<Scenario> load_scenario(const std::string& file) {
+Result<Json> read_scenario_document(const std::string& file) {
   GF_ASSIGN_OR_RETURN(std::string text, read_text(file));
+  auto docs = parse_documents(text);
+  if (!docs.ok()) return docs.status();
+  if (docs->size() != 1) {
+    return validation_error(fmt::format("scenario: expected one document, got {}", docs->size()));
+  }
+  return std::move(docs->front());
+}
+
+Status set_scenario_value(Json& doc, std::string_view assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return validation_error("--set: expected KEY=VALUE, got \"" + printable(assignment, 80) + "\"");
+  }
+  const std::string key(assignment.substr(0, eq));
+  const std::string text(assignment.substr(eq + 1));
+  if (key.size() > 256) return validation_error("--set: the key is longer than 256 characters");
+  // Segments: names separated by '.', each optionally followed by [index].
+  Json* cur = &doc;
+  Json* parent = nullptr;
+  std::string last_name;
+  size_t pos = 0;
+  while (pos < key.size()) {
+    size_t end = key.find_first_of(".[", pos);
+    const std::string name =
+        key.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (name.empty()) return validation_error("--set " + key + ": an empty name in the key");
+    if (!cur->is_object()) {
+      if (!cur->is_null()) {
+        return validation_error("--set " + key + ": " + name +
+                                " is inside a value that is not a map");
+      }
+      *cur = Json::object();
+    }
+    parent = cur;
+    last_name = name;
+    cur = &(*cur)[name];
+    pos = end == std::string::npos ? key.size() : end;
+    while (pos < key.size() && key[pos] == '[') {
+      const size_t close = key.find(']', pos);
+      if (close == std::string::npos) return validation_error("--set " + key + ": unclosed [");
+      const std::string idx = key.substr(pos + 1, close - pos - 1);
+      if (idx.empty() || idx.size() > 6 ||
+          idx.find_first_not_of("0123456789") != std::string::npos) {
+        return validation_error("--set " + key + ": [" + idx + "] is not a list index");
+      }
+      const size_t i = std::stoul(idx);
+      if (!cur->is_array() || i >= cur->size()) {
+        return validation_error(fmt::format("--set {}: there is no item {} there", key, i));
+      }
+      parent = nullptr;
+      cur = &(*cur)[i];
+      pos = close + 1;
+    }
+    if (pos < key.size() && key[pos] == '.') ++pos;
+  }
+  if (text.empty()) {
+    if (parent != nullptr) parent->erase(last_name);
+    return ok_status();
+  }
+  auto value = parse_yaml(text);
+  *cur = value.ok() ? std::move(*value) : Json(text);
+  return ok_status();
+}
+
+Result<Scenario> scenario_from_document(const Json& doc, const std::string& file) {
   const fs::path path(file);
   const std::string base = path.has_parent_path() ? path.parent_path().string() : ".";
-  GF_ASSIGN_OR_RETURN(Scenario s, parse_scenario(text, base));
+  GF_ASSIGN_OR_RETURN(Scenario s, parse_scenario_json(doc, base));
   s.file = file;
   if (s.name.empty()) s.name = path.stem().string();
   return s;
+}
+
+Result<Scenario> load_scenario(const std::string& file) {
+  GF_ASSIGN_OR_RETURN(Json doc, read_scenario_document(file));
+  return scenario_from_document(doc, file);
 }
 
 }  // namespace gf

@@ -17,6 +17,8 @@
 #include "core/time.h"
 #include "provision/provisioner.h"
 #include "schedule/scheduler.h"
+#include "sim/failure_model.h"
+#include "sim/trace.h"
 
 namespace gf {
 
@@ -74,10 +76,28 @@ struct Scenario {
   ScenarioConfig config;
   SimCloudConfig cloud;
   std::vector<ScenarioStep> steps;  // ordered by `at`; steps with equal `at` keep file order
+  std::vector<TraceSpec> traces;    // `traces:` (and simulate --trace)
+  // The traces' jobs in submission order (load_traces); at equal times, trace then row order.
+  std::vector<TraceJob> trace_jobs;
+  std::optional<FailureModelSpec> failures;  // `failures:`; none = no failure model
 
   // The latest instant the scenario itself names: its last step or its last capacity change.
   Duration last_scheduled() const;
 };
+
+// Reads every trace of `s.traces` into `s.trace_jobs` (sampling seeded by `seed`). Errors name
+// the trace: `traces[1]: cluster04.csv: line 7: duration: expected an integer, got "x"`.
+Status load_traces(Scenario& s, uint64_t seed);
+
+// The scenario file as a document, before parsing (what --set edits).
+Result<Json> read_scenario_document(const std::string& file);
+// Applies one `KEY=VALUE` of `simulate --set` / `--compare` to a scenario document. KEY is a
+// dotted path with list indexes (`config.reservation`, `steps[0].body.NodeRecovery`,
+// `failures.operator`); maps on the way are created. VALUE is read as YAML (`false`, `3h`,
+// `{responseTime: 1h}`); `KEY=` with nothing removes the key.
+Status set_scenario_value(Json& doc, std::string_view assignment);
+// Parses a document read by read_scenario_document; `$file`s resolve against `file`'s folder.
+Result<Scenario> scenario_from_document(const Json& doc, const std::string& file);
 
 // Reads and parses a scenario file. Errors carry the field path but not the file name.
 Result<Scenario> load_scenario(const std::string& file);

@@ -14,6 +14,8 @@
 #include "loop/virtual_runner.h"
 #include "model/catalog.h"
 #include "runtime/runtime.h"
+#include "sim/fleet_kpis.h"
+#include "sim/metrics_replay.h"
 #include "state/cluster_events.h"
 
 namespace gf {
@@ -54,12 +56,6 @@ Json response_body(const HttpResponse& r) {
 }
 
 double round4(double x) { return std::round(x * 1e4) / 1e4; }
-double hours_of(int64_t instance_us) { return round4(static_cast<double>(instance_us) / 3.6e9); }
-
-Json seconds_or_null(std::optional<Duration> d) {
-  if (!d) return nullptr;
-  return seconds_since_start(kSimEpoch + *d);
-}
 
 // Writes one output file whole, reporting a failure to write as an error.
 Status write_file(const fs::path& path, const std::string& content) {
@@ -69,187 +65,6 @@ Status write_file(const fs::path& path, const std::string& content) {
   if (!out) return unavailable_error("cannot write " + path.string());
   return ok_status();
 }
-
-// Capacity delivered and provisioning counts, from replaying the journal into a fresh state:
-// between two journal records the fleet does not change, so integrating the state seen after
-// each record is exact.
-class MetricsReplay {
- public:
-  Status run(Journal& journal, Time end) {
-    FleetState state;
-    Time last = kSimEpoch;
-    GF_RETURN_IF_ERROR(journal.replay(0, [&](const EventRecord& rec) -> Status {
-      const Time at = std::max(last, rec.time);
-      integrate(state.view(), last, at);
-      last = at;
-      count(state.view(), rec);
-      GF_RETURN_IF_ERROR(state.apply(rec));
-      observe(state.view(), rec.time);
-      return ok_status();
-    }));
-    integrate(state.view(), last, std::max(last, end));
-    return ok_status();
-  }
-
-  // GPU-hours the running instances offered (utilization's denominator).
-  double gpu_hours() const {
-    double total = 0;
-    for (const auto& [name, c] : clusters_) {
-      for (const auto& [gname, g] : c.groups) {
-        const InstanceTypeInfo* info = Catalog::builtin().find(g.instance_type);
-        if (info != nullptr) total += static_cast<double>(g.running_us) * info->gpus / 3.6e9;
-      }
-    }
-    return total;
-  }
-
-  Json to_json(const Json& clusters_now) const {
-    Json clusters = Json::array();
-    for (const auto& [name, c] : clusters_) {
-      Json groups = Json::array();
-      int64_t running = 0, target = 0;
-      for (const auto& [gname, g] : c.groups) {
-        running += g.running_us;
-        target += g.target_us;
-        Json gj = {{"InstanceGroupName", gname},
-                   {"InstanceType", g.instance_type},
-                   {"runningInstanceHours", hours_of(g.running_us)},
-                   {"targetInstanceHours", hours_of(g.target_us)},
-                   {"delivered", fraction(g.running_us, g.target_us)},
-                   {"timeToInServiceSeconds", seconds_or_null(g.to_in_service)},
-                   {"timeToTargetSeconds", seconds_or_null(g.to_target)}};
-        groups.push_back(std::move(gj));
-      }
-      Json cj = {{"ClusterName", name},
-                 {"runningInstanceHours", hours_of(running)},
-                 {"targetInstanceHours", hours_of(target)},
-                 {"delivered", fraction(running, target)},
-                 {"timeToInServiceSeconds", seconds_or_null(c.to_in_service)},
-                 {"groups", std::move(groups)}};
-      for (const auto& now : clusters_now) {
-        if (now.value("ClusterName", "") == name) cj["ClusterStatus"] = now["ClusterStatus"];
-      }
-      clusters.push_back(std::move(cj));
-    }
-    Json by_reason = Json::object();
-    int64_t failures = 0;
-    for (const auto& [reason, n] : failures_) {
-      by_reason[reason] = n;
-      failures += n;
-    }
-    Json provisioning = {{"launches", launches_},
-                         {"launchFailures", failures},
-                         {"launchFailuresByReason", std::move(by_reason)},
-                         {"retries", retries_},
-                         {"rollbacks", min_count_rollbacks_ + legacy_rollbacks_},
-                         {"minCountRollbacks", min_count_rollbacks_},
-                         {"legacyUpdateRollbacks", legacy_rollbacks_},
-                         {"clustersFailed", clusters_failed_},
-                         {"terminations", terminations_}};
-    return Json{{"capacityDelivered", std::move(clusters)},
-                {"provisioning", std::move(provisioning)}};
-  }
-
- private:
-  struct GroupAcc {
-    std::string instance_type;
-    int64_t running_us = 0;  // Running instances × µs
-    int64_t target_us = 0;   // TargetCount × µs
-    std::optional<Duration> to_in_service;
-    std::optional<Duration> to_target;  // first time Running reached a TargetCount above 0
-  };
-  struct ClusterAcc {
-    std::map<std::string, GroupAcc> groups;  // by name; deleted groups keep their totals
-    std::optional<Duration> to_in_service;
-  };
-
-  static Json fraction(int64_t num, int64_t den) {
-    if (den <= 0) return nullptr;
-    return round4(static_cast<double>(num) / static_cast<double>(den));
-  }
-
-  void integrate(const FleetView& view, Time from, Time to) {
-    const int64_t us = (to - from).count();
-    for (const auto& [name, c] : view.clusters) {
-      ClusterAcc& acc = clusters_[name];
-      for (const auto& g : c->groups) {
-        GroupAcc& ga = acc.groups[g.spec.name];
-        ga.instance_type = g.spec.instance_type;
-        ga.running_us += c->current_count(g.spec.name) * us;
-        ga.target_us += g.spec.target * us;
-      }
-    }
-  }
-
-  // Counts the record against the state before it is applied (a node's status then says
-  // whether an unhealthy report came at launch or later in its life).
-  void count(const FleetView& view, const EventRecord& rec) {
-    const std::string& type = rec.type;
-    if (type == event_type::kNodeLaunchRequested) {
-      ++launches_;
-    } else if (type == event_type::kGroupBackoff) {
-      ++retries_;
-    } else if (type == event_type::kGroupRollback) {
-      ++min_count_rollbacks_;
-    } else if (type == event_type::kClusterRollback) {
-      ++legacy_rollbacks_;
-    } else if (type == event_type::kNodeTerminateRequested) {
-      ++terminations_;
-    } else if (type == event_type::kNodeLifecycleFailed) {
-      ++failures_["LifecycleScriptFailure"];
-    } else if (type == event_type::kNodeLaunchFailed || type == event_type::kNodeUnhealthy ||
-               type == event_type::kClusterStatus) {
-      // One that does not decode is not counted; applying it next fails the run.
-      auto p = parse_json(rec.payload, kStoredTextLimits);
-      if (!p.ok()) return;
-      if (type == event_type::kClusterStatus) {
-        auto e = cluster_events::decode<cluster_events::StatusChanged>(*p);
-        clusters_failed_ += e.ok() && e->status == ClusterStatus::kFailed;
-      } else if (type == event_type::kNodeLaunchFailed) {
-        if (auto e = cluster_events::decode<cluster_events::LaunchFailed>(*p); e.ok())
-          ++failures_[e->reason];
-      } else if (auto e = cluster_events::decode<cluster_events::NodeUnhealthy>(*p); e.ok()) {
-        // An unhealthy report while the node is still Pending is a launch failure.
-        if (const Cluster* c = view.find_cluster(e->cluster)) {
-          auto it = c->nodes.find(e->instance_id);
-          if (it != c->nodes.end() && it->second.status == NodeStatus::kPending) {
-            ++failures_["UnhealthyInstance"];
-          }
-        }
-      }
-    }
-  }
-
-  // First InService of each cluster and group, and first full TargetCount of each group, counted
-  // from its creation.
-  void observe(const FleetView& view, Time at) {
-    for (const auto& [name, c] : view.clusters) {
-      ClusterAcc& acc = clusters_[name];
-      if (!acc.to_in_service && c->status == ClusterStatus::kInService) {
-        acc.to_in_service = at - c->creation_time;
-      }
-      for (const auto& g : c->groups) {
-        GroupAcc& ga = acc.groups[g.spec.name];
-        ga.instance_type = g.spec.instance_type;
-        if (!ga.to_in_service && g.status == GroupStatus::kInService) {
-          ga.to_in_service = at - g.created_at;
-        }
-        if (!ga.to_target && g.spec.target > 0 && c->current_count(g.spec.name) >= g.spec.target) {
-          ga.to_target = at - g.created_at;
-        }
-      }
-    }
-  }
-
-  std::map<std::string, ClusterAcc> clusters_;
-  std::map<std::string, int64_t> failures_;
-  int64_t launches_ = 0;
-  int64_t retries_ = 0;
-  int64_t min_count_rollbacks_ = 0;
-  int64_t legacy_rollbacks_ = 0;
-  int64_t clusters_failed_ = 0;
-  int64_t terminations_ = 0;
-};
 
 class Simulation {
  public:
@@ -282,6 +97,9 @@ class Simulation {
     runtime_ = std::make_unique<Runtime>(ropts, clock_, *journal_);
     GF_RETURN_IF_ERROR(runtime_->recover().with_prefix("recovering the journal"));
     runner_ = std::make_unique<VirtualRunner>(runtime_->loop(), clock_);
+    if (scenario_.failures) {
+      injector_ = std::make_unique<FailureInjector>(*scenario_.failures, report_.seed);
+    }
 
     GF_RETURN_IF_ERROR(run_timeline());
     GF_RETURN_IF_ERROR(write_outputs());
@@ -315,16 +133,33 @@ class Simulation {
     const std::optional<Duration> every = options_.snapshot_every;
     Time next_snapshot = every ? kSimEpoch + *every : Time::max();
     size_t i = 0;
+    size_t ti = 0;  // next trace job
+    const std::vector<TraceJob>& trace = scenario_.trace_jobs;
     while (true) {
       const bool step_due = i < scenario_.steps.size() && scenario_.steps[i].at <= report_.until;
+      const bool trace_due = ti < trace.size() && trace[ti].at <= report_.until;
       const bool snapshot_due = next_snapshot <= end();
-      if (!step_due && !snapshot_due) break;
+      const Time fail_at = injector_ ? injector_->next_due() : Time::max();
+      const bool fail_due = fail_at <= end();
+      if (!step_due && !snapshot_due && !trace_due && !fail_due) break;
       const Time step_at = step_due ? kSimEpoch + scenario_.steps[i].at : Time::max();
-      if (step_due && step_at <= next_snapshot) {
+      const Time trace_at = trace_due ? kSimEpoch + trace[ti].at : Time::max();
+      // At equal times: steps, then trace jobs, then faults, then the snapshot.
+      if (step_due && step_at <= next_snapshot && step_at <= trace_at && step_at <= fail_at) {
         runner_->run_until(step_at);
         GF_RETURN_IF_ERROR(loop_health());
         calls += execute(scenario_.steps[i]).dump() + "\n";
         ++i;
+      } else if (trace_due && trace_at <= next_snapshot && trace_at <= fail_at) {
+        runner_->run_until(trace_at);
+        GF_RETURN_IF_ERROR(loop_health());
+        for (; ti < trace.size() && kSimEpoch + trace[ti].at == trace_at; ++ti) {
+          submit_trace_job(trace[ti], calls);
+        }
+      } else if (fail_due && fail_at <= next_snapshot) {
+        runner_->run_until(fail_at);
+        GF_RETURN_IF_ERROR(loop_health());
+        inject_failures(calls);
       } else {
         runner_->run_until(next_snapshot);
         GF_RETURN_IF_ERROR(loop_health());
@@ -335,6 +170,7 @@ class Simulation {
       }
     }
     report_.steps_skipped = scenario_.steps.size() - i;
+    report_.trace_jobs_skipped = trace.size() - ti;
     runner_->run_until(end());
     GF_RETURN_IF_ERROR(loop_health());
     GF_RETURN_IF_ERROR(write_file(out_ / "calls.jsonl", calls));
@@ -442,6 +278,60 @@ class Simulation {
       }
       default:
         return error_response(not_built(step.kind));
+    }
+  }
+
+  // One trace row as the PyTorchJob it stands for (docs/scenarios.md "Traces"). Refused ones are
+  // counted and recorded in calls.jsonl; accepted ones only counted (a trace has many rows).
+  void submit_trace_job(const TraceJob& job, std::string& calls) {
+    const TraceSpec& spec = scenario_.traces[job.trace];
+    HttpResponse r = call("POST", "/v1/apply", {}, trace_job_manifest(job, spec).dump(), "trace");
+    ++report_.trace_jobs_submitted;
+    if (r.status >= 400) {
+      ++report_.trace_jobs_refused;
+      calls += stamp(Json{{"trace", spec.file},
+                          {"row", job.row},
+                          {"job", job.ns + "/" + job.name},
+                          {"call", "POST /v1/apply"},
+                          {"as", "trace"},
+                          {"status", r.status},
+                          {"body", response_body(r)}})
+                   .dump() +
+               "\n";
+    }
+  }
+
+  // The failure model's faults due now, as signals calls, then what the on-call person does.
+  void inject_failures(std::string& calls) {
+    const Time now = clock_.now();
+    std::vector<FaultInjection> faults;
+    std::vector<OperatorAction> actions;
+    {
+      auto view = runtime_->loop().view();
+      faults = injector_->due(*view, now);
+      actions = injector_->operator_actions(*view, now);
+    }
+    for (const FaultInjection& f : faults) {
+      Json body = {{"Signal", f.signal}};
+      if (!f.cleared_by.empty()) body["ClearedBy"] = f.cleared_by;
+      HttpResponse r = call("POST", "/v1/clusters/" + f.cluster + "/nodes/" + f.node + "/signals",
+                            {}, body.dump(), "failure-model");
+      if (r.status >= 400) {
+        calls +=
+            stamp(Json{{"fault", f.cause},
+                       {"node", f.node},
+                       {"call", "POST /v1/clusters/" + f.cluster + "/nodes/" + f.node + "/signals"},
+                       {"as", "failure-model"},
+                       {"status", r.status},
+                       {"body", response_body(r)}})
+                .dump() +
+            "\n";
+      }
+    }
+    for (const OperatorAction& a : actions) {
+      HttpResponse r = call("POST", a.path, {}, "{}", "oncall");
+      ++report_.operator_actions[a.what];
+      (void)r;  // a remediation that moved on meanwhile answers 409: nothing to do
     }
   }
 
@@ -553,7 +443,8 @@ class Simulation {
   }
 
   Result<Json> metrics() {
-    MetricsReplay replay;
+    FleetKpis kpis(kSimEpoch, end());
+    MetricsReplay replay(&kpis);
     GF_RETURN_IF_ERROR(replay.run(*journal_, end()).with_prefix("replaying the journal"));
     Json m = replay.to_json(report_.state["clusters"]);
     GF_ASSIGN_OR_RETURN(Json by_cluster, get("/v1/billing", {{"groupBy", "cluster"}}));
@@ -563,6 +454,31 @@ class Simulation {
     // docs/remediation.md).
     job_metrics(replay.gpu_hours(), m);
     m["remediations"] = remediation_metrics();
+    {
+      auto view = runtime_->loop().view();
+      m["fleet"] = kpis.compute(*view, replay.gpu_hours(), injector_.get());
+    }
+    if (!scenario_.traces.empty()) {
+      Json traces = Json::array();
+      for (size_t t = 0; t < scenario_.traces.size(); ++t) {
+        std::vector<TraceJob> of;
+        for (const TraceJob& j : scenario_.trace_jobs) {
+          if (j.trace == t) of.push_back(j);
+        }
+        traces.push_back({{"file", scenario_.traces[t].file},
+                          {"jobs", of.size()},
+                          {"gpuHours", round4(trace_gpu_hours(of))}});
+      }
+      m["traces"] = {{"files", std::move(traces)},
+                     {"submitted", report_.trace_jobs_submitted},
+                     {"refused", report_.trace_jobs_refused},
+                     {"notSubmittedAfterUntil", report_.trace_jobs_skipped}};
+    }
+    if (injector_) {
+      Json ops = Json::object();
+      for (const auto& [what, n] : report_.operator_actions) ops[what] = n;
+      m["operator"] = std::move(ops);
+    }
     m["scenario"] = report_.scenario;
     m["seed"] = report_.seed;
     m["until"] = format_duration(report_.until);
@@ -675,6 +591,7 @@ class Simulation {
   std::unique_ptr<SqliteJournal> journal_;
   std::unique_ptr<Runtime> runtime_;  // declared after journal_: destroyed before it
   std::unique_ptr<VirtualRunner> runner_;
+  std::unique_ptr<FailureInjector> injector_;  // the failure model, when the scenario has one
 };
 
 }  // namespace
@@ -687,6 +604,13 @@ Json seconds_since_start(Time t) {
 
 Result<SimulationReport> run_simulation(const Scenario& scenario,
                                         const SimulationOptions& options) {
+  if (!scenario.traces.empty() && scenario.trace_jobs.empty()) {
+    // Traces not read yet (the CLI reads them first, to tell a bad trace by its exit status).
+    Scenario with_jobs = scenario;
+    GF_RETURN_IF_ERROR(load_traces(with_jobs, options.seed.value_or(scenario.seed.value_or(1))));
+    Simulation sim(with_jobs, options);
+    return sim.run();
+  }
   Simulation sim(scenario, options);
   return sim.run();
 }

@@ -5,6 +5,7 @@
 // events.jsonl and state.json.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct SimulationReport {
   size_t steps_not_implemented = 0;  // answered 501
   size_t steps_skipped = 0;          // scheduled after --until, not run
   size_t snapshots = 0;
+  size_t trace_jobs_submitted = 0;  // trace rows applied (docs/scenarios.md "Traces")
+  size_t trace_jobs_refused = 0;    // of them, answered with an error
+  size_t trace_jobs_skipped = 0;    // submitted after --until, not run
+  std::map<std::string, int64_t> operator_actions;  // the on-call's: approve, reset-breaker
   size_t events = 0;
   Json state;                      // what state.json holds
   Json metrics;                    // what metrics.json holds

@@ -220,8 +220,9 @@ TEST(Scenario, ErrorsNameTheFieldPath) {
   EXPECT_EQ(parse_error("steps:\n  - 5\n"), "steps[0]: expected a step object, got 5");
   EXPECT_EQ(parse_error("steps: { at: 0s }\n"), "steps: expected a list of steps, got an object");
   EXPECT_EQ(parse_error("seed: -1\n"), "seed: expected an integer >= 0, got -1");
-  EXPECT_EQ(parse_error("nmae: x\n"),
-            "nmae: unknown field; expected one of name, seed, config, cloud, steps");
+  EXPECT_EQ(
+      parse_error("nmae: x\n"),
+      "nmae: unknown field; expected one of name, seed, config, cloud, steps, traces, failures");
   EXPECT_EQ(parse_error("cloud: { capacty: { ml.c5.xlarge: 1 } }\n"),
             "cloud.capacty: unknown field; expected one of launchLatency, lifecycleDuration, "
             "failureLatency, terminateLatency, capacity, changes, launchFaults, rebootDuration, "

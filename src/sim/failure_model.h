@@ -1,0 +1,115 @@
+// The failure model of `gpufleet simulate` (docs/scenarios.md "Failures"): node faults arriving
+// as a seeded Poisson process per node at published fleet rates (defaults: Llama 3's 54 days on
+// 16,384 H100s), a few "lemon" hosts failing several times as often, and each fault sent as the
+// real detector input of its cause (an Xid line, a DCGM reading, an InfiniBand port state, a
+// missed heartbeat), so the real detectors, policies and remediations handle it. Each fault is
+// fixed only by the repair its draw needs (reboot, reprovision or migrate); a simulated on-call
+// person approves what waits for a person after a response time.
+//
+// Deterministic: driven by the simulation's virtual time and seed; no I/O of its own (the
+// simulation sends what it returns through the API).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/random.h"
+#include "core/result.h"
+#include "core/time.h"
+#include "state/fleet_state.h"
+
+namespace gf {
+
+// One cause of the mix: its share (a weight) and the detector input it produces.
+struct FailureCause {
+  std::string name;
+  double weight = 0;
+};
+
+struct FailureModelSpec {
+  double rate_per_1000_node_days = 3.79;  // Llama 3: 419 unexpected in 54 d on 2,048 nodes
+  double lemon_share = 0.015;             // share of hosts that are lemons
+  double lemon_factor = 7.0;              // their rate multiplier
+  std::vector<FailureCause> mix;          // default: Llama 3's root causes
+  // Which repair the fault needs (shares, normalised): a reboot fixes it, only a reprovision (or
+  // more) does, only a migration to other hardware does.
+  double repair_reboot = 0.5, repair_reprovision = 0.2, repair_migrate = 0.3;
+  std::optional<Duration> operator_response = hours(2);  // none: nobody ever acts
+  std::vector<std::string> instance_groups;  // faults only here; empty: every group with GPUs
+  Duration sweep = minutes(10);              // how often new nodes and the on-call are looked at
+};
+
+// The default mix (Llama 3 405B pre-training, Table 5; docs/scenarios.md lists the mapping).
+std::vector<FailureCause> default_failure_mix();
+// The known cause names, for messages.
+std::vector<std::string> failure_cause_names();
+
+// Parses `failures:` (an object, or `true` for every default).
+Result<FailureModelSpec> parse_failure_model(const Json& value, const std::string& path);
+
+// A fault to send: POST /v1/clusters/<cluster>/nodes/<node>/signals {Signal, ClearedBy}.
+struct FaultInjection {
+  std::string cluster, node, host, cause;
+  Json signal;
+  std::vector<std::string> cleared_by;  // empty: any remediation fixes it
+  std::string repair;                   // reboot | reprovision | migrate (what it needs)
+};
+
+// What the on-call person does: approve a remediation, or reset a tripped circuit breaker.
+struct OperatorAction {
+  std::string path;  // POST path
+  std::string what;  // for counting: approve | reset-breaker
+};
+
+class FailureInjector {
+ public:
+  FailureInjector(FailureModelSpec spec, uint64_t seed);
+
+  // The next instant something is due: a fault or a sweep.
+  Time next_due() const;
+  // Picks up nodes that came and went, then returns the faults due at `now` (nodes that already
+  // have an open alert or remediation are skipped: their next fault is drawn afresh).
+  std::vector<FaultInjection> due(const FleetView& view, Time now);
+  // The on-call's actions due at `now` (at sweeps).
+  std::vector<OperatorAction> operator_actions(const FleetView& view, Time now);
+
+  // For the KPIs.
+  int64_t injected() const { return injected_; }
+  const std::map<std::string, int64_t>& by_cause() const { return by_cause_; }
+  const std::map<std::string, int64_t>& by_repair() const { return by_repair_; }
+  const std::set<std::string>& lemon_hosts() const { return lemons_; }
+  const std::map<std::string, int64_t>& faults_by_host() const { return by_host_; }
+  // Node-days of exposure (Running nodes the model watched), integrated at sweeps.
+  double node_days() const { return static_cast<double>(exposure_us_) / 86400e6; }
+  const FailureModelSpec& spec() const { return spec_; }
+
+ private:
+  struct Tracked {
+    std::string cluster, host;
+    Time next{};
+  };
+  void sync(const FleetView& view, Time now);
+  Duration draw_gap(const std::string& host);
+  FaultInjection make_fault(const std::string& node, const Tracked& t);
+
+  FailureModelSpec spec_;
+  Random rng_;
+  double total_weight_ = 0;
+  std::map<std::string, Tracked> nodes_;          // by instance id
+  std::set<std::pair<Time, std::string>> queue_;  // (next fault, instance id)
+  std::map<std::string, bool> host_lemon_;        // by host, drawn on first sight
+  std::set<std::string> lemons_;
+  Time next_sweep_{};
+  Time last_sweep_{};
+  bool started_ = false;
+  int64_t exposure_us_ = 0;
+  int64_t injected_ = 0;
+  std::map<std::string, int64_t> by_cause_, by_repair_, by_host_;
+};
+
+}  // namespace gf

@@ -1,0 +1,380 @@
+#include "sim/fleet_kpis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/resources.h"
+#include "model/catalog.h"
+
+namespace gf {
+
+namespace {
+
+double r4(double x) { return std::round(x * 1e4) / 1e4; }
+double hours(double gpu_us) { return gpu_us / 3.6e9; }
+Json ratio(double num, double den) { return den > 0 ? Json(r4(num / den)) : Json(nullptr); }
+
+// Nearest-rank percentile of sorted values.
+double pct(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+// {count, meanSeconds, p50Seconds, p95Seconds, p99Seconds, maxSeconds} of durations in seconds.
+Json summary(std::vector<double> secs, bool p99 = false) {
+  std::sort(secs.begin(), secs.end());
+  if (secs.empty()) return Json{{"count", 0}};
+  double sum = 0;
+  for (double s : secs) sum += s;
+  Json out = {{"count", secs.size()},
+              {"meanSeconds", r4(sum / static_cast<double>(secs.size()))},
+              {"p50Seconds", r4(pct(secs, 0.5))},
+              {"p95Seconds", r4(pct(secs, 0.95))},
+              {"maxSeconds", r4(secs.back())}};
+  if (p99) out["p99Seconds"] = r4(pct(secs, 0.99));
+  return out;
+}
+
+double secs(Duration d) { return static_cast<double>(d.count()) / 1e6; }
+
+// GPUs the job's pods hold.
+int64_t job_gpus(const Job& job) {
+  int64_t gpus = 0;
+  for (const JobPodSet& ps : job.pod_sets) {
+    if (ps.whole_node) {
+      const InstanceTypeInfo* info = Catalog::builtin().find(ps.instance_type);
+      if (info != nullptr) gpus += static_cast<int64_t>(info->gpus) * ps.count;
+      continue;
+    }
+    ResourceRegistry reg;
+    auto req = ResourceVector::from_json(ps.requests, reg, "requests");
+    if (req.ok()) gpus += req->get(kGpu) * ps.count;
+  }
+  return gpus;
+}
+
+std::string tenant_of(const Job& job) {
+  if (!job.quota_share.empty()) return job.quota_share;
+  if (!job.ns.empty()) return job.ns;
+  if (!job.job_queue.empty()) return job.job_queue;
+  return "default";
+}
+
+// Where a run's lost work goes: a node lost under it (fault, remediation drain, failover away
+// from pods that could not run), a preemption, or anything else (the job failed, was suspended).
+std::string loss_cause(const std::string& ended_by) {
+  if (ended_by == "interrupted" || ended_by == "failover") return "failure";
+  if (ended_by == "preempted") return "preemption";
+  return "other";
+}
+
+struct TenantAcc {
+  std::vector<double> waits;
+  int64_t jobs = 0, never_started = 0, preemptions = 0;
+  double busy_us = 0, kept_us = 0, cost_micros = 0;
+};
+
+struct LargeJob {
+  std::string name, tenant;
+  int64_t gpus = 0;
+  double gpu_hours = 0;
+  double ettr = 0;
+  int64_t restarts = 0, preemptions = 0;
+  bool finished = false;
+};
+
+}  // namespace
+
+FleetKpis::FleetKpis(Time start, Time end, size_t buckets) : start_(start), end_(end) {
+  const Duration span = std::max(end - start, Duration(minutes(1)));
+  buckets_ = std::max<size_t>(1, buckets);
+  width_ = std::max<Duration>(minutes(1), (span + Duration(static_cast<int64_t>(buckets_) - 1)) /
+                                              static_cast<int64_t>(buckets_));
+  buckets_ = static_cast<size_t>((span + width_ - Duration(1)) / width_);
+  offered_us_.assign(buckets_, 0.0);
+}
+
+size_t FleetKpis::bucket_of(Time t) const {
+  if (t <= start_) return 0;
+  return std::min(buckets_ - 1, static_cast<size_t>((t - start_) / width_));
+}
+
+void FleetKpis::spread(std::vector<double>& series, Time from, Time to, double weight) const {
+  from = std::max(from, start_);
+  to = std::min(to, end_);
+  if (to <= from || weight == 0) return;
+  for (size_t b = bucket_of(from); b < buckets_; ++b) {
+    const Time lo = std::max(from, start_ + width_ * static_cast<int64_t>(b));
+    const Time hi = std::min(to, start_ + width_ * static_cast<int64_t>(b + 1));
+    if (hi <= lo) break;
+    series[b] += weight * static_cast<double>((hi - lo).count());
+  }
+}
+
+void FleetKpis::add_offered(Time from, Time to, double gpus) {
+  spread(offered_us_, from, to, gpus);
+}
+
+double FleetKpis::offered_gpu_hours() const {
+  double total = 0;
+  for (double v : offered_us_) total += v;
+  return hours(total);
+}
+
+Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
+                        const FailureInjector* failures) const {
+  std::vector<double> busy_series(buckets_, 0.0), waiting_series(buckets_, 0.0);
+  std::map<std::string, TenantAcc> tenants;
+  double busy = 0, kept = 0, in_progress = 0;
+  std::map<std::string, double> lost;  // cause -> GPU·µs
+  lost["failure"] = lost["preemption"] = lost["other"] = 0;
+  double trace_work = 0;  // GPU·µs of work the finished jobs asked for
+  std::vector<LargeJob> large;
+  int64_t jobs = 0, preempted_jobs = 0, max_preemptions = 0, preemptions = 0;
+  for (const auto& [id, jp] : view.jobs) {
+    const Job& job = *jp;
+    const int64_t gpus = job_gpus(job);
+    const auto g = static_cast<double>(gpus);
+    TenantAcc& t = tenants[tenant_of(job)];
+    ++jobs;
+    ++t.jobs;
+    preemptions += job.preempted_count;
+    t.preemptions += job.preempted_count;
+    preempted_jobs += job.preempted_count > 0;
+    max_preemptions = std::max<int64_t>(max_preemptions, job.preempted_count);
+    // Waiting: created → first start, between runs, and after the last run while not finished.
+    const Time stop = job.stopped_at ? *job.stopped_at : end_;
+    Time wait_from = job.created_at;
+    if (job.runs.empty()) {
+      ++t.never_started;
+    } else {
+      t.waits.push_back(secs(job.runs.front().start - job.created_at));
+    }
+    double job_busy = 0;
+    int64_t restarts = 0;
+    for (size_t i = 0; i < job.runs.size(); ++i) {
+      const JobRun& run = job.runs[i];
+      spread(waiting_series, wait_from, run.start, 1.0);
+      const Time e = run.end ? *run.end : end_;
+      const double dur = static_cast<double>((e - run.start).count());
+      busy += g * dur;
+      job_busy += g * dur;
+      spread(busy_series, run.start, e, g);
+      t.cost_micros += static_cast<double>(run.cost_micros(run.start, e));
+      wait_from = e;
+      if (!run.end) {
+        in_progress += g * dur;
+        continue;
+      }
+      if (i > 0) ++restarts;
+      kept += g * static_cast<double>(run.kept.count());
+      t.kept_us += g * static_cast<double>(run.kept.count());
+      // A run cut short during its restart overhead spent only what it ran.
+      const double over = std::min(dur, static_cast<double>(run.overhead.count()));
+      const double rest = dur - over - static_cast<double>(run.kept.count());
+      lost[loss_cause(run.ended_by)] += g * std::max(0.0, rest);
+      // A restart's overhead is lost to whatever ended the run before it.
+      lost[i > 0 ? loss_cause(job.runs[i - 1].ended_by) : "other"] += g * over;
+    }
+    t.busy_us += job_busy;
+    if (!is_terminal(job.status) && (job.runs.empty() || job.runs.back().end)) {
+      spread(waiting_series, wait_from, stop, 1.0);
+    }
+    if (job.status == JobStatus::kSucceeded && job.duration) {
+      trace_work += g * static_cast<double>(job.duration->count());
+    }
+    if (gpus > 0 && job.duration && !job.runs.empty()) {
+      LargeJob lj{job.name,
+                  tenant_of(job),
+                  gpus,
+                  hours(job_busy),
+                  0,
+                  restarts,
+                  job.preempted_count,
+                  job.status == JobStatus::kSucceeded};
+      const Time first = job.runs.front().start;
+      const Time last =
+          job.status == JobStatus::kSucceeded && job.stopped_at ? *job.stopped_at : end_;
+      const double progress = static_cast<double>(job.progress.count());
+      if (last > first) lj.ettr = progress / static_cast<double>((last - first).count());
+      large.push_back(std::move(lj));
+    }
+  }
+  // The largest jobs by GPUs, then GPU-hours: their effective training time ratio.
+  std::sort(large.begin(), large.end(), [](const LargeJob& a, const LargeJob& b) {
+    if (a.gpus != b.gpus) return a.gpus > b.gpus;
+    if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
+    return a.name < b.name;
+  });
+  if (large.size() > 20) large.resize(20);
+  Json large_json = Json::array();
+  double ettr_sum = 0;
+  for (const LargeJob& lj : large) {
+    ettr_sum += lj.ettr;
+    large_json.push_back({{"job", lj.name},
+                          {"tenant", lj.tenant},
+                          {"gpus", lj.gpus},
+                          {"gpuHours", r4(lj.gpu_hours)},
+                          {"effectiveTrainingTimeRatio", r4(lj.ettr)},
+                          {"restarts", lj.restarts},
+                          {"preemptions", lj.preemptions},
+                          {"finished", lj.finished}});
+  }
+
+  Json tenants_json = Json::object();
+  std::vector<double> all_waits;
+  for (auto& [name, t] : tenants) {
+    all_waits.insert(all_waits.end(), t.waits.begin(), t.waits.end());
+    tenants_json[name] = {{"jobs", t.jobs},
+                          {"neverStarted", t.never_started},
+                          {"queueingDelay", summary(t.waits, true)},
+                          {"busyGpuHours", r4(hours(t.busy_us))},
+                          {"keptGpuHours", r4(hours(t.kept_us))},
+                          {"preemptions", t.preemptions},
+                          {"costUsd", r4(t.cost_micros / 1e6)}};
+  }
+
+  // Time series.
+  Json series = Json::array();
+  const double w = static_cast<double>(width_.count());
+  for (size_t b = 0; b < buckets_; ++b) {
+    series.push_back({{"t", r4(secs(width_ * static_cast<int64_t>(b)))},
+                      {"offeredGpus", r4(offered_us_[b] / w)},
+                      {"busyGpus", r4(busy_series[b] / w)},
+                      {"utilization", ratio(busy_series[b], offered_us_[b])},
+                      {"queueDepth", r4(waiting_series[b] / w)}});
+  }
+
+  const double paid_us = paid_gpu_hours * 3.6e9;
+  Json out = {
+      {"goodput", ratio(kept, paid_us)},
+      {"gpuHours",
+       {{"paid", r4(paid_gpu_hours)},
+        {"busy", r4(hours(busy))},
+        {"kept", r4(hours(kept))},
+        {"inProgress", r4(hours(in_progress))},
+        {"lostToFailures", r4(hours(lost["failure"]))},
+        {"lostToPreemption", r4(hours(lost["preemption"]))},
+        {"lostOther", r4(hours(lost["other"]))},
+        {"finishedJobsWork", r4(hours(trace_work))}}},
+      {"jobGoodput", ratio(kept, busy)},
+      {"utilization", ratio(busy, paid_us)},
+      {"jobs", jobs},
+      {"queueingDelay", summary(all_waits, true)},
+      {"tenants", std::move(tenants_json)},
+      {"preemptions",
+       {{"total", preemptions},
+        {"jobsPreempted", preempted_jobs},
+        {"perJob", jobs > 0 ? Json(r4(static_cast<double>(preemptions) / static_cast<double>(jobs)))
+                            : Json(0)},
+        {"max", max_preemptions}}},
+      {"largeJobs",
+       {{"jobs", std::move(large_json)},
+        {"meanEffectiveTrainingTimeRatio",
+         large.empty() ? Json(nullptr) : Json(r4(ettr_sum / static_cast<double>(large.size())))}}},
+      {"bucketSeconds", r4(secs(width_))},
+      {"series", std::move(series)}};
+
+  // Repairs: MTTR by phase, automatic vs manual (docs/scenarios.md "Fleet KPIs").
+  const remediate::HealthState& health = view.health_state();
+  struct Phases {
+    std::vector<double> detection, approval, gates, idle, repair, rejoin, total;
+  };
+  Phases all, automatic, manual;
+  // A remediation after an earlier one on the same node (a failed attempt, the escalation
+  // ladder) counts its detection from that one's end, not from the fault's first observation.
+  std::vector<const remediate::Remediation*> by_time;
+  for (const auto& [rid, r] : health.remediations) by_time.push_back(&r);
+  std::sort(by_time.begin(), by_time.end(), [](const auto* a, const auto* b) {
+    return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
+  });
+  std::map<std::string, Time> previous_end;  // node -> the end of its latest remediation
+  for (const remediate::Remediation* rp : by_time) {
+    const remediate::Remediation& r = *rp;
+    Time fault = r.created_at;
+    for (const std::string& aid : r.evidence) {
+      if (const remediate::AlertRecord* a = health.find_alert(aid)) {
+        fault = std::min(fault, a->first_seen);
+      }
+    }
+    if (auto it = previous_end.find(r.node); it != previous_end.end() && it->second > fault) {
+      fault = std::min(r.created_at, it->second);
+    }
+    if (r.completed_at) previous_end[r.node] = *r.completed_at;
+    if (r.status != remediate::Status::kSucceeded || !r.completed_at) continue;
+    for (Phases* p : {&all, r.auto_approved ? &automatic : &manual}) {
+      p->detection.push_back(secs(r.created_at - fault));
+      if (r.approved_at) p->approval.push_back(secs(*r.approved_at - r.created_at));
+      if (r.approved_at && r.started_at) p->gates.push_back(secs(*r.started_at - *r.approved_at));
+      if (r.started_at && r.drained_at) p->idle.push_back(secs(*r.drained_at - *r.started_at));
+      if (r.drained_at && r.acted_at) p->repair.push_back(secs(*r.acted_at - *r.drained_at));
+      if (r.acted_at) p->rejoin.push_back(secs(*r.completed_at - *r.acted_at));
+      p->total.push_back(secs(*r.completed_at - fault));
+    }
+  }
+  auto phases_json = [](const Phases& p) {
+    return Json{{"total", summary(p.total)},         {"detection", summary(p.detection)},
+                {"approval", summary(p.approval)},   {"gates", summary(p.gates)},
+                {"waitingForIdle", summary(p.idle)}, {"repair", summary(p.repair)},
+                {"rejoin", summary(p.rejoin)}};
+  };
+  // Incidents: an alert that a remediation fixed, from its first observation to its end.
+  std::vector<double> incident_secs;
+  int64_t open_incidents = 0;
+  for (const auto& [aid, a] : health.alerts) {
+    if (a.active()) {
+      ++open_incidents;
+      continue;
+    }
+    if (a.resolved_at && a.state == "resolved" && a.resolved_by != "signal cleared") {
+      incident_secs.push_back(secs(*a.resolved_at - a.first_seen));
+    }
+  }
+  out["mttr"] = {{"incidents", summary(incident_secs, true)},
+                 {"openAtEnd", open_incidents},
+                 {"all", phases_json(all)},
+                 {"automatic", phases_json(automatic)},
+                 {"manual", phases_json(manual)}};
+
+  if (failures != nullptr) {
+    const double node_days = failures->node_days();
+    Json causes = Json::object();
+    for (const auto& [c, n] : failures->by_cause()) causes[c] = n;
+    Json repairs = Json::object();
+    for (const auto& [c, n] : failures->by_repair()) repairs[c] = n;
+    // Lemons found: hosts with at least 3 faults and at least 5x the mean per host.
+    const auto& by_host = failures->faults_by_host();
+    double mean = 0;
+    for (const auto& [h, n] : by_host) mean += static_cast<double>(n);
+    const size_t hosts = std::max<size_t>(1, by_host.size());
+    mean /= static_cast<double>(hosts);
+    Json found = Json::array();
+    int64_t true_found = 0;
+    for (const auto& [h, n] : by_host) {
+      if (n >= 3 && static_cast<double>(n) >= 5 * mean) {
+        found.push_back(
+            {{"host", h}, {"faults", n}, {"lemon", failures->lemon_hosts().contains(h)}});
+        true_found += failures->lemon_hosts().contains(h);
+      }
+    }
+    const int64_t injected = failures->injected();
+    out["failures"] = {
+        {"injected", injected},
+        {"byCause", std::move(causes)},
+        {"byRepairNeeded", std::move(repairs)},
+        {"nodeDays", r4(node_days)},
+        {"per1000NodeDays", node_days > 0
+                                ? Json(r4(1000.0 * static_cast<double>(injected) / node_days))
+                                : Json(nullptr)},
+        {"meanTimeBetweenIncidentsPerNodeDays",
+         injected > 0 ? Json(r4(node_days / static_cast<double>(injected))) : Json(nullptr)},
+        {"lemonHostsModelled", failures->lemon_hosts().size()},
+        {"lemonHostsFound", std::move(found)},
+        {"lemonHostsFoundThatAreLemons", true_found}};
+  }
+  return out;
+}
+
+}  // namespace gf

@@ -1,0 +1,226 @@
+// Capacity delivered and provisioning counts of a simulation (docs/scenarios.md metrics.json),
+// from replaying its journal into a fresh state: between two journal records the fleet does not
+// change, so integrating the state seen after each record is exact. It also feeds the offered
+// GPUs of every stretch to the fleet KPIs' time series.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/json.h"
+#include "core/result.h"
+#include "journal/journal.h"
+#include "model/catalog.h"
+#include "sim/fleet_kpis.h"
+#include "sim/simulation.h"
+#include "state/cluster_events.h"
+#include "state/fleet_state.h"
+
+namespace gf {
+
+class MetricsReplay {
+ public:
+  // `kpis` (may be null) receives the offered GPUs of every stretch.
+  explicit MetricsReplay(FleetKpis* kpis = nullptr) : kpis_(kpis) {}
+
+  Status run(Journal& journal, Time end) {
+    FleetState state;
+    Time last = kSimEpoch;
+    GF_RETURN_IF_ERROR(journal.replay(0, [&](const EventRecord& rec) -> Status {
+      const Time at = std::max(last, rec.time);
+      integrate(state.view(), last, at);
+      last = at;
+      count(state.view(), rec);
+      GF_RETURN_IF_ERROR(state.apply(rec));
+      observe(state.view(), rec.time);
+      return ok_status();
+    }));
+    integrate(state.view(), last, std::max(last, end));
+    return ok_status();
+  }
+
+  // GPU-hours the running instances offered (utilization's denominator).
+  double gpu_hours() const {
+    double total = 0;
+    for (const auto& [name, c] : clusters_) {
+      for (const auto& [gname, g] : c.groups) {
+        const InstanceTypeInfo* info = Catalog::builtin().find(g.instance_type);
+        if (info != nullptr) total += static_cast<double>(g.running_us) * info->gpus / 3.6e9;
+      }
+    }
+    return total;
+  }
+
+  Json to_json(const Json& clusters_now) const {
+    Json clusters = Json::array();
+    for (const auto& [name, c] : clusters_) {
+      Json groups = Json::array();
+      int64_t running = 0, target = 0;
+      for (const auto& [gname, g] : c.groups) {
+        running += g.running_us;
+        target += g.target_us;
+        Json gj = {{"InstanceGroupName", gname},
+                   {"InstanceType", g.instance_type},
+                   {"runningInstanceHours", hours_of(g.running_us)},
+                   {"targetInstanceHours", hours_of(g.target_us)},
+                   {"delivered", fraction(g.running_us, g.target_us)},
+                   {"timeToInServiceSeconds", seconds_or_null(g.to_in_service)},
+                   {"timeToTargetSeconds", seconds_or_null(g.to_target)}};
+        groups.push_back(std::move(gj));
+      }
+      Json cj = {{"ClusterName", name},
+                 {"runningInstanceHours", hours_of(running)},
+                 {"targetInstanceHours", hours_of(target)},
+                 {"delivered", fraction(running, target)},
+                 {"timeToInServiceSeconds", seconds_or_null(c.to_in_service)},
+                 {"groups", std::move(groups)}};
+      for (const auto& now : clusters_now) {
+        if (now.value("ClusterName", "") == name) cj["ClusterStatus"] = now["ClusterStatus"];
+      }
+      clusters.push_back(std::move(cj));
+    }
+    Json by_reason = Json::object();
+    int64_t failures = 0;
+    for (const auto& [reason, n] : failures_) {
+      by_reason[reason] = n;
+      failures += n;
+    }
+    Json provisioning = {{"launches", launches_},
+                         {"launchFailures", failures},
+                         {"launchFailuresByReason", std::move(by_reason)},
+                         {"retries", retries_},
+                         {"rollbacks", min_count_rollbacks_ + legacy_rollbacks_},
+                         {"minCountRollbacks", min_count_rollbacks_},
+                         {"legacyUpdateRollbacks", legacy_rollbacks_},
+                         {"clustersFailed", clusters_failed_},
+                         {"terminations", terminations_}};
+    return Json{{"capacityDelivered", std::move(clusters)},
+                {"provisioning", std::move(provisioning)}};
+  }
+
+ private:
+  struct GroupAcc {
+    std::string instance_type;
+    int64_t running_us = 0;  // Running instances × µs
+    int64_t target_us = 0;   // TargetCount × µs
+    std::optional<Duration> to_in_service;
+    std::optional<Duration> to_target;  // first time Running reached a TargetCount above 0
+  };
+  struct ClusterAcc {
+    std::map<std::string, GroupAcc> groups;  // by name; deleted groups keep their totals
+    std::optional<Duration> to_in_service;
+  };
+
+  static Json fraction(int64_t num, int64_t den) {
+    if (den <= 0) return nullptr;
+    return round4(static_cast<double>(num) / static_cast<double>(den));
+  }
+
+  void integrate(const FleetView& view, Time from, Time to) {
+    const int64_t us = (to - from).count();
+    if (kpis_ != nullptr && us > 0) {
+      double gpus = 0;
+      for (const auto& [name, c] : view.clusters) {
+        for (const auto& g : c->groups) {
+          const InstanceTypeInfo* info = Catalog::builtin().find(g.spec.instance_type);
+          if (info != nullptr)
+            gpus += static_cast<double>(c->current_count(g.spec.name) * info->gpus);
+        }
+      }
+      kpis_->add_offered(from, to, gpus);
+    }
+    for (const auto& [name, c] : view.clusters) {
+      ClusterAcc& acc = clusters_[name];
+      for (const auto& g : c->groups) {
+        GroupAcc& ga = acc.groups[g.spec.name];
+        ga.instance_type = g.spec.instance_type;
+        ga.running_us += c->current_count(g.spec.name) * us;
+        ga.target_us += g.spec.target * us;
+      }
+    }
+  }
+
+  // Counts the record against the state before it is applied (a node's status then says
+  // whether an unhealthy report came at launch or later in its life).
+  void count(const FleetView& view, const EventRecord& rec) {
+    const std::string& type = rec.type;
+    if (type == event_type::kNodeLaunchRequested) {
+      ++launches_;
+    } else if (type == event_type::kGroupBackoff) {
+      ++retries_;
+    } else if (type == event_type::kGroupRollback) {
+      ++min_count_rollbacks_;
+    } else if (type == event_type::kClusterRollback) {
+      ++legacy_rollbacks_;
+    } else if (type == event_type::kNodeTerminateRequested) {
+      ++terminations_;
+    } else if (type == event_type::kNodeLifecycleFailed) {
+      ++failures_["LifecycleScriptFailure"];
+    } else if (type == event_type::kNodeLaunchFailed || type == event_type::kNodeUnhealthy ||
+               type == event_type::kClusterStatus) {
+      // One that does not decode is not counted; applying it next fails the run.
+      auto p = parse_json(rec.payload, kStoredTextLimits);
+      if (!p.ok()) return;
+      if (type == event_type::kClusterStatus) {
+        auto e = cluster_events::decode<cluster_events::StatusChanged>(*p);
+        clusters_failed_ += e.ok() && e->status == ClusterStatus::kFailed;
+      } else if (type == event_type::kNodeLaunchFailed) {
+        if (auto e = cluster_events::decode<cluster_events::LaunchFailed>(*p); e.ok())
+          ++failures_[e->reason];
+      } else if (auto e = cluster_events::decode<cluster_events::NodeUnhealthy>(*p); e.ok()) {
+        // An unhealthy report while the node is still Pending is a launch failure.
+        if (const Cluster* c = view.find_cluster(e->cluster)) {
+          auto it = c->nodes.find(e->instance_id);
+          if (it != c->nodes.end() && it->second.status == NodeStatus::kPending) {
+            ++failures_["UnhealthyInstance"];
+          }
+        }
+      }
+    }
+  }
+
+  // First InService of each cluster and group, and first full TargetCount of each group, counted
+  // from its creation.
+  void observe(const FleetView& view, Time at) {
+    for (const auto& [name, c] : view.clusters) {
+      ClusterAcc& acc = clusters_[name];
+      if (!acc.to_in_service && c->status == ClusterStatus::kInService) {
+        acc.to_in_service = at - c->creation_time;
+      }
+      for (const auto& g : c->groups) {
+        GroupAcc& ga = acc.groups[g.spec.name];
+        ga.instance_type = g.spec.instance_type;
+        if (!ga.to_in_service && g.status == GroupStatus::kInService) {
+          ga.to_in_service = at - g.created_at;
+        }
+        if (!ga.to_target && g.spec.target > 0 && c->current_count(g.spec.name) >= g.spec.target) {
+          ga.to_target = at - g.created_at;
+        }
+      }
+    }
+  }
+
+  static double round4(double x) { return std::round(x * 1e4) / 1e4; }
+  static double hours_of(int64_t instance_us) {
+    return round4(static_cast<double>(instance_us) / 3.6e9);
+  }
+  static Json seconds_or_null(std::optional<Duration> d) {
+    if (!d) return nullptr;
+    return seconds_since_start(kSimEpoch + *d);
+  }
+
+  FleetKpis* kpis_ = nullptr;
+  std::map<std::string, ClusterAcc> clusters_;
+  std::map<std::string, int64_t> failures_;
+  int64_t launches_ = 0;
+  int64_t retries_ = 0;
+  int64_t min_count_rollbacks_ = 0;
+  int64_t legacy_rollbacks_ = 0;
+  int64_t clusters_failed_ = 0;
+  int64_t terminations_ = 0;
+};
+
+}  // namespace gf
