@@ -60,7 +60,34 @@ ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
   ControllerDecision d;
   int64_t counter = state.view().instance_counter;
   next_issued_.clear();
-  for (const auto& [name, cp] : state.view().clusters) reconcile_cluster(*cp, now, counter, d);
+  const auto& revisions = state.cluster_revisions();
+  std::unordered_map<std::string, Quiet> quiet;
+  for (const auto& [name, cp] : state.view().clusters) {
+    auto rev = revisions.find(name);
+    const uint64_t revision = rev == revisions.end() ? 0 : rev->second;
+    if (auto q = quiet_.find(name); q != quiet_.end() && q->second.revision == revision &&
+                                    revision != 0 && (!q->second.wake || now < *q->second.wake)) {
+      for (const auto& [id, flags] : q->second.issued) next_issued_[id] = flags;
+      if (q->second.wake) wake(d, *q->second.wake);
+      quiet.emplace(name, std::move(q->second));
+      continue;
+    }
+    const std::optional<Time> outer_wake = d.wake_at;
+    d.wake_at.reset();
+    const size_t events = d.events.size();
+    const size_t intents = d.intents.size();
+    reconcile_cluster(*cp, now, counter, d);
+    if (d.events.size() == events && d.intents.size() == intents) {
+      Quiet q{revision, d.wake_at, {}};
+      for (const auto& [id, n] : cp->nodes) {
+        if (auto it = next_issued_.find(id); it != next_issued_.end())
+          q.issued.emplace_back(id, it->second);
+      }
+      quiet.emplace(name, std::move(q));
+    }
+    if (outer_wake) wake(d, *outer_wake);
+  }
+  quiet_.swap(quiet);
   issued_.swap(next_issued_);
   return d;
 }

@@ -5,8 +5,10 @@
 // cloud driver, whose outcomes come back through handle_report() as requests.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/ids.h"
 #include "core/random.h"
@@ -78,6 +80,15 @@ class Provisioner final : public Controller {
   static constexpr int kIssuedUpdate = 4;
   std::unordered_map<std::string, int> issued_;
   std::unordered_map<std::string, int> next_issued_;
+  // A cluster whose revision has not moved since a pass that decided nothing for it, and whose
+  // next due time has not come, would get the same empty decision again: it is skipped, so a
+  // pass costs what changed, not every node of the fleet (docs/performance.md).
+  struct Quiet {
+    uint64_t revision = 0;
+    std::optional<Time> wake;
+    std::vector<std::pair<std::string, int>> issued;  // its nodes' entries of issued_
+  };
+  std::unordered_map<std::string, Quiet> quiet_;
 };
 
 }  // namespace gf

@@ -229,8 +229,15 @@ void FailureInjector::sync(const FleetView& view, Time now) {
   exposure_us_ += static_cast<int64_t>(nodes_.size()) * (now - last_sweep_).count();
   last_sweep_ = now;
   next_sweep_ = now + spec_.sweep;
-  std::set<std::string> seen;
+  // Only clusters that changed since the last sweep are walked: a cluster record is replaced
+  // whenever it changes while this holds the previous one (copy on write).
+  std::set<std::string, std::less<>> present;
   for (const auto& [cname, c] : view.clusters) {
+    present.insert(cname);
+    SeenCluster& seen = clusters_[cname];
+    if (seen.record == c) continue;
+    seen.record = c;
+    std::set<std::string> ids;
     for (const auto& [id, n] : c->nodes) {
       if (!n.is_current()) continue;
       if (!spec_.instance_groups.empty()) {
@@ -241,7 +248,7 @@ void FailureInjector::sync(const FleetView& view, Time now) {
         const InstanceTypeInfo* info = Catalog::builtin().find(n.instance_type);
         if (info == nullptr || info->gpus == 0) continue;
       }
-      seen.insert(id);
+      ids.insert(id);
       const std::string host = n.host();
       auto it = nodes_.find(id);
       if (it != nodes_.end() && it->second.host == host) continue;
@@ -255,15 +262,26 @@ void FailureInjector::sync(const FleetView& view, Time now) {
       queue_.insert({t.next, id});
       nodes_[id] = std::move(t);
     }
+    for (const std::string& id : seen.ids) {
+      if (!ids.contains(id)) forget(id);
+    }
+    seen.ids = std::move(ids);
   }
-  for (auto it = nodes_.begin(); it != nodes_.end();) {
-    if (seen.contains(it->first)) {
+  for (auto it = clusters_.begin(); it != clusters_.end();) {
+    if (present.contains(it->first)) {
       ++it;
       continue;
     }
-    queue_.erase({it->second.next, it->first});
-    it = nodes_.erase(it);
+    for (const std::string& id : it->second.ids) forget(id);
+    it = clusters_.erase(it);
   }
+}
+
+void FailureInjector::forget(const std::string& id) {
+  auto it = nodes_.find(id);
+  if (it == nodes_.end()) return;
+  queue_.erase({it->second.next, id});
+  nodes_.erase(it);
 }
 
 FaultInjection FailureInjector::make_fault(const std::string& node, const Tracked& t) {

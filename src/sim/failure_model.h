@@ -94,12 +94,18 @@ class FailureInjector {
     Time next{};
   };
   void sync(const FleetView& view, Time now);
+  void forget(const std::string& id);
   Duration draw_gap(const std::string& host);
   FaultInjection make_fault(const std::string& node, const Tracked& t);
 
   FailureModelSpec spec_;
   Random rng_;
   double total_weight_ = 0;
+  struct SeenCluster {
+    ClusterPtr record;          // as the last sweep saw it
+    std::set<std::string> ids;  // its nodes being tracked
+  };
+  std::map<std::string, SeenCluster, std::less<>> clusters_;
   std::map<std::string, Tracked> nodes_;          // by instance id
   std::set<std::pair<Time, std::string>> queue_;  // (next fault, instance id)
   std::map<std::string, bool> host_lemon_;        // by host, drawn on first sight

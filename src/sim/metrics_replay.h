@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/json.h"
 #include "core/result.h"
@@ -31,14 +33,14 @@ class MetricsReplay {
     Time last = kSimEpoch;
     GF_RETURN_IF_ERROR(journal.replay(0, [&](const EventRecord& rec) -> Status {
       const Time at = std::max(last, rec.time);
-      integrate(state.view(), last, at);
+      integrate(state, last, at);
       last = at;
       count(state.view(), rec);
       GF_RETURN_IF_ERROR(state.apply(rec));
-      observe(state.view(), rec.time);
+      observe(state, rec.time);
       return ok_status();
     }));
-    integrate(state.view(), last, std::max(last, end));
+    integrate(state, last, std::max(last, end));
     return ok_status();
   }
 
@@ -119,28 +121,44 @@ class MetricsReplay {
     return round4(static_cast<double>(num) / static_cast<double>(den));
   }
 
-  void integrate(const FleetView& view, Time from, Time to) {
-    const int64_t us = (to - from).count();
-    if (kpis_ != nullptr && us > 0) {
-      double gpus = 0;
-      for (const auto& [name, c] : view.clusters) {
-        for (const auto& g : c->groups) {
-          const InstanceTypeInfo* info = Catalog::builtin().find(g.spec.instance_type);
-          if (info != nullptr)
-            gpus += static_cast<double>(c->current_count(g.spec.name) * info->gpus);
+  // Running nodes per group of `c` (in group order), recounted only when the cluster changed:
+  // a replay event touches one cluster, and a count walks all its nodes.
+  const std::vector<int64_t>& running(const FleetState& state, const std::string& name,
+                                      const Cluster& c) {
+    auto rev = state.cluster_revisions().find(name);
+    const uint64_t revision = rev == state.cluster_revisions().end() ? 0 : rev->second;
+    auto& [cached_rev, counts] = running_[name];
+    if (cached_rev != revision || counts.size() != c.groups.size() || revision == 0) {
+      counts.assign(c.groups.size(), 0);
+      for (const auto& [id, n] : c.nodes) {
+        if (!n.is_current()) continue;
+        for (size_t i = 0; i < c.groups.size(); ++i) {
+          if (c.groups[i].spec.name == n.group) ++counts[i];
         }
       }
-      kpis_->add_offered(from, to, gpus);
+      cached_rev = revision;
     }
+    return counts;
+  }
+
+  void integrate(const FleetState& state, Time from, Time to) {
+    const FleetView& view = state.view();
+    const int64_t us = (to - from).count();
+    double gpus = 0;
     for (const auto& [name, c] : view.clusters) {
       ClusterAcc& acc = clusters_[name];
-      for (const auto& g : c->groups) {
+      const std::vector<int64_t>& run = running(state, name, *c);
+      for (size_t gi = 0; gi < c->groups.size(); ++gi) {
+        const auto& g = c->groups[gi];
         GroupAcc& ga = acc.groups[g.spec.name];
         ga.instance_type = g.spec.instance_type;
-        ga.running_us += c->current_count(g.spec.name) * us;
+        ga.running_us += run[gi] * us;
         ga.target_us += g.spec.target * us;
+        const InstanceTypeInfo* info = Catalog::builtin().find(g.spec.instance_type);
+        if (info != nullptr) gpus += static_cast<double>(run[gi] * info->gpus);
       }
     }
+    if (kpis_ != nullptr && us > 0) kpis_->add_offered(from, to, gpus);
   }
 
   // Counts the record against the state before it is applied (a node's status then says
@@ -184,19 +202,22 @@ class MetricsReplay {
 
   // First InService of each cluster and group, and first full TargetCount of each group, counted
   // from its creation.
-  void observe(const FleetView& view, Time at) {
+  void observe(const FleetState& state, Time at) {
+    const FleetView& view = state.view();
     for (const auto& [name, c] : view.clusters) {
       ClusterAcc& acc = clusters_[name];
       if (!acc.to_in_service && c->status == ClusterStatus::kInService) {
         acc.to_in_service = at - c->creation_time;
       }
-      for (const auto& g : c->groups) {
+      const std::vector<int64_t>& run = running(state, name, *c);
+      for (size_t gi = 0; gi < c->groups.size(); ++gi) {
+        const auto& g = c->groups[gi];
         GroupAcc& ga = acc.groups[g.spec.name];
         ga.instance_type = g.spec.instance_type;
         if (!ga.to_in_service && g.status == GroupStatus::kInService) {
           ga.to_in_service = at - g.created_at;
         }
-        if (!ga.to_target && g.spec.target > 0 && c->current_count(g.spec.name) >= g.spec.target) {
+        if (!ga.to_target && g.spec.target > 0 && run[gi] >= g.spec.target) {
           ga.to_target = at - g.created_at;
         }
       }
@@ -213,6 +234,7 @@ class MetricsReplay {
   }
 
   FleetKpis* kpis_ = nullptr;
+  std::map<std::string, std::pair<uint64_t, std::vector<int64_t>>> running_;  // by cluster
   std::map<std::string, ClusterAcc> clusters_;
   std::map<std::string, int64_t> failures_;
   int64_t launches_ = 0;

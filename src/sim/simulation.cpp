@@ -66,6 +66,9 @@ Status write_file(const fs::path& path, const std::string& content) {
   return ok_status();
 }
 
+// Snapshots and state.json list jobs and pods only up to this many jobs (docs/scenarios.md).
+constexpr size_t kMaxListedJobs = 5000;
+
 class Simulation {
  public:
   Simulation(const Scenario& scenario, const SimulationOptions& options)
@@ -94,6 +97,8 @@ class Simulation {
     cloud.epoch = kSimEpoch;
     ropts.cloud = sim_cloud(std::move(cloud));
     ropts.api.drive_loop_inline = true;
+    // A run never recovers from its journal: snapshots of the whole state would only cost time.
+    ropts.loop.snapshot_every_events = 0;
     runtime_ = std::make_unique<Runtime>(ropts, clock_, *journal_);
     GF_RETURN_IF_ERROR(runtime_->recover().with_prefix("recovering the journal"));
     runner_ = std::make_unique<VirtualRunner>(runtime_->loop(), clock_);
@@ -394,9 +399,20 @@ class Simulation {
       GF_ASSIGN_OR_RETURN(Json listed, get("/v1/clusters/" + name + "/nodes"));
       nodes[name] = std::move(listed["ClusterNodeSummaries"]);
     }
-    GF_ASSIGN_OR_RETURN(Json jobs, get("/v1/objects/pytorchjobs"));
-    GF_ASSIGN_OR_RETURN(Json pods, get("/v1/objects/pods"));
-    GF_ASSIGN_OR_RETURN(Json service_jobs, get("/v1/service-jobs"));
+    // A fleet-scale run (a trace) has tens of thousands of jobs: listing each in every snapshot
+    // would write gigabytes; metrics.json has what they add up to (docs/scenarios.md).
+    const size_t job_count = runtime_->loop().view()->jobs.size();
+    const bool list_jobs = job_count <= kMaxListedJobs;
+    Json jobs = Json{{"items", Json::array()}};
+    Json pods = Json{{"items", Json::array()}};
+    if (list_jobs) {
+      GF_ASSIGN_OR_RETURN(jobs, get("/v1/objects/pytorchjobs"));
+      GF_ASSIGN_OR_RETURN(pods, get("/v1/objects/pods"));
+    }
+    Json service_jobs = Json{{"jobSummaryList", Json::array()}};
+    if (list_jobs) {
+      GF_ASSIGN_OR_RETURN(service_jobs, get("/v1/service-jobs"));
+    }
     GF_ASSIGN_OR_RETURN(Json alerts, get("/v1/alerts"));
     GF_ASSIGN_OR_RETURN(Json remediations, get("/v1/remediations"));
     GF_ASSIGN_OR_RETURN(Json hosts, get("/v1/hosts"));
@@ -407,15 +423,17 @@ class Simulation {
       GF_ASSIGN_OR_RETURN(Json d, get("/v1/service-jobs/" + sj.value("jobId", "")));
       described.push_back(std::move(d));
     }
-    return stamp(Json{{"clusters", std::move(clusters)},
-                      {"nodes", std::move(nodes)},
-                      {"jobs", std::move(jobs["items"])},
-                      {"pods", std::move(pods["items"])},
-                      {"serviceJobs", std::move(described)},
-                      {"alerts", std::move(alerts["Alerts"])},
-                      {"remediations", std::move(remediations["Remediations"])},
-                      {"hosts", std::move(hosts["Hosts"])},
-                      {"tickets", std::move(tickets["Tickets"])}});
+    Json out{{"clusters", std::move(clusters)},
+             {"nodes", std::move(nodes)},
+             {"jobs", std::move(jobs["items"])},
+             {"pods", std::move(pods["items"])},
+             {"serviceJobs", std::move(described)},
+             {"alerts", std::move(alerts["Alerts"])},
+             {"remediations", std::move(remediations["Remediations"])},
+             {"hosts", std::move(hosts["Hosts"])},
+             {"tickets", std::move(tickets["Tickets"])}};
+    if (!list_jobs) out["jobsOmitted"] = job_count;
+    return stamp(std::move(out));
   }
 
   Status write_outputs() {

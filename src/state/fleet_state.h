@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "core/cow_map.h"
 #include "core/json.h"
 #include "core/resources.h"
 #include "journal/journal.h"
@@ -57,8 +58,9 @@ struct QuotaNodeStatus {
   Json usage = Json::object();
 };
 
-// Everything API reads may see. Copying it is cheap: EventLog shares its history and clusters
-// are shared immutable objects, copied only when an event changes that cluster.
+// Everything API reads may see. Copying it is cheap: EventLog shares its history, clusters are
+// shared immutable objects, copied only when an event changes that cluster, and the per-job maps
+// share their leaves (CowMap).
 struct FleetView {
   Seq applied_seq = 0;
   Time applied_time{};  // the time of the last applied event
@@ -70,11 +72,10 @@ struct FleetView {
   int64_t instance_counter = 0;  // launch requests ever made (instance ids derive from it)
   // Quota objects as applied (null until the first apply).
   std::shared_ptr<const frontend::ObjectMap> quota_objects;
-  std::map<std::string, JobPtr, std::less<>> jobs;  // by job id, finished ones included
-  int64_t job_counter = 0;                          // jobs ever submitted (ids and keys)
-  std::shared_ptr<const PolicyMap> policies;        // PropagationPolicies (null until the first)
-  std::map<std::string, std::string, std::less<>>
-      workload_ids;  // "<kind>/<ns>/<name>" -> live job id
+  CowMap<JobPtr> jobs;      // by job id, finished ones included (copies share structure)
+  int64_t job_counter = 0;  // jobs ever submitted (ids and keys)
+  std::shared_ptr<const PolicyMap> policies;  // PropagationPolicies (null until the first)
+  CowMap<std::string> workload_ids;           // "<kind>/<ns>/<name>" -> live job id
   std::shared_ptr<const remediate::HealthState>
       health;  // alerts, remediations, hosts (null until the first)
   // The newest audit records (at most kAuditKept; the journal keeps every one).
@@ -283,6 +284,7 @@ class FleetState {
   Status on_job_event(const EventRecord& record, const job_events::Deleted& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::PodStatus& e, Job& job);
   void end_run(Job& job, Time t, std::string_view cause);
+  void set_workload_id(const std::string& key, const std::string& id);
   Status restore_indexes();
   void mark_cluster_dirty(const std::string& name);
   Job* mutable_job(std::string_view id);

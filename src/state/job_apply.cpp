@@ -100,10 +100,10 @@ void FleetState::forget_job(uint64_t key, const std::string& id) {
 }
 
 Job* FleetState::mutable_job(std::string_view id) {
-  auto it = view_.jobs.find(id);
-  if (it == view_.jobs.end()) return nullptr;
-  if (it->second.use_count() > 1) it->second = std::make_shared<const Job>(*it->second);
-  return const_cast<Job*>(it->second.get());  // copy-on-write handoff, as for clusters
+  JobPtr* slot = view_.jobs.mutable_find(id);
+  if (slot == nullptr) return nullptr;
+  if (slot->use_count() > 1) *slot = std::make_shared<const Job>(**slot);
+  return const_cast<Job*>(slot->get());  // copy-on-write handoff, as for clusters
 }
 
 ResourceVector FleetState::node_capacity(std::string_view instance_type) {
@@ -115,6 +115,14 @@ ResourceVector FleetState::node_capacity(std::string_view instance_type) {
   v.set(kGpu, info->gpus);
   v.set(kPods, 110);
   return v;
+}
+
+void FleetState::set_workload_id(const std::string& key, const std::string& id) {
+  if (std::string* slot = view_.workload_ids.mutable_find(key)) {
+    *slot = id;
+  } else {
+    view_.workload_ids.emplace(key, id);
+  }
 }
 
 void FleetState::mark_cluster_dirty(const std::string& name) {
@@ -188,7 +196,7 @@ Status FleetState::apply_job_submitted(const EventRecord& rec, const Json& p) {
                         job.dispatch->policy +
                         (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota"
                                               : " sends it straight to placement"));
-    view_.workload_ids[workload_key(job.kind, job.ns, job.name)] = job.id;
+    set_workload_id(workload_key(job.kind, job.ns, job.name), job.id);
   } else {
     job.add_history(
         t, "Submitted",
@@ -432,7 +440,7 @@ Status FleetState::restore_indexes() {
   for (const auto& [id, j] : view_.jobs) {
     index_->key_to_id[j->key] = id;
     if (j->dispatch) refresh_workload_deadline(*j);
-    if (j->dispatch) view_.workload_ids[workload_key(j->kind, j->ns, j->name)] = id;
+    if (j->dispatch) set_workload_id(workload_key(j->kind, j->ns, j->name), id);
     if (is_terminal(j->status) || !j->admitted || (j->dispatch && j->dispatch->suspended)) continue;
     if (j->status == JobStatus::kScheduled) index_->scheduled.insert(j->key);
     if (auto end = j->completion_time()) index_->add_completion(*end, j->key);

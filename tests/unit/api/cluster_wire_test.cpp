@@ -30,7 +30,7 @@ TEST(NodeAnswers, PodsComeFromThePlacedJobsAndACordonedNodeSaysSo) {
   job->pod_nodes = {"i-1", "i-2", "i-1"};
   FleetView v;
   v.clusters["training"] = c;
-  v.jobs[job->id] = job;
+  v.jobs.emplace(job->id, job);
 
   const NodeActivity activity = NodeActivity::of(v, *c);
   const Json summary = node_summary(v, *c, c->nodes.at("i-1"), activity);
