@@ -39,7 +39,8 @@ Json summary(std::vector<double> secs, bool p99 = false) {
 
 double secs(Duration d) { return static_cast<double>(d.count()) / 1e6; }
 
-// GPUs the job's pods hold.
+}  // namespace
+
 int64_t job_gpus(const Job& job) {
   int64_t gpus = 0;
   for (const JobPodSet& ps : job.pod_sets) {
@@ -54,6 +55,8 @@ int64_t job_gpus(const Job& job) {
   }
   return gpus;
 }
+
+namespace {
 
 std::string tenant_of(const Job& job) {
   if (!job.quota_share.empty()) return job.quota_share;

@@ -16,6 +16,10 @@
 
 namespace gf {
 
+// GPUs the job's pods hold: whole-node pod sets count their instance type's GPUs, others their
+// nvidia.com/gpu requests (as quantities).
+int64_t job_gpus(const Job& job);
+
 class FleetKpis {
  public:
   // Time series over [start, end) in `buckets` equal buckets (at least one minute each).

@@ -552,19 +552,7 @@ class Simulation {
     std::vector<double> delays;
     int64_t never_started = 0;
     for (const auto& [id, j] : view->jobs) {
-      int64_t gpus = 0;
-      for (const JobPodSet& ps : j->pod_sets) {
-        int64_t per_pod = 0;
-        if (ps.whole_node) {
-          const InstanceTypeInfo* info = Catalog::builtin().find(ps.instance_type);
-          per_pod = info != nullptr ? info->gpus : 0;
-        } else if (ps.requests.contains("nvidia.com/gpu")) {
-          const Json& g = ps.requests.at("nvidia.com/gpu");
-          per_pod =
-              g.is_number_integer() ? g.get<int64_t>() : std::atoll(g.get<std::string>().c_str());
-        }
-        gpus += per_pod * ps.count;
-      }
+      const int64_t gpus = job_gpus(*j);
       for (const JobRun& r : j->runs) {
         busy += static_cast<double>((r.end.value_or(end) - r.start).count()) *
                 static_cast<double>(gpus) / 3.6e9;

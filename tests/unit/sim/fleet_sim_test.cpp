@@ -10,6 +10,7 @@
 
 #include "sim/report.h"
 #include "sim/simulation.h"
+#include "support/fleet_harness.h"
 #include "support/temp_dir.h"
 
 namespace gf {
@@ -17,12 +18,7 @@ namespace {
 
 using testing::TempDir;
 
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read(const std::string& path) { return testing::read_file(path); }
 
 const std::string kExamples = std::string(GPUFLEET_SOURCE_DIR) + "/examples/";
 
