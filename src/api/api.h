@@ -155,6 +155,8 @@ class Api {
   std::optional<HttpResponse> replica_gate(HttpRequest& request, bool mutating);
   // A follower holding a ?minSeq= read until it applied `wanted` (bounded): true once it has.
   bool wait_for_min_seq(Seq wanted) const;
+  // True on the leader and on a server without replicas: it has published every committed event.
+  bool leads() const;
   // 401 when tokens are configured and the request carries none of them; fills caller and roles.
   Status authenticate(HttpRequest& request) const;
   // Journals the audit record of a call that never reached the loop (refused before).

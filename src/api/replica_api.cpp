@@ -43,6 +43,8 @@ std::string target_of(const HttpRequest& request) {
 
 }  // namespace
 
+bool Api::leads() const { return !replica_state_ || replica_state_().role == "leader"; }
+
 bool Api::wait_for_min_seq(Seq wanted) const {
   // Only a follower waits: a leader (or the single SQLite server) has published every committed
   // event before answering, and a manual-mode loop (simulate) is driven by the caller's thread.
@@ -74,6 +76,16 @@ std::optional<HttpResponse> Api::replica_gate(HttpRequest& request, bool mutatin
       HttpResponse r = error_response(validation_error(
           fmt::format("minSeq: expected a journal sequence number (0 or more), got \"{}\"",
                       printable(text, 40))));
+      r.route = "unmatched";
+      return r;
+    }
+    if (!mutating && loop_.published_seq() < wanted && leads()) {
+      // A leader (or the single server) published every committed event before answering
+      // anyone, so no answer ever carried this seq and waiting cannot reach it.
+      HttpResponse r = error_response(validation_error(fmt::format(
+          "minSeq: seq {} is past the end of the journal (seq {}); pass the X-Gpufleet-Seq "
+          "header of an answer you got",
+          wanted, loop_.published_seq())));
       r.route = "unmatched";
       return r;
     }

@@ -89,11 +89,24 @@ TEST_F(ReplicaGateTest, MinSeqMustBeANumberAndNamesTheField) {
   }
 }
 
-TEST_F(ReplicaGateTest, MinSeqAlreadyAppliedAnswersAtOnceAndBeyondNeverWaitsOnALeader) {
+TEST_F(ReplicaGateTest, MinSeqAlreadyAppliedAnswersAtOnceAndBeyondTheEndIsAClientErrorOnALeader) {
   EXPECT_EQ(call("GET", "/v1/version", {{"minSeq", "0"}}).status, 200);
-  as_replica({.role = "leader"});
+  // A single server and a leader published every committed event: no answer carried this seq.
+  for (bool leader : {false, true}) {
+    if (leader) as_replica({.role = "leader"});
+    HttpResponse r = call("GET", "/v1/version", {{"minSeq", "1000000"}});
+    EXPECT_EQ(r.status, 400) << leader;
+    EXPECT_NE(r.body.find("minSeq: seq 1000000 is past the end of the journal"),
+              std::string::npos)
+        << r.body;
+  }
+}
+
+TEST_F(ReplicaGateTest, MinSeqFarBeyondWhatAFollowerKnowsIsRetriedNotHeld) {
+  as_replica({.role = "follower", .leader_url = "http://leader", .known_seq = 5});
   HttpResponse r = call("GET", "/v1/version", {{"minSeq", "1000000"}});
   EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.headers["Retry-After"], "1");
   EXPECT_NE(r.body.find("has not reached 1000000"), std::string::npos) << r.body;
 }
 
