@@ -96,8 +96,7 @@ TEST_F(ReplicaGateTest, MinSeqAlreadyAppliedAnswersAtOnceAndBeyondTheEndIsAClien
     if (leader) as_replica({.role = "leader"});
     HttpResponse r = call("GET", "/v1/version", {{"minSeq", "1000000"}});
     EXPECT_EQ(r.status, 400) << leader;
-    EXPECT_NE(r.body.find("minSeq: seq 1000000 is past the end of the journal"),
-              std::string::npos)
+    EXPECT_NE(r.body.find("minSeq: seq 1000000 is past the end of the journal"), std::string::npos)
         << r.body;
   }
 }
