@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "quota/quota_engine.h"
@@ -23,9 +24,20 @@
 namespace gf::quota {
 namespace {
 
-bool overlaps(const ResourceVector& request, const std::bitset<kMaxResources>& dims) {
-  for (size_t d = 0; d < kMaxResources; ++d) {
-    if (dims.test(d) && request.get(static_cast<ResourceId>(d)) > 0) return true;
+// The dimensions set in a bitset, listed once so that per-workload checks skip the others.
+struct DimList {
+  std::array<ResourceId, kMaxResources> dims{};
+  size_t size = 0;
+  explicit DimList(const std::bitset<kMaxResources>& set) {
+    for (size_t d = 0; d < kMaxResources; ++d) {
+      if (set.test(d)) dims[size++] = static_cast<ResourceId>(d);
+    }
+  }
+};
+
+bool overlaps(const ResourceVector& request, const DimList& dims) {
+  for (size_t i = 0; i < dims.size; ++i) {
+    if (request.get(dims.dims[i]) > 0) return true;
   }
   return false;
 }
@@ -80,22 +92,16 @@ bool QuotaEngine::eligible(const Workload& preemptor, const Workload& c, const A
          (!p.max_priority_threshold || c.priority <= *p.max_priority_threshold);
 }
 
-std::vector<VictimCandidate> QuotaEngine::candidates(const Workload& w, const Attempt& attempt,
-                                                     const std::bitset<kMaxResources>& contested,
-                                                     bool jobs_contested, Time now,
-                                                     Duration min_run_time) const {
+std::optional<std::vector<VictimCandidate>> QuotaEngine::candidates(
+    const Workload& w, const Attempt& attempt, const std::bitset<kMaxResources>& contested,
+    bool jobs_contested, Time now, Duration min_run_time) const {
   std::vector<VictimCandidate> out;
-  const NodeId root = graph_.root(w.queue);
-  for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
-    if (!graph_.is_queue(leaf)) continue;
+  const DimList contested_dims(contested);
+  auto collect = [&](NodeId leaf) {
     const bool same_queue = leaf == w.queue;
-    if (!same_queue && (!attempt.cohort_candidates || graph_.root(leaf) != root)) continue;
-    // Another queue's workloads are victims only while that queue borrows in a contested
-    // dimension (try_attempt re-checks as it goes); skip the others without looking at them.
-    if (!same_queue && !jobs_contested && !graph_.borrowing_in(ledger_, leaf, contested)) continue;
     for (const auto& [id, cp] : admitted_[leaf]) {
       const Workload& c = *cp;
-      if (!jobs_contested && !overlaps(c.request, contested)) continue;
+      if (!jobs_contested && !overlaps(c.request, contested_dims)) continue;
       if (!eligible(w, c, attempt, same_queue)) continue;
       if (!same_queue && now - c.start_time < min_run_time) {
         log({DecisionKind::kProtected, w.id, c.id, leaf, 0, 0, 0});
@@ -104,8 +110,33 @@ std::vector<VictimCandidate> QuotaEngine::candidates(const Workload& w, const At
       out.push_back(
           {&c, !same_queue, same_queue ? PreemptionReason::kInQueue : attempt.cohort_reason});
     }
+  };
+  collect(w.queue);
+  // Without borrowing, the incoming workload's own queue must end within its nominal, and only
+  // its own-queue victims lower that queue's usage: if even all of them do not make room, no set
+  // of victims does (usage only falls as victims are taken, and fitting is monotone in it), and
+  // the other queues' workloads need not be looked at.
+  if (!attempt.allow_borrowing) {
+    ResourceVector own = ledger_.usage[w.queue];
+    for (const VictimCandidate& c : out) own -= c.workload->request;
+    const ResourceVector& nominal = graph_.subtree_quota(w.queue);
+    for (size_t d = 0; d < kMaxResources; ++d) {
+      const auto r = static_cast<ResourceId>(d);
+      if (w.request.get(r) > 0 && own.get(r) + w.request.get(r) > nominal.get(r)) {
+        return std::nullopt;
+      }
+    }
   }
-  // Not sorted here: try_attempt pops candidates in victim order from a heap and usually needs
+  if (!attempt.cohort_candidates) return out;
+  const NodeId root = graph_.root(w.queue);
+  for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
+    if (!graph_.is_queue(leaf) || leaf == w.queue || graph_.root(leaf) != root) continue;
+    // Another queue's workloads are victims only while that queue borrows in a contested
+    // dimension (try_attempt re-checks as it goes); skip the others without looking at them.
+    if (!jobs_contested && !graph_.borrowing_in(ledger_, leaf, contested)) continue;
+    collect(leaf);
+  }
+  // Not sorted here: try_attempt takes candidates in victim order from heaps and usually needs
   // only the first few, so a full sort of every borrower's workloads is wasted work.
   return out;
 }
@@ -127,24 +158,59 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   Ledger& scratch = scratch_;
   std::vector<const VictimCandidate*> chosen;
   bool fit = false;
-  // A min-heap in victim order (victim_before = "goes first").
-  std::vector<const VictimCandidate*> heap;
-  heap.reserve(cands.size());
-  for (const VictimCandidate& c : cands) heap.push_back(&c);
+  // Victims are taken in victim order (victim_before = "goes first") across all candidates: a
+  // k-way merge of per-queue heaps. candidates() lists each queue's workloads contiguously. A
+  // queue that no longer borrows in a contested dimension yields no further victims (taking
+  // others' workloads never raises its usage), so it leaves the merge at once instead of having
+  // every remaining workload popped and skipped.
   auto later = [](const VictimCandidate* a, const VictimCandidate* b) {
     return victim_before(*b, *a);
   };
-  std::make_heap(heap.begin(), heap.end(), later);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const VictimCandidate& c = *heap.back();
-    heap.pop_back();
-    if (c.other_queue && !graph_.borrowing_in(scratch, c.workload->queue, contested)) continue;
+  std::vector<const VictimCandidate*> heap;
+  heap.reserve(cands.size());
+  for (const VictimCandidate& c : cands) heap.push_back(&c);
+  struct Segment {
+    size_t begin, end;  // heap[begin, end) is this queue's min-heap in victim order
+  };
+  std::vector<Segment> segments;
+  for (size_t i = 0; i < heap.size();) {
+    size_t j = i + 1;
+    while (j < heap.size() && heap[j]->workload->queue == heap[i]->workload->queue &&
+           heap[j]->other_queue == heap[i]->other_queue) {
+      ++j;
+    }
+    std::make_heap(heap.begin() + static_cast<std::ptrdiff_t>(i),
+                   heap.begin() + static_cast<std::ptrdiff_t>(j), later);
+    segments.push_back({i, j});
+    i = j;
+  }
+  auto segment_later = [&](size_t a, size_t b) {
+    return later(heap[segments[a].begin], heap[segments[b].begin]);
+  };
+  std::vector<size_t> heads(segments.size());
+  for (size_t k = 0; k < segments.size(); ++k) heads[k] = k;
+  std::make_heap(heads.begin(), heads.end(), segment_later);
+  while (!heads.empty()) {
+    std::pop_heap(heads.begin(), heads.end(), segment_later);
+    Segment& seg = segments[heads.back()];
+    const VictimCandidate& c = *heap[seg.begin];
+    if (c.other_queue && !graph_.borrowing_in(scratch, c.workload->queue, contested)) {
+      heads.pop_back();  // the whole queue is done
+      continue;
+    }
     graph_.charge(scratch, c.workload->queue, c.workload->request, -1);
     chosen.push_back(&c);
     if (attempt_fits(scratch, w, attempt)) {
       fit = true;
       break;
+    }
+    std::pop_heap(heap.begin() + static_cast<std::ptrdiff_t>(seg.begin),
+                  heap.begin() + static_cast<std::ptrdiff_t>(seg.end), later);
+    --seg.end;  // pop_heap moved the taken candidate to the segment's end
+    if (seg.begin == seg.end) {
+      heads.pop_back();
+    } else {
+      std::push_heap(heads.begin(), heads.end(), segment_later);
     }
   }
   if (!fit) {
@@ -202,7 +268,8 @@ PreemptionPlan QuotaEngine::plan_preemption(WorkloadId incoming, Time now,
       plan.blocking.limit != LimitKind::kUnknownQueue) {
     for (const Attempt& attempt : attempts_for(*w, contested)) {
       const auto cands = candidates(*w, attempt, contested, jobs_contested, now, min_run_time);
-      auto victims = try_attempt(*w, attempt, cands, contested);
+      if (!cands) continue;
+      auto victims = try_attempt(*w, attempt, *cands, contested);
       if (!victims) continue;
       plan.outcome = PlanOutcome::kPreempt;
       plan.victims = std::move(*victims);

@@ -70,10 +70,11 @@ class QuotaEngine {
   };
   std::vector<Attempt> attempts_for(const Workload& w,
                                     const std::bitset<kMaxResources>& contested) const;
-  std::vector<VictimCandidate> candidates(const Workload& w, const Attempt& attempt,
-                                          const std::bitset<kMaxResources>& contested,
-                                          bool jobs_contested, Time now,
-                                          Duration min_run_time) const;
+  // The workloads an attempt may take, the preemptor's own queue first; nullopt when the
+  // attempt cannot succeed whatever it takes.
+  std::optional<std::vector<VictimCandidate>> candidates(
+      const Workload& w, const Attempt& attempt, const std::bitset<kMaxResources>& contested,
+      bool jobs_contested, Time now, Duration min_run_time) const;
   bool eligible(const Workload& preemptor, const Workload& c, const Attempt& attempt,
                 bool same_queue) const;
   bool attempt_fits(const Ledger& ledger, const Workload& w, const Attempt& attempt) const;

@@ -161,26 +161,30 @@ Ledger QuotaGraph::empty_ledger() const {
 void QuotaGraph::charge(Ledger& ledger, NodeId leaf, const ResourceVector& request,
                         int sign) const {
   assert(sign == 1 || sign == -1);
-  ResourceVector delta;
+  // Only the request's nonzero dimensions change anywhere on the path.
+  std::array<ResourceId, kMaxResources> dims{};
+  std::array<int64_t, kMaxResources> delta{};
+  size_t ndims = 0;
   for (size_t d = 0; d < kMaxResources; ++d) {
     const auto r = static_cast<ResourceId>(d);
-    delta.set(r, sign > 0 ? request.get(r) : -request.get(r));
+    if (request.get(r) == 0) continue;
+    dims[ndims] = r;
+    delta[ndims++] = sign > 0 ? request.get(r) : -request.get(r);
   }
   for (NodeId n = leaf; n != kNoNode; n = specs_[n].parent) {
-    ResourceVector overflow_delta;
     ResourceVector& usage = ledger.usage[n];
-    for (size_t d = 0; d < kMaxResources; ++d) {
-      const auto r = static_cast<ResourceId>(d);
-      if (delta.get(r) == 0) continue;
+    for (size_t i = 0; i < ndims; ++i) {
+      const ResourceId r = dims[i];
+      if (delta[i] == 0) continue;
       const int64_t local = local_[n].get(r);
       const int64_t before = usage.get(r);
-      const int64_t after = sat_add(before, delta.get(r));
+      const int64_t after = sat_add(before, delta[i]);
       usage.set(r, after);
-      overflow_delta.set(r, std::max<int64_t>(0, sat_sub(after, local)) -
-                                std::max<int64_t>(0, sat_sub(before, local)));
+      // What spills over this node's local quota is charged to its parent.
+      delta[i] = std::max<int64_t>(0, sat_sub(after, local)) -
+                 std::max<int64_t>(0, sat_sub(before, local));
     }
     ledger.jobs[n] += sign;
-    delta = overflow_delta;
   }
 }
 
@@ -192,22 +196,23 @@ struct QuotaGraph::PathAvailability {
 
 // Evaluates avail() from the root down the leaf's path, remembering per dimension which node's
 // limit is the binding minimum.
-QuotaGraph::PathAvailability QuotaGraph::walk_path(const Ledger& ledger, NodeId leaf) const {
+QuotaGraph::PathAvailability QuotaGraph::walk_path(const Ledger& ledger, NodeId leaf,
+                                                   const ResourceId* dims, size_t ndims) const {
   std::array<NodeId, kMaxDepth> path{};
   size_t len = 0;
   for (NodeId n = leaf; n != kNoNode; n = specs_[n].parent) path[len++] = n;
   PathAvailability pa;
   const NodeId top = path[len - 1];
-  for (size_t d = 0; d < kMaxResources; ++d) {
-    const auto r = static_cast<ResourceId>(d);
+  for (size_t i = 0; i < ndims; ++i) {
+    const ResourceId r = dims[i];
     pa.avail.set(r, sat_sub(subtree_[top].get(r), ledger.usage[top].get(r)));
-    pa.blame[d] = top;
-    pa.kind[d] = top == leaf ? LimitKind::kNominal : LimitKind::kCohortCapacity;
+    pa.blame[r] = top;
+    pa.kind[r] = top == leaf ? LimitKind::kNominal : LimitKind::kCohortCapacity;
   }
-  for (size_t i = len - 1; i-- > 0;) {
-    const NodeId n = path[i];
-    for (size_t d = 0; d < kMaxResources; ++d) {
-      const auto r = static_cast<ResourceId>(d);
+  for (size_t p = len - 1; p-- > 0;) {
+    const NodeId n = path[p];
+    for (size_t i = 0; i < ndims; ++i) {
+      const ResourceId r = dims[i];
       const int64_t local = local_[n].get(r);
       const int64_t used = ledger.usage[n].get(r);
       const int64_t local_avail = std::max<int64_t>(0, sat_sub(local, used));
@@ -218,8 +223,8 @@ QuotaGraph::PathAvailability QuotaGraph::walk_path(const Ledger& ledger, NodeId 
       int64_t from_parent = pa.avail.get(r);
       if (cap < from_parent) {
         from_parent = cap;
-        pa.blame[d] = n;
-        pa.kind[d] = LimitKind::kBorrowingLimit;
+        pa.blame[r] = n;
+        pa.kind[r] = LimitKind::kBorrowingLimit;
       }
       pa.avail.set(r, sat_add(local_avail, from_parent));
     }
@@ -228,7 +233,12 @@ QuotaGraph::PathAvailability QuotaGraph::walk_path(const Ledger& ledger, NodeId 
 }
 
 ResourceVector QuotaGraph::available(const Ledger& ledger, NodeId leaf) const {
-  return walk_path(ledger, leaf).avail;
+  static constexpr auto kAll = [] {
+    std::array<ResourceId, kMaxResources> all{};
+    for (size_t d = 0; d < kMaxResources; ++d) all[d] = static_cast<ResourceId>(d);
+    return all;
+  }();
+  return walk_path(ledger, leaf, kAll.data(), kAll.size()).avail;
 }
 
 FitResult QuotaGraph::fits(const Ledger& ledger, NodeId leaf, const ResourceVector& request) const {
@@ -238,17 +248,19 @@ FitResult QuotaGraph::fits(const Ledger& ledger, NodeId leaf, const ResourceVect
     return fit;
   };
   if (!is_queue(leaf)) return fail(LimitKind::kUnknownQueue, leaf, 0, 0, 0);
+  std::array<ResourceId, kMaxResources> dims{};
+  size_t ndims = 0;
   for (size_t d = 0; d < kMaxResources; ++d) {
     const auto r = static_cast<ResourceId>(d);
-    if (request.get(r) > 0 && !covered_[leaf].test(d)) {
-      return fail(LimitKind::kNotCovered, leaf, r, request.get(r), 0);
-    }
+    if (request.get(r) <= 0) continue;
+    if (!covered_[leaf].test(d)) return fail(LimitKind::kNotCovered, leaf, r, request.get(r), 0);
+    dims[ndims++] = r;
   }
-  const PathAvailability pa = walk_path(ledger, leaf);
-  for (size_t d = 0; d < kMaxResources; ++d) {
-    const auto r = static_cast<ResourceId>(d);
-    if (request.get(r) > 0 && request.get(r) > pa.avail.get(r)) {
-      return fail(pa.kind[d], pa.blame[d], r, request.get(r), pa.avail.get(r));
+  const PathAvailability pa = walk_path(ledger, leaf, dims.data(), ndims);
+  for (size_t i = 0; i < ndims; ++i) {
+    const ResourceId r = dims[i];
+    if (request.get(r) > pa.avail.get(r)) {
+      return fail(pa.kind[r], pa.blame[r], r, request.get(r), pa.avail.get(r));
     }
   }
   for (NodeId n = leaf; n != kNoNode; n = specs_[n].parent) {

@@ -76,7 +76,10 @@ class QuotaGraph {
  private:
   struct PathAvailability;
   void recompute_derived();
-  PathAvailability walk_path(const Ledger& ledger, NodeId leaf) const;
+  // Only the dimensions in dims[0, ndims) are evaluated (the others stay 0): a request names a
+  // few of the kMaxResources dimensions, and fits() looks at no others.
+  PathAvailability walk_path(const Ledger& ledger, NodeId leaf, const ResourceId* dims,
+                             size_t ndims) const;
 
   std::vector<NodeSpec> specs_;
   std::vector<ResourceVector> nominal_;
