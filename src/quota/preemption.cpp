@@ -8,7 +8,7 @@
 //   borrow    - own-queue candidates, plus (borrowWithinCohort = LowerPriority) other queues'
 //               lower-priority workloads at or below max_priority_threshold; may borrow.
 // With borrowWithinCohort enabled the borrow attempt goes first (Kueue's order).
-// Within an attempt: sort candidates (victim_order.h); take them greedily, skipping another
+// Within an attempt: take candidates in victim order (victim_order.h), greedily, skipping another
 // queue's workload once that queue no longer borrows in a contested dimension (so a workload
 // running within its queue's nominal is never reclaimed), until the incoming workload fits; then
 // minimize by adding victims back from the most valuable down while it still fits. If no prefix
@@ -92,33 +92,30 @@ bool QuotaEngine::eligible(const Workload& preemptor, const Workload& c, const A
          (!p.max_priority_threshold || c.priority <= *p.max_priority_threshold);
 }
 
-std::optional<std::vector<VictimCandidate>> QuotaEngine::candidates(
+std::optional<QuotaEngine::Candidates> QuotaEngine::candidates(
     const Workload& w, const Attempt& attempt, const std::bitset<kMaxResources>& contested,
-    bool jobs_contested, Time now, Duration min_run_time) const {
-  std::vector<VictimCandidate> out;
+    bool jobs_contested) const {
+  Candidates out;
   const DimList contested_dims(contested);
-  auto collect = [&](NodeId leaf) {
-    const bool same_queue = leaf == w.queue;
-    for (const auto& [id, cp] : admitted_[leaf]) {
-      const Workload& c = *cp;
-      if (!jobs_contested && !overlaps(c.request, contested_dims)) continue;
-      if (!eligible(w, c, attempt, same_queue)) continue;
-      if (!same_queue && now - c.start_time < min_run_time) {
-        log({DecisionKind::kProtected, w.id, c.id, leaf, 0, 0, 0});
-        continue;
-      }
-      out.push_back(
-          {&c, !same_queue, same_queue ? PreemptionReason::kInQueue : attempt.cohort_reason});
+  const WithinQueuePolicy within = graph_.spec(w.queue).preemption.within_queue;
+  for (const Workload* cp : admitted_[w.queue]) {  // in victim order: priority ascending
+    const Workload& c = *cp;
+    // Every within-queue rule takes only lower (or equal, newer) priorities: a prefix.
+    if (within == WithinQueuePolicy::kNever || c.priority > w.priority ||
+        (c.priority == w.priority && within == WithinQueuePolicy::kLowerPriority)) {
+      break;
     }
-  };
-  collect(w.queue);
+    if (!jobs_contested && !overlaps(c.request, contested_dims)) continue;
+    if (!eligible(w, c, attempt, /*same_queue=*/true)) continue;
+    out.own.push_back({&c, false, PreemptionReason::kInQueue});
+  }
   // Without borrowing, the incoming workload's own queue must end within its nominal, and only
   // its own-queue victims lower that queue's usage: if even all of them do not make room, no set
   // of victims does (usage only falls as victims are taken, and fitting is monotone in it), and
   // the other queues' workloads need not be looked at.
   if (!attempt.allow_borrowing) {
     ResourceVector own = ledger_.usage[w.queue];
-    for (const VictimCandidate& c : out) own -= c.workload->request;
+    for (const VictimCandidate& c : out.own) own -= c.workload->request;
     const ResourceVector& nominal = graph_.subtree_quota(w.queue);
     for (size_t d = 0; d < kMaxResources; ++d) {
       const auto r = static_cast<ResourceId>(d);
@@ -134,10 +131,9 @@ std::optional<std::vector<VictimCandidate>> QuotaEngine::candidates(
     // Another queue's workloads are victims only while that queue borrows in a contested
     // dimension (try_attempt re-checks as it goes); skip the others without looking at them.
     if (!jobs_contested && !graph_.borrowing_in(ledger_, leaf, contested)) continue;
-    collect(leaf);
+    if (admitted_[leaf].empty()) continue;
+    out.others.push_back(leaf);
   }
-  // Not sorted here: try_attempt takes candidates in victim order from heaps and usually needs
-  // only the first few, so a full sort of every borrower's workloads is wasted work.
   return out;
 }
 
@@ -148,80 +144,98 @@ bool QuotaEngine::attempt_fits(const Ledger& ledger, const Workload& w,
 }
 
 std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
-    const Workload& w, const Attempt& attempt, const std::vector<VictimCandidate>& cands,
-    const std::bitset<kMaxResources>& contested) const {
+    const Workload& w, const Attempt& attempt, const Candidates& cands,
+    const std::bitset<kMaxResources>& contested, bool jobs_contested, Time now,
+    Duration min_run_time) const {
   if (scratch_version_ != ledger_version_) {
     scratch_.usage.assign(ledger_.usage.begin(), ledger_.usage.end());
     scratch_.jobs.assign(ledger_.jobs.begin(), ledger_.jobs.end());
     scratch_version_ = ledger_version_;
   }
   Ledger& scratch = scratch_;
-  std::vector<const VictimCandidate*> chosen;
-  bool fit = false;
+  const DimList contested_dims(contested);
   // Victims are taken in victim order (victim_before = "goes first") across all candidates: a
-  // k-way merge of per-queue heaps. candidates() lists each queue's workloads contiguously. A
-  // queue that no longer borrows in a contested dimension yields no further victims (taking
-  // others' workloads never raises its usage), so it leaves the merge at once instead of having
-  // every remaining workload popped and skipped.
-  auto later = [](const VictimCandidate* a, const VictimCandidate* b) {
-    return victim_before(*b, *a);
+  // k-way merge of per-queue streams, each already in victim order (admitted_ keeps it), read
+  // only as far as needed. A queue that no longer borrows in a contested dimension yields no
+  // further victims (taking others' workloads never raises its usage), so it leaves
+  // the merge at once.
+  const PreemptionPolicy& policy = graph_.spec(w.queue).preemption;
+  // Every cohort rule but reclaim: Any takes only lower priorities: a prefix of each queue.
+  const bool any_priority =
+      attempt.cohort_reason == PreemptionReason::kReclaim && policy.reclaim == ReclaimPolicy::kAny;
+  struct Stream {
+    size_t own_next = 0;  // the own queue: next index into cands.own
+    bool own = false;
+    std::set<const Workload*, VictimKeyLess>::const_iterator it, end;
+    VictimCandidate head;
   };
-  std::vector<const VictimCandidate*> heap;
-  heap.reserve(cands.size());
-  for (const VictimCandidate& c : cands) heap.push_back(&c);
-  struct Segment {
-    size_t begin, end;  // heap[begin, end) is this queue's min-heap in victim order
-  };
-  std::vector<Segment> segments;
-  for (size_t i = 0; i < heap.size();) {
-    size_t j = i + 1;
-    while (j < heap.size() && heap[j]->workload->queue == heap[i]->workload->queue &&
-           heap[j]->other_queue == heap[i]->other_queue) {
-      ++j;
+  auto advance = [&](Stream& s) {
+    if (s.own) {
+      if (s.own_next == cands.own.size()) return false;
+      s.head = cands.own[s.own_next++];
+      return true;
     }
-    std::make_heap(heap.begin() + static_cast<std::ptrdiff_t>(i),
-                   heap.begin() + static_cast<std::ptrdiff_t>(j), later);
-    segments.push_back({i, j});
-    i = j;
-  }
-  auto segment_later = [&](size_t a, size_t b) {
-    return later(heap[segments[a].begin], heap[segments[b].begin]);
+    while (s.it != s.end) {
+      const Workload& c = **s.it++;
+      if (!any_priority && c.priority >= w.priority) return false;
+      if (!jobs_contested && !overlaps(c.request, contested_dims)) continue;
+      if (!eligible(w, c, attempt, /*same_queue=*/false)) continue;
+      if (now - c.start_time < min_run_time) {
+        log({DecisionKind::kProtected, w.id, c.id, c.queue, 0, 0, 0});
+        continue;
+      }
+      s.head = {&c, true, attempt.cohort_reason};
+      return true;
+    }
+    return false;
   };
-  std::vector<size_t> heads(segments.size());
-  for (size_t k = 0; k < segments.size(); ++k) heads[k] = k;
-  std::make_heap(heads.begin(), heads.end(), segment_later);
+  std::vector<Stream> streams;
+  streams.reserve(cands.others.size() + 1);
+  std::vector<size_t> heads;
+  heads.reserve(cands.others.size() + 1);
+  Stream own;
+  own.own = true;
+  if (advance(own)) streams.push_back(own);
+  for (NodeId leaf : cands.others) {
+    Stream s;
+    s.it = admitted_[leaf].begin();
+    s.end = admitted_[leaf].end();
+    if (advance(s)) streams.push_back(s);
+  }
+  for (size_t k = 0; k < streams.size(); ++k) heads.push_back(k);
+  auto later = [&](size_t a, size_t b) { return victim_before(streams[b].head, streams[a].head); };
+  std::make_heap(heads.begin(), heads.end(), later);
+  std::vector<VictimCandidate> chosen;
+  bool fit = false;
   while (!heads.empty()) {
-    std::pop_heap(heads.begin(), heads.end(), segment_later);
-    Segment& seg = segments[heads.back()];
-    const VictimCandidate& c = *heap[seg.begin];
+    std::pop_heap(heads.begin(), heads.end(), later);
+    Stream& s = streams[heads.back()];
+    const VictimCandidate c = s.head;
     if (c.other_queue && !graph_.borrowing_in(scratch, c.workload->queue, contested)) {
       heads.pop_back();  // the whole queue is done
       continue;
     }
     graph_.charge(scratch, c.workload->queue, c.workload->request, -1);
-    chosen.push_back(&c);
+    chosen.push_back(c);
     if (attempt_fits(scratch, w, attempt)) {
       fit = true;
       break;
     }
-    std::pop_heap(heap.begin() + static_cast<std::ptrdiff_t>(seg.begin),
-                  heap.begin() + static_cast<std::ptrdiff_t>(seg.end), later);
-    --seg.end;  // pop_heap moved the taken candidate to the segment's end
-    if (seg.begin == seg.end) {
-      heads.pop_back();
+    if (advance(s)) {
+      std::push_heap(heads.begin(), heads.end(), later);
     } else {
-      std::push_heap(heads.begin(), heads.end(), segment_later);
+      heads.pop_back();
     }
   }
   if (!fit) {
-    for (const VictimCandidate* c : chosen)
-      graph_.charge(scratch, c->workload->queue, c->workload->request, +1);
+    for (const VictimCandidate& c : chosen)
+      graph_.charge(scratch, c.workload->queue, c.workload->request, +1);
     return std::nullopt;
   }
   // Minimize: give back the most valuable victims first while the incoming workload still fits.
   std::vector<bool> needed(chosen.size(), true);
   for (size_t i = chosen.size(); i-- > 0;) {
-    const Workload& v = *chosen[i]->workload;
+    const Workload& v = *chosen[i].workload;
     graph_.charge(scratch, v.queue, v.request, +1);
     if (attempt_fits(scratch, w, attempt)) {
       needed[i] = false;
@@ -233,9 +247,9 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   for (size_t i = 0; i < chosen.size(); ++i) {
     // Leave the scratch ledger equal to ledger_ again.
     if (needed[i])
-      graph_.charge(scratch, chosen[i]->workload->queue, chosen[i]->workload->request, +1);
+      graph_.charge(scratch, chosen[i].workload->queue, chosen[i].workload->request, +1);
     if (needed[i])
-      victims.push_back({chosen[i]->workload->id, chosen[i]->workload->queue, chosen[i]->reason});
+      victims.push_back({chosen[i].workload->id, chosen[i].workload->queue, chosen[i].reason});
   }
   return victims;
 }
@@ -267,9 +281,9 @@ PreemptionPlan QuotaEngine::plan_preemption(WorkloadId incoming, Time now,
   if (plan.blocking.limit != LimitKind::kNotCovered &&
       plan.blocking.limit != LimitKind::kUnknownQueue) {
     for (const Attempt& attempt : attempts_for(*w, contested)) {
-      const auto cands = candidates(*w, attempt, contested, jobs_contested, now, min_run_time);
+      const auto cands = candidates(*w, attempt, contested, jobs_contested);
       if (!cands) continue;
-      auto victims = try_attempt(*w, attempt, *cands, contested);
+      auto victims = try_attempt(*w, attempt, *cands, contested, jobs_contested, now, min_run_time);
       if (!victims) continue;
       plan.outcome = PlanOutcome::kPreempt;
       plan.victims = std::move(*victims);

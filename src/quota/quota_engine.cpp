@@ -53,7 +53,9 @@ Status QuotaEngine::set_priority(WorkloadId id, int32_t priority) {
   auto it = workloads_.find(id);
   if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
+  if (w.admitted) admitted_[w.queue].erase(&w);  // its place in victim order moves
   w.priority = priority;
+  if (w.admitted) admitted_[w.queue].insert(&w);
   log({DecisionKind::kPriorityChange, id, 0, w.queue, 0, priority, 0});
   return ok_status();
 }
@@ -81,9 +83,9 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
   graph_.charge(ledger_, w.queue, w.request, +1);
   ++ledger_version_;
   pending_[w.queue] -= 1;
-  admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
   w.start_time = now;
+  admitted_[w.queue].insert(&w);
   log({DecisionKind::kAdmit, id, 0, w.queue, 0, 0, static_cast<uint8_t>(fit.borrows)});
   return ok_status();
 }
@@ -96,9 +98,9 @@ Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
   graph_.charge(ledger_, w.queue, w.request, +1);
   ++ledger_version_;
   pending_[w.queue] -= 1;
-  admitted_[w.queue].emplace(id, &w);
   w.admitted = true;
   w.start_time = start_time;
+  admitted_[w.queue].insert(&w);
   return ok_status();
 }
 
@@ -120,7 +122,7 @@ Status QuotaEngine::release(WorkloadId id) {
   if (w.admitted) {
     graph_.charge(ledger_, w.queue, w.request, -1);
     ++ledger_version_;
-    admitted_[w.queue].erase(id);
+    admitted_[w.queue].erase(&w);
   } else {
     pending_[w.queue] -= 1;
   }
@@ -136,7 +138,7 @@ Status QuotaEngine::evict(WorkloadId id) {
   if (!w.admitted) return conflict_error(fmt::format("workload {} is not admitted", id));
   graph_.charge(ledger_, w.queue, w.request, -1);
   ++ledger_version_;
-  admitted_[w.queue].erase(id);
+  admitted_[w.queue].erase(&w);
   w.admitted = false;
   pending_[w.queue] += 1;
   log({DecisionKind::kEvict, id, 0, w.queue, 0, 0, 0});

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "core/result.h"
@@ -70,17 +71,24 @@ class QuotaEngine {
   };
   std::vector<Attempt> attempts_for(const Workload& w,
                                     const std::bitset<kMaxResources>& contested) const;
-  // The workloads an attempt may take, the preemptor's own queue first; nullopt when the
-  // attempt cannot succeed whatever it takes.
-  std::optional<std::vector<VictimCandidate>> candidates(
-      const Workload& w, const Attempt& attempt, const std::bitset<kMaxResources>& contested,
-      bool jobs_contested, Time now, Duration min_run_time) const;
+  // What an attempt may take: the preemptor's own eligible workloads (in victim order) and the
+  // other queues whose workloads try_attempt reads lazily; nullopt when the attempt cannot
+  // succeed whatever it takes.
+  struct Candidates {
+    std::vector<VictimCandidate> own;
+    std::vector<NodeId> others;
+  };
+  std::optional<Candidates> candidates(const Workload& w, const Attempt& attempt,
+                                       const std::bitset<kMaxResources>& contested,
+                                       bool jobs_contested) const;
   bool eligible(const Workload& preemptor, const Workload& c, const Attempt& attempt,
                 bool same_queue) const;
   bool attempt_fits(const Ledger& ledger, const Workload& w, const Attempt& attempt) const;
   std::optional<std::vector<Victim>> try_attempt(const Workload& w, const Attempt& attempt,
-                                                 const std::vector<VictimCandidate>& cands,
-                                                 const std::bitset<kMaxResources>& contested) const;
+                                                 const Candidates& cands,
+                                                 const std::bitset<kMaxResources>& contested,
+                                                 bool jobs_contested, Time now,
+                                                 Duration min_run_time) const;
   void log_wait(const Workload& w, const FitResult& fit) const;
   void log(const Decision& d) const {
     if (log_ != nullptr) log_->append(d);
@@ -96,8 +104,9 @@ class QuotaEngine {
   mutable uint64_t scratch_version_ = ~uint64_t{0};
   std::map<WorkloadId, Workload> workloads_;  // ordered: deterministic iteration
   std::vector<int64_t> pending_;  // per node (queues only): how many of its workloads wait
-  // Per node (queues only), by id; the pointers are into workloads_ (std::map nodes are stable).
-  std::vector<std::map<WorkloadId, const Workload*>> admitted_;
+  // Per node (queues only), in victim order; the pointers are into workloads_ (std::map nodes
+  // are stable).
+  std::vector<std::set<const Workload*, VictimKeyLess>> admitted_;
 };
 
 }  // namespace gf::quota

@@ -25,4 +25,15 @@ inline bool victim_before(const VictimCandidate& a, const VictimCandidate& b) {
   return a.workload->id < b.workload->id;
 }
 
+// The same order among one queue's workloads (they are all "other queue" or all not): how the
+// engine keeps each queue's admitted workloads, so that a plan reads victims in order without
+// collecting and sorting them. The fields it reads never change while a workload is admitted
+// (QuotaEngine::set_priority re-inserts).
+struct VictimKeyLess {
+  bool operator()(const Workload* a, const Workload* b) const {
+    return victim_before({a, false, PreemptionReason::kInQueue},
+                         {b, false, PreemptionReason::kInQueue});
+  }
+};
+
 }  // namespace gf::quota

@@ -129,6 +129,26 @@ TEST(KueuePreemptionTable, MinimalSetDropsVictimsThatAreNotNeeded) {
   EXPECT_EQ(victim_ids(plan), (std::vector<WorkloadId>{kMid}));
 }
 
+// The engine keeps each queue's admitted workloads in victim order: a priority change of an
+// admitted workload moves it, so the plan reads the new order.
+TEST(KueuePreemptionTable, VictimOrderFollowsAPriorityChangeOfAnAdmittedWorkload) {
+  NodeId sa;
+  Env env(standalone_graph(&sa));
+  env.run_cpu(kLow, sa, -1, 2);
+  env.run_cpu(kMid, sa, 0, 2);
+  env.run_cpu(kHigh, sa, 1, 2);
+  ASSERT_TRUE(env.engine().set_priority(kLow, 2).ok());  // now the most valuable
+  env.pend_cpu(kIn, sa, 1, 2);
+  PreemptionPlan plan = env.plan(kIn);
+  ASSERT_EQ(plan.outcome, PlanOutcome::kPreempt);
+  EXPECT_EQ(victim_ids(plan), (std::vector<WorkloadId>{kMid}));
+  // Releasing and evicting find it at its new place.
+  ASSERT_TRUE(env.engine().evict(kLow).ok());
+  ASSERT_TRUE(env.engine().release(kMid).ok());
+  plan = env.plan(kIn);
+  EXPECT_EQ(plan.outcome, PlanOutcome::kFitsNow);
+}
+
 // (c) Kueue "not enough low priority workloads".
 TEST(KueuePreemptionTable, NoPartialPreemptionWhenNoSetMakesItFit) {
   NodeId sa;
