@@ -107,7 +107,14 @@ class JsonBuilder : public YAML::EventHandler {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) refuse(mark, "an alias names no anchor");
     charge(mark, it->second.nodes, it->second.bytes);
-    add(mark, it->second.value, nullptr, YAML::NullAnchor, 0, it->second.nodes, it->second.bytes);
+    // A copy of a nested node nests as deep as the node itself, wherever the alias stands.
+    if (static_cast<int>(stack_.size()) + it->second.height > limits_.max_depth) {
+      refuse(mark, fmt::format("nesting is deeper than the limit of {} levels (an alias repeats a "
+                               "nested node deeper down)",
+                               limits_.max_depth));
+    }
+    add(mark, it->second.value, nullptr, YAML::NullAnchor, 0, it->second.nodes, it->second.bytes,
+        it->second.height);
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
@@ -137,11 +144,13 @@ class JsonBuilder : public YAML::EventHandler {
     std::optional<std::string> key;  // a mapping's key waiting for its value
     size_t nodes = 1;
     size_t bytes = 0;
+    int height = 1;  // levels of nesting from this node down: 1 + its deepest child's
   };
   struct Anchored {
     Json value;
     size_t nodes;
     size_t bytes;
+    int height;  // 0 for a scalar
   };
 
   [[noreturn]] static void refuse(const YAML::Mark& mark, const std::string& why) {
@@ -175,14 +184,15 @@ class JsonBuilder : public YAML::EventHandler {
   void close() {
     Frame f = std::move(stack_.back());
     stack_.pop_back();
-    add(YAML::Mark(), std::move(f.value), nullptr, f.anchor, 0, f.nodes, f.bytes);
+    add(YAML::Mark(), std::move(f.value), nullptr, f.anchor, 0, f.nodes, f.bytes, f.height);
   }
   // Places a finished value: the document's root, an item, a key (`text`: the scalar as written)
-  // or a key's value. `charged`: values already counted (a null is counted here).
+  // or a key's value. `charged`: values already counted (a null is counted here). `height`:
+  // the value's levels of nesting (0 for a scalar).
   void add(const YAML::Mark& mark, Json value, const std::string* text, YAML::anchor_t anchor,
-           size_t charged, size_t nodes = 1, size_t bytes = 0) {
+           size_t charged, size_t nodes = 1, size_t bytes = 0, int height = 0) {
     if (charged) charge(mark, charged, 0);
-    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, nodes, bytes};
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, nodes, bytes, height};
     if (stack_.empty()) {
       root = std::move(value);
       return;
@@ -190,6 +200,7 @@ class JsonBuilder : public YAML::EventHandler {
     Frame& top = stack_.back();
     top.nodes += nodes;
     top.bytes += bytes;
+    top.height = std::max(top.height, height + 1);
     if (top.value.is_array()) {
       top.value.push_back(std::move(value));
     } else if (!top.key) {

@@ -83,6 +83,26 @@ TEST(JsonLimits, YamlAliasesWithinTheBudgetExpand) {
   EXPECT_EQ((*r)["master"]["memory"], "16Gi");
 }
 
+// A copy nests as deep as its anchor's node: an alias to a 200-level node inside 100 levels is
+// 300 levels, which to_yaml would write and no reader would take back (found by fuzzing).
+TEST(JsonLimits, YamlAliasThatNestsPastTheDepthLimitIsRefused) {
+  const auto nested = [](int levels, const std::string& inner) {
+    return std::string(levels, '[') + inner + std::string(levels, ']');
+  };
+  auto r = parse_yaml("a: &x " + nested(200, "") + "\nb: " + nested(100, "*x") + "\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kValidation);
+  EXPECT_NE(r.status().message().find("deeper than the limit of 256 levels"), std::string::npos)
+      << r.status().message();
+  // At the limit exactly: the map, 55 levels around the alias and the anchored 200.
+  auto at = parse_yaml("a: &x " + nested(200, "") + "\nb: " + nested(55, "*x") + "\n");
+  ASSERT_TRUE(at.ok()) << at.status().message();
+  EXPECT_TRUE(parse_yaml(to_yaml(*at)).ok());
+  EXPECT_FALSE(parse_yaml("a: &x " + nested(200, "") + "\nb: " + nested(56, "*x") + "\n").ok());
+  // A scalar's alias adds no nesting.
+  EXPECT_TRUE(parse_yaml("a: &s 1\nb: " + nested(255, "*s") + "\n").ok());
+}
+
 TEST(JsonLimits, YamlScalarOutOfDoubleRangeStaysText) {
   auto r = parse_yaml("n: 1e400\n");
   ASSERT_TRUE(r.ok());
