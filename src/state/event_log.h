@@ -1,10 +1,21 @@
-// Append-only logs (user events, the audit log), cheap to copy: full chunks are immutable and
-// shared between copies, so publishing a read view after each batch copies O(chunks) pointers
-// plus one partial chunk, never the whole history. T has a `Seq seq` member, in append order.
+// Append-only logs (user events, the audit log), cheap to copy: a copy costs two shared pointers
+// and two sizes, whatever the history's length, so publishing a read view after each batch never
+// copies events (docs/performance.md "Fleet-scale simulation"). T has a `Seq seq` member, in
+// append order.
+//
+// Items live in fixed chunks of kChunkSize slots. Full chunks are immutable and shared; the list
+// of full chunks is itself shared and replaced (not changed) when a chunk fills. The open chunk is
+// shared too: each copy sees only its own first `tail_size_` slots, and a slot is written once,
+// by the copy that claims it (an atomic count of claimed slots), before any copy that sees it
+// exists. A copy that appends after another copy has claimed its next slot copies the open chunk
+// first, so copies never see each other's appends.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "state/user_event.h"
@@ -16,41 +27,40 @@ class AppendLog {
  public:
   static constexpr size_t kChunkSize = 256;
 
-  AppendLog() = default;
-  AppendLog(const AppendLog& other)
-      : full_(other.full_), tail_(other.tail_ ? std::make_unique<Chunk>(*other.tail_) : nullptr) {}
-  AppendLog& operator=(const AppendLog& other) {
-    if (this != &other) {
-      full_ = other.full_;
-      tail_ = other.tail_ ? std::make_unique<Chunk>(*other.tail_) : nullptr;
-    }
-    return *this;
-  }
-  AppendLog(AppendLog&&) noexcept = default;
-  AppendLog& operator=(AppendLog&&) noexcept = default;
-
   void append(T item) {
     if (!tail_) {
-      tail_ = std::make_unique<Chunk>();
-      tail_->reserve(kChunkSize);
+      tail_ = std::make_shared<Chunk>();
+      tail_size_ = 0;
     }
-    tail_->push_back(std::move(item));
-    if (tail_->size() == kChunkSize) {
-      full_.push_back(std::shared_ptr<const Chunk>(std::move(tail_)));
+    size_t expected = tail_size_;
+    if (!tail_->claimed.compare_exchange_strong(expected, tail_size_ + 1,
+                                                std::memory_order_acq_rel)) {
+      // Another copy of this log appended to the shared open chunk: continue on a private copy.
+      auto own = std::make_shared<Chunk>();
+      for (size_t i = 0; i < tail_size_; ++i) own->items[i] = tail_->items[i];
+      own->claimed.store(tail_size_ + 1, std::memory_order_relaxed);
+      tail_ = std::move(own);
+    }
+    tail_->items[tail_size_].emplace(std::move(item));
+    if (++tail_size_ == kChunkSize) {
+      auto chunks = full_ ? std::make_shared<Chunks>(*full_) : std::make_shared<Chunks>();
+      chunks->push_back(std::move(tail_));
+      full_ = std::move(chunks);
       tail_.reset();
+      tail_size_ = 0;
     }
   }
-  size_t size() const { return full_.size() * kChunkSize + (tail_ ? tail_->size() : 0); }
+  size_t size() const { return full_count() * kChunkSize + tail_size_; }
   // Forgets the oldest full chunk (bounded logs keep their newest items); false when none.
   bool drop_oldest_chunk() {
-    if (full_.empty()) return false;
-    full_.erase(full_.begin());
+    if (full_count() == 0) return false;
+    full_ = std::make_shared<Chunks>(full_->begin() + 1, full_->end());
     return true;
   }
   const T& at(size_t index) const {
     const size_t chunk = index / kChunkSize;
-    if (chunk < full_.size()) return (*full_[chunk])[index % kChunkSize];
-    return (*tail_)[index - full_.size() * kChunkSize];
+    if (chunk < full_count()) return *(*full_)[chunk]->items[index % kChunkSize];
+    return *tail_->items[index - full_count() * kChunkSize];
   }
   // Visits items newest first; stops when fn returns false.
   void for_each_newest_first(const std::function<bool(size_t index, const T&)>& fn) const {
@@ -73,9 +83,17 @@ class AppendLog {
   }
 
  private:
-  using Chunk = std::vector<T>;
-  std::vector<std::shared_ptr<const Chunk>> full_;
-  std::unique_ptr<Chunk> tail_;
+  struct Chunk {
+    std::array<std::optional<T>, kChunkSize> items;
+    std::atomic<size_t> claimed{0};  // slots some copy has written or is writing
+  };
+  using Chunks = std::vector<std::shared_ptr<const Chunk>>;
+
+  size_t full_count() const { return full_ ? full_->size() : 0; }
+
+  std::shared_ptr<const Chunks> full_;  // null while no chunk is full
+  std::shared_ptr<Chunk> tail_;         // the open chunk, shared with copies; null when none
+  size_t tail_size_ = 0;                // slots of tail_ this copy holds
 };
 
 using EventLog = AppendLog<UserEvent>;

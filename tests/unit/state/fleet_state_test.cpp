@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <thread>
+#include <vector>
+
 namespace gf {
 namespace {
 
@@ -120,6 +124,73 @@ TEST(EventLog, CopiesShareHistoryAndStayIndependent) {
     return newest.size() < 3;
   });
   EXPECT_EQ(newest, (std::vector<Seq>{601, 600, 599}));
+}
+
+UserEvent numbered(Seq seq, std::string text) {
+  UserEvent e;
+  e.seq = seq;
+  e.description = std::move(text);
+  return e;
+}
+
+TEST(EventLog, ACopyThatAppendsAfterTheOriginalDidNeverSeesTheOriginalsItems) {
+  EventLog log;
+  for (int i = 0; i < 300; ++i) log.append(numbered(i + 1, std::to_string(i)));
+  EventLog copy = log;  // shares the open chunk (44 of its slots)
+  log.append(numbered(301, "original"));
+  copy.append(numbered(301, "copy"));  // its slot was claimed by the original: copies the chunk
+  copy.append(numbered(302, "copy 2"));
+  log.append(numbered(302, "original 2"));
+  EXPECT_EQ(log.at(300).description, "original");
+  EXPECT_EQ(log.at(301).description, "original 2");
+  EXPECT_EQ(copy.at(300).description, "copy");
+  EXPECT_EQ(copy.at(301).description, "copy 2");
+  EXPECT_EQ(copy.at(299).description, "299");
+  // Both fill their open chunk independently.
+  for (int i = 302; i < 600; ++i) {
+    log.append(numbered(i + 1, "o" + std::to_string(i)));
+    copy.append(numbered(i + 1, "c" + std::to_string(i)));
+  }
+  EXPECT_EQ(log.size(), 600u);
+  EXPECT_EQ(copy.size(), 600u);
+  EXPECT_EQ(log.at(599).description, "o599");
+  EXPECT_EQ(copy.at(599).description, "c599");
+  EXPECT_EQ(log.at(255).description, "255");
+}
+
+TEST(EventLog, DroppingTheOldestChunkKeepsTheNewestItemsAndLeavesCopiesWhole) {
+  EventLog log;
+  for (int i = 0; i < 700; ++i) log.append(numbered(i + 1, std::to_string(i)));
+  EventLog copy = log;
+  EXPECT_TRUE(log.drop_oldest_chunk());
+  EXPECT_EQ(log.size(), 700u - EventLog::kChunkSize);
+  EXPECT_EQ(log.at(0).description, "256");
+  EXPECT_EQ(log.lower_bound_seq(600), 600u - EventLog::kChunkSize);
+  EXPECT_TRUE(log.drop_oldest_chunk());
+  EXPECT_FALSE(log.drop_oldest_chunk());  // only the open chunk is left
+  EXPECT_EQ(log.size(), 700u - 2 * EventLog::kChunkSize);
+  EXPECT_EQ(copy.size(), 700u);
+  EXPECT_EQ(copy.at(0).description, "0");
+}
+
+TEST(EventLog, CopiesReadOnAnotherThreadWhileTheOriginalAppends) {
+  EventLog log;
+  std::vector<EventLog> published;
+  for (int i = 0; i < 50; ++i) {
+    log.append(numbered(i + 1, std::to_string(i)));
+    published.push_back(log);
+  }
+  std::thread reader([&] {
+    for (const EventLog& view : published) {
+      for (size_t i = 0; i < view.size(); ++i) {
+        ASSERT_EQ(view.at(i).description, std::to_string(i));
+      }
+    }
+  });
+  for (int i = 50; i < 2000; ++i) log.append(numbered(i + 1, std::to_string(i)));
+  reader.join();
+  EXPECT_EQ(log.size(), 2000u);
+  EXPECT_EQ(published[49].size(), 50u);
 }
 
 }  // namespace
