@@ -1,5 +1,5 @@
 // `gpufleet simulate SCENARIO.yaml [--until D] [--out DIR] [--seed N] [--snapshot-every D]
-//  [--reservation=BOOL] [--trace FILE]... [--set KEY=VALUE]... [--report FILE]
+//  [--reservation=BOOL] [--journal] [--trace FILE]... [--set KEY=VALUE]... [--report FILE]
 //  [--compare VARIANT...]`
 // (docs/scenarios.md): runs a scenario on a virtual clock and prints a one-screen summary, or runs
 // variants of it on the same seed and prints their KPIs side by side. The format and the outputs
@@ -30,6 +30,7 @@ struct SimulateArgs {
   std::vector<std::string> traces;   // --trace FILE: more traces
   std::vector<std::string> sets;     // --set KEY=VALUE
   std::string report;                // --report FILE
+  bool journal = false;              // --journal: keep DIR/journal.db
   std::vector<std::string> compare;  // --compare: scenario files, or KEY=VALUE[,KEY=VALUE] variants
 };
 
@@ -272,6 +273,7 @@ int simulate(const SimulateArgs& args) {
     opts.seed = comparing ? std::optional<uint64_t>(seed) : args.seed;
     opts.until = *until;
     opts.snapshot_every = *every;
+    opts.keep_journal = args.journal;
     auto report = run_simulation(variants[i].scenario, opts);
     if (!report.ok()) {
       std::cerr << "error: " << report.status().message() << "\n";
@@ -317,6 +319,9 @@ void register_simulate_command(CLI::App& app, CommandContext& ctx) {
       "summed free capacity");
   cmd->add_option("--snapshot-every", args->snapshot_every,
                   "write snapshots.jsonl at every multiple of this virtual duration (e.g. 1h)");
+  cmd->add_flag("--journal", args->journal,
+                "keep the run's journal as DIR/journal.db (SQLite): every fact recorded, for "
+                "`sqlite3`; none is written without it");
   cmd->add_option("--trace", args->traces,
                   "replay a job trace (Microsoft ITP or Alibaba openb CSV) into the default "
                   "namespace; repeatable (docs/scenarios.md \"Traces\")");

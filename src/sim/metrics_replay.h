@@ -1,7 +1,7 @@
 // Capacity delivered and provisioning counts of a simulation (docs/scenarios.md metrics.json),
-// from replaying its journal into a fresh state: between two journal records the fleet does not
-// change, so integrating the state seen after each record is exact. It also feeds the offered
-// GPUs of every stretch to the fleet KPIs' time series.
+// from applying its journal records, as they are appended, to a state of its own: between two
+// journal records the fleet does not change, so integrating the state seen after each record is
+// exact. It also feeds the offered GPUs of every stretch to the fleet KPIs' time series.
 #pragma once
 
 #include <algorithm>
@@ -28,20 +28,22 @@ class MetricsReplay {
   // `kpis` (may be null) receives the offered GPUs of every stretch.
   explicit MetricsReplay(FleetKpis* kpis = nullptr) : kpis_(kpis) {}
 
-  Status run(Journal& journal, Time end) {
-    FleetState state;
-    Time last = kSimEpoch;
-    GF_RETURN_IF_ERROR(journal.replay(0, [&](const EventRecord& rec) -> Status {
-      const Time at = std::max(last, rec.time);
-      integrate(state, last, at);
-      last = at;
-      count(state.view(), rec);
-      GF_RETURN_IF_ERROR(state.apply(rec));
-      observe(state, rec.time);
-      return ok_status();
-    }));
-    integrate(state, last, std::max(last, end));
+  // One journal record, as it is appended (the simulation's journal is an ObservedJournal):
+  // records come in sequence order, each exactly once.
+  Status on_record(const EventRecord& rec) {
+    const Time at = std::max(last_, rec.time);
+    integrate(state_, last_, at);
+    last_ = at;
+    count(state_.view(), rec);
+    GF_RETURN_IF_ERROR(state_.apply(rec));
+    observe(state_, rec.time);
     return ok_status();
+  }
+
+  // The stretch from the last record to the end of the run.
+  void finish(Time end) {
+    integrate(state_, last_, std::max(last_, end));
+    last_ = std::max(last_, end);
   }
 
   // GPU-hours the running instances offered (utilization's denominator).
@@ -234,6 +236,8 @@ class MetricsReplay {
   }
 
   FleetKpis* kpis_ = nullptr;
+  FleetState state_;
+  Time last_ = kSimEpoch;
   std::map<std::string, std::pair<uint64_t, std::vector<int64_t>>> running_;  // by cluster
   std::map<std::string, ClusterAcc> clusters_;
   std::map<std::string, int64_t> failures_;

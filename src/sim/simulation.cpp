@@ -10,6 +10,7 @@
 #include <map>
 
 #include "cloud/sim/sim_cloud.h"
+#include "journal/observed/observed_journal.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/virtual_runner.h"
 #include "model/catalog.h"
@@ -83,11 +84,18 @@ class Simulation {
     }
     GF_RETURN_IF_ERROR(prepare_out_dir());
 
-    // The journal is part of the output: `sqlite3 DIR/journal.db` shows every fact recorded.
-    const fs::path journal_path = out_ / "journal.db";
-    auto journal = SqliteJournal::open(journal_path.string(), {.fsync = false});
-    if (!journal.ok()) return journal.status().with_prefix("journal " + journal_path.string());
-    journal_ = std::move(*journal);
+    // The metrics follow the journal as it is appended; the journal itself is written to
+    // DIR/journal.db only when asked (`sqlite3 DIR/journal.db` then shows every fact recorded).
+    kpis_ = std::make_unique<FleetKpis>(kSimEpoch, end());
+    replay_ = std::make_unique<MetricsReplay>(kpis_.get());
+    if (options_.keep_journal) {
+      const fs::path journal_path = out_ / "journal.db";
+      auto journal = SqliteJournal::open(journal_path.string(), {.fsync = false});
+      if (!journal.ok()) return journal.status().with_prefix("journal " + journal_path.string());
+      stored_ = std::move(*journal);
+    }
+    journal_ = std::make_unique<ObservedJournal>(
+        stored_.get(), [this](const EventRecord& rec) { return replay_->on_record(rec); });
 
     RuntimeOptions ropts;
     ropts.seed = report_.seed;
@@ -108,7 +116,7 @@ class Simulation {
 
     GF_RETURN_IF_ERROR(run_timeline());
     GF_RETURN_IF_ERROR(write_outputs());
-    report_.files.push_back((out_ / "journal.db").string());
+    if (stored_) report_.files.push_back((out_ / "journal.db").string());
     return std::move(report_);
   }
 
@@ -117,7 +125,7 @@ class Simulation {
     std::error_code ec;
     fs::create_directories(out_, ec);
     if (ec) return unavailable_error("--out: cannot create " + out_.string() + ": " + ec.message());
-    // A previous run's journal would be replayed into this one.
+    // A previous run's journal would be replayed into this one, or be taken for this run's.
     for (const char* name : {"journal.db", "journal.db-wal", "journal.db-shm", "snapshots.jsonl"}) {
       fs::remove(out_ / name, ec);
       if (ec) {
@@ -461,9 +469,9 @@ class Simulation {
   }
 
   Result<Json> metrics() {
-    FleetKpis kpis(kSimEpoch, end());
-    MetricsReplay replay(&kpis);
-    GF_RETURN_IF_ERROR(replay.run(*journal_, end()).with_prefix("replaying the journal"));
+    replay_->finish(end());
+    const MetricsReplay& replay = *replay_;
+    FleetKpis& kpis = *kpis_;
     Json m = replay.to_json(report_.state["clusters"]);
     GF_ASSIGN_OR_RETURN(Json by_cluster, get("/v1/billing", {{"groupBy", "cluster"}}));
     GF_ASSIGN_OR_RETURN(Json by_group, get("/v1/billing", {{"groupBy", "group"}}));
@@ -594,7 +602,10 @@ class Simulation {
   const fs::path out_;
   SimulationReport report_;
   VirtualClock clock_{kSimEpoch};
-  std::unique_ptr<SqliteJournal> journal_;
+  std::unique_ptr<FleetKpis> kpis_;
+  std::unique_ptr<MetricsReplay> replay_;  // fed by journal_ as the run appends
+  std::unique_ptr<SqliteJournal> stored_;  // DIR/journal.db, with --journal only
+  std::unique_ptr<ObservedJournal> journal_;
   std::unique_ptr<Runtime> runtime_;  // declared after journal_: destroyed before it
   std::unique_ptr<VirtualRunner> runner_;
   std::unique_ptr<FailureInjector> injector_;  // the failure model, when the scenario has one

@@ -26,6 +26,7 @@ struct SimulationOptions {
   std::optional<uint64_t> seed;            // overrides the scenario's seed
   std::optional<Duration> until;           // since the start; default last_scheduled() + tail
   std::optional<Duration> snapshot_every;  // snapshots.jsonl at every multiple; none when unset
+  bool keep_journal = false;               // DIR/journal.db; none on disk when false
 };
 
 struct SimulationReport {

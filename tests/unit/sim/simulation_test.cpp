@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "journal/sqlite/sqlite_journal.h"
+#include "state/fleet_state.h"
 #include "support/temp_dir.h"
 
 namespace gf {
@@ -186,8 +188,34 @@ TEST(Simulation, SeedScenarioWritesEveryOutputAndFillsTheGpuGroupWithoutRollback
   EXPECT_EQ((*m)["queueingDelay"]["measured"], true);
   EXPECT_EQ((*m)["queueingDelay"]["jobs"], 0);  // the seed scenario submits no jobs
   EXPECT_EQ((*m)["remediations"]["measured"], true);
-  EXPECT_EQ((*m)["remediations"]["proposed"], 0);  // no faults in the seed scenario
-  EXPECT_TRUE(std::filesystem::exists(dir.file("journal.db")));
+  EXPECT_EQ((*m)["remediations"]["proposed"], 0);                 // no faults in the seed scenario
+  EXPECT_FALSE(std::filesystem::exists(dir.file("journal.db")));  // not asked for one
+}
+
+TEST(Simulation, AJournalIsWrittenOnlyWhenAskedAndTheMetricsAreTheSameEitherWay) {
+  TempDir plain, kept;
+  auto scenario = load_scenario(example("mincount-rollback.yaml"));
+  ASSERT_TRUE(scenario.ok());
+  SimulationOptions opts;
+  opts.out_dir = plain.path();
+  auto without = run_simulation(*scenario, opts);
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  opts.out_dir = kept.path();
+  opts.keep_journal = true;
+  auto with = run_simulation(*scenario, opts);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  EXPECT_FALSE(std::filesystem::exists(plain.file("journal.db")));
+  ASSERT_TRUE(std::filesystem::exists(kept.file("journal.db")));
+  EXPECT_EQ(without->metrics, with->metrics);
+  EXPECT_EQ(read(plain.file("events.jsonl")), read(kept.file("events.jsonl")));
+  // The kept journal holds the whole run: replayed into a fresh state it gives the run's state.
+  auto journal = SqliteJournal::open(kept.file("journal.db"));
+  ASSERT_TRUE(journal.ok());
+  FleetState state;
+  ASSERT_TRUE((*journal)->replay(0, [&](const EventRecord& rec) { return state.apply(rec); }).ok());
+  EXPECT_GT(state.applied_seq(), 100);
+  EXPECT_EQ(state.view().clusters.size(), 1u);
+  EXPECT_EQ(static_cast<size_t>(state.view().events.size()), with->events);
 }
 
 TEST(Simulation, MinCountRollbackComesThreeHoursAfterTheUpdateNotAtThreeHours) {

@@ -1,0 +1,52 @@
+// A journal that hands every record it appends to an observer as it is appended
+// (docs/architecture.md "Journal"). With an inner journal it forwards to it (which numbers,
+// deduplicates and stores); without one it stores nothing: it numbers appends, remembers their
+// idempotency keys and the latest snapshot, and keeps no record, so it can replay nothing that
+// was appended. A simulation uses it so that its metrics follow the run as it goes instead of
+// reading a journal back afterwards, and keeps no journal on disk unless asked
+// (docs/scenarios.md "Outputs").
+//
+// Threading: like the journal it wraps, one thread at a time (the control loop).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "journal/journal.h"
+
+namespace gf {
+
+class ObservedJournal final : public Journal {
+ public:
+  // Called once per appended record (never for a duplicate), in sequence order, after the inner
+  // journal (if any) appended it. An error fails the append; with an inner journal the batch is
+  // then already stored, so the caller must stop (the control loop does: it stops on any append
+  // error).
+  using Observer = std::function<Status(const EventRecord&)>;
+
+  // `inner` (may be null: keep nothing) must outlive this journal.
+  ObservedJournal(Journal* inner, Observer observer);
+
+  Result<AppendResult> append(std::span<const NewEvent> batch) override;
+  // With an inner journal, its replay. Without one there is nothing to replay: an error when
+  // asked for any record appended (after < last_seq()), else no call at all.
+  Status replay(Seq after, const std::function<Status(const EventRecord&)>& fn) override;
+  Result<Seq> last_seq() override;
+  Result<std::optional<Seq>> find_key(const std::string& key) override;
+  Status save_snapshot(const Snapshot& snapshot) override;
+  Result<std::optional<Snapshot>> latest_snapshot() override;
+  Status check_fence() override;
+
+ private:
+  Journal* inner_;
+  Observer observer_;
+  // Without an inner journal only.
+  Seq last_ = 0;
+  std::unordered_map<std::string, Seq> keys_;
+  std::optional<Snapshot> snapshot_;
+};
+
+}  // namespace gf
