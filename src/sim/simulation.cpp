@@ -138,6 +138,12 @@ class Simulation {
 
   Time end() const { return kSimEpoch + report_.until; }
 
+  // The fleet as the loop's own state has it. The loop runs in manual mode on this thread and
+  // is idle between two runner calls, so the simulation reads its state directly: building a
+  // published view (for each failure-model sweep) would share the job maps' leaves with it, and
+  // the next job event would copy a leaf (docs/performance.md "Fleet-scale simulation").
+  const FleetView& fleet() const { return runtime_->loop().state().view(); }
+
   // Steps and snapshots in time order; at equal times the step runs first, so a snapshot at T
   // shows the fleet after everything that happened at T.
   Status run_timeline() {
@@ -225,7 +231,7 @@ class Simulation {
   // `node: GROUP/INDEX` (the INDEX-th live node of that group in launch order, at this moment)
   // or `node: i-…` → (cluster, instance id).
   Result<std::pair<std::string, std::string>> resolve_node(const std::string& ref) const {
-    auto view = runtime_->loop().view();
+    const FleetView* view = &fleet();
     if (ref.rfind("i-", 0) == 0) {
       for (const auto& [name, c] : view->clusters) {
         if (c->nodes.contains(ref)) return std::make_pair(name, ref);
@@ -278,7 +284,7 @@ class Simulation {
       case StepKind::kApprove:
       case StepKind::kReject:
       case StepKind::kCancel: {
-        auto view = runtime_->loop().view();
+        const FleetView* view = &fleet();
         const remediate::Remediation* open = view->health_state().open_remediation(id);
         if (!open)
           return error_response(not_found_error("node " + id + " has no open remediation"));
@@ -320,7 +326,7 @@ class Simulation {
     std::vector<FaultInjection> faults;
     std::vector<OperatorAction> actions;
     {
-      auto view = runtime_->loop().view();
+      const FleetView* view = &fleet();
       faults = injector_->due(*view, now);
       actions = injector_->operator_actions(*view, now);
     }
@@ -409,7 +415,7 @@ class Simulation {
     }
     // A fleet-scale run (a trace) has tens of thousands of jobs: listing each in every snapshot
     // would write gigabytes; metrics.json has what they add up to (docs/scenarios.md).
-    const size_t job_count = runtime_->loop().view()->jobs.size();
+    const size_t job_count = fleet().jobs.size();
     const bool list_jobs = job_count <= kMaxListedJobs;
     Json jobs = Json{{"items", Json::array()}};
     Json pods = Json{{"items", Json::array()}};
@@ -446,7 +452,7 @@ class Simulation {
 
   Status write_outputs() {
     // events.jsonl: every user event, oldest first, in the envelope GET /v1/events answers.
-    auto view = runtime_->loop().view();
+    const FleetView* view = &fleet();
     std::string events;
     for (size_t i = 0; i < view->events.size(); ++i) {
       const UserEvent& e = view->events.at(i);
@@ -481,7 +487,7 @@ class Simulation {
     job_metrics(replay.gpu_hours(), m);
     m["remediations"] = remediation_metrics();
     {
-      auto view = runtime_->loop().view();
+      const FleetView* view = &fleet();
       m["fleet"] = kpis.compute(*view, replay.gpu_hours(), injector_.get());
     }
     if (!scenario_.traces.empty()) {
@@ -517,7 +523,7 @@ class Simulation {
 
   // Alerts and remediations by outcome (docs/scenarios.md metrics.json "remediation counts").
   Json remediation_metrics() const {
-    auto view = runtime_->loop().view();
+    const FleetView* view = &fleet();
     const remediate::HealthState& h = view->health_state();
     int64_t fired = 0, discarded = 0, approved = 0, executed = 0, succeeded = 0, failed = 0,
             escalated = 0, cancelled = 0, rejected = 0, auto_approved = 0;
@@ -554,7 +560,7 @@ class Simulation {
   // Utilization (GPU-hours jobs held over GPU-hours running instances offered) and queueing
   // delay (submission to first start), from the job records.
   void job_metrics(double offered_gpu_hours, Json& m) {
-    auto view = runtime_->loop().view();
+    const FleetView* view = &fleet();
     const Time end = clock_.now();
     double busy = 0;
     std::vector<double> delays;
