@@ -1,7 +1,8 @@
 // Capacity delivered and provisioning counts of a simulation (docs/scenarios.md metrics.json),
-// from applying its journal records, as they are appended, to a state of its own: between two
-// journal records the fleet does not change, so integrating the state seen after each record is
-// exact. It also feeds the offered GPUs of every stretch to the fleet KPIs' time series.
+// from applying its journal records, as they are appended, to a state of its own that follows
+// clusters and health only (FleetState::apply_clusters_and_health): between two journal records
+// the fleet does not change, so integrating the state seen after each record is exact. It also
+// feeds the offered GPUs of every stretch to the fleet KPIs' time series.
 #pragma once
 
 #include <algorithm>
@@ -35,7 +36,7 @@ class MetricsReplay {
     integrate(state_, last_, at);
     last_ = at;
     count(state_.view(), rec);
-    GF_RETURN_IF_ERROR(state_.apply(rec));
+    GF_RETURN_IF_ERROR(state_.apply_clusters_and_health(rec));
     observe(state_, rec.time);
     return ok_status();
   }

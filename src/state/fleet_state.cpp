@@ -96,6 +96,21 @@ Status FleetState::apply(const EventRecord& record, const Json& payload) {
   return ok_status();
 }
 
+Status FleetState::apply_clusters_and_health(const EventRecord& record) {
+  const std::string& t = record.type;
+  for (std::string_view prefix : {"cluster.", "group.", "node.", "alert.", "remediation.", "host.",
+                                  "breaker.", "health.", "controlplane."}) {
+    if (t.starts_with(prefix)) return apply(record);
+  }
+  if (record.seq != view_.applied_seq + 1) {
+    return internal_error(fmt::format("journal event {} applied after {}: sequence gap", record.seq,
+                                      view_.applied_seq));
+  }
+  view_.applied_seq = record.seq;
+  view_.applied_time = record.time;
+  return ok_status();
+}
+
 template <typename E>
 Status FleetState::apply_typed_event(const EventRecord& rec, const Json& p) {
   GF_ASSIGN_OR_RETURN(const E e, event_codec::decode<E>(p));

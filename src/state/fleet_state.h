@@ -120,6 +120,13 @@ class FleetState {
   Status apply(const EventRecord& record);
   // The same, for an event whose payload is already parsed (the loop's own decisions).
   Status apply(const EventRecord& record, const Json& payload);
+  // Applies only events that change clusters (and their groups and nodes), health records or the
+  // control plane's record; any other event (jobs, quota objects, policies, audit, user events
+  // recorded through the API) only advances applied_seq(), unparsed. The appliers of the former
+  // read nothing the latter write, so a state fed this way has the same clusters, health and
+  // cluster revisions as one fed everything, and nothing else. The simulation's metrics follow a
+  // run with one (docs/scenarios.md "How a run goes").
+  Status apply_clusters_and_health(const EventRecord& record);
 
   Seq applied_seq() const { return view_.applied_seq; }
   const FleetView& view() const { return view_; }

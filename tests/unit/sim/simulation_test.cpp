@@ -194,7 +194,8 @@ TEST(Simulation, SeedScenarioWritesEveryOutputAndFillsTheGpuGroupWithoutRollback
 
 TEST(Simulation, AJournalIsWrittenOnlyWhenAskedAndTheMetricsAreTheSameEitherWay) {
   TempDir plain, kept;
-  auto scenario = load_scenario(example("mincount-rollback.yaml"));
+  // Jobs, node faults and remediations: every family of event.
+  auto scenario = load_scenario(example("itp-fleet.yaml"));
   ASSERT_TRUE(scenario.ok());
   SimulationOptions opts;
   opts.out_dir = plain.path();
@@ -208,14 +209,30 @@ TEST(Simulation, AJournalIsWrittenOnlyWhenAskedAndTheMetricsAreTheSameEitherWay)
   ASSERT_TRUE(std::filesystem::exists(kept.file("journal.db")));
   EXPECT_EQ(without->metrics, with->metrics);
   EXPECT_EQ(read(plain.file("events.jsonl")), read(kept.file("events.jsonl")));
-  // The kept journal holds the whole run: replayed into a fresh state it gives the run's state.
+  EXPECT_GT(with->metrics["fleet"]["failures"]["injected"].get<int64_t>(), 0);
+
+  // The kept journal holds the whole run: replayed into a fresh state it gives the run's events.
+  // A state fed only its cluster and health events (what the metrics follow) has the same
+  // clusters, health records and cluster revisions, and no jobs.
   auto journal = SqliteJournal::open(kept.file("journal.db"));
   ASSERT_TRUE(journal.ok());
-  FleetState state;
-  ASSERT_TRUE((*journal)->replay(0, [&](const EventRecord& rec) { return state.apply(rec); }).ok());
-  EXPECT_GT(state.applied_seq(), 100);
-  EXPECT_EQ(state.view().clusters.size(), 1u);
-  EXPECT_EQ(static_cast<size_t>(state.view().events.size()), with->events);
+  FleetState all, fleet_only;
+  ASSERT_TRUE((*journal)
+                  ->replay(0,
+                           [&](const EventRecord& rec) -> Status {
+                             GF_RETURN_IF_ERROR(all.apply(rec));
+                             return fleet_only.apply_clusters_and_health(rec);
+                           })
+                  .ok());
+  EXPECT_EQ(static_cast<size_t>(all.view().events.size()), with->events);
+  EXPECT_GT(all.view().jobs.size(), 100u);
+  EXPECT_EQ(fleet_only.view().jobs.size(), 0u);
+  EXPECT_EQ(fleet_only.applied_seq(), all.applied_seq());
+  const Json a = all.to_json(), f = fleet_only.to_json();
+  EXPECT_EQ(a["clusters"], f["clusters"]);
+  EXPECT_EQ(a["health"], f["health"]);
+  EXPECT_NE(a["health"], Json(nullptr));
+  EXPECT_EQ(all.cluster_revisions(), fleet_only.cluster_revisions());
 }
 
 TEST(Simulation, MinCountRollbackComesThreeHoursAfterTheUpdateNotAtThreeHours) {
