@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "api/workload_wire.h"
@@ -137,8 +138,13 @@ Status parse_workload_doc(const Json& doc, WorkloadDocs& docs) {
 
 Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& docs,
                              std::vector<Event>& events, Json& items) {
-  // Policies first: a job in the same request may be selected by one of them.
-  PolicyMap policies = s.view().policies ? *s.view().policies : PolicyMap{};
+  // Policies first: a job in the same request may be selected by one of them. The stored map is
+  // copied only when the request applies policies (a request of jobs only reads it).
+  const PolicyMap no_policies;
+  std::optional<PolicyMap> changed;
+  if (!docs.policies.empty()) changed.emplace(s.view().policies ? *s.view().policies : no_policies);
+  const PolicyMap& policies =
+      changed ? *changed : (s.view().policies ? *s.view().policies : no_policies);
   std::vector<object_events::PolicyDoc> policy_objects;
   for (size_t i = 0; i < docs.policies.size(); ++i) {
     const PropagationPolicy& p = docs.policies[i];
@@ -155,7 +161,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
     policy_objects.push_back(object_events::PolicyDoc{p.ns, p.name, stored.doc});
     items.push_back(result_item(workload::kPropagationPolicyKind, p.ns, p.name,
                                 previous ? "configured" : "created", p.warnings));
-    policies[{p.ns, p.name}] = std::move(stored);
+    (*changed)[{p.ns, p.name}] = std::move(stored);
   }
   if (!policy_objects.empty()) {
     events.push_back(

@@ -59,36 +59,38 @@ void Provisioner::wake(ControllerDecision& d, Time t) {
 ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
   ControllerDecision d;
   int64_t counter = state.view().instance_counter;
-  next_issued_.clear();
   const auto& revisions = state.cluster_revisions();
   std::unordered_map<std::string, Quiet> quiet;
+  std::unordered_map<std::string, IssuedMap> issued;  // this pass's, by cluster
+  const IssuedMap none;
   for (const auto& [name, cp] : state.view().clusters) {
     auto rev = revisions.find(name);
     const uint64_t revision = rev == revisions.end() ? 0 : rev->second;
+    auto prev = issued_.find(name);
     if (auto q = quiet_.find(name); q != quiet_.end() && q->second.revision == revision &&
                                     revision != 0 && (!q->second.wake || now < *q->second.wake)) {
-      for (const auto& [id, flags] : q->second.issued) next_issued_[id] = flags;
+      // Nothing to decide: its intents stay as they were.
+      if (prev != issued_.end()) issued.emplace(name, std::move(prev->second));
       if (q->second.wake) wake(d, *q->second.wake);
-      quiet.emplace(name, std::move(q->second));
+      quiet.emplace(name, q->second);
       continue;
     }
     const std::optional<Time> outer_wake = d.wake_at;
     d.wake_at.reset();
     const size_t events = d.events.size();
     const size_t intents = d.intents.size();
+    prev_issued_ = prev == issued_.end() ? &none : &prev->second;
+    next_issued_ = &issued[name];
     reconcile_cluster(*cp, now, counter, d);
+    prev_issued_ = nullptr;
+    next_issued_ = nullptr;
     if (d.events.size() == events && d.intents.size() == intents) {
-      Quiet q{revision, d.wake_at, {}};
-      for (const auto& [id, n] : cp->nodes) {
-        if (auto it = next_issued_.find(id); it != next_issued_.end())
-          q.issued.emplace_back(id, it->second);
-      }
-      quiet.emplace(name, std::move(q));
+      quiet.emplace(name, Quiet{revision, d.wake_at});
     }
     if (outer_wake) wake(d, *outer_wake);
   }
   quiet_.swap(quiet);
-  issued_.swap(next_issued_);
+  issued_.swap(issued);
   return d;
 }
 
@@ -274,14 +276,14 @@ void Provisioner::launch(const Cluster& c, const InstanceGroup& g, int64_t n, in
         cluster_events::LaunchRequested{c.name, g.spec.name, op.instance_id, op.instance_type,
                                         op.attempt, info ? info->price_micros_per_hour : 0, slot}));
     d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
-    next_issued_[op.instance_id] |= kIssuedLaunch;
+    (*next_issued_)[op.instance_id] |= kIssuedLaunch;
   }
 }
 
 void Provisioner::update_software(const Cluster& c, const Node& n, ControllerDecision& d) {
   UpdateSoftwareOp op{c.name, n.instance_id, n.instance_type, c.image};
   d.intents.push_back(Intent{kCloudDriver, kUpdateSoftwareIntent, op.to_json()});
-  next_issued_[n.instance_id] |= kIssuedUpdate;
+  (*next_issued_)[n.instance_id] |= kIssuedUpdate;
 }
 
 void Provisioner::reconcile_software_update(const Cluster& c, Time now, ControllerDecision& d) {
@@ -331,7 +333,7 @@ void Provisioner::terminate(const Cluster& c, const Node& n, const std::string& 
   d.events.push_back(to_event(cluster_events::TerminateRequested{c.name, n.instance_id, reason}));
   TerminateOp op{c.name, n.instance_id, n.instance_type};
   d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
-  next_issued_[n.instance_id] |= kIssuedTerminate;
+  (*next_issued_)[n.instance_id] |= kIssuedTerminate;
 }
 
 void Provisioner::terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
@@ -352,8 +354,8 @@ void Provisioner::terminate_excess(const Cluster& c, const InstanceGroup& g, int
 
 void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) {
   for (const auto& [id, n] : c.nodes) {
-    auto it = issued_.find(id);
-    int issued = it == issued_.end() ? 0 : it->second;
+    auto it = prev_issued_->find(id);
+    int issued = it == prev_issued_->end() ? 0 : it->second;
     if (n.status == NodeStatus::kPending && !(issued & kIssuedLaunch)) {
       LaunchOp op;
       op.cluster = c.name;
@@ -377,7 +379,7 @@ void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) 
       d.intents.push_back(Intent{kCloudDriver, kUpdateSoftwareIntent, op.to_json()});
       issued |= kIssuedUpdate;
     }
-    if (issued) next_issued_[id] |= issued;
+    if (issued) (*next_issued_)[id] |= issued;
   }
 }
 

@@ -78,15 +78,17 @@ class Provisioner final : public Controller {
   static constexpr int kIssuedLaunch = 1;
   static constexpr int kIssuedTerminate = 2;
   static constexpr int kIssuedUpdate = 4;
-  std::unordered_map<std::string, int> issued_;
-  std::unordered_map<std::string, int> next_issued_;
+  using IssuedMap = std::unordered_map<std::string, int>;  // by instance id
+  std::unordered_map<std::string, IssuedMap> issued_;      // by cluster, as of the last pass
+  // During a pass, the cluster in hand's entries: as the last pass left them, and this pass's.
+  const IssuedMap* prev_issued_ = nullptr;
+  IssuedMap* next_issued_ = nullptr;
   // A cluster whose revision has not moved since a pass that decided nothing for it, and whose
   // next due time has not come, would get the same empty decision again: it is skipped, so a
   // pass costs what changed, not every node of the fleet (docs/performance.md).
   struct Quiet {
     uint64_t revision = 0;
     std::optional<Time> wake;
-    std::vector<std::pair<std::string, int>> issued;  // its nodes' entries of issued_
   };
   std::unordered_map<std::string, Quiet> quiet_;
 };
