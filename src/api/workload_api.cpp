@@ -225,7 +225,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
                         workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
     job.key = static_cast<uint64_t>(counter);
     job.id = job_id(counter, job.name);
-    events.push_back(job_events::to_event(job_events::Submitted{job}));
+    events.push_back(job_events::to_event(job_events::Submitted{std::move(job)}));
     Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", pj.warnings);
     item["policy"] = policy->name;
     items.push_back(std::move(item));

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "state/user_event.h"
@@ -26,6 +27,21 @@ template <typename T>
 class AppendLog {
  public:
   static constexpr size_t kChunkSize = 256;
+
+  AppendLog() = default;
+  AppendLog(const AppendLog&) = default;
+  AppendLog& operator=(const AppendLog&) = default;
+  // A moved-from log is empty.
+  AppendLog(AppendLog&& other) noexcept
+      : full_(std::move(other.full_)),
+        tail_(std::move(other.tail_)),
+        tail_size_(std::exchange(other.tail_size_, 0)) {}
+  AppendLog& operator=(AppendLog&& other) noexcept {
+    full_ = std::move(other.full_);
+    tail_ = std::move(other.tail_);
+    tail_size_ = std::exchange(other.tail_size_, 0);
+    return *this;
+  }
 
   void append(T item) {
     if (!tail_) {

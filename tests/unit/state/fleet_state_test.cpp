@@ -173,6 +173,22 @@ TEST(EventLog, DroppingTheOldestChunkKeepsTheNewestItemsAndLeavesCopiesWhole) {
   EXPECT_EQ(copy.at(0).description, "0");
 }
 
+TEST(EventLog, AMovedFromLogIsEmpty) {
+  EventLog log;
+  for (int i = 0; i < 300; ++i) log.append(numbered(i + 1, std::to_string(i)));
+  EventLog moved = std::move(log);
+  EXPECT_EQ(moved.size(), 300u);
+  EXPECT_EQ(log.size(), 0u);  // NOLINT(bugprone-use-after-move): the rule under test
+  log.append(numbered(1, "again"));
+  EXPECT_EQ(log.size(), 1u);
+  EXPECT_EQ(log.at(0).description, "again");
+  EventLog assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.size(), 300u);
+  EXPECT_EQ(moved.size(), 0u);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(assigned.at(299).description, "299");
+}
+
 TEST(EventLog, CopiesReadOnAnotherThreadWhileTheOriginalAppends) {
   EventLog log;
   std::vector<EventLog> published;
