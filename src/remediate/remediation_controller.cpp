@@ -230,10 +230,8 @@ struct RemediationController::Gates {
 void RemediationController::progress(const FleetState& state, Time now, ControllerDecision& d) {
   const HealthState& h = state.view().health_state();
   // Closed remediations only feed the gates of open ones: with none open there is nothing to do.
-  if (std::none_of(h.remediations.begin(), h.remediations.end(),
-                   [](const auto& entry) { return remediate::is_open(entry.second.status); })) {
-    return;
-  }
+  // (A node has at most one open remediation, so the index is empty exactly when none is open.)
+  if (h.open_by_node.empty()) return;
   Gates gates;
   for (const auto& [id, r] : h.remediations) {
     if (remediate::in_flight(r.status)) {

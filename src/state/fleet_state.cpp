@@ -76,16 +76,32 @@ void FleetState::add_job_user_event(const EventRecord& record, const Job& job,
   add_user_event(record, std::move(e));
 }
 
+namespace {
+
+// Event families by type prefix (apply_payload routes them; apply_clusters_and_health keeps them).
+bool is_cluster_type(std::string_view t) {
+  return t.starts_with("cluster.") || t.starts_with("group.") || t.starts_with("node.");
+}
+bool is_health_type(std::string_view t) {
+  return t.starts_with("alert.") || t.starts_with("remediation.") || t.starts_with("host.") ||
+         t.starts_with("breaker.") || t.starts_with("health.");
+}
+
+Status next_in_sequence(const EventRecord& record, Seq applied) {
+  if (record.seq == applied + 1) return ok_status();
+  return internal_error(
+      fmt::format("journal event {} applied after {}: sequence gap", record.seq, applied));
+}
+
+}  // namespace
+
 Status FleetState::apply(const EventRecord& record) {
   GF_ASSIGN_OR_RETURN(Json payload, parse_json(record.payload, kStoredTextLimits));
   return apply(record, payload);
 }
 
 Status FleetState::apply(const EventRecord& record, const Json& payload) {
-  if (record.seq != view_.applied_seq + 1) {
-    return internal_error(fmt::format("journal event {} applied after {}: sequence gap", record.seq,
-                                      view_.applied_seq));
-  }
+  GF_RETURN_IF_ERROR(next_in_sequence(record, view_.applied_seq));
   user_events_in_record_ = 0;
   GF_RETURN_IF_ERROR(
       apply_payload(record, payload)
@@ -98,14 +114,10 @@ Status FleetState::apply(const EventRecord& record, const Json& payload) {
 
 Status FleetState::apply_clusters_and_health(const EventRecord& record) {
   const std::string& t = record.type;
-  for (std::string_view prefix : {"cluster.", "group.", "node.", "alert.", "remediation.", "host.",
-                                  "breaker.", "health.", "controlplane."}) {
-    if (t.starts_with(prefix)) return apply(record);
+  if (is_cluster_type(t) || is_health_type(t) || t.starts_with("controlplane.")) {
+    return apply(record);
   }
-  if (record.seq != view_.applied_seq + 1) {
-    return internal_error(fmt::format("journal event {} applied after {}: sequence gap", record.seq,
-                                      view_.applied_seq));
-  }
+  GF_RETURN_IF_ERROR(next_in_sequence(record, view_.applied_seq));
   view_.applied_seq = record.seq;
   view_.applied_time = record.time;
   return ok_status();
@@ -138,14 +150,9 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
   const std::string& type = record.type;
   if (auto it = kAppliers.find(type); it != kAppliers.end())
     return (this->*(it->second))(record, payload);
-  if (type.starts_with("cluster.") || type.starts_with("group.") || type.starts_with("node.")) {
-    return apply_cluster_event(record, payload);
-  }
+  if (is_cluster_type(type)) return apply_cluster_event(record, payload);
   if (type.starts_with("job.")) return apply_job_family_event(record, payload);
-  if (type.starts_with("alert.") || type.starts_with("remediation.") || type.starts_with("host.") ||
-      type.starts_with("breaker.") || type.starts_with("health.")) {
-    return apply_health_event(record, payload);
-  }
+  if (is_health_type(type)) return apply_health_event(record, payload);
   return internal_error("unknown event type \"" + type +
                         "\" (journal written by a newer gpufleet?)");
 }
