@@ -41,11 +41,23 @@ std::string job_body(const std::string& name) {
          R"({"InstanceType":"ml.g5.xlarge","InstanceCount":1}}})";
 }
 
-// jobName → how many jobs of that name replica i holds (after it applied `min_seq`).
+// jobName → how many jobs of that name replica i holds (after it applied `min_seq`). A follower
+// holds a ?minSeq= read 5 s and then answers 503; a replica restarted by the last kill may still
+// be replaying the journal on a loaded machine, so the read is retried for up to a minute.
 std::map<std::string, int> job_names(const ReplicaSet& rs, int i, int64_t min_seq) {
-  const Json j =
-      rs.get(i, "/v1/service-jobs?minSeq=" + std::to_string(min_seq), /*timeout_ms=*/10000);
+  const auto deadline = steady_clock::now() + std::chrono::seconds(60);
+  Json j;
+  for (;;) {
+    j = rs.get(i, "/v1/service-jobs?minSeq=" + std::to_string(min_seq), /*timeout_ms=*/10000);
+    if (j.is_object() || steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
   std::map<std::string, int> names;
+  if (!j.is_object()) {
+    ADD_FAILURE() << "replica " << i << " did not answer a read at seq " << min_seq
+                  << " within a minute";
+    return names;
+  }
   for (const Json& job : j.value("jobSummaryList", Json::array())) {
     names[job.value("jobName", "")]++;
   }
