@@ -93,7 +93,13 @@ Status FleetState::apply_typed_cluster_event(const EventRecord& rec, const Json&
     }
   }
   GF_RETURN_IF_ERROR(st);
-  mark_cluster_dirty(e.cluster);
+  // A node event (a launch request adds its node) changes that node and no other, nor the
+  // cluster's status or groups' targets: mirrors resync just it.
+  if constexpr (requires { e.instance_id; }) {
+    mark_cluster_dirty(e.cluster, e.instance_id);
+  } else {
+    mark_cluster_dirty(e.cluster);
+  }
   return ok_status();
 }
 

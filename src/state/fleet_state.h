@@ -162,6 +162,15 @@ class FleetState {
   // last change. Whoever mirrors clusters (the scheduler cache) syncs what changed since it looked.
   uint64_t cluster_revision() const;
   const std::map<std::string, uint64_t, std::less<>>& cluster_revisions() const;
+  // The instance ids of `cluster`'s nodes that changed (or were added or removed) after cluster
+  // revision `since`, each once, in id order; nullopt when any node may have changed: a change to
+  // the cluster as a whole (its status, groups, deletion) came after `since`, or `since` is older
+  // than the per-cluster log keeps (kNodeLogKept entries). A mirror of the nodes (the scheduler
+  // cache, the failure model) resyncs only these, so a node event costs O(changed nodes), not
+  // O(nodes in the cluster) (docs/performance.md "Fleet-scale simulation").
+  std::optional<std::vector<std::string>> nodes_changed_since(std::string_view cluster,
+                                                              uint64_t since) const;
+  static constexpr size_t kNodeLogKept = 4096;
   // Resource capacity of one node of `instance_type` (catalog), zero when unknown.
   static ResourceVector node_capacity(std::string_view instance_type);
 
@@ -293,7 +302,8 @@ class FleetState {
   void end_run(Job& job, Time t, std::string_view cause);
   void set_workload_id(const std::string& key, const std::string& id);
   Status restore_indexes();
-  void mark_cluster_dirty(const std::string& name);
+  // A change to cluster `name`: to one node only when `node` is given, else to the whole cluster.
+  void mark_cluster_dirty(const std::string& name, std::string_view node = {});
   Job* mutable_job(std::string_view id);
   void add_user_event(const EventRecord& record, UserEvent event);
   void add_job_user_event(const EventRecord& record, const Job& job, const JobEvent& line);

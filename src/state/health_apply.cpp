@@ -35,7 +35,7 @@ void FleetState::set_node_flags(const std::string& cluster, const std::string& n
   Node& n = m->nodes.at(node);
   if (cordoned) n.cordoned = *cordoned;
   if (maintenance) n.maintenance = *maintenance;
-  mark_cluster_dirty(cluster);
+  mark_cluster_dirty(cluster, node);
 }
 
 namespace {
@@ -266,6 +266,7 @@ std::string FleetState::retire_host(const EventRecord& rec, Remediation& r,
   const std::string fresh = new_host ? *new_host : fmt::format("host-m{}", ++h.host_counter);
   if (const Cluster* c = view_.find_cluster(r.cluster); c && c->nodes.contains(r.node)) {
     mutable_cluster(r.cluster)->nodes.at(r.node).host_id = fresh;
+    mark_cluster_dirty(r.cluster, r.node);
   }
   return fmt::format(" (moved to {}; {} sent to inspection)", fresh, r.host);
 }
@@ -428,7 +429,7 @@ Status FleetState::on_health_event(const EventRecord&, const health_events::Node
   const Cluster* c = view_.find_cluster(e.cluster);
   if (!c || !c->nodes.contains(e.instance_id)) return ok_status();
   mutable_cluster(e.cluster)->nodes.at(e.instance_id).labels = e.labels;
-  mark_cluster_dirty(e.cluster);
+  mark_cluster_dirty(e.cluster, e.instance_id);
   return ok_status();
 }
 

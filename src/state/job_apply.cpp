@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "model/catalog.h"
 #include "state/cluster_events.h"
@@ -46,6 +47,13 @@ struct JobIndex {
   }
   uint64_t cluster_revision = 0;
   std::map<std::string, uint64_t, std::less<>> cluster_revisions;
+  // Per cluster: which nodes changed at which revision (FleetState::nodes_changed_since).
+  struct NodeLog {
+    uint64_t whole = 0;  // the revision of the last change to the cluster as a whole
+    uint64_t floor = 0;  // the newest revision dropped from `changes` (older ones are unknown)
+    std::deque<std::pair<uint64_t, std::string>> changes;  // in revision order
+  };
+  std::map<std::string, NodeLog, std::less<>> node_logs;
 };
 
 FleetState::FleetState() : index_(std::make_unique<JobIndex>()) {}
@@ -125,9 +133,38 @@ void FleetState::set_workload_id(const std::string& key, const std::string& id) 
   }
 }
 
-void FleetState::mark_cluster_dirty(const std::string& name) {
-  index_->cluster_revision += 1;
-  index_->cluster_revisions[name] = index_->cluster_revision;
+void FleetState::mark_cluster_dirty(const std::string& name, std::string_view node) {
+  const uint64_t rev = ++index_->cluster_revision;
+  index_->cluster_revisions[name] = rev;
+  JobIndex::NodeLog& log = index_->node_logs[name];
+  if (node.empty()) {
+    log.whole = rev;
+    log.floor = rev;  // nothing before a whole change is worth reading
+    log.changes.clear();
+    return;
+  }
+  log.changes.emplace_back(rev, std::string(node));
+  if (log.changes.size() > kNodeLogKept) {
+    log.floor = log.changes.front().first;
+    log.changes.pop_front();
+  }
+}
+
+std::optional<std::vector<std::string>> FleetState::nodes_changed_since(std::string_view cluster,
+                                                                        uint64_t since) const {
+  auto it = index_->node_logs.find(cluster);
+  if (it == index_->node_logs.end()) return std::nullopt;
+  const JobIndex::NodeLog& log = it->second;
+  if (log.whole > since || log.floor > since) return std::nullopt;
+  auto first = std::upper_bound(
+      log.changes.begin(), log.changes.end(), since,
+      [](uint64_t s, const std::pair<uint64_t, std::string>& c) { return s < c.first; });
+  std::vector<std::string> ids;
+  ids.reserve(static_cast<size_t>(log.changes.end() - first));
+  for (auto c = first; c != log.changes.end(); ++c) ids.push_back(c->second);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 Status FleetState::on_event(const EventRecord&, const object_events::QuotaApplied& e) {

@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include "state/cluster_events.h"
+
 namespace gf {
 namespace {
 
@@ -100,6 +102,74 @@ TEST(FleetState, DifferentStatesHaveDifferentHashes) {
   ASSERT_TRUE(a.apply(rec(1, started("1"))).ok());
   ASSERT_TRUE(b.apply(rec(1, started("2"))).ok());
   EXPECT_NE(a.hash(), b.hash());
+}
+
+// The node log (FleetState::nodes_changed_since): a node event names its node; a change to the
+// cluster as a whole, or one older than the log keeps, asks mirrors to look at every node.
+TEST(FleetState, NodeLog_ANodeEventNamesOnlyItsNode_AWholeClusterChangeNamesNone) {
+  using namespace cluster_events;
+  FleetState s;
+  Seq seq = 0;
+  auto apply = [&](const Event& e) { ASSERT_TRUE(s.apply(rec(++seq, e)).ok()) << e.type; };
+  GroupSpec g;
+  g.name = "gpu";
+  g.instance_type = "ml.p5.48xlarge";
+  g.target = 3;
+  g.execution_role = "arn:aws:iam::1:role/x";
+  apply(to_event(
+      Created{"c", "id", "arn:c", true, Orchestrator::kNative, nullptr, "None", hours(3), {g}}));
+  const uint64_t created = s.cluster_revision();
+  EXPECT_EQ(s.nodes_changed_since("c", 0), std::nullopt) << "created after 0: look at all";
+  EXPECT_EQ(s.nodes_changed_since("absent", 0), std::nullopt);
+  for (const char* id : {"i-3", "i-1", "i-2"}) {
+    apply(to_event(LaunchRequested{"c", "gpu", id, "ml.p5.48xlarge", 1, 0}));
+  }
+  EXPECT_EQ(s.nodes_changed_since("c", created),
+            (std::optional<std::vector<std::string>>{{"i-1", "i-2", "i-3"}}));
+  const uint64_t launched = s.cluster_revision();
+  apply(to_event(Launched{"c", "i-2"}));
+  apply(to_event(NodeRunning{"c", "i-2"}));
+  apply(to_event(Launched{"c", "i-1"}));
+  EXPECT_EQ(s.nodes_changed_since("c", launched),
+            (std::optional<std::vector<std::string>>{{"i-1", "i-2"}}))
+      << "each once, in id order";
+  EXPECT_EQ(s.nodes_changed_since("c", s.cluster_revision()),
+            (std::optional<std::vector<std::string>>{std::vector<std::string>{}}));
+  const uint64_t before_terminate = s.cluster_revision();
+  apply(to_event(Terminated{"c", "i-3"}));
+  EXPECT_EQ(s.nodes_changed_since("c", before_terminate),
+            (std::optional<std::vector<std::string>>{{"i-3"}}))
+      << "a node that left is named too";
+  const uint64_t before_status = s.cluster_revision();
+  apply(to_event(StatusChanged{"c", ClusterStatus::kInService, "up", std::nullopt}));
+  EXPECT_EQ(s.nodes_changed_since("c", before_status), std::nullopt);
+  EXPECT_EQ(s.nodes_changed_since("c", launched), std::nullopt);
+  apply(to_event(Launched{"c", "i-1"}));
+  EXPECT_EQ(s.nodes_changed_since("c", s.cluster_revision() - 1),
+            (std::optional<std::vector<std::string>>{{"i-1"}}))
+      << "after a whole change, node changes are named again";
+}
+
+TEST(FleetState, NodeLog_ChangesOlderThanTheLogKeepsNameNone) {
+  using namespace cluster_events;
+  FleetState s;
+  Seq seq = 0;
+  auto apply = [&](const Event& e) { ASSERT_TRUE(s.apply(rec(++seq, e)).ok()) << e.type; };
+  GroupSpec g;
+  g.name = "gpu";
+  g.instance_type = "ml.p5.48xlarge";
+  g.target = 1;
+  g.execution_role = "arn:aws:iam::1:role/x";
+  apply(to_event(
+      Created{"c", "id", "arn:c", true, Orchestrator::kNative, nullptr, "None", hours(3), {g}}));
+  const uint64_t start = s.cluster_revision();
+  apply(to_event(LaunchRequested{"c", "gpu", "i-0", "ml.p5.48xlarge", 1, 0}));
+  const uint64_t first = s.cluster_revision();
+  for (size_t i = 0; i < FleetState::kNodeLogKept; ++i) {
+    apply(to_event(NodeSlurmState{"c", "i-0", i % 2 == 0 ? "idle" : "alloc", "", {}}));
+  }
+  EXPECT_EQ(s.nodes_changed_since("c", start), std::nullopt) << "its first entry was dropped";
+  EXPECT_EQ(s.nodes_changed_since("c", first), (std::optional<std::vector<std::string>>{{"i-0"}}));
 }
 
 TEST(EventLog, CopiesShareHistoryAndStayIndependent) {
