@@ -176,30 +176,50 @@ std::vector<Action> Scheduler::sync_cluster(
     std::string_view cluster, const std::vector<NodeDesc>& nodes,
     const std::map<std::string, int64_t, std::less<>>& targets,
     const std::map<std::string, ResourceVector, std::less<>>& type_capacity) {
-  std::vector<Action> out;
   const ClusterIdx c = index_.cluster(cluster);
+  std::set<std::string_view> present;
+  for (const NodeDesc& d : nodes) present.insert(d.instance_id);
+  std::vector<NodeIdx> gone;
+  for (NodeIdx n : index_.nodes_of(c)) {
+    if (!present.contains(index_.instance_id(n))) gone.push_back(n);
+  }
+  return apply_node_sync(cluster, c, nodes, gone, targets, type_capacity);
+}
+
+std::vector<Action> Scheduler::sync_nodes(
+    std::string_view cluster, const std::vector<NodeDesc>& changed,
+    const std::vector<std::string>& removed,
+    const std::map<std::string, int64_t, std::less<>>& targets,
+    const std::map<std::string, ResourceVector, std::less<>>& type_capacity) {
+  const ClusterIdx c = index_.cluster(cluster);
+  std::vector<NodeIdx> gone;
+  for (const std::string& id : removed) {
+    if (const std::optional<NodeIdx> n = index_.find_node(c, id)) gone.push_back(*n);
+  }
+  std::sort(gone.begin(), gone.end());
+  return apply_node_sync(cluster, c, changed, gone, targets, type_capacity);
+}
+
+std::vector<Action> Scheduler::apply_node_sync(
+    std::string_view cluster, ClusterIdx c, const std::vector<NodeDesc>& nodes,
+    const std::vector<NodeIdx>& gone, const std::map<std::string, int64_t, std::less<>>& targets,
+    const std::map<std::string, ResourceVector, std::less<>>& type_capacity) {
+  std::vector<Action> out;
   bool grew = false;
   for (const auto& [type, cap] : type_capacity) index_.set_type_capacity(type, cap);
-  std::set<NodeIdx> present;
   std::vector<NodeIdx> down;  // nodes that stopped taking pods in this sync (pods only ever sit on
                               // nodes that were schedulable when bound, so no other node has gangs)
   for (const NodeDesc& d : nodes) {
     const std::optional<NodeIdx> before = index_.find_node(c, d.instance_id);
     const bool was_schedulable = before && index_.schedulable(*before);
-    const NodeIdx n =
-        index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable);
-    present.insert(n);
+    index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable);
     if (!before) grew = true;
     if (d.schedulable && !was_schedulable) node_gen_ = ++gen_counter_;
-    if (was_schedulable && !d.schedulable && !d.cordoned) down.push_back(n);
+    if (was_schedulable && !d.schedulable && !d.cordoned) down.push_back(*before);
   }
-  std::vector<NodeIdx> gone;
-  for (NodeIdx n : index_.nodes_of(c)) {
-    if (!present.contains(n)) {
-      index_.set_schedulable(n, false);
-      gone.push_back(n);
-      down.push_back(n);
-    }
+  for (NodeIdx n : gone) {
+    index_.set_schedulable(n, false);
+    down.push_back(n);
   }
   std::sort(down.begin(), down.end());
   // Gangs on nodes that can no longer run them come down whole.

@@ -168,6 +168,14 @@ class Scheduler {
       std::string_view cluster, const std::vector<NodeDesc>& nodes,
       const std::map<std::string, int64_t, std::less<>>& targets,
       const std::map<std::string, ResourceVector, std::less<>>& type_capacity);
+  // The same for some of the cluster's nodes only: `changed` are nodes that changed and are
+  // still there, `removed` the instance ids of nodes that left (unknown ids are ignored); every
+  // other node is as it was. Equal to sync_cluster with the whole list, at O(changed nodes).
+  std::vector<Action> sync_nodes(
+      std::string_view cluster, const std::vector<NodeDesc>& changed,
+      const std::vector<std::string>& removed,
+      const std::map<std::string, int64_t, std::less<>>& targets,
+      const std::map<std::string, ResourceVector, std::less<>>& type_capacity);
 
   // A new job, pending. Errors: duplicate key, no alternatives.
   Status submit(JobSpec spec);
@@ -231,6 +239,12 @@ class Scheduler {
   Status check_invariants() const;
 
  private:
+  // sync_cluster and sync_nodes: `nodes` upserted, `gone` (sorted) dropped, gangs on nodes that
+  // stopped taking pods interrupted.
+  std::vector<Action> apply_node_sync(
+      std::string_view cluster, ClusterIdx c, const std::vector<NodeDesc>& nodes,
+      const std::vector<NodeIdx>& gone, const std::map<std::string, int64_t, std::less<>>& targets,
+      const std::map<std::string, ResourceVector, std::less<>>& type_capacity);
   using Key = std::tuple<int64_t, uint64_t, JobKey>;  // (-priority, creation_seq, key)
   // kActive: pending and tried by passes (a job that failed is skipped until something it
   // depends on changes: its cohort's capacity or the nodes). kGone: terminated mid-pass.

@@ -206,15 +206,21 @@ void SchedulingCache::drop_interrupts(sched::JobKey key) {
   std::erase_if(interrupts_, [&](const sched::Action& a) { return a.job == key; });
 }
 
-// Brings the node index in step with every cluster changed since the last sync.
+// Brings the node index in step with every cluster changed since the last sync: only the nodes
+// that changed, when the state's node log says which (docs/performance.md "Fleet-scale
+// simulation"), else all of them.
 void SchedulingCache::sync_clusters(const FleetState& state) {
   if (state.cluster_revision() == synced_revision_) return;
   for (const auto& [name, revision] : state.cluster_revisions()) {
     if (revision <= synced_revision_) continue;
     std::vector<sched::Scheduler::NodeDesc> nodes;
+    std::vector<std::string> removed;
     std::map<std::string, int64_t, std::less<>> targets;
     std::map<std::string, ResourceVector, std::less<>> capacities;
-    if (const Cluster* c = state.view().find_cluster(name)) {
+    const Cluster* c = state.view().find_cluster(name);
+    std::optional<std::vector<std::string>> changed;
+    if (c) changed = state.nodes_changed_since(name, synced_revision_);
+    if (c) {
       const bool usable = c->runs_jobs();
       std::set<std::string, std::less<>> compute_groups;
       for (const InstanceGroup& g : c->groups) {
@@ -226,8 +232,10 @@ void SchedulingCache::sync_clusters(const FleetState& state) {
           capacities[g.spec.instance_type] = FleetState::node_capacity(g.spec.instance_type);
         }
       }
-      for (const auto& [id, n] : c->nodes) {
-        if (!compute_groups.contains(n.group) || !n.is_live() || n.maintenance) continue;
+      // The node as the scheduler sees it, or nullopt when it is not a place for pods at all.
+      auto desc = [&](const std::string& id,
+                      const Node& n) -> std::optional<sched::Scheduler::NodeDesc> {
+        if (!compute_groups.contains(n.group) || !n.is_live() || n.maintenance) return std::nullopt;
         sched::Scheduler::NodeDesc d;
         d.instance_id = id;
         d.instance_type = n.instance_type;
@@ -235,10 +243,28 @@ void SchedulingCache::sync_clusters(const FleetState& state) {
         d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
                         !d.capacity.is_zero();
         d.cordoned = n.cordoned && n.status == NodeStatus::kRunning && n.healthy;
-        nodes.push_back(std::move(d));
+        return d;
+      };
+      if (changed) {
+        for (const std::string& id : *changed) {
+          auto it = c->nodes.find(id);
+          std::optional<sched::Scheduler::NodeDesc> d;
+          if (it != c->nodes.end()) d = desc(id, it->second);
+          if (d) {
+            nodes.push_back(std::move(*d));
+          } else {
+            removed.push_back(id);
+          }
+        }
+      } else {
+        for (const auto& [id, n] : c->nodes) {
+          if (auto d = desc(id, n)) nodes.push_back(std::move(*d));
+        }
       }
     }
-    std::vector<sched::Action> down = scheduler_.sync_cluster(name, nodes, targets, capacities);
+    std::vector<sched::Action> down =
+        changed ? scheduler_.sync_nodes(name, nodes, removed, targets, capacities)
+                : scheduler_.sync_cluster(name, nodes, targets, capacities);
     for (sched::Action& a : down) interrupts_.push_back(std::move(a));
   }
   synced_revision_ = state.cluster_revision();
