@@ -219,7 +219,7 @@ Duration FailureInjector::draw_gap(const std::string& host) {
   return Duration(static_cast<int64_t>(std::min(gap, 1e17)));
 }
 
-void FailureInjector::sync(const FleetView& view, Time now) {
+void FailureInjector::sync(const FleetState& state, Time now) {
   if (!started_) {
     started_ = true;
     last_sweep_ = now;
@@ -229,38 +229,32 @@ void FailureInjector::sync(const FleetView& view, Time now) {
   exposure_us_ += static_cast<int64_t>(nodes_.size()) * (now - last_sweep_).count();
   last_sweep_ = now;
   next_sweep_ = now + spec_.sweep;
-  // Only clusters that changed since the last sweep are walked: a cluster record is replaced
-  // whenever it changes while this holds the previous one (copy on write).
+  // Only clusters whose revision moved since the last sweep are looked at, and in them only the
+  // nodes the state's node log names, when it can (docs/performance.md "Fleet-scale simulation").
+  const FleetView& view = state.view();
   std::set<std::string, std::less<>> present;
   for (const auto& [cname, c] : view.clusters) {
     present.insert(cname);
     SeenCluster& seen = clusters_[cname];
-    if (seen.record == c) continue;
-    seen.record = c;
+    const uint64_t revision = state.cluster_revisions().at(cname);
+    if (seen.revision == revision) continue;
+    const std::optional<std::vector<std::string>> changed =
+        seen.revision == 0 ? std::nullopt : state.nodes_changed_since(cname, seen.revision);
+    seen.revision = revision;
+    if (changed) {
+      for (const std::string& id : *changed) {
+        auto it = c->nodes.find(id);
+        if (it != c->nodes.end() && watch(cname, id, it->second, now)) {
+          seen.ids.insert(id);
+        } else if (seen.ids.erase(id) > 0) {
+          forget(id);
+        }
+      }
+      continue;
+    }
     std::set<std::string> ids;
     for (const auto& [id, n] : c->nodes) {
-      if (!n.is_current()) continue;
-      if (!spec_.instance_groups.empty()) {
-        if (std::find(spec_.instance_groups.begin(), spec_.instance_groups.end(), n.group) ==
-            spec_.instance_groups.end())
-          continue;
-      } else {
-        const InstanceTypeInfo* info = Catalog::builtin().find(n.instance_type);
-        if (info == nullptr || info->gpus == 0) continue;
-      }
-      ids.insert(id);
-      const std::string host = n.host();
-      auto it = nodes_.find(id);
-      if (it != nodes_.end() && it->second.host == host) continue;
-      if (it != nodes_.end()) queue_.erase({it->second.next, id});  // migrated: new hardware
-      if (!host_lemon_.contains(host)) {
-        const bool lemon = rng_.uniform_unit() < spec_.lemon_share;
-        host_lemon_[host] = lemon;
-        if (lemon) lemons_.insert(host);
-      }
-      Tracked t{cname, host, now + draw_gap(host)};
-      queue_.insert({t.next, id});
-      nodes_[id] = std::move(t);
+      if (watch(cname, id, n, now)) ids.insert(id);
     }
     for (const std::string& id : seen.ids) {
       if (!ids.contains(id)) forget(id);
@@ -275,6 +269,32 @@ void FailureInjector::sync(const FleetView& view, Time now) {
     for (const std::string& id : it->second.ids) forget(id);
     it = clusters_.erase(it);
   }
+}
+
+bool FailureInjector::watch(const std::string& cluster, const std::string& id, const Node& n,
+                            Time now) {
+  if (!n.is_current()) return false;
+  if (!spec_.instance_groups.empty()) {
+    if (std::find(spec_.instance_groups.begin(), spec_.instance_groups.end(), n.group) ==
+        spec_.instance_groups.end())
+      return false;
+  } else {
+    const InstanceTypeInfo* info = Catalog::builtin().find(n.instance_type);
+    if (info == nullptr || info->gpus == 0) return false;
+  }
+  const std::string host = n.host();
+  auto it = nodes_.find(id);
+  if (it != nodes_.end() && it->second.host == host) return true;
+  if (it != nodes_.end()) queue_.erase({it->second.next, id});  // migrated: new hardware
+  if (!host_lemon_.contains(host)) {
+    const bool lemon = rng_.uniform_unit() < spec_.lemon_share;
+    host_lemon_[host] = lemon;
+    if (lemon) lemons_.insert(host);
+  }
+  Tracked t{cluster, host, now + draw_gap(host)};
+  queue_.insert({t.next, id});
+  nodes_[id] = std::move(t);
+  return true;
 }
 
 void FailureInjector::forget(const std::string& id) {
@@ -314,8 +334,9 @@ FaultInjection FailureInjector::make_fault(const std::string& node, const Tracke
   return f;
 }
 
-std::vector<FaultInjection> FailureInjector::due(const FleetView& view, Time now) {
-  sync(view, now);
+std::vector<FaultInjection> FailureInjector::due(const FleetState& state, Time now) {
+  sync(state, now);
+  const FleetView& view = state.view();
   std::vector<FaultInjection> out;
   const remediate::HealthState& health = view.health_state();
   while (!queue_.empty() && queue_.begin()->first <= now) {

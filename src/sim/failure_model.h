@@ -74,7 +74,7 @@ class FailureInjector {
   Time next_due() const;
   // Picks up nodes that came and went, then returns the faults due at `now` (nodes that already
   // have an open alert or remediation are skipped: their next fault is drawn afresh).
-  std::vector<FaultInjection> due(const FleetView& view, Time now);
+  std::vector<FaultInjection> due(const FleetState& state, Time now);
   // The on-call's actions due at `now` (at sweeps).
   std::vector<OperatorAction> operator_actions(const FleetView& view, Time now);
 
@@ -93,7 +93,9 @@ class FailureInjector {
     std::string cluster, host;
     Time next{};
   };
-  void sync(const FleetView& view, Time now);
+  void sync(const FleetState& state, Time now);
+  // Starts (or keeps) watching node `id` when the model covers it; false when it does not.
+  bool watch(const std::string& cluster, const std::string& id, const Node& n, Time now);
   void forget(const std::string& id);
   Duration draw_gap(const std::string& host);
   FaultInjection make_fault(const std::string& node, const Tracked& t);
@@ -102,7 +104,7 @@ class FailureInjector {
   Random rng_;
   double total_weight_ = 0;
   struct SeenCluster {
-    ClusterPtr record;          // as the last sweep saw it
+    uint64_t revision = 0;      // the cluster revision the last sweep saw
     std::set<std::string> ids;  // its nodes being tracked
   };
   std::map<std::string, SeenCluster, std::less<>> clusters_;

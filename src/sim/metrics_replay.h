@@ -124,24 +124,52 @@ class MetricsReplay {
     return round4(static_cast<double>(num) / static_cast<double>(den));
   }
 
-  // Running nodes per group of `c` (in group order), recounted only when the cluster changed:
-  // a replay event touches one cluster, and a count walks all its nodes.
+  // Running nodes per group of `c` (in group order), kept up to date only when the cluster
+  // changed, and then for the nodes the state's node log names when it can (a full recount
+  // walks every node of the cluster).
   const std::vector<int64_t>& running(const FleetState& state, const std::string& name,
                                       const Cluster& c) {
     auto rev = state.cluster_revisions().find(name);
     const uint64_t revision = rev == state.cluster_revisions().end() ? 0 : rev->second;
-    auto& [cached_rev, counts] = running_[name];
-    if (cached_rev != revision || counts.size() != c.groups.size() || revision == 0) {
-      counts.assign(c.groups.size(), 0);
-      for (const auto& [id, n] : c.nodes) {
-        if (!n.is_current()) continue;
-        for (size_t i = 0; i < c.groups.size(); ++i) {
-          if (c.groups[i].spec.name == n.group) ++counts[i];
+    RunningCount& rc = running_[name];
+    if (rc.revision == revision && rc.counts.size() == c.groups.size() && revision != 0)
+      return rc.counts;
+    // The group index a node counts for, or npos.
+    auto group_of = [&](const Node& n) {
+      if (!n.is_current()) return std::string::npos;
+      for (size_t i = 0; i < c.groups.size(); ++i) {
+        if (c.groups[i].spec.name == n.group) return i;
+      }
+      return std::string::npos;
+    };
+    std::optional<std::vector<std::string>> changed;
+    if (rc.revision != 0 && revision != 0 && rc.counts.size() == c.groups.size())
+      changed = state.nodes_changed_since(name, rc.revision);
+    if (changed) {
+      for (const std::string& id : *changed) {
+        if (auto was = rc.counted.find(id); was != rc.counted.end()) {
+          --rc.counts[was->second];
+          rc.counted.erase(was);
+        }
+        auto it = c.nodes.find(id);
+        if (it == c.nodes.end()) continue;
+        if (const size_t g = group_of(it->second); g != std::string::npos) {
+          ++rc.counts[g];
+          rc.counted.emplace(id, g);
         }
       }
-      cached_rev = revision;
+    } else {
+      rc.counts.assign(c.groups.size(), 0);
+      rc.counted.clear();
+      for (const auto& [id, n] : c.nodes) {
+        if (const size_t g = group_of(n); g != std::string::npos) {
+          ++rc.counts[g];
+          rc.counted.emplace_hint(rc.counted.end(), id, g);
+        }
+      }
     }
-    return counts;
+    rc.revision = revision;
+    return rc.counts;
   }
 
   void integrate(const FleetState& state, Time from, Time to) {
@@ -239,7 +267,12 @@ class MetricsReplay {
   FleetKpis* kpis_ = nullptr;
   FleetState state_;
   Time last_ = kSimEpoch;
-  std::map<std::string, std::pair<uint64_t, std::vector<int64_t>>> running_;  // by cluster
+  struct RunningCount {
+    uint64_t revision = 0;                  // the cluster revision counted
+    std::vector<int64_t> counts;            // Running nodes per group, in group order
+    std::map<std::string, size_t> counted;  // instance id → its group, for nodes counted
+  };
+  std::map<std::string, RunningCount> running_;  // by cluster
   std::map<std::string, ClusterAcc> clusters_;
   std::map<std::string, int64_t> failures_;
   int64_t launches_ = 0;

@@ -327,7 +327,7 @@ class Simulation {
     std::vector<OperatorAction> actions;
     {
       const FleetView* view = &fleet();
-      faults = injector_->due(*view, now);
+      faults = injector_->due(runtime_->loop().state(), now);
       actions = injector_->operator_actions(*view, now);
     }
     for (const FaultInjection& f : faults) {
