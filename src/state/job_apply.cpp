@@ -136,7 +136,9 @@ void FleetState::set_workload_id(const std::string& key, const std::string& id) 
 void FleetState::mark_cluster_dirty(const std::string& name, std::string_view node) {
   const uint64_t rev = ++index_->cluster_revision;
   index_->cluster_revisions[name] = rev;
-  JobIndex::NodeLog& log = index_->node_logs[name];
+  auto [entry, fresh] = index_->node_logs.try_emplace(name);
+  JobIndex::NodeLog& log = entry->second;
+  if (fresh) log.floor = rev - 1;  // what changed before the log began is unknown
   if (node.empty()) {
     log.whole = rev;
     log.floor = rev;  // nothing before a whole change is worth reading
