@@ -262,6 +262,19 @@ const Remediation* HealthState::find_remediation(std::string_view id) const {
   return it == remediations.end() ? nullptr : &it->second;
 }
 
+std::optional<Time> HealthState::cooldown_until(std::string_view node) const {
+  auto ids = by_node.find(node);
+  if (ids == by_node.end()) return std::nullopt;
+  std::optional<Time> until;
+  for (const std::string& id : ids->second) {
+    const Remediation* r = find_remediation(id);
+    if (!r || !r->completed_at || !r->acted_at) continue;
+    const Time t = *r->completed_at + policy(r->cluster).cooldown;
+    if (!until || t > *until) until = t;
+  }
+  return until;
+}
+
 const Remediation* HealthState::open_remediation(std::string_view node) const {
   auto it = open_by_node.find(node);
   return it == open_by_node.end() ? nullptr : find_remediation(it->second);
@@ -314,6 +327,7 @@ Result<HealthState> HealthState::from_json(const Json& j) {
       GF_ASSIGN_OR_RETURN(Remediation r, Remediation::from_canonical(x));
       if (!r.request_id.empty()) s.requests[r.detector + "|" + r.request_id] = r.id;
       if (is_open(r.status)) s.open_by_node[r.node] = r.id;
+      s.by_node[r.node].push_back(r.id);
       s.remediations[r.id] = std::move(r);
     }
     for (const Json& x : j.at("Hosts")) {

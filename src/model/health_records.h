@@ -145,7 +145,10 @@ struct HealthState {
   std::map<std::string, Remediation, std::less<>> remediations;  // by id
   std::map<std::string, std::string, std::less<>> requests;      // "<detector>|<request id>" -> id
   std::map<std::string, std::string, std::less<>> open_by_node;  // node -> its open remediation
-  std::map<std::string, Host, std::less<>> hosts;                // hosts out of service, and spares
+  // node -> the ids of every remediation of that node (derived, like the two
+  // indexes above: rebuilt by from_json, not serialized).
+  std::map<std::string, std::vector<std::string>, std::less<>> by_node;
+  std::map<std::string, Host, std::less<>> hosts;  // hosts out of service, and spares
   std::vector<Ticket> tickets;
   std::map<std::string, Policy, std::less<>> policies;  // by cluster (absent = the default policy)
   std::map<std::string, Breaker, std::less<>> breakers;
@@ -161,6 +164,9 @@ struct HealthState {
   // The open remediation of that node, or null (at most one: one node per remediation).
   const Remediation* open_remediation(std::string_view node) const;
   const Policy& policy(std::string_view cluster) const;
+  // The end of the node's cooldown: the latest end of a remediation that acted on it, plus its
+  // cluster's cooldown; nullopt when none acted (docs/remediation.md).
+  std::optional<Time> cooldown_until(std::string_view node) const;
 
   Json to_json() const;  // canonical
   static Result<HealthState> from_json(const Json& j);

@@ -176,25 +176,30 @@ Result<Decision> RemediationController::handle_delivery(const FleetState&, Time 
 void RemediationController::proposals(const FleetState& state, Time now, ControllerDecision& d) {
   const HealthState& h = state.view().health_state();
   std::set<std::string> nodes_done;
-  // Per alert: remediations proposed for it so far, and whether a person refused one.
-  std::map<std::string, std::pair<int64_t, bool>, std::less<>> history;
-  bool scanned = false;
+  // Per alert: remediations proposed for it so far, and whether a person refused one. An alert's
+  // remediations are on its node (evidence is always a firing alert of the remediation's node),
+  // so only that node's remediations are read.
+  auto history = [&](const AlertRecord& a) {
+    std::pair<int64_t, bool> out{0, false};
+    auto ids = h.by_node.find(a.node);
+    if (ids == h.by_node.end()) return out;
+    for (const std::string& rid : ids->second) {
+      const Remediation* r = h.find_remediation(rid);
+      if (!r) continue;
+      for (const std::string& aid : r->evidence) {
+        if (aid != a.id) continue;
+        ++out.first;
+        out.second =
+            out.second || r->status == RStatus::kRejected || r->status == RStatus::kCancelled;
+      }
+    }
+    return out;
+  };
   for (const auto& [key, id] : h.open_alerts) {
     const AlertRecord& a = h.alerts.at(id);
     if (a.state != "firing" || a.support || a.action == "none" || a.action.empty()) continue;
     if (nodes_done.contains(a.node) || h.open_remediation(a.node)) continue;
-    if (!scanned) {  // once per pass, and only when some firing alert has no remediation open
-      scanned = true;
-      for (const auto& [rid, r] : h.remediations) {
-        for (const std::string& aid : r.evidence) {
-          auto& [count, no] = history[aid];
-          ++count;
-          no = no || r.status == RStatus::kRejected || r.status == RStatus::kCancelled;
-        }
-      }
-    }
-    const auto [earlier, refused] =
-        history.contains(a.id) ? history.at(a.id) : std::pair<int64_t, bool>{0, false};
+    const auto [earlier, refused] = history(a);
     if (refused)
       continue;  // a person said no (or it was cancelled): not proposed again for this alert
     ProposalRequest req;
@@ -220,33 +225,37 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
   }
 }
 
-// What progress()'s safety gates count across every remediation.
+// What progress()'s safety gates count across the open remediations (a node's cooldown is read
+// from its own remediations: HealthState::cooldown_until).
 struct RemediationController::Gates {
   std::map<std::string, int64_t> in_flight_cluster;
-  std::set<std::string> busy_pool;  // "<cluster>/<group>"
-  std::map<std::string, Time> node_cooldown;
+  std::set<std::string> busy_pool;            // "<cluster>/<group>"
+  std::map<std::string, int64_t> live_nodes;  // by cluster, counted once a pass when first needed
 };
 
 void RemediationController::progress(const FleetState& state, Time now, ControllerDecision& d) {
   const HealthState& h = state.view().health_state();
-  // Closed remediations only feed the gates of open ones: with none open there is nothing to do.
-  // (A node has at most one open remediation, so the index is empty exactly when none is open.)
-  if (h.open_by_node.empty()) return;
+  // Only open remediations move; closed ones feed a node's cooldown only. A pass reads the open
+  // ones through their index, in id order, so its cost follows what is open, not every
+  // remediation the fleet ever had (docs/performance.md "Fleet-scale simulation").
+  std::vector<const Remediation*> open;
+  open.reserve(h.open_by_node.size());
+  for (const auto& [node, id] : h.open_by_node) {
+    if (const Remediation* r = h.find_remediation(id)) open.push_back(r);
+  }
+  if (open.empty()) return;
+  std::sort(open.begin(), open.end(),
+            [](const Remediation* a, const Remediation* b) { return a->id < b->id; });
   Gates gates;
-  for (const auto& [id, r] : h.remediations) {
-    if (remediate::in_flight(r.status)) {
-      gates.in_flight_cluster[r.cluster] += 1;
-      gates.busy_pool.insert(r.cluster + "/" + r.group);
-    }
-    if (r.completed_at && r.acted_at) {
-      const Time until = *r.completed_at + h.policy(r.cluster).cooldown;
-      Time& t = gates.node_cooldown[r.node];
-      t = std::max(t, until);
+  for (const Remediation* r : open) {
+    if (remediate::in_flight(r->status)) {
+      gates.in_flight_cluster[r->cluster] += 1;
+      gates.busy_pool.insert(r->cluster + "/" + r->group);
     }
   }
   std::map<std::string, int64_t> resumed;  // by cluster, in this pass
-  for (const auto& [id, r] : h.remediations) {
-    if (!remediate::is_open(r.status)) continue;
+  for (const Remediation* open_r : open) {
+    const Remediation& r = *open_r;
     const Cluster* cluster = state.view().find_cluster(r.cluster);
     const Node* node = nullptr;
     if (cluster) {
@@ -354,10 +363,9 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
     if (r.reason != why) d.events.push_back(update_event(r, r.status, why));
     if (until) wake(d, *until);
   };
-  if (auto it = gates.node_cooldown.find(r.node);
-      it != gates.node_cooldown.end() && it->second > now) {
-    waiting("cooldown: the node was remediated recently; starts at " + format_iso8601(it->second),
-            it->second);
+  if (const std::optional<Time> until = h.cooldown_until(r.node); until && *until > now) {
+    waiting("cooldown: the node was remediated recently; starts at " + format_iso8601(*until),
+            *until);
     return;
   }
   if (r.auto_approved) {
@@ -379,8 +387,11 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
     return;
   }
   const remediate::Policy& policy = h.policy(r.cluster);
-  int64_t nodes = 0;
-  for (const auto& [nid, n] : cluster.nodes) nodes += n.is_live() ? 1 : 0;
+  auto [counted, first] = gates.live_nodes.try_emplace(r.cluster, 0);
+  if (first) {
+    for (const auto& [nid, n] : cluster.nodes) counted->second += n.is_live() ? 1 : 0;
+  }
+  const int64_t nodes = counted->second;
   const int64_t cap = policy.max_concurrent(nodes);
   if (gates.in_flight_cluster[r.cluster] >= cap) {
     waiting(

@@ -234,6 +234,7 @@ Status FleetState::on_health_event(const EventRecord& rec,
   if (r.status == RStatus::kApproved) text += "; approved by " + r.approver;
   if (r.status == RStatus::kProposed && !r.reason.empty()) text += "; " + r.reason;
   if (remediate::is_open(r.status)) h.open_by_node[r.node] = r.id;
+  h.by_node[r.node].push_back(r.id);
   const std::string cluster = r.cluster, node = r.node;
   Json details{{"RemediationId", r.id},
                {"Status", to_string(r.status)},

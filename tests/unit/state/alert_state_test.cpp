@@ -459,10 +459,17 @@ TEST(AlertState, HealthStateSnapshotRoundTripGivesAnEqualHash) {
   EXPECT_EQ(restored->to_json(), f.s.to_json());
   EXPECT_EQ(HealthState::from_json(h.to_json())->to_json(), h.to_json());
 
-  // What the snapshot does not store is rebuilt: the open-alert and request indexes.
+  // What the snapshot does not store is rebuilt: the open-alert, request and per-node indexes.
   const HealthState& g = restored->view().health_state();
   EXPECT_EQ(g.open_alerts, h.open_alerts);
   EXPECT_EQ(g.requests, h.requests);
+  EXPECT_EQ(h.by_node.at("node-1"), std::vector<std::string>{r.id});
+  EXPECT_EQ(g.by_node, h.by_node);
+  EXPECT_TRUE(g.open_by_node.empty());
+  // Cooldown rule: the node rests for c1's cooldown after its remediation acted and ended.
+  EXPECT_EQ(h.cooldown_until("node-1"), t0 + minutes(14) + minutes(10));
+  EXPECT_EQ(g.cooldown_until("node-1"), h.cooldown_until("node-1"));
+  EXPECT_EQ(h.cooldown_until("node-2"), std::nullopt);
   EXPECT_EQ(g.host_last_critical, h.host_last_critical);
   EXPECT_EQ(g.policies.at("c1"), h.policies.at("c1"));
   EXPECT_EQ(g.policies.at("c1").persistence_for("xid"), minutes(1));
