@@ -62,6 +62,7 @@ ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
   const auto& revisions = state.cluster_revisions();
   std::unordered_map<std::string, Quiet> quiet;
   std::unordered_map<std::string, IssuedMap> issued;  // this pass's, by cluster
+  std::unordered_map<std::string, uint64_t> issued_revision;
   const IssuedMap none;
   for (const auto& [name, cp] : state.view().clusters) {
     auto rev = revisions.find(name);
@@ -71,6 +72,8 @@ ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
                                     revision != 0 && (!q->second.wake || now < *q->second.wake)) {
       // Nothing to decide: its intents stay as they were.
       if (prev != issued_.end()) issued.emplace(name, std::move(prev->second));
+      if (auto r = issued_revision_.find(name); r != issued_revision_.end())
+        issued_revision.emplace(name, r->second);
       if (q->second.wake) wake(d, *q->second.wake);
       quiet.emplace(name, q->second);
       continue;
@@ -79,11 +82,25 @@ ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
     d.wake_at.reset();
     const size_t events = d.events.size();
     const size_t intents = d.intents.size();
-    prev_issued_ = prev == issued_.end() ? &none : &prev->second;
-    next_issued_ = &issued[name];
+    // When the node log says which nodes changed since this cluster's entries were complete, only
+    // those are looked at again for lost intents; else every node.
+    std::optional<std::vector<std::string>> changed;
+    if (auto r = issued_revision_.find(name); r != issued_revision_.end() && prev != issued_.end())
+      changed = state.nodes_changed_since(name, r->second);
+    if (changed) {
+      IssuedMap& entries = issued[name] = std::move(prev->second);
+      prev_issued_ = &entries;
+      next_issued_ = &entries;
+      changed_ = &*changed;
+    } else {
+      prev_issued_ = prev == issued_.end() ? &none : &prev->second;
+      next_issued_ = &issued[name];
+    }
     reconcile_cluster(*cp, now, counter, d);
+    issued_revision[name] = revision;
     prev_issued_ = nullptr;
     next_issued_ = nullptr;
+    changed_ = nullptr;
     if (d.events.size() == events && d.intents.size() == intents) {
       quiet.emplace(name, Quiet{revision, d.wake_at});
     }
@@ -91,6 +108,7 @@ ControllerDecision Provisioner::decide(const FleetState& state, Time now) {
   }
   quiet_.swap(quiet);
   issued_.swap(issued);
+  issued_revision_.swap(issued_revision);
   return d;
 }
 
@@ -353,34 +371,48 @@ void Provisioner::terminate_excess(const Cluster& c, const InstanceGroup& g, int
 }
 
 void Provisioner::reissue_lost_intents(const Cluster& c, ControllerDecision& d) {
-  for (const auto& [id, n] : c.nodes) {
-    auto it = prev_issued_->find(id);
-    int issued = it == prev_issued_->end() ? 0 : it->second;
-    if (n.status == NodeStatus::kPending && !(issued & kIssuedLaunch)) {
-      LaunchOp op;
-      op.cluster = c.name;
-      op.group = n.group;
-      op.instance_id = id;
-      op.instance_type = n.instance_type;
-      op.attempt = n.attempt;
-      op.resume_lifecycle = n.launched();
-      if (const InstanceGroup* g = c.find_group(n.group)) {
-        op.lifecycle_config = g->spec.lifecycle_config;
-        set_slurm(c, *g, n.slurm_slot, op);
+  if (changed_) {
+    for (const std::string& id : *changed_) {
+      auto n = c.nodes.find(id);
+      if (n == c.nodes.end()) {
+        next_issued_->erase(id);  // gone: its entry goes with it
+      } else {
+        reissue_lost_intent(c, id, n->second, d);
       }
-      d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
-      issued |= kIssuedLaunch;
-    } else if (n.status == NodeStatus::kShuttingDown && !(issued & kIssuedTerminate)) {
-      TerminateOp op{c.name, id, n.instance_type};
-      d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
-      issued |= kIssuedTerminate;
-    } else if (n.status == NodeStatus::kSystemUpdating && !(issued & kIssuedUpdate)) {
-      UpdateSoftwareOp op{c.name, id, n.instance_type, c.image};
-      d.intents.push_back(Intent{kCloudDriver, kUpdateSoftwareIntent, op.to_json()});
-      issued |= kIssuedUpdate;
     }
-    if (issued) (*next_issued_)[id] |= issued;
+    return;
   }
+  for (const auto& [id, n] : c.nodes) reissue_lost_intent(c, id, n, d);
+}
+
+void Provisioner::reissue_lost_intent(const Cluster& c, const std::string& id, const Node& n,
+                                      ControllerDecision& d) {
+  auto it = prev_issued_->find(id);
+  int issued = it == prev_issued_->end() ? 0 : it->second;
+  if (n.status == NodeStatus::kPending && !(issued & kIssuedLaunch)) {
+    LaunchOp op;
+    op.cluster = c.name;
+    op.group = n.group;
+    op.instance_id = id;
+    op.instance_type = n.instance_type;
+    op.attempt = n.attempt;
+    op.resume_lifecycle = n.launched();
+    if (const InstanceGroup* g = c.find_group(n.group)) {
+      op.lifecycle_config = g->spec.lifecycle_config;
+      set_slurm(c, *g, n.slurm_slot, op);
+    }
+    d.intents.push_back(Intent{kCloudDriver, kLaunchIntent, op.to_json()});
+    issued |= kIssuedLaunch;
+  } else if (n.status == NodeStatus::kShuttingDown && !(issued & kIssuedTerminate)) {
+    TerminateOp op{c.name, id, n.instance_type};
+    d.intents.push_back(Intent{kCloudDriver, kTerminateIntent, op.to_json()});
+    issued |= kIssuedTerminate;
+  } else if (n.status == NodeStatus::kSystemUpdating && !(issued & kIssuedUpdate)) {
+    UpdateSoftwareOp op{c.name, id, n.instance_type, c.image};
+    d.intents.push_back(Intent{kCloudDriver, kUpdateSoftwareIntent, op.to_json()});
+    issued |= kIssuedUpdate;
+  }
+  if (issued) (*next_issued_)[id] |= issued;
 }
 
 Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,

@@ -56,7 +56,11 @@ class Provisioner final : public Controller {
   void terminate(const Cluster& c, const Node& n, const std::string& reason, ControllerDecision& d);
   void terminate_excess(const Cluster& c, const InstanceGroup& g, int64_t excess,
                         const std::string& reason, ControllerDecision& d);
+  // Intents the state shows in flight that this process has not handed out (after a restart):
+  // asked for again. Looks at changed_ nodes only when set, else at every node.
   void reissue_lost_intents(const Cluster& c, ControllerDecision& d);
+  void reissue_lost_intent(const Cluster& c, const std::string& id, const Node& n,
+                           ControllerDecision& d);
   // UpdateClusterSoftware: the next batch once the last is over and its wait has passed; the end
   // once no node of the updated groups is left behind (docs/provisioning.md).
   void reconcile_software_update(const Cluster& c, Time now, ControllerDecision& d);
@@ -80,9 +84,14 @@ class Provisioner final : public Controller {
   static constexpr int kIssuedUpdate = 4;
   using IssuedMap = std::unordered_map<std::string, int>;  // by instance id
   std::unordered_map<std::string, IssuedMap> issued_;      // by cluster, as of the last pass
-  // During a pass, the cluster in hand's entries: as the last pass left them, and this pass's.
+  // The cluster revision each cluster's entries are complete for: the next pass looks again only
+  // at the nodes the state's node log names since then (FleetState::nodes_changed_since).
+  std::unordered_map<std::string, uint64_t> issued_revision_;
+  // During a pass, the cluster in hand's entries: as the last pass left them, and this pass's
+  // (the same map when only `changed_` nodes are looked at).
   const IssuedMap* prev_issued_ = nullptr;
   IssuedMap* next_issued_ = nullptr;
+  const std::vector<std::string>* changed_ = nullptr;
   // A cluster whose revision has not moved since a pass that decided nothing for it, and whose
   // next due time has not come, would get the same empty decision again: it is skipped, so a
   // pass costs what changed, not every node of the fleet (docs/performance.md).
