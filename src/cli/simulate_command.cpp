@@ -274,6 +274,9 @@ int simulate(const SimulateArgs& args) {
     opts.until = *until;
     opts.snapshot_every = *every;
     opts.keep_journal = args.journal;
+    // The command exits after the last run: its fleet need not be freed (a comparison frees
+    // each earlier one, so memory does not pile up).
+    opts.leave_at_exit = i + 1 == variants.size();
     auto report = run_simulation(variants[i].scenario, opts);
     if (!report.ok()) {
       std::cerr << "error: " << report.status().message() << "\n";

@@ -625,17 +625,30 @@ Json seconds_since_start(Time t) {
   return static_cast<double>(us) / 1e6;
 }
 
+namespace {
+
+Result<SimulationReport> run_and_maybe_leave(std::unique_ptr<Simulation> sim,
+                                             const SimulationOptions& options) {
+  Result<SimulationReport> report = sim->run();
+  if (options.leave_at_exit && !options.keep_journal) {
+    // Reachable from a static until the process ends (SimulationOptions::leave_at_exit).
+    static auto* const left = new std::vector<Simulation*>();
+    left->push_back(sim.release());
+  }
+  return report;
+}
+
+}  // namespace
+
 Result<SimulationReport> run_simulation(const Scenario& scenario,
                                         const SimulationOptions& options) {
   if (!scenario.traces.empty() && scenario.trace_jobs.empty()) {
     // Traces not read yet (the CLI reads them first, to tell a bad trace by its exit status).
     Scenario with_jobs = scenario;
     GF_RETURN_IF_ERROR(load_traces(with_jobs, options.seed.value_or(scenario.seed.value_or(1))));
-    Simulation sim(with_jobs, options);
-    return sim.run();
+    return run_and_maybe_leave(std::make_unique<Simulation>(with_jobs, options), options);
   }
-  Simulation sim(scenario, options);
-  return sim.run();
+  return run_and_maybe_leave(std::make_unique<Simulation>(scenario, options), options);
 }
 
 }  // namespace gf
