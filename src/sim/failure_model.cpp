@@ -378,11 +378,47 @@ std::vector<OperatorAction> FailureInjector::operator_actions(const FleetView& v
     const remediate::Remediation* r = health.find_remediation(rem_id);
     if (r == nullptr || r->status != remediate::Status::kProposed) continue;
     if (r->held_by_breaker) continue;  // the reset above resumes it
-    if (r->created_at + wait <= now) {
-      out.push_back({"/v1/remediations/" + r->id + "/approve", "approve"});
+    if (r->created_at + wait > now) continue;
+    const std::string path = "/v1/remediations/" + r->id;
+    if (r->requester == "oncall") {
+      // The on-call's own request (a replacement): a second person approves it.
+      out.push_back({path + "/approve", "approve", Json::object(), "oncall-2"});
+      continue;
     }
+    if (const remediate::Remediation* failed = failed_before(health, *r)) {
+      // The same action already failed here for the same alert: approving it again would only
+      // repeat it (a reprovision cannot fix what needs new hardware, and migrate needs a critical
+      // alert). A person rejects it and replaces the node instead.
+      const std::string why =
+          fmt::format("{} already failed on {} for this alert ({}); replacing the node",
+                      to_string(r->effective), r->node, failed->id);
+      out.push_back({path + "/reject", "reject", Json{{"Reason", why}}});
+      out.push_back({"/v1/remediations", "replace",
+                     Json{{"ClusterName", r->cluster},
+                          {"NodeId", r->node},
+                          {"Action", "delete"},
+                          {"Reason", why}}});
+      continue;
+    }
+    out.push_back({path + "/approve", "approve"});
   }
   return out;
+}
+
+const remediate::Remediation* FailureInjector::failed_before(const remediate::HealthState& health,
+                                                             const remediate::Remediation& r) {
+  auto ids = health.by_node.find(r.node);
+  if (ids == health.by_node.end()) return nullptr;
+  for (const std::string& id : ids->second) {
+    const remediate::Remediation* q = health.find_remediation(id);
+    if (q == nullptr || q->id == r.id || q->status != remediate::Status::kFailed ||
+        q->effective != r.effective)
+      continue;
+    for (const std::string& a : q->evidence) {
+      if (std::find(r.evidence.begin(), r.evidence.end(), a) != r.evidence.end()) return q;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace gf

@@ -60,10 +60,14 @@ struct FaultInjection {
   std::string repair;                   // reboot | reprovision | migrate (what it needs)
 };
 
-// What the on-call person does: approve a remediation, or reset a tripped circuit breaker.
+// What the on-call people do: approve a remediation, reset a tripped circuit breaker, or — when a
+// proposal repeats an action that already failed on that node for the same alert — reject it and
+// ask for the node to be replaced (docs/scenarios.md "Failures").
 struct OperatorAction {
-  std::string path;  // POST path
-  std::string what;  // for counting: approve | reset-breaker
+  std::string path;            // POST path
+  std::string what;            // for counting: approve | reset-breaker | reject | replace
+  Json body = Json::object();  // the request body
+  std::string as = "oncall";   // the caller
 };
 
 class FailureInjector {
@@ -97,6 +101,10 @@ class FailureInjector {
   // Starts (or keeps) watching node `id` when the model covers it; false when it does not.
   bool watch(const std::string& cluster, const std::string& id, const Node& n, Time now);
   void forget(const std::string& id);
+  // An earlier remediation of r's node that took the same action for one of r's alerts and
+  // failed, or null.
+  static const remediate::Remediation* failed_before(const remediate::HealthState& health,
+                                                     const remediate::Remediation& r);
   Duration draw_gap(const std::string& host);
   FaultInjection make_fault(const std::string& node, const Tracked& t);
 

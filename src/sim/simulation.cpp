@@ -348,7 +348,7 @@ class Simulation {
       }
     }
     for (const OperatorAction& a : actions) {
-      HttpResponse r = call("POST", a.path, {}, "{}", "oncall");
+      HttpResponse r = call("POST", a.path, {}, a.body.dump(), a.as);
       ++report_.operator_actions[a.what];
       (void)r;  // a remediation that moved on meanwhile answers 409: nothing to do
     }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "sim/report.h"
@@ -228,6 +229,38 @@ TEST(FleetSimTest, LostWorkModelKeepsWholeCheckpointsAndChargesRestartOverhead) 
                        fleet["gpuHours"]["lostOther"].get<double>();
   EXPECT_NEAR(fleet["gpuHours"]["busy"].get<double>(), parts, 0.001);
   EXPECT_EQ(fleet["largeJobs"]["jobs"][0]["finished"], true);
+}
+
+// The on-call rule: a proposal that repeats an action which already failed on that node for the
+// same alert is rejected and the node replaced. A thermal fault only new hardware fixes, whose
+// warning alert cannot justify a migrate, used to be reprovisioned every cooldown for ever.
+TEST(FleetSimTest, OnCall_ARepeatOfAFailedActionIsRejectedAndTheNodeReplaced_NoRemediationStorm) {
+  TempDir dir;
+  const Scenario s = scenario_of(fleet_scenario(
+      16,
+      "failures: {ratePer1000NodeDays: 300, mix: {thermal: 1}, repair: {reboot: 0, reprovision: 0, "
+      "migrate: 1}, operator: {responseTime: 1h}}\n"));
+  const SimulationReport r = run(s, dir.path(), days(12));
+  const Json& ops = r.metrics["operator"];
+  EXPECT_GT(ops.value("reject", 0), 0) << ops.dump();
+  EXPECT_EQ(ops.value("replace", 0), ops.value("reject", 0)) << ops.dump();
+  const Json state = Json::parse(read(dir.file("state.json")));
+  // No (alert, action) pair failed twice, and every replacement a person asked for ran.
+  std::map<std::pair<std::string, std::string>, int> failed;
+  int deletes = 0;
+  for (const Json& rem : state.at("remediations")) {
+    if (rem.at("EffectiveAction") == "delete") {
+      ++deletes;
+      EXPECT_EQ(rem.at("Requester"), "oncall");
+      EXPECT_EQ(rem.at("Approver"), "oncall-2");
+    }
+    if (rem.at("Status") != "Failed") continue;
+    for (const Json& alert : rem.at("Evidence")) {
+      const int n = ++failed[{alert.get<std::string>(), rem.at("EffectiveAction")}];
+      EXPECT_EQ(n, 1) << alert << " " << rem.at("EffectiveAction") << " failed again";
+    }
+  }
+  EXPECT_EQ(deletes, ops.value("replace", 0));
 }
 
 }  // namespace
