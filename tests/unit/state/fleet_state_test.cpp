@@ -104,20 +104,29 @@ TEST(FleetState, DifferentStatesHaveDifferentHashes) {
   EXPECT_NE(a.hash(), b.hash());
 }
 
+// A state with cluster "c" of one group "gpu" created; `apply` appends the next event.
+struct NodeLogFixture {
+  FleetState s;
+  Seq seq = 0;
+  explicit NodeLogFixture(int64_t target) {
+    GroupSpec g;
+    g.name = "gpu";
+    g.instance_type = "ml.p5.48xlarge";
+    g.target = target;
+    g.execution_role = "arn:aws:iam::1:role/x";
+    apply(to_event(cluster_events::Created{
+        "c", "id", "arn:c", true, Orchestrator::kNative, nullptr, "None", hours(3), {g}}));
+  }
+  void apply(const Event& e) { ASSERT_TRUE(s.apply(rec(++seq, e)).ok()) << e.type; }
+};
+
 // The node log (FleetState::nodes_changed_since): a node event names its node; a change to the
 // cluster as a whole, or one older than the log keeps, asks mirrors to look at every node.
 TEST(FleetState, NodeLog_ANodeEventNamesOnlyItsNode_AWholeClusterChangeNamesNone) {
   using namespace cluster_events;
-  FleetState s;
-  Seq seq = 0;
-  auto apply = [&](const Event& e) { ASSERT_TRUE(s.apply(rec(++seq, e)).ok()) << e.type; };
-  GroupSpec g;
-  g.name = "gpu";
-  g.instance_type = "ml.p5.48xlarge";
-  g.target = 3;
-  g.execution_role = "arn:aws:iam::1:role/x";
-  apply(to_event(
-      Created{"c", "id", "arn:c", true, Orchestrator::kNative, nullptr, "None", hours(3), {g}}));
+  NodeLogFixture f(3);
+  FleetState& s = f.s;
+  auto apply = [&](const Event& e) { f.apply(e); };
   const uint64_t created = s.cluster_revision();
   EXPECT_EQ(s.nodes_changed_since("c", 0), std::nullopt) << "created after 0: look at all";
   EXPECT_EQ(s.nodes_changed_since("absent", 0), std::nullopt);
@@ -152,16 +161,9 @@ TEST(FleetState, NodeLog_ANodeEventNamesOnlyItsNode_AWholeClusterChangeNamesNone
 
 TEST(FleetState, NodeLog_ChangesOlderThanTheLogKeepsNameNone) {
   using namespace cluster_events;
-  FleetState s;
-  Seq seq = 0;
-  auto apply = [&](const Event& e) { ASSERT_TRUE(s.apply(rec(++seq, e)).ok()) << e.type; };
-  GroupSpec g;
-  g.name = "gpu";
-  g.instance_type = "ml.p5.48xlarge";
-  g.target = 1;
-  g.execution_role = "arn:aws:iam::1:role/x";
-  apply(to_event(
-      Created{"c", "id", "arn:c", true, Orchestrator::kNative, nullptr, "None", hours(3), {g}}));
+  NodeLogFixture f(1);
+  FleetState& s = f.s;
+  auto apply = [&](const Event& e) { f.apply(e); };
   const uint64_t start = s.cluster_revision();
   apply(to_event(LaunchRequested{"c", "gpu", "i-0", "ml.p5.48xlarge", 1, 0}));
   const uint64_t first = s.cluster_revision();
