@@ -174,8 +174,16 @@ TEST_F(LocalSlurmTest, SeedClusterBecomesARealSlurmClusterWhoseWorkersJoinAsCapa
   EXPECT_NE(after.find("# site note: added by hand\nTmpFS=/tmp\n"), std::string::npos) << after;
   EXPECT_EQ(after.substr(0, after.find("# BEGIN gpufleet managed")),
             before.substr(0, before.find("# BEGIN gpufleet managed")));
-  const std::string partition = slurm({"scontrol", "show", "partition", "gpu-training", "-o"});
-  EXPECT_NE(partition.find("TotalNodes="), std::string::npos) << partition;
+  // Read again while slurmctld is busy taking the rewritten slurm.conf (a reconfigure may leave
+  // one call unanswered: "Unexpected missing socket error").
+  std::string partition;
+  EXPECT_TRUE(eventually(
+      [&] {
+        partition = slurm({"scontrol", "show", "partition", "gpu-training", "-o"});
+        return partition.find("TotalNodes=") != std::string::npos;
+      },
+      std::chrono::seconds(30)))
+      << partition;
 }
 
 TEST_F(LocalSlurmTest, RemediationDrainsWithOurReasonWaitsForTheSlurmJobRebootsAndResumes) {
