@@ -179,7 +179,14 @@ Result<pid_t> spawn(const SpawnOptions& o) {
   }
   const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const pid_t parent = ::getpid();
+  // Every signal is blocked across the fork: a stop signal sent to the new group at once then
+  // waits until the child has set its dispositions (the shim ignores SIGTERM; exec_child restores
+  // the defaults), instead of killing the shim before it could and orphaning the command.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   const pid_t pid = ::fork();
+  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (pid < 0) {
     ::close(out);
     if (devnull >= 0) ::close(devnull);

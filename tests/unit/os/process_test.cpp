@@ -165,11 +165,18 @@ TEST_F(ProcessTest, IsolatedCommandRunsInItsOwnNamespacesUnderAnInitWithItsHostn
   EXPECT_TRUE(out.rfind("2\npytorch-test-worker-1\n", 0) == 0) << out;
   EXPECT_LE(std::stoi(out.substr(out.rfind('\n', out.size() - 2) + 1)), 5) << out;
   // A stop signal to the group ends a command that has no handler for it (it is not process 1).
-  o = command({"sleep", "300"});
+  // The signal is sent once the command runs: one sent before the namespace's process 2 exists
+  // reaches only the shim and the init, which both ignore it.
+  o = command({"sh", "-c", "echo > " + dir_ + "/started; exec sleep 300"});
   o.die_with_parent = true;
   o.isolate = true;
   auto sleeper = spawn(o);
   ASSERT_TRUE(sleeper.ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!fs::exists(dir_ + "/started") && std::chrono::steady_clock::now() < deadline) {
+    sched_yield();
+  }
+  ASSERT_TRUE(fs::exists(dir_ + "/started")) << "the command never started";
   signal(*sleeper, SIGTERM);
   EXPECT_EQ(end_of(*sleeper).code, 128 + SIGTERM);
   char host[256] = {};
