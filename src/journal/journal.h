@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -70,6 +71,14 @@ class Journal {
   // once another replica has taken over (docs/replication.md); a single-writer journal always
   // passes. The loop asks before handing drivers the intents of a batch that appended nothing.
   virtual Status check_fence() { return ok_status(); }
+
+  // Whether append reads the payload text of events of `type`. Every journal that keeps its
+  // records does; one that keeps none may say no for the types its observer ignores, and the loop
+  // then writes no text for them (ObservedJournal; docs/architecture.md "Journal").
+  virtual bool needs_payload(std::string_view type) const {
+    (void)type;
+    return true;
+  }
 };
 
 }  // namespace gf

@@ -100,6 +100,14 @@ Status ControlLoop::apply(const EventRecord& record, const Json& payload) {
   return ok_status();
 }
 
+Status ControlLoop::apply_submitted(const EventRecord& record, const Job& job) {
+  GF_RETURN_IF_ERROR(state_.apply_submitted(record, job));
+  for (EventObserver* o : observers_) {
+    GF_RETURN_IF_ERROR(o->observe_submitted(state_, record, job.id));
+  }
+  return ok_status();
+}
+
 std::future<Outcome> ControlLoop::submit(Request request) {
   Pending p{std::move(request), {}};
   auto future = p.promise.get_future();
@@ -178,16 +186,28 @@ bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
   if (!key.empty() && state_.find_key(key)) return false;
   NewEvent ne{event.type, {}, key, now};
   EventRecord rec{state_.applied_seq() + 1, ne.type, {}, ne.idempotency_key, ne.time};
+  if (event.job && !journal_.needs_payload(event.type)) {
+    // Nothing reads this event's text (a simulation that keeps no journal): the job is applied
+    // as decided, and neither encoded nor decoded.
+    if (Status st = apply_submitted(rec, *event.job); !st.ok()) {
+      spdlog::critical("control loop: {}", st.to_string());
+      std::abort();
+    }
+    batch.push_back(std::move(ne));
+    return true;
+  }
   // Memory must hold exactly what replay will rebuild: a payload with ill-formed UTF-8 (a bug
   // upstream; API input is checked) is journaled with U+FFFD and applied as journaled.
   Json cleaned;
-  const Json* applied = &event.payload;
+  Json built;
+  if (event.job) built = event.payload_json();
+  const Json* applied = event.job ? &built : &event.payload;
   try {
-    ne.payload = event.payload.dump();
+    ne.payload = applied->dump();
   } catch (const Json::type_error&) {
     spdlog::error("control loop: {} event with ill-formed UTF-8; journaled with U+FFFD",
                   event.type);
-    ne.payload = safe_dump(event.payload);
+    ne.payload = safe_dump(*applied);
     cleaned = Json::parse(ne.payload);
     applied = &cleaned;
   }

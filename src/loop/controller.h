@@ -50,6 +50,10 @@ class EventObserver {
   // One applied event, with its parsed payload; `state` already reflects it.
   virtual Status observe(const FleetState& state, const EventRecord& record,
                          const Json& payload) = 0;
+  // One applied job.submitted event that the loop applied from its job, without a payload
+  // (Event::job): the job `job_id` is in `state`.
+  virtual Status observe_submitted(const FleetState& state, const EventRecord& record,
+                                   const std::string& job_id) = 0;
   // After a snapshot load: rebuild everything from `state` (the journal after it follows).
   virtual Status restore(const FleetState& state) = 0;
   // Adds what readers may see to the view the loop is about to publish.

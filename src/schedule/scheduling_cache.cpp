@@ -392,17 +392,27 @@ Status SchedulingCache::observe(const FleetState& state, const EventRecord& reco
   return ok_status();  // cluster changes show in the state's cluster revisions
 }
 
+Status SchedulingCache::observe_submitted(const FleetState& state, const EventRecord& record,
+                                          const std::string& job_id) {
+  (void)record;
+  sync_clusters(state);  // as observe() does before any job change
+  generation_ += 1;
+  return on_submitted(state, job_id);
+}
+
+Status SchedulingCache::on_submitted(const FleetState& state, const std::string& id) {
+  const Job* job = state.view().job(id);
+  if (job == nullptr) return internal_error("job " + id + " not in the state");
+  if (job->dispatch && job->dispatch->suspended) return ok_status();
+  return submit(*job);
+}
+
 Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& rec,
                                     const Json& p) {
   sched::Scheduler& s = scheduler_;
   const Time t = rec.time;
-  if (rec.type == event_type::kJobSubmitted) {
-    const std::string id = job_events::job_id_of(rec.type, p);
-    const Job* job = state.view().job(id);
-    if (job == nullptr) return internal_error("job " + id + " not in the state");
-    if (job->dispatch && job->dispatch->suspended) return ok_status();
-    return submit(*job);
-  }
+  if (rec.type == event_type::kJobSubmitted)
+    return on_submitted(state, job_events::job_id_of(rec.type, p));
   const std::string id = job_events::job_id_of(rec.type, p);
   auto known = keys_.find(id);
   const bool held = known != keys_.end() && s.contains(known->second);

@@ -24,6 +24,8 @@ class SchedulingCache : public EventObserver {
 
   // EventObserver.
   Status observe(const FleetState& state, const EventRecord& record, const Json& payload) override;
+  Status observe_submitted(const FleetState& state, const EventRecord& record,
+                           const std::string& job_id) override;
   Status restore(const FleetState& state) override;
   // Publishes the quota engine's per-node counts and usage (QuotaNodeStatus) with the view.
   void publish(const FleetState& state, FleetView& view) override;
@@ -46,6 +48,7 @@ class SchedulingCache : public EventObserver {
 
  private:
   Status observe_job(const FleetState& state, const EventRecord& record, const Json& payload);
+  Status on_submitted(const FleetState& state, const std::string& job_id);
   // Compiles the state's quota objects and hands the graph to the scheduler.
   Status set_quota(const FleetState& state);
   Status submit(const Job& job);

@@ -41,6 +41,12 @@ class MetricsReplay {
     return ok_status();
   }
 
+  // Whether on_record reads the payload of a record of this type: the state it keeps reads those
+  // of clusters, health and the control plane, and count() only those of clusters.
+  static bool reads_payload(std::string_view type) {
+    return FleetState::clusters_and_health_reads(type);
+  }
+
   // The stretch from the last record to the end of the run.
   void finish(Time end) {
     integrate(state_, last_, std::max(last_, end));

@@ -95,7 +95,8 @@ class Simulation {
       stored_ = std::move(*journal);
     }
     journal_ = std::make_unique<ObservedJournal>(
-        stored_.get(), [this](const EventRecord& rec) { return replay_->on_record(rec); });
+        stored_.get(), [this](const EventRecord& rec) { return replay_->on_record(rec); },
+        &MetricsReplay::reads_payload);
 
     RuntimeOptions ropts;
     ropts.seed = report_.seed;

@@ -4,6 +4,7 @@
 // rebuilds the same state.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -12,11 +13,19 @@
 
 namespace gf {
 
+struct Job;
+
 // One fact decided by a request handler or a controller, before it has a sequence number.
+// A job.submitted event carries its job decoded (`job`, from job_events::to_event) instead of a
+// payload: the loop applies it as it is and builds the payload only for a journal that reads it
+// (docs/architecture.md "Events"). payload_json() is the payload either way.
 struct Event {
   std::string type;
   Json payload = Json::object();
   std::string idempotency_key;  // empty = none
+  std::shared_ptr<const Job> job = nullptr;
+
+  Json payload_json() const;
 };
 
 }  // namespace gf

@@ -101,22 +101,36 @@ Status FleetState::apply(const EventRecord& record) {
 }
 
 Status FleetState::apply(const EventRecord& record, const Json& payload) {
+  return apply_record(record, [&] { return apply_payload(record, payload); });
+}
+
+Status FleetState::apply_submitted(const EventRecord& record, Job job) {
+  if (record.type != event_type::kJobSubmitted)
+    return internal_error("journal event " + record.type + " given as a submitted job");
+  const std::string id = job.id;
+  return apply_record(record, [&] {
+    return apply_job_family(id, record, [&] { return on_submitted(record, std::move(job)); });
+  });
+}
+
+Status FleetState::apply_record(const EventRecord& record,
+                                const std::function<Status()>& apply_one) {
   GF_RETURN_IF_ERROR(next_in_sequence(record, view_.applied_seq));
   user_events_in_record_ = 0;
   GF_RETURN_IF_ERROR(
-      apply_payload(record, payload)
-          .with_prefix(fmt::format("journal event {} ({})", record.seq, record.type)));
+      apply_one().with_prefix(fmt::format("journal event {} ({})", record.seq, record.type)));
   if (!record.idempotency_key.empty()) keys_.emplace(record.idempotency_key, record.seq);
   view_.applied_seq = record.seq;
   view_.applied_time = record.time;
   return ok_status();
 }
 
+bool FleetState::clusters_and_health_reads(std::string_view t) {
+  return is_cluster_type(t) || is_health_type(t) || t.starts_with("controlplane.");
+}
+
 Status FleetState::apply_clusters_and_health(const EventRecord& record) {
-  const std::string& t = record.type;
-  if (is_cluster_type(t) || is_health_type(t) || t.starts_with("controlplane.")) {
-    return apply(record);
-  }
+  if (clusters_and_health_reads(record.type)) return apply(record);
   GF_RETURN_IF_ERROR(next_in_sequence(record, view_.applied_seq));
   view_.applied_seq = record.seq;
   view_.applied_time = record.time;
@@ -159,10 +173,15 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
 
 // Every new line of a job's history is also a user event (ResourceType Job, docs/scenarios.md).
 Status FleetState::apply_job_family_event(const EventRecord& record, const Json& payload) {
-  const std::string id = job_events::job_id_of(record.type, payload);
+  return apply_job_family(job_events::job_id_of(record.type, payload), record,
+                          [&] { return apply_job_event(record, payload); });
+}
+
+Status FleetState::apply_job_family(const std::string& id, const EventRecord& record,
+                                    const std::function<Status()>& apply_one) {
   auto it = view_.jobs.find(id);
   const uint64_t count_before = it == view_.jobs.end() ? 0 : it->second->history_count;
-  GF_RETURN_IF_ERROR(apply_job_event(record, payload));
+  GF_RETURN_IF_ERROR(apply_one());
   it = view_.jobs.find(id);
   if (it == view_.jobs.end()) return ok_status();
   const Job* after = it->second.get();

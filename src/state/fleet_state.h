@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -120,6 +121,9 @@ class FleetState {
   Status apply(const EventRecord& record);
   // The same, for an event whose payload is already parsed (the loop's own decisions).
   Status apply(const EventRecord& record, const Json& payload);
+  // A job.submitted event given by its job instead of its payload (Event::job): the same state as
+  // applying {"job": job.to_json()}, without encoding and decoding it.
+  Status apply_submitted(const EventRecord& record, Job job);
   // Applies only events that change clusters (and their groups and nodes), health records or the
   // control plane's record; any other event (jobs, quota objects, policies, audit, user events
   // recorded through the API) only advances applied_seq(), unparsed. The appliers of the former
@@ -127,6 +131,8 @@ class FleetState {
   // cluster revisions as one fed everything, and nothing else. The simulation's metrics follow a
   // run with one (docs/scenarios.md "How a run goes").
   Status apply_clusters_and_health(const EventRecord& record);
+  // Whether apply_clusters_and_health reads an event of this type (the others it skips unparsed).
+  static bool clusters_and_health_reads(std::string_view type);
 
   Seq applied_seq() const { return view_.applied_seq; }
   const FleetView& view() const { return view_; }
@@ -245,6 +251,10 @@ class FleetState {
   Status apply_audit_recorded(const EventRecord& record, const Json& payload);
   // A job event, and the user events of the history lines it added.
   Status apply_job_family_event(const EventRecord& record, const Json& payload);
+  Status apply_job_family(const std::string& id, const EventRecord& record,
+                          const std::function<Status()>& apply_one);
+  // What apply() does around every event: the sequence check, the error's context, the key.
+  Status apply_record(const EventRecord& record, const std::function<Status()>& apply_one);
   Status apply_job_event(const EventRecord& record, const Json& payload);
   // Alerts, remediations, hosts, breakers, remediation policies, one applier per type
   // (health_apply.cpp).
@@ -285,6 +295,7 @@ class FleetState {
   // Job events, one applier per type (job_apply.cpp; the workload-only ones — failover, copy
   // purged, suspend, delete — in workload_apply.cpp).
   Status apply_job_submitted(const EventRecord& record, const Json& payload);
+  Status on_submitted(const EventRecord& record, Job job);
   template <typename E>
   Status apply_typed_job_event(const EventRecord& record, const Json& payload);
   Status on_job_event(const EventRecord& record, const job_events::Admitted& e, Job& job);

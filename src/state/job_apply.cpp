@@ -223,9 +223,12 @@ Status FleetState::apply_typed_job_event(const EventRecord& rec, const Json& p) 
 }
 
 Status FleetState::apply_job_submitted(const EventRecord& rec, const Json& p) {
-  const Time t = rec.time;
   GF_ASSIGN_OR_RETURN(job_events::Submitted e, job_events::decode<job_events::Submitted>(p));
-  Job job = std::move(e.job);
+  return on_submitted(rec, std::move(e.job));
+}
+
+Status FleetState::on_submitted(const EventRecord& rec, Job job) {
+  const Time t = rec.time;
   if (view_.jobs.contains(job.id)) return internal_error("job " + job.id + " already exists");
   job.created_at = t;
   job.submit_seq = rec.seq;

@@ -21,4 +21,19 @@ std::string job_id_of(std::string_view type, const Json& payload) {
   return id != payload.end() && id->is_string() ? id->get<std::string>() : "";
 }
 
+Event to_event(Submitted e, std::string idempotency_key) {
+  Event out{std::string(Submitted::kType), Json::object(), std::move(idempotency_key), nullptr};
+  out.job = std::make_shared<const Job>(std::move(e.job));
+  return out;
+}
+
 }  // namespace gf::job_events
+
+namespace gf {
+
+Json Event::payload_json() const {
+  if (!job) return payload;
+  return event_codec::to_json(job_events::Submitted{*job});
+}
+
+}  // namespace gf

@@ -185,6 +185,10 @@ struct PodStatus {
 // The id of the job an event names ("id", or "job.id" for job.submitted); empty when none.
 std::string job_id_of(std::string_view type, const Json& payload);
 
+// A submitted job travels decoded, its payload left empty (Event::job): chosen over the generic
+// to_event for job.submitted.
+Event to_event(Submitted e, std::string idempotency_key = "");
+
 }  // namespace gf::job_events
 
 namespace gf::event_type {

@@ -4,8 +4,13 @@
 
 namespace gf {
 
-ObservedJournal::ObservedJournal(Journal* inner, Observer observer)
-    : inner_(inner), observer_(std::move(observer)) {}
+ObservedJournal::ObservedJournal(Journal* inner, Observer observer, ObservedTypes observed)
+    : inner_(inner), observer_(std::move(observer)), observed_(std::move(observed)) {}
+
+bool ObservedJournal::needs_payload(std::string_view type) const {
+  if (inner_ != nullptr) return inner_->needs_payload(type);
+  return !observed_ || observed_(type);
+}
 
 Result<AppendResult> ObservedJournal::append(std::span<const NewEvent> batch) {
   AppendResult result;

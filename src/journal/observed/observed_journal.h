@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "journal/journal.h"
@@ -27,8 +28,13 @@ class ObservedJournal final : public Journal {
   // error).
   using Observer = std::function<Status(const EventRecord&)>;
 
-  // `inner` (may be null: keep nothing) must outlive this journal.
-  ObservedJournal(Journal* inner, Observer observer);
+  // The types whose payload the observer reads (the others reach it with an empty payload when
+  // nothing else keeps them).
+  using ObservedTypes = std::function<bool(std::string_view type)>;
+
+  // `inner` (may be null: keep nothing) must outlive this journal. Without `observed`, every
+  // payload is read.
+  ObservedJournal(Journal* inner, Observer observer, ObservedTypes observed = nullptr);
 
   Result<AppendResult> append(std::span<const NewEvent> batch) override;
   // With an inner journal, its replay. Without one there is nothing to replay: an error when
@@ -39,10 +45,13 @@ class ObservedJournal final : public Journal {
   Status save_snapshot(const Snapshot& snapshot) override;
   Result<std::optional<Snapshot>> latest_snapshot() override;
   Status check_fence() override;
+  // With an inner journal, its answer; without one, whether the observer reads the type.
+  bool needs_payload(std::string_view type) const override;
 
  private:
   Journal* inner_;
   Observer observer_;
+  ObservedTypes observed_;
   // Without an inner journal only.
   Seq last_ = 0;
   std::unordered_map<std::string, Seq> keys_;

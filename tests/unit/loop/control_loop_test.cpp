@@ -4,8 +4,10 @@
 
 #include <thread>
 
+#include "journal/observed/observed_journal.h"
 #include "journal/sqlite/sqlite_journal.h"
 #include "loop/virtual_runner.h"
+#include "state/job_events.h"
 #include "support/temp_dir.h"
 
 namespace gf {
@@ -304,6 +306,82 @@ TEST_F(ControlLoopTest, ThreadModeServesConcurrentWritersAndRecordsAGracefulStop
   ASSERT_TRUE(snap.ok() && snap->has_value());
   EXPECT_EQ((*snap)->seq, 201);  // a clean stop leaves a snapshot at the end
   EXPECT_EQ(loop.submit(note_request("late")).get().status.code(), ErrorCode::kUnavailable);
+}
+
+// A job with every kind of field a submitted job can have.
+Job submitted_job(int n) {
+  Job j;
+  j.id = "job-" + std::to_string(n);
+  j.key = static_cast<uint64_t>(n);
+  j.name = "train-" + std::to_string(n);
+  j.kind = "PyTorchJob";
+  j.ns = "team-a";
+  j.priority = n % 3;
+  j.pod_sets.push_back(JobPodSet{"master", 1, Json{{"nvidia.com/gpu", 8}}, "", false});
+  j.pod_sets.push_back(JobPodSet{"worker", 3, Json{{"nvidia.com/gpu", 8}}, "", false});
+  j.duration = hours(2);
+  j.checkpoint_interval = hours(1);
+  j.restart_overhead = minutes(5);
+  j.request = Json{{"kind", "PyTorchJob"}, {"metadata", {{"name", j.name}}}};
+  Dispatch d;
+  d.policy = "training";
+  d.queued = true;
+  d.restart_policy["master"] = "OnFailure";
+  d.backoff_limit = 3;
+  j.dispatch = d;
+  j.status = JobStatus::kRunnable;
+  j.status_reason = "waiting to be dispatched";
+  return j;
+}
+
+Request submit_request(int n) {
+  Request r;
+  r.name = "Submit";
+  r.handle = [n](const FleetState&, Time) -> Result<Decision> {
+    Decision d;
+    d.events.push_back(job_events::to_event(job_events::Submitted{submitted_job(n)}));
+    return d;
+  };
+  return r;
+}
+
+// Rule: a job.submitted event travels as its job (Event::job); applied from it, where no journal
+// reads its text, the state is the one applying its payload gives, and replay of that payload
+// gives too.
+TEST_F(ControlLoopTest, SubmittedJobAppliedWithoutItsPayloadTextGivesTheStateItsPayloadGives) {
+  std::vector<EventRecord> seen;
+  ObservedJournal textless(
+      nullptr,
+      [&](const EventRecord& r) {
+        seen.push_back(r);
+        return ok_status();
+      },
+      [](std::string_view type) { return !type.starts_with("job."); });
+  ASSERT_FALSE(textless.needs_payload(event_type::kJobSubmitted));
+  ASSERT_TRUE(journal_->needs_payload(event_type::kJobSubmitted));
+  ControlLoop typed({}, clock_, textless, metrics_);
+  ASSERT_TRUE(typed.recover().ok());
+  for (int n = 1; n <= 3; ++n) {
+    loop_->submit(submit_request(n));
+    loop_->submit(note_request("after " + std::to_string(n)));
+    loop_->drain();
+    typed.submit(submit_request(n));
+    typed.submit(note_request("after " + std::to_string(n)));
+    typed.drain();
+  }
+  ASSERT_NE(loop_->state().view().job("job-2"), nullptr);
+  EXPECT_EQ(*typed.state().view().job("job-2"), *loop_->state().view().job("job-2"));
+  EXPECT_EQ(typed.state().hash(), loop_->state().hash());
+
+  // No text for the job events; the others keep theirs.
+  ASSERT_EQ(seen.size(), static_cast<size_t>(loop_->state().applied_seq()));
+  for (const EventRecord& r : seen) {
+    EXPECT_EQ(r.payload.empty(), r.type == event_type::kJobSubmitted) << r.type;
+  }
+  // The journal that keeps text replays to the same state.
+  FleetState replayed;
+  ASSERT_TRUE(journal_->replay(0, [&](const EventRecord& r) { return replayed.apply(r); }).ok());
+  EXPECT_EQ(replayed.hash(), typed.state().hash());
 }
 
 }  // namespace
