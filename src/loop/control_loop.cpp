@@ -100,10 +100,11 @@ Status ControlLoop::apply(const EventRecord& record, const Json& payload) {
   return ok_status();
 }
 
-Status ControlLoop::apply_submitted(const EventRecord& record, const Job& job) {
-  GF_RETURN_IF_ERROR(state_.apply_submitted(record, job));
+Status ControlLoop::apply_submitted(const EventRecord& record, Job job) {
+  const std::string id = job.id;
+  GF_RETURN_IF_ERROR(state_.apply_submitted(record, std::move(job)));
   for (EventObserver* o : observers_) {
-    GF_RETURN_IF_ERROR(o->observe_submitted(state_, record, job.id));
+    GF_RETURN_IF_ERROR(o->observe_submitted(state_, record, id));
   }
   return ok_status();
 }
@@ -189,7 +190,9 @@ bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
   if (event.job && !journal_.needs_payload(event.type)) {
     // Nothing reads this event's text (a simulation that keeps no journal): the job is applied
     // as decided, and neither encoded nor decoded.
-    if (Status st = apply_submitted(rec, *event.job); !st.ok()) {
+    // The event's only owner gives its job up (it is staged once); a shared one is copied.
+    Job job = event.job.use_count() == 1 ? std::move(*event.job) : *event.job;
+    if (Status st = apply_submitted(rec, std::move(job)); !st.ok()) {
       spdlog::critical("control loop: {}", st.to_string());
       std::abort();
     }

@@ -127,7 +127,7 @@ class ControlLoop {
   // Applies one event to the state and shows it to the observers.
   Status apply(const EventRecord& record, const Json& payload);
   // The same for a job.submitted event given by its job (Event::job).
-  Status apply_submitted(const EventRecord& record, const Job& job);
+  Status apply_submitted(const EventRecord& record, Job job);
   std::shared_ptr<const FleetView> make_view() const;
 
   FleetState state_;

@@ -23,7 +23,7 @@ std::string job_id_of(std::string_view type, const Json& payload) {
 
 Event to_event(Submitted e, std::string idempotency_key) {
   Event out{std::string(Submitted::kType), Json::object(), std::move(idempotency_key), nullptr};
-  out.job = std::make_shared<const Job>(std::move(e.job));
+  out.job = std::make_shared<Job>(std::move(e.job));
   return out;
 }
 
