@@ -257,6 +257,14 @@ const AlertRecord* HealthState::find_alert(std::string_view id) const {
   return it == alerts.end() ? nullptr : &it->second;
 }
 
+void HealthState::index_host(const Host& host) {
+  if (host.status == "Inspecting" || host.status == "BurnIn") {
+    hosts_in_inspection.insert(host.id);
+  } else {
+    hosts_in_inspection.erase(host.id);
+  }
+}
+
 const Remediation* HealthState::find_remediation(std::string_view id) const {
   auto it = remediations.find(id);
   return it == remediations.end() ? nullptr : &it->second;
@@ -332,6 +340,7 @@ Result<HealthState> HealthState::from_json(const Json& j) {
     }
     for (const Json& x : j.at("Hosts")) {
       GF_ASSIGN_OR_RETURN(Host h, Host::from_json(x));
+      s.index_host(h);
       s.hosts[h.id] = std::move(h);
     }
     for (const Json& x : j.at("Tickets")) {

@@ -149,6 +149,8 @@ struct HealthState {
   // indexes above: rebuilt by from_json, not serialized).
   std::map<std::string, std::vector<std::string>, std::less<>> by_node;
   std::map<std::string, Host, std::less<>> hosts;  // hosts out of service, and spares
+  // The hosts being inspected or burnt in (derived like by_node; index_host keeps it).
+  std::set<std::string, std::less<>> hosts_in_inspection;
   std::vector<Ticket> tickets;
   std::map<std::string, Policy, std::less<>> policies;  // by cluster (absent = the default policy)
   std::map<std::string, Breaker, std::less<>> breakers;
@@ -161,6 +163,8 @@ struct HealthState {
                                std::string_view subject, std::string_view fault);
   const AlertRecord* find_alert(std::string_view id) const;
   const Remediation* find_remediation(std::string_view id) const;
+  // Files `host` in hosts_in_inspection by its status: after every change of it.
+  void index_host(const Host& host);
   // The open remediation of that node, or null (at most one: one node per remediation).
   const Remediation* open_remediation(std::string_view node) const;
   const Policy& policy(std::string_view cluster) const;

@@ -489,8 +489,9 @@ void RemediationController::check_rejoin(const HealthState& h, const Remediation
 
 void RemediationController::burn_in(const FleetState& state, ControllerDecision& d) {
   const HealthState& h = state.view().health_state();
-  for (const auto& [id, host] : h.hosts) {
-    if ((host.status != "Inspecting" && host.status != "BurnIn") || burning_.contains(id)) continue;
+  for (const std::string& id : h.hosts_in_inspection) {
+    if (burning_.contains(id)) continue;
+    const remediate::Host& host = h.hosts.at(id);
     burning_.insert(id);
     if (host.status == "Inspecting") {
       d.events.push_back(to_event(

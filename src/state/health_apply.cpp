@@ -262,6 +262,7 @@ std::string FleetState::retire_host(const EventRecord& rec, Remediation& r,
   }
   if (auto lc = h.host_last_critical.find(r.host); lc != h.host_last_critical.end())
     old.last_critical = lc->second;
+  h.index_host(old);
   h.hosts[old.id] = std::move(old);
   if (r.effective != remediate::Action::kMigrate) return "";
   const std::string fresh = new_host ? *new_host : fmt::format("host-m{}", ++h.host_counter);
@@ -395,6 +396,7 @@ Status FleetState::on_health_event(const EventRecord& rec, const health_events::
   host.status = status;
   host.since = rec.time;
   host.reason = e.reason;
+  h.index_host(host);
   add_health_user_event(rec, "Host", status == "Repair" ? EventLevel::kWarn : EventLevel::kInfo,
                         std::move(text), Json{{"HostId", e.host_id}, {"Status", status}},
                         host.cluster, "");

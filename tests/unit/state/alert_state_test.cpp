@@ -431,6 +431,10 @@ TEST(AlertState, HealthStateSnapshotRoundTripGivesAnEqualHash) {
   f.apply(event_type::kHostStatus,
           Json{{"HostId", "host-1"}, {"Status", "BurnIn"}, {"Reason", "burn-in"}},
           t0 + minutes(15));
+  // The inspection index follows the host's status, and a snapshot rebuilds it.
+  EXPECT_EQ(f.h().hosts_in_inspection, (std::set<std::string, std::less<>>{"host-1"}));
+  EXPECT_EQ(HealthState::from_json(f.h().to_json())->hosts_in_inspection,
+            f.h().hosts_in_inspection);
   f.apply(
       event_type::kHostStatus,
       Json{{"HostId", "host-1"},
@@ -451,6 +455,7 @@ TEST(AlertState, HealthStateSnapshotRoundTripGivesAnEqualHash) {
   ASSERT_EQ(h.breakers.size(), 1u);
   ASSERT_EQ(h.recurrences.size(), 0u);
   EXPECT_EQ(h.hosts.at("host-1").status, "Repair");
+  EXPECT_TRUE(h.hosts_in_inspection.empty());
   EXPECT_EQ(h.hosts.at("host-1").last_critical, t0 + minutes(5));
 
   auto restored = FleetState::from_json(f.s.to_json());
