@@ -457,9 +457,8 @@ class Simulation {
     std::string events;
     for (size_t i = 0; i < view->events.size(); ++i) {
       const UserEvent& e = view->events.at(i);
-      Json j = e.to_wire();
-      j["t"] = seconds_since_start(e.time);
-      events += j.dump() + "\n";
+      events += e.to_wire_text({{"t", seconds_since_start(e.time)}});
+      events += '\n';
     }
     report_.events = view->events.size();
     GF_RETURN_IF_ERROR(write_file(out_ / "events.jsonl", events));

@@ -64,8 +64,11 @@ void FleetState::add_job_user_event(const EventRecord& record, const Job& job,
   e.level = kWarnings.contains(line.reason) ? EventLevel::kWarn : EventLevel::kInfo;
   e.description = job.kind + " " + (job.dispatch ? job.ns + "/" : "") + job.name + ": " +
                   line.reason + ": " + line.message;
-  e.details =
-      Json{{"JobId", job.id}, {"JobName", job.name}, {"Kind", job.kind}, {"Reason", line.reason}};
+  // Member by member: an initializer list builds a two-element array per member first.
+  e.details["JobId"] = job.id;
+  e.details["JobName"] = job.name;
+  e.details["Kind"] = job.kind;
+  e.details["Reason"] = line.reason;
   if (!job.ns.empty()) e.details["Namespace"] = job.ns;
   const std::string cluster =
       job.dispatch && !job.dispatch->cluster.empty() ? job.dispatch->cluster : job.cluster;

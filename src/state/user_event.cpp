@@ -54,6 +54,34 @@ Json UserEvent::to_wire() const {
   return j;
 }
 
+std::string UserEvent::to_wire_text(const std::map<std::string, Json, std::less<>>& extra) const {
+  // Each member's text, by key: dump() writes an object's members in its map's key order.
+  std::map<std::string_view, std::string> members;
+  auto text = [&](std::string_view key, const std::string& value) {
+    members.emplace(key, Json(value).dump());
+  };
+  text("EventId", event_id);
+  text("ResourceType", resource_type);
+  text("EventTime", format_iso8601(time));
+  text("EventLevel", std::string(event_level_name(level)));
+  text("Description", description);
+  members.emplace("EventDetails", details.dump());
+  if (!cluster_name.empty()) text("ClusterName", cluster_name);
+  if (!cluster_arn.empty()) text("ClusterArn", cluster_arn);
+  if (!instance_group.empty()) text("InstanceGroupName", instance_group);
+  if (!instance_id.empty()) text("InstanceId", instance_id);
+  for (const auto& [key, value] : extra) members.insert_or_assign(key, value.dump());
+  std::string out = "{";
+  for (const auto& [key, value] : members) {
+    if (out.size() > 1) out += ',';
+    out += Json(std::string(key)).dump();
+    out += ':';
+    out += value;
+  }
+  out += '}';
+  return out;
+}
+
 Json UserEvent::to_json() const {
   Json j = to_wire();
   j["Seq"] = seq;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,9 @@ struct UserEvent {
   // Wire shape: EventId, ResourceType, EventTime, EventLevel, Description, EventDetails and the
   // cluster fields when set.
   Json to_wire() const;
+  // to_wire() with `extra` members added, as dump() writes it (keys in order), without building
+  // the document or copying the details: a simulation writes every event so (events.jsonl).
+  std::string to_wire_text(const std::map<std::string, Json, std::less<>>& extra = {}) const;
   // Full round trip for snapshots.
   Json to_json() const;
   static Result<UserEvent> from_json(const Json& j);

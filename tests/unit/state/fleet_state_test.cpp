@@ -57,6 +57,29 @@ TEST(FleetState, EventRecordedCarriesTheEnvelope) {
   EXPECT_EQ(wire["EventTime"], "2026-01-01T00:00:00Z");
 }
 
+// Rule: to_wire_text is to_wire() with the extra members, byte for byte as dump() writes it.
+TEST(FleetState, WireTextIsTheWireDocumentsDumpWithTheExtraMembers) {
+  UserEvent e;
+  e.event_id = "ev-1";
+  e.resource_type = "Instance";
+  e.time = kSimEpoch + minutes(3);
+  e.level = EventLevel::kWarn;
+  e.description = "node \"i-1\" \u00e9\n unreachable";
+  e.details = Json{{"b", Json::array({1, 2.5, nullptr})}, {"a", {{"z", true}}}};
+  EXPECT_EQ(e.to_wire_text(), e.to_wire().dump());
+  e.cluster_name = "c1";
+  e.cluster_arn = "arn:c1";
+  e.instance_group = "gpu";
+  e.instance_id = "i-1";
+  Json wire = e.to_wire();
+  wire["t"] = 180.5;
+  wire["Aaa"] = "first";
+  EXPECT_EQ(e.to_wire_text({{"t", 180.5}, {"Aaa", "first"}}), wire.dump());
+  // An extra member of a wire name replaces it, as assigning it to the document does.
+  wire["EventLevel"] = "Error";
+  EXPECT_EQ(e.to_wire_text({{"t", 180.5}, {"Aaa", "first"}, {"EventLevel", "Error"}}), wire.dump());
+}
+
 TEST(FleetState, MalformedPayloadIsAnErrorAndChangesNothing) {
   FleetState s;
   EventRecord bad{1, std::string(event_type::kEventRecorded), "{\"ResourceType\": 3}", "",
