@@ -55,29 +55,45 @@ Json UserEvent::to_wire() const {
 }
 
 std::string UserEvent::to_wire_text(const std::map<std::string, Json, std::less<>>& extra) const {
-  // Each member's text, by key: dump() writes an object's members in its map's key order.
-  std::map<std::string_view, std::string> members;
-  auto text = [&](std::string_view key, const std::string& value) {
-    members.emplace(key, Json(value).dump());
+  // dump() writes an object's members in key order: the wire members below are listed so, and
+  // the extra ones are merged in (an extra one of a wire name replaces it).
+  struct Member {
+    std::string_view key;
+    const std::string* text;  // a string member, or
+    const Json* json;         // any other; neither = absent
   };
-  text("EventId", event_id);
-  text("ResourceType", resource_type);
-  text("EventTime", format_iso8601(time));
-  text("EventLevel", std::string(event_level_name(level)));
-  text("Description", description);
-  members.emplace("EventDetails", details.dump());
-  if (!cluster_name.empty()) text("ClusterName", cluster_name);
-  if (!cluster_arn.empty()) text("ClusterArn", cluster_arn);
-  if (!instance_group.empty()) text("InstanceGroupName", instance_group);
-  if (!instance_id.empty()) text("InstanceId", instance_id);
-  for (const auto& [key, value] : extra) members.insert_or_assign(key, value.dump());
+  const std::string time_text = format_iso8601(time);
+  const std::string level_text(event_level_name(level));
+  auto text_if = [](const std::string& v) { return v.empty() ? nullptr : &v; };
+  const Member wire[] = {{"ClusterArn", text_if(cluster_arn), nullptr},
+                         {"ClusterName", text_if(cluster_name), nullptr},
+                         {"Description", &description, nullptr},
+                         {"EventDetails", nullptr, &details},
+                         {"EventId", &event_id, nullptr},
+                         {"EventLevel", &level_text, nullptr},
+                         {"EventTime", &time_text, nullptr},
+                         {"InstanceGroupName", text_if(instance_group), nullptr},
+                         {"InstanceId", text_if(instance_id), nullptr},
+                         {"ResourceType", &resource_type, nullptr}};
   std::string out = "{";
-  for (const auto& [key, value] : members) {
+  auto put = [&](std::string_view key, const std::string* text, const Json* json) {
     if (out.size() > 1) out += ',';
     out += Json(std::string(key)).dump();
     out += ':';
-    out += value;
+    out += text != nullptr ? Json(*text).dump() : json->dump();
+  };
+  auto more = extra.begin();
+  for (const Member& m : wire) {
+    for (; more != extra.end() && more->first < m.key; ++more)
+      put(more->first, nullptr, &more->second);
+    if (more != extra.end() && more->first == m.key) {
+      put(more->first, nullptr, &more->second);
+      ++more;
+    } else if (m.text != nullptr || m.json != nullptr) {
+      put(m.key, m.text, m.json);
+    }
   }
+  for (; more != extra.end(); ++more) put(more->first, nullptr, &more->second);
   out += '}';
   return out;
 }
