@@ -74,7 +74,8 @@ class Journal {
 
   // Whether append reads the payload text of events of `type`. Every journal that keeps its
   // records does; one that keeps none may say no for the types its observer ignores, and the loop
-  // then writes no text for them (ObservedJournal; docs/architecture.md "Journal").
+  // then writes no text for them (ObservedJournal; docs/architecture.md "The loop, one batch at a
+  // time").
   virtual bool needs_payload(std::string_view type) const {
     (void)type;
     return true;

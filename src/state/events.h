@@ -18,8 +18,8 @@ struct Job;
 // One fact decided by a request handler or a controller, before it has a sequence number.
 // A job.submitted event carries its job decoded (`job`, from job_events::to_event) instead of a
 // payload: the loop applies it as it is and builds the payload only for a journal that reads it
-// (docs/architecture.md "Events"). payload_json() is the payload either way. The loop moves the
-// job out when the event is its only owner: an event is staged once.
+// (docs/architecture.md "The loop, one batch at a time"). payload_json() is the payload either way.
+// The loop moves the job out when the event is its only owner: an event is staged once.
 struct Event {
   std::string type;
   Json payload = Json::object();

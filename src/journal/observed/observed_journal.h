@@ -1,9 +1,9 @@
 // A journal that hands every record it appends to an observer as it is appended
-// (docs/architecture.md "Journal"). With an inner journal it forwards to it (which numbers,
-// deduplicates and stores); without one it stores nothing: it numbers appends, remembers their
-// idempotency keys and the latest snapshot, and keeps no record, so it can replay nothing that
-// was appended. A simulation uses it so that its metrics follow the run as it goes instead of
-// reading a journal back afterwards, and keeps no journal on disk unless asked
+// (docs/architecture.md "Folders and what each may include"). With an inner journal it forwards to
+// it (which numbers, deduplicates and stores); without one it stores nothing: it numbers appends,
+// remembers their idempotency keys and the latest snapshot, and keeps no record, so it can replay
+// nothing that was appended. A simulation uses it so that its metrics follow the run as it goes
+// instead of reading a journal back afterwards, and keeps no journal on disk unless asked
 // (docs/scenarios.md "Outputs").
 //
 // Threading: like the journal it wraps, one thread at a time (the control loop).
