@@ -129,9 +129,9 @@ std::optional<GpuSignal> check_ecc(const GpuReading& cur) {
 
 std::optional<GpuSignal> check_row_remap(const GpuReading& cur) {
   if (!cur.present || !cur.supports("nvmlDeviceGetRemappedRows")) return std::nullopt;
-  const std::string evidence = std::string("row_remap_pending=") +
-                               (cur.row_remap_pending ? "1" : "0") +
-                               " row_remap_failure=" + (cur.row_remap_failure ? "1" : "0");
+  const std::string evidence =
+      fmt::format("row_remap_pending={} row_remap_failure={}", cur.row_remap_pending ? 1 : 0,
+                  cur.row_remap_failure ? 1 : 0);
   if (cur.row_remap_failure) {
     return make_signal("dcgm-row-remap", "dcgm:row-remap-failure", cur,
                        gpu_name(cur) + " failed to remap a memory row.", evidence);

@@ -60,7 +60,9 @@ TEST(NodeSignalReadonlyFs, GarbageLinesAreSkipped) {
   EXPECT_TRUE(readonly_mounts("").empty());
   EXPECT_TRUE(readonly_mounts("\n\n   \n").empty());
   EXPECT_TRUE(readonly_mounts("/dev/sda1 / ro\n").empty());  // three fields
-  EXPECT_TRUE(readonly_mounts(std::string(5000, 'x') + " / ext4 ro\n").empty());
+  std::string long_device(5000, 'x');
+  long_device.append(" / ext4 ro\n");
+  EXPECT_TRUE(readonly_mounts(long_device).empty());
   EXPECT_EQ(readonly_mounts("garbage\n/dev/sda1 / ext4 ro 0 0\n\\\\\\ \\").size(), 1u);
 }
 

@@ -15,7 +15,7 @@ namespace gf {
 namespace {
 
 Json example_create() {
-  std::ifstream in(std::string(GPUFLEET_EXAMPLES_DIR) + "/create_cluster.json");
+  std::ifstream in(GPUFLEET_EXAMPLES_DIR "/create_cluster.json");
   std::stringstream ss;
   ss << in.rdbuf();
   Result<Json> j = parse_json(ss.str());
