@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
@@ -102,10 +103,10 @@ class QuotaEngine {
   mutable Ledger scratch_;
   uint64_t ledger_version_ = 0;
   mutable uint64_t scratch_version_ = ~uint64_t{0};
-  std::map<WorkloadId, Workload> workloads_;  // ordered: deterministic iteration
+  // By id; never iterated, so the order of a hash map is harmless. Its nodes are stable.
+  std::unordered_map<WorkloadId, Workload> workloads_;
   std::vector<int64_t> pending_;  // per node (queues only): how many of its workloads wait
-  // Per node (queues only), in victim order; the pointers are into workloads_ (std::map nodes
-  // are stable).
+  // Per node (queues only), in victim order; the pointers are into workloads_.
   std::vector<std::set<const Workload*, VictimKeyLess>> admitted_;
 };
 

@@ -68,7 +68,7 @@ bool Scheduler::quota_charged(const Job& j) const {
 void Scheduler::rebind(Job& j, const Placement& p) {
   j.placement = p;
   index_.commit(j.spec.shape->alternatives[j.alternative].pods, p);
-  for (const PodBinding& b : p.pods) on_node_[b.node].insert(j.spec.key);
+  for (const PodBinding& b : p.pods) bind_on_node(b.node, j.spec.key);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ void Scheduler::requeue_victims(const Job& preemptor, const std::vector<quota::V
 }
 
 Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
-  touched_.insert(j.spec.key);
+  touch(j);
   if (park_if_infeasible(j)) return TryResult::kFailed;
   std::vector<uint16_t> quota_blocked;
   if (std::optional<Nomination> n = nominate(j, quota_blocked)) {

@@ -84,7 +84,7 @@ void Scheduler::engine_forget(Job& j) {
 }
 
 void Scheduler::make_active(Job& j) {
-  touched_.insert(j.spec.key);
+  touch(j);
   if (j.spec.quota_managed && j.spec.queue == quota::kNoNode) {
     j.wait = Wait::kOrphan;
     return;
@@ -224,9 +224,7 @@ std::vector<Action> Scheduler::apply_node_sync(
   std::sort(down.begin(), down.end());
   // Gangs on nodes that can no longer run them come down whole.
   for (NodeIdx n : down) {
-    auto it = on_node_.find(n);
-    if (it == on_node_.end()) continue;  // emptied by an earlier gang of this loop
-    const std::vector<JobKey> victims(it->second.begin(), it->second.end());
+    const std::vector<JobKey> victims = jobs_on(n);  // empty when an earlier gang emptied it
     for (JobKey key : victims) {
       Job& j = jobs_.at(key);
       if (!j.placement) continue;
@@ -289,7 +287,6 @@ Status Scheduler::finish(JobKey key) {
   }
   engine_forget(j);
   log_.append({kReleaseLog, key, 0, j.spec.queue, 0, 0, 0});
-  touched_.erase(key);
   jobs_.erase(it);
   return ok_status();
 }
@@ -336,12 +333,12 @@ const JobSpec* Scheduler::spec(JobKey key) const {
 
 void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, bool replaced) {
   const Alternative& a = j.spec.shape->alternatives[alt];
-  touched_.insert(j.spec.key);
+  touch(j);
   if (!replaced) {
     leave_pending(j);
     // The jobs behind it in a StrictFIFO queue now wait for another head.
     if (Queue& q = queue_of(j); q.strict) {
-      for (const auto& [k, other] : q.active) touched_.insert(other->spec.key);
+      for (const auto& [k, other] : q.active) touch(*other);
     }
     if (j.spec.quota_managed && j.spec.queue != quota::kNoNode) {
       GF_CHECK_OK(engine_->set_request(j.spec.key, a.quota_request));
@@ -364,7 +361,7 @@ void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, boo
     j.dispatched = false;
     j.excluded.clear();  // its pods run: the clusters it failed over from may take it again
     index_.commit(a.pods, p);
-    for (const PodBinding& b : p.pods) on_node_[b.node].insert(j.spec.key);
+    for (const PodBinding& b : p.pods) bind_on_node(b.node, j.spec.key);
     unplaced_.erase(key_of(j));
   }
   log_.append({kAdmitLog, j.spec.key, placement_digest(p), j.spec.queue, 0, p.cluster,
@@ -372,22 +369,17 @@ void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, boo
 }
 
 void Scheduler::do_unbind(Job& j) {
-  touched_.insert(j.spec.key);
+  touch(j);
   if (!j.placement) return;
   index_.release(j.spec.shape->alternatives[j.alternative].pods, *j.placement);
-  for (const PodBinding& b : j.placement->pods) {
-    auto it = on_node_.find(b.node);
-    if (it == on_node_.end()) continue;
-    it->second.erase(j.spec.key);
-    if (it->second.empty()) on_node_.erase(it);
-  }
+  for (const PodBinding& b : j.placement->pods) unbind_on_node(b.node, j.spec.key);
   j.placement.reset();
   node_gen_ = ++gen_counter_;
 }
 
 // The victim's quota and nodes are already returned; records the preemption and requeues it.
 void Scheduler::do_evict(Job& j, Time /*now*/, Time until, bool terminated) {
-  touched_.insert(j.spec.key);
+  touch(j);
   unplaced_.erase(key_of(j));
   // Binding and failover exclusions belong to an admission; a requeued job starts afresh.
   j.bound.reset();
@@ -455,14 +447,55 @@ int64_t Scheduler::fair_key(const Job& j) const {
   return share * 1000 / weight;
 }
 
+void Scheduler::touch(Job& j) {
+  if (j.touched) return;
+  j.touched = true;
+  touched_.push_back(j.spec.key);
+  // Keys of finished jobs stay until taken; a caller that never takes keeps them bounded.
+  if (touched_.size() > 2 * jobs_.size() + 1024) {
+    std::erase_if(touched_, [&](JobKey k) {
+      auto it = jobs_.find(k);
+      return it == jobs_.end() || !it->second.touched;
+    });
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+  }
+}
+
 std::vector<JobKey> Scheduler::take_touched() {
   std::vector<JobKey> out;
   out.reserve(touched_.size());
   for (JobKey k : touched_) {
-    if (jobs_.contains(k)) out.push_back(k);
+    auto it = jobs_.find(k);
+    if (it == jobs_.end() || !it->second.touched) continue;  // finished, or listed already
+    it->second.touched = false;
+    out.push_back(k);
   }
   touched_.clear();
+  std::sort(out.begin(), out.end());
   return out;
+}
+
+void Scheduler::bind_on_node(NodeIdx n, JobKey key) {
+  if (n >= on_node_.size()) on_node_.resize(n + 1);
+  std::vector<JobKey>& keys = on_node_[n];
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+}
+
+void Scheduler::unbind_on_node(NodeIdx n, JobKey key) {
+  if (n >= on_node_.size()) return;
+  std::vector<JobKey>& keys = on_node_[n];
+  auto it = std::find(keys.begin(), keys.end(), key);
+  if (it == keys.end()) return;
+  *it = keys.back();
+  keys.pop_back();
+}
+
+std::vector<JobKey> Scheduler::jobs_on(NodeIdx n) const {
+  if (n >= on_node_.size()) return {};
+  std::vector<JobKey> keys = on_node_[n];
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 std::vector<JobKey> Scheduler::jobs_on_node(std::string_view cluster,
@@ -472,9 +505,7 @@ std::vector<JobKey> Scheduler::jobs_on_node(std::string_view cluster,
   if (!c) return out;
   const std::optional<NodeIdx> n = index_.find_node(*c, instance_id);
   if (!n) return out;
-  auto it = on_node_.find(*n);
-  if (it != on_node_.end()) out.assign(it->second.begin(), it->second.end());
-  return out;
+  return jobs_on(*n);
 }
 
 }  // namespace gf::sched

@@ -262,6 +262,7 @@ class Scheduler {
     bool dispatched = false;       // bound by a dispatch whose pods never fit there yet
     uint64_t failed_root_gen = 0;  // generations when the last attempt failed (0 = none since)
     uint64_t failed_node_gen = 0;
+    bool touched = false;  // in touched_ since the last take_touched()
   };
   struct Queue {
     std::map<Key, Job*> active;  // Job nodes of jobs_ are stable: no lookup while walking
@@ -393,10 +394,17 @@ class Scheduler {
   std::set<Key> unplaced_;                                // admitted, waiting to be placed again
   std::map<quota::NodeId, std::set<JobKey>> holds_;       // root -> jobs holding it for reclaim
   std::set<std::pair<Time, quota::NodeId>> hold_expiry_;  // when holders retry
-  std::map<NodeIdx, std::set<JobKey>> on_node_;           // jobs with pods on each node
+  // Jobs with pods on each node, by NodeIdx (a handful each, unordered; readers sort).
+  std::vector<std::vector<JobKey>> on_node_;
+  void bind_on_node(NodeIdx n, JobKey key);
+  void unbind_on_node(NodeIdx n, JobKey key);
+  std::vector<JobKey> jobs_on(NodeIdx n) const;  // in key order
   std::map<const Alternative*, std::pair<ShapePtr, bool>> feasible_memo_;  // ever_fits per shape
   uint64_t feasible_memo_gen_ = 0;
-  std::set<JobKey> touched_;  // see take_touched()
+  // See take_touched(): each job once while its `touched` flag is set, plus keys of jobs that
+  // finished since (dropped when taken, or when they outnumber the live jobs).
+  std::vector<JobKey> touched_;
+  void touch(Job& j);
 };
 
 }  // namespace gf::sched
