@@ -1,6 +1,7 @@
 #include "schedule/placement.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <numeric>
 
@@ -62,7 +63,9 @@ std::optional<ClusterIdx> PlacementIndex::find_cluster(std::string_view name) co
 uint32_t PlacementIndex::pool(Cluster& c, std::string_view instance_type) {
   if (auto it = c.pool_of.find(instance_type); it != c.pool_of.end()) return it->second;
   const auto idx = static_cast<uint32_t>(c.pools.size());
-  c.pools.push_back(Pool{std::string(instance_type), {}, 0, {}});
+  Pool fresh;
+  fresh.instance_type = std::string(instance_type);
+  c.pools.push_back(std::move(fresh));
   c.pool_of.emplace(std::string(instance_type), idx);
   return idx;
 }
@@ -71,8 +74,12 @@ void PlacementIndex::index_in(NodeIdx n) {
   Node& node = nodes_[n];
   if (!node.alive || !node.schedulable) return;
   Cluster& c = clusters_[node.cluster];
-  c.pools[node.pool].nodes.emplace(node.free.get(kGpu), n);
-  c.pools[node.pool].free += node.free;
+  Pool& pool = c.pools[node.pool];
+  Pool::Bucket& bucket = pool.by_free[node.free.get(kGpu)];
+  bucket.bits.resize((pool.members.size() + 63) / 64);
+  bucket.bits[node.slot / 64] |= uint64_t{1} << (node.slot % 64);
+  bucket.count += 1;
+  pool.free += node.free;
   c.free_gpus += node.free.get(kGpu);
 }
 
@@ -80,8 +87,13 @@ void PlacementIndex::index_out(NodeIdx n) {
   Node& node = nodes_[n];
   if (!node.alive || !node.schedulable) return;
   Cluster& c = clusters_[node.cluster];
-  c.pools[node.pool].nodes.erase({node.free.get(kGpu), n});
-  c.pools[node.pool].free -= node.free;
+  Pool& pool = c.pools[node.pool];
+  auto it = pool.by_free.find(node.free.get(kGpu));
+  if (it != pool.by_free.end()) {
+    it->second.bits[node.slot / 64] &= ~(uint64_t{1} << (node.slot % 64));
+    if (--it->second.count == 0) pool.by_free.erase(it);
+  }
+  pool.free -= node.free;
   c.free_gpus -= node.free.get(kGpu);
 }
 
@@ -97,6 +109,8 @@ NodeIdx PlacementIndex::upsert_node(ClusterIdx ci, std::string_view instance_id,
   Node node;
   node.cluster = ci;
   node.pool = pool(c, instance_type);
+  node.slot = static_cast<uint32_t>(c.pools[node.pool].members.size());
+  c.pools[node.pool].members.push_back(n);
   node.instance_id = std::string(instance_id);
   node.capacity = capacity;
   node.free = capacity;
@@ -189,13 +203,20 @@ std::optional<NodeIdx> PlacementIndex::best_node(const Cluster& c, const PodSet&
     const ResourceVector effective = node.free - used;
     if (ps.request.fits_within(effective)) consider(n, effective.get(kGpu));
   }
+  // The first node in (free GPUs, node index) order from `gpus` up that takes the pod.
   auto scan = [&](const Pool& pool) {
-    for (auto it = pool.nodes.lower_bound({gpus, 0}); it != pool.nodes.end(); ++it) {
-      if (it->first > best_free) break;
-      if (overlay.find(it->second) != nullptr) continue;
-      if (ps.request.fits_within(nodes_[it->second].free)) {
-        consider(it->second, it->first);
-        break;
+    for (auto b = pool.by_free.lower_bound(gpus); b != pool.by_free.end(); ++b) {
+      if (b->first > best_free) return;
+      const std::vector<uint64_t>& bits = b->second.bits;
+      for (size_t w = 0; w < bits.size(); ++w) {
+        for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
+          const NodeIdx n = pool.members[w * 64 + static_cast<size_t>(std::countr_zero(word))];
+          if (overlay.find(n) != nullptr) continue;
+          if (ps.request.fits_within(nodes_[n].free)) {
+            consider(n, b->first);
+            return;
+          }
+        }
       }
     }
   };

@@ -114,10 +114,10 @@ class PlacementIndex {
   void unreserve(NodeIdx n, const ResourceVector& amount);
 
  private:
-  using PoolKey = std::pair<int64_t, NodeIdx>;  // (free GPUs, node)
   struct Node {
     ClusterIdx cluster = 0;
     uint32_t pool = 0;
+    uint32_t slot = 0;  // its place among its pool's members
     std::string instance_id;
     ResourceVector capacity;
     ResourceVector free;
@@ -126,9 +126,19 @@ class PlacementIndex {
   };
   struct Pool {
     std::string instance_type;
-    std::set<PoolKey> nodes;  // schedulable nodes only
-    int64_t live = 0;         // alive nodes of this type (any schedulable state)
-    ResourceVector free;      // summed over `nodes` (estimate())
+    // Every node ever of this type, by slot: ascending node index, since a node joins the
+    // pool of its type when it is created.
+    std::vector<NodeIdx> members;
+    // The schedulable nodes by free GPUs, each a bitset over the slots: reading the buckets up
+    // from a GPU count and each bucket's bits upwards visits nodes in (free GPUs, node index)
+    // order, the best-fit order; moving a node between buckets is two bit flips.
+    struct Bucket {
+      std::vector<uint64_t> bits;
+      int64_t count = 0;
+    };
+    std::map<int64_t, Bucket> by_free;
+    int64_t live = 0;     // alive nodes of this type (any schedulable state)
+    ResourceVector free;  // summed over the schedulable nodes (estimate())
   };
   struct Cluster {
     std::string name;

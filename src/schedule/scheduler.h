@@ -398,7 +398,7 @@ class Scheduler {
   std::vector<std::vector<JobKey>> on_node_;
   void bind_on_node(NodeIdx n, JobKey key);
   void unbind_on_node(NodeIdx n, JobKey key);
-  std::vector<JobKey> jobs_on(NodeIdx n) const;  // in key order
+  std::vector<JobKey> jobs_on(NodeIdx n) const;                            // in key order
   std::map<const Alternative*, std::pair<ShapePtr, bool>> feasible_memo_;  // ever_fits per shape
   uint64_t feasible_memo_gen_ = 0;
   // See take_touched(): each job once while its `touched` flag is set, plus keys of jobs that
