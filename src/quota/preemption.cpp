@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <string>
 
 #include "quota/quota_engine.h"
@@ -126,13 +127,24 @@ std::optional<QuotaEngine::Candidates> QuotaEngine::candidates(
   }
   if (!attempt.cohort_candidates) return out;
   const NodeId root = graph_.root(w.queue);
-  for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) {
-    if (!graph_.is_queue(leaf) || leaf == w.queue || graph_.root(leaf) != root) continue;
+  auto consider = [&](NodeId leaf) {
+    if (!graph_.is_queue(leaf) || leaf == w.queue || graph_.root(leaf) != root) return;
     // Another queue's workloads are victims only while that queue borrows in a contested
     // dimension (try_attempt re-checks as it goes); skip the others without looking at them.
-    if (!jobs_contested && !graph_.borrowing_in(ledger_, leaf, contested)) continue;
-    if (admitted_[leaf].empty()) continue;
+    if (!jobs_contested && !graph_.borrowing_in(ledger_, leaf, contested)) return;
+    if (admitted_[leaf].empty()) return;
     out.others.push_back(leaf);
+  };
+  if (jobs_contested) {
+    for (NodeId leaf = 0; leaf < graph_.size(); ++leaf) consider(leaf);
+    return out;
+  }
+  // Only queues that borrow in some dimension can borrow in a contested one: read their bits,
+  // in ascending node order as the whole walk would.
+  for (size_t word = 0; word < borrowing_.size(); ++word) {
+    for (uint64_t bits = borrowing_[word]; bits != 0; bits &= bits - 1) {
+      consider(static_cast<NodeId>(word * 64 + static_cast<size_t>(std::countr_zero(bits))));
+    }
   }
   return out;
 }

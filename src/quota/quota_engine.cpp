@@ -1,5 +1,6 @@
 #include "quota/quota_engine.h"
 
+#include <bitset>
 #include <string>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@ QuotaEngine::QuotaEngine(QuotaGraph graph, DecisionLog* log)
       ledger_(graph_.empty_ledger()),
       log_(log),
       pending_(graph_.size(), 0),
+      borrowing_((graph_.size() + 63) / 64, 0),
       admitted_(graph_.size()) {}
 
 Status QuotaEngine::add_workload(Workload w) {
@@ -80,8 +82,7 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
     log_wait(w, fit);
     return conflict_error(fmt::format("workload {} does not fit: {}", id, graph_.describe(fit)));
   }
-  graph_.charge(ledger_, w.queue, w.request, +1);
-  ++ledger_version_;
+  charge_ledger(w, +1);
   pending_[w.queue] -= 1;
   w.admitted = true;
   w.start_time = now;
@@ -90,13 +91,23 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
   return ok_status();
 }
 
+void QuotaEngine::charge_ledger(const Workload& w, int sign) {
+  graph_.charge(ledger_, w.queue, w.request, sign);
+  ++ledger_version_;
+  const uint64_t bit = uint64_t{1} << (w.queue % 64);
+  if (graph_.borrowing_in(ledger_, w.queue, std::bitset<kMaxResources>().set())) {
+    borrowing_[w.queue / 64] |= bit;
+  } else {
+    borrowing_[w.queue / 64] &= ~bit;
+  }
+}
+
 Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {
   auto it = workloads_.find(id);
   if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
   if (w.admitted) return conflict_error(fmt::format("workload {} already admitted", id));
-  graph_.charge(ledger_, w.queue, w.request, +1);
-  ++ledger_version_;
+  charge_ledger(w, +1);
   pending_[w.queue] -= 1;
   w.admitted = true;
   w.start_time = start_time;
@@ -120,8 +131,7 @@ Status QuotaEngine::release(WorkloadId id) {
   if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
   if (w.admitted) {
-    graph_.charge(ledger_, w.queue, w.request, -1);
-    ++ledger_version_;
+    charge_ledger(w, -1);
     admitted_[w.queue].erase(&w);
   } else {
     pending_[w.queue] -= 1;
@@ -136,8 +146,7 @@ Status QuotaEngine::evict(WorkloadId id) {
   if (it == workloads_.end()) return not_found_error(fmt::format("workload {}", id));
   Workload& w = it->second;
   if (!w.admitted) return conflict_error(fmt::format("workload {} is not admitted", id));
-  graph_.charge(ledger_, w.queue, w.request, -1);
-  ++ledger_version_;
+  charge_ledger(w, -1);
   admitted_[w.queue].erase(&w);
   w.admitted = false;
   pending_[w.queue] += 1;

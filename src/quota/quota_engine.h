@@ -91,6 +91,8 @@ class QuotaEngine {
                                                  bool jobs_contested, Time now,
                                                  Duration min_run_time) const;
   void log_wait(const Workload& w, const FitResult& fit) const;
+  // Charges (+1) or returns (-1) w's request on ledger_, keeping borrowing_ in step.
+  void charge_ledger(const Workload& w, int sign);
   void log(const Decision& d) const {
     if (log_ != nullptr) log_->append(d);
   }
@@ -106,6 +108,9 @@ class QuotaEngine {
   // By id; never iterated, so the order of a hash map is harmless. Its nodes are stable.
   std::unordered_map<WorkloadId, Workload> workloads_;
   std::vector<int64_t> pending_;  // per node (queues only): how many of its workloads wait
+  // Bitset over nodes: the queues whose usage is above their own quota in some dimension (the
+  // only queues whose workloads a reclaim may take), so a plan need not look at every queue.
+  std::vector<uint64_t> borrowing_;
   // Per node (queues only), in victim order; the pointers are into workloads_.
   std::vector<std::set<const Workload*, VictimKeyLess>> admitted_;
 };
