@@ -284,7 +284,8 @@ class Scheduler::HeadQueues {
       : s_(s),
         cursor_(s.queues_.size()),
         blocked_(s.queues_.size(), false),
-        failed_(s.queues_.size()) {
+        failed_(s.queues_.size()),
+        undominated_(s.queues_.size()) {
     for (size_t slot = 0; slot < s_.queues_.size(); ++slot)
       cursor_[slot] = s_.queues_[slot].active.begin();
     for (uint32_t slot = 0; slot < s_.queues_.size(); ++slot) push_head(slot);
@@ -381,16 +382,27 @@ class Scheduler::HeadQueues {
     }
   }
 
-  bool every_shape_dominated(uint32_t slot) const {
-    for (const auto& [sp, n] : s_.queues_[slot].shapes) {
-      if (sp->alternatives.size() != 1) return false;
-      const ResourceVector& req = sp->alternatives[0].quota_request;
-      const bool dominated =
-          std::any_of(failed_[slot].begin(), failed_[slot].end(),
-                      [&](const Failure& f) { return f.request.fits_within(req); });
-      if (!dominated) return false;
+  // The queue's shapes no failure of this pass dominates yet, built at the queue's first failure
+  // and narrowed by each later one: each shape is compared with each failure once. A shape that
+  // left the queue (its last job admitted) no longer counts.
+  bool every_shape_dominated(uint32_t slot) {
+    const Queue& q = s_.queues_[slot];
+    std::vector<const JobShape*>& open = undominated_[slot];
+    const std::vector<Failure>& failed = failed_[slot];
+    auto dominated = [](const JobShape* sp, const Failure& f) {
+      return sp->alternatives.size() == 1 &&
+             f.request.fits_within(sp->alternatives[0].quota_request);
+    };
+    if (failed.size() == 1) {
+      open.clear();
+      for (const auto& [sp, n] : q.shapes) {
+        if (!dominated(sp, failed.front())) open.push_back(sp);
+      }
+    } else {
+      std::erase_if(open, [&](const JobShape* sp) { return dominated(sp, failed.back()); });
     }
-    return true;
+    std::erase_if(open, [&](const JobShape* sp) { return !q.shapes.contains(sp); });
+    return open.empty();
   }
 
   Scheduler& s_;
@@ -398,6 +410,7 @@ class Scheduler::HeadQueues {
   std::vector<std::map<Key, Job*>::iterator> cursor_;
   std::vector<bool> blocked_;
   std::vector<std::vector<Failure>> failed_;
+  std::vector<std::vector<const JobShape*>> undominated_;  // see every_shape_dominated()
   std::set<const JobShape*> no_room_;  // shapes (any cluster allowed) that found no placement
 };
 
