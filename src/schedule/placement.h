@@ -2,8 +2,9 @@
 // for gang placement (docs/dispatch.md steps 3–4). A gang is placed on one cluster, all pods or
 // none: find() computes a complete placement without changing anything; commit() reserves it.
 //
-// Per cluster, nodes are pooled by instance type; each pool keeps its schedulable nodes in a set
-// ordered by (free GPUs, node index), so the best-fit node for a pod is a lower_bound away.
+// Per cluster, nodes are pooled by instance type; each pool keeps its schedulable nodes in
+// buckets by free GPUs (bitsets in node-index order), read in (free GPUs, node index) order, so
+// the best-fit node for a pod is the first that holds it from its GPU count up.
 // Among clusters the tightest fit wins: the fewest free GPUs left in the cluster after the gang,
 // then the fewest free GPUs left on the nodes the gang touches (stranded fragments), then the
 // cluster's name. Capacity is real per-node capacity, never a cluster-wide sum (docs/dispatch.md) —
