@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <string>
 
 #include "quota/quota_engine.h"
@@ -141,11 +140,10 @@ std::optional<QuotaEngine::Candidates> QuotaEngine::candidates(
   }
   // Only queues that borrow in some dimension can borrow in a contested one: read their bits,
   // in ascending node order as the whole walk would.
-  for (size_t word = 0; word < borrowing_.size(); ++word) {
-    for (uint64_t bits = borrowing_[word]; bits != 0; bits &= bits - 1) {
-      consider(static_cast<NodeId>(word * 64 + static_cast<size_t>(std::countr_zero(bits))));
-    }
-  }
+  borrowing_.each([&](size_t leaf) {
+    consider(static_cast<NodeId>(leaf));
+    return true;
+  });
   return out;
 }
 

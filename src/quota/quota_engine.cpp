@@ -13,7 +13,7 @@ QuotaEngine::QuotaEngine(QuotaGraph graph, DecisionLog* log)
       ledger_(graph_.empty_ledger()),
       log_(log),
       pending_(graph_.size(), 0),
-      borrowing_((graph_.size() + 63) / 64, 0),
+      borrowing_(graph_.size()),
       admitted_(graph_.size()) {}
 
 Status QuotaEngine::add_workload(Workload w) {
@@ -94,12 +94,8 @@ Status QuotaEngine::admit(WorkloadId id, Time now) {
 void QuotaEngine::charge_ledger(const Workload& w, int sign) {
   graph_.charge(ledger_, w.queue, w.request, sign);
   ++ledger_version_;
-  const uint64_t bit = uint64_t{1} << (w.queue % 64);
-  if (graph_.borrowing_in(ledger_, w.queue, std::bitset<kMaxResources>().set())) {
-    borrowing_[w.queue / 64] |= bit;
-  } else {
-    borrowing_[w.queue / 64] &= ~bit;
-  }
+  borrowing_.assign(w.queue,
+                    graph_.borrowing_in(ledger_, w.queue, std::bitset<kMaxResources>().set()));
 }
 
 Status QuotaEngine::restore_admitted(WorkloadId id, Time start_time) {

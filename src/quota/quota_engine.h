@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/bit_words.h"
 #include "core/result.h"
 #include "core/time.h"
 #include "quota/decision_log.h"
@@ -110,7 +111,7 @@ class QuotaEngine {
   std::vector<int64_t> pending_;  // per node (queues only): how many of its workloads wait
   // Bitset over nodes: the queues whose usage is above their own quota in some dimension (the
   // only queues whose workloads a reclaim may take), so a plan need not look at every queue.
-  std::vector<uint64_t> borrowing_;
+  BitWords borrowing_;
   // Per node (queues only), in victim order; the pointers are into workloads_.
   std::vector<std::set<const Workload*, VictimKeyLess>> admitted_;
 };

@@ -384,7 +384,9 @@ class Scheduler::HeadQueues {
 
   // The queue's shapes no failure of this pass dominates yet, built at the queue's first failure
   // and narrowed by each later one: each shape is compared with each failure once. A shape that
-  // left the queue (its last job admitted) no longer counts.
+  // left the queue (its last job admitted) no longer counts. This relies on shapes only leaving
+  // a queue during a pass (victims go to backoff; jobs become active between passes) and on
+  // note_failure calling it once after each failure it records.
   bool every_shape_dominated(uint32_t slot) {
     const Queue& q = s_.queues_[slot];
     std::vector<const JobShape*>& open = undominated_[slot];

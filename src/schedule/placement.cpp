@@ -1,7 +1,6 @@
 #include "schedule/placement.h"
 
 #include <algorithm>
-#include <bit>
 #include <cassert>
 #include <numeric>
 
@@ -76,8 +75,7 @@ void PlacementIndex::index_in(NodeIdx n) {
   Cluster& c = clusters_[node.cluster];
   Pool& pool = c.pools[node.pool];
   Pool::Bucket& bucket = pool.by_free[node.free.get(kGpu)];
-  bucket.bits.resize((pool.members.size() + 63) / 64);
-  bucket.bits[node.slot / 64] |= uint64_t{1} << (node.slot % 64);
+  bucket.slots.set(node.slot);
   bucket.count += 1;
   pool.free += node.free;
   c.free_gpus += node.free.get(kGpu);
@@ -90,7 +88,7 @@ void PlacementIndex::index_out(NodeIdx n) {
   Pool& pool = c.pools[node.pool];
   auto it = pool.by_free.find(node.free.get(kGpu));
   if (it != pool.by_free.end()) {
-    it->second.bits[node.slot / 64] &= ~(uint64_t{1} << (node.slot % 64));
+    it->second.slots.clear(node.slot);
     if (--it->second.count == 0) pool.by_free.erase(it);
   }
   pool.free -= node.free;
@@ -207,17 +205,13 @@ std::optional<NodeIdx> PlacementIndex::best_node(const Cluster& c, const PodSet&
   auto scan = [&](const Pool& pool) {
     for (auto b = pool.by_free.lower_bound(gpus); b != pool.by_free.end(); ++b) {
       if (b->first > best_free) return;
-      const std::vector<uint64_t>& bits = b->second.bits;
-      for (size_t w = 0; w < bits.size(); ++w) {
-        for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
-          const NodeIdx n = pool.members[w * 64 + static_cast<size_t>(std::countr_zero(word))];
-          if (overlay.find(n) != nullptr) continue;
-          if (ps.request.fits_within(nodes_[n].free)) {
-            consider(n, b->first);
-            return;
-          }
-        }
-      }
+      const bool searched_on = b->second.slots.each([&](size_t slot) {
+        const NodeIdx n = pool.members[slot];
+        if (overlay.find(n) != nullptr || !ps.request.fits_within(nodes_[n].free)) return true;
+        consider(n, b->first);
+        return false;
+      });
+      if (!searched_on) return;
     }
   };
   if (!ps.instance_type.empty()) {

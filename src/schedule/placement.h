@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/bit_words.h"
 #include "core/resources.h"
 
 namespace gf::sched {
@@ -134,7 +135,7 @@ class PlacementIndex {
     // from a GPU count and each bucket's bits upwards visits nodes in (free GPUs, node index)
     // order, the best-fit order; moving a node between buckets is two bit flips.
     struct Bucket {
-      std::vector<uint64_t> bits;
+      BitWords slots;
       int64_t count = 0;
     };
     std::map<int64_t, Bucket> by_free;
