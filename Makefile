@@ -8,6 +8,8 @@ TSAN_BUILD ?= build-tsan
 # `serve` with its HTTP server, webhook driver and loop thread; agents; the CLI's client).
 TSAN_TESTS ?= ^(ControlLoopTest|RequestSafetyTest)\.
 CMAKE_FLAGS ?=
+# The integration tests `make test` also runs under ASan+UBSan: hostile input to a real server.
+ASAN_INTEGRATION ?= ^(BadInputCli|SecurityServe|ServeIntegration)\.
 
 .PHONY: all setup build build-asan build-tsan demo test test-all test-unit test-asan test-tsan bench clean format format-check tidy fuzz fuzz-short
 
@@ -37,13 +39,17 @@ demo: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target gpufleet
 	@scripts/demo $(BUILD)/gpufleet
 
-# Formatting first (seconds), then the whole suite, then the whole suite again under ASan+UBSan, then every fuzz target for a few
-# seconds on its corpus (regressions of the parsers outside input reaches). Ends with CTest's
-# summary of the ASan run.
+# Formatting first (seconds), then the whole suite, then every fuzz target for a few seconds on
+# its corpus (regressions of the parsers outside input reaches), then under ASan+UBSan the unit
+# and scenario tests and the integration tests that send a real server hostile input. The other
+# integration tests drive real daemons through the same code the scenario tests cover; they run
+# once, in the release build, to keep CI's 2 cores under half an hour (docs/performance.md,
+# "Build and suite time"). `make test-asan` runs every test under the sanitizers.
 test: format-check build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@JOBS=$(JOBS) FUZZ_SECONDS=3 scripts/fuzz
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L integration -R '$(ASAN_INTEGRATION)'
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE integration
 
 # ThreadSanitizer over the tests that run threads (docs/style.md). Not part of `make test`: a
 # third full build does not fit CI's time on 2 cores; `make test-all` runs both.
