@@ -36,8 +36,18 @@
 
 namespace gf::event_codec {
 
-// The version this release writes; it reads every version up to it.
+// The version this release writes; it reads every version up to it. A type whose payload has
+// changed since declares its own `static constexpr int kVersion` (job.submitted: 2).
 inline constexpr int kVersion = 1;
+
+template <typename T>
+constexpr int version_of() {
+  if constexpr (requires { T::kVersion; }) {
+    return T::kVersion;
+  } else {
+    return kVersion;
+  }
+}
 
 template <typename T, typename M>
 struct Field {
@@ -223,13 +233,13 @@ std::string decode_fields(const Json& p, T& e) {
 
 }  // namespace detail
 
-// The payload's version, or an error when it is not one this release reads.
-Status check_version(std::string_view type, const Json& payload);
+// The payload's version, or an error when it is not one this release reads (1 to `newest`).
+Status check_version(std::string_view type, const Json& payload, int newest = kVersion);
 
 template <typename T>
 Json to_json(const T& e) {
   Json j = detail::encode_fields(e);
-  j["v"] = kVersion;
+  j["v"] = version_of<T>();
   return j;
 }
 
@@ -237,7 +247,7 @@ template <typename T>
 Result<T> decode(const Json& payload) {
   if (!payload.is_object())
     return internal_error(fmt::format("{}: payload is not an object", T::kType));
-  GF_RETURN_IF_ERROR(check_version(T::kType, payload));
+  GF_RETURN_IF_ERROR(check_version(T::kType, payload, version_of<T>()));
   T e;
   if (std::string error = detail::decode_fields(payload, e); !error.empty())
     return internal_error(fmt::format("{}: {}", T::kType, error));

@@ -1,12 +1,23 @@
 // Rules of the typed job events beyond their fields (job_events.h).
 #include "state/job_events.h"
 
+#include "core/json_diff.h"
+
 namespace gf::job_events {
 
 Status Finished::check() const {
   if (!is_terminal(status))
     return internal_error(fmt::format("status {} is not an end", to_string(status)));
   return ok_status();
+}
+
+const Json& submitted_job_base() {
+  static const Json base = [] {
+    Job job;
+    job.dispatch.emplace();
+    return job.to_json();
+  }();
+  return base;
 }
 
 std::string job_id_of(std::string_view type, const Json& payload) {
@@ -28,6 +39,21 @@ Event to_event(Submitted e, std::string idempotency_key) {
 }
 
 }  // namespace gf::job_events
+
+namespace gf::event_codec {
+
+Json Codec<Job>::put(const Job& job) {
+  return json_minus(job_events::submitted_job_base(), job.to_json());
+}
+
+void Codec<Job>::take(const Json& j, Job& out) {
+  if (!j.is_object()) throw Malformed(fmt::format("expected an object, got {}", j.type_name()));
+  Result<Job> job = Job::from_json(json_overlay(job_events::submitted_job_base(), j));
+  if (!job.ok()) throw Malformed(job.status().message());
+  out = std::move(*job);
+}
+
+}  // namespace gf::event_codec
 
 namespace gf {
 

@@ -25,6 +25,18 @@ template <>
 struct Codec<JobStatus>
     : EnumCodec<JobStatus, static_cast<std::string_view (*)(JobStatus)>(&to_string),
                 &parse_job_status> {};
+
+// A submitted job in the journal (job.submitted version 2): the members of its canonical
+// encoding that differ from a new job's (submitted_job_base()), so an event carries what the
+// submission decided, not every default. Reading lays them over that base; a version 1 payload,
+// which has every member, reads the same. Changing a default of Job (or of Dispatch) changes
+// what an old payload means: it takes a new version of job.submitted that reads the old one
+// over the old base (tests/unit/state/job_events_test.cpp pins the base).
+template <>
+struct Codec<Job> {
+  static Json put(const Job& job);
+  static void take(const Json& j, Job& out);
+};
 }  // namespace gf::event_codec
 
 namespace gf::job_events {
@@ -38,6 +50,7 @@ using event_codec::to_json;
 // A job record as submitted (service job or PyTorchJob).
 struct Submitted {
   static constexpr std::string_view kType = "job.submitted";
+  static constexpr int kVersion = 2;  // 2: the job as it differs from a new one (Codec<Job>)
   Job job;
   static constexpr auto fields() { return std::tuple{field("job", &Submitted::job)}; }
 };
@@ -181,6 +194,10 @@ struct PodStatus {
                       field("placement", &PodStatus::placement), field("state", &PodStatus::state)};
   }
 };
+
+// The canonical encoding of a new job, with a default Dispatch: the base a submitted job's
+// payload is written against.
+const Json& submitted_job_base();
 
 // The id of the job an event names ("id", or "job.id" for job.submitted); empty when none.
 std::string job_id_of(std::string_view type, const Json& payload);

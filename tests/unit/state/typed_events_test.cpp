@@ -17,7 +17,7 @@ namespace {
 template <typename E>
 E round_trip(const E& e) {
   const Json j = event_codec::to_json(e);
-  EXPECT_EQ(j.at("v"), event_codec::kVersion) << E::kType;
+  EXPECT_EQ(j.at("v"), event_codec::version_of<E>()) << E::kType;
   Result<E> back = event_codec::decode<E>(j);
   EXPECT_TRUE(back.ok()) << E::kType << ": " << back.status().to_string();
   if (!back.ok()) return e;
