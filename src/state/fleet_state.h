@@ -61,7 +61,7 @@ struct QuotaNodeStatus {
 
 // Everything API reads may see. Copying it is cheap: EventLog shares its history, clusters are
 // shared immutable objects, copied only when an event changes that cluster, and the per-job maps
-// share their leaves (CowMap).
+// are persistent trees (CowMap): a copy shares every node, a change copies its path.
 struct FleetView {
   Seq applied_seq = 0;
   Time applied_time{};  // the time of the last applied event

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/random.h"
 
@@ -61,6 +63,85 @@ TEST(CowMapTest, ACopyKeepsWhatItSawWhileTheOriginalChanges) {
   EXPECT_FALSE(m.contains(key(20)));
   EXPECT_EQ(m.size(), 1000u);
   EXPECT_EQ(m.mutable_find("absent"), nullptr);
+}
+
+// Enough entries for three levels, then random writes with a snapshot taken every few hundred:
+// each snapshot must still read exactly the std::map copy taken with it, whatever the original
+// did after (node splits, empty leaves and inner nodes dropped, the tree emptied).
+TEST(CowMapTest, SnapshotsOfADeepTreeKeepWhatTheySawUnderSplitsAndErasures) {
+  using Ref = std::map<std::string, int, std::less<>>;
+  CowMap<int> m;
+  Ref ref;
+  for (int i = 0; i < 150000; ++i) {
+    m.emplace(key(static_cast<uint64_t>(i)), i);
+    ref.emplace(key(static_cast<uint64_t>(i)), i);
+  }
+  EXPECT_EQ(m.height(), 3);
+  std::vector<std::pair<CowMap<int>, Ref>> snapshots;
+  Random rng(11);
+  for (int step = 0; step < 20000; ++step) {
+    const std::string k = key(rng.uniform(200000));
+    switch (rng.uniform(4)) {
+      case 0:
+        EXPECT_EQ(m.erase(k), ref.erase(k));
+        break;
+      case 1:
+        if (int* v = m.mutable_find(k)) *v = -step;
+        if (auto it = ref.find(k); it != ref.end()) it->second = -step;
+        break;
+      default:
+        EXPECT_EQ(m.emplace(k, step), ref.emplace(k, step).second);
+    }
+    if (step % 2500 == 0) snapshots.emplace_back(m, ref);
+  }
+  // Erase almost everything: leaves and inner nodes empty out and the root collapses.
+  for (int i = 0; i < 200000; ++i) {
+    if (i % 1000 == 7) continue;
+    m.erase(key(static_cast<uint64_t>(i)));
+    ref.erase(key(static_cast<uint64_t>(i)));
+  }
+  snapshots.emplace_back(m, ref);
+  // Then everything: the last leaf goes and the tree is empty again.
+  for (int i = 0; i < 200000; ++i) m.erase(key(static_cast<uint64_t>(i)));
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.height(), 0);
+  EXPECT_EQ(m.begin(), m.end());
+  for (const auto& [snap, want] : snapshots) {
+    ASSERT_EQ(snap.size(), want.size());
+    auto it = snap.begin();
+    for (const auto& [k, v] : want) {
+      ASSERT_NE(it, snap.end());
+      ASSERT_EQ(it->first, k);
+      ASSERT_EQ(it->second, v);
+      ++it;
+    }
+    EXPECT_EQ(it, snap.end());
+    for (int probe = 0; probe < 1000; ++probe) {
+      const std::string k = key(rng.uniform(200000));
+      auto f = snap.find(k);
+      auto w = want.find(k);
+      ASSERT_EQ(f == snap.end(), w == want.end()) << k;
+      if (f != snap.end()) {
+        EXPECT_EQ(f->second, w->second);
+      }
+    }
+  }
+}
+
+TEST(CowMapTest, TheRootCollapsesWhenOneChildIsLeft) {
+  CowMap<int> m;
+  for (int i = 0; i < 1000; ++i) m.emplace(key(static_cast<uint64_t>(i)), i);
+  EXPECT_EQ(m.height(), 1);
+  const CowMap<int> before = m;
+  // Keep the ten smallest keys, which share the first leaf.
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : m) keys.push_back(k);
+  for (size_t i = 10; i < keys.size(); ++i) m.erase(keys[i]);
+  EXPECT_EQ(m.height(), 0);
+  EXPECT_EQ(m.size(), 10u);
+  EXPECT_EQ(std::distance(m.begin(), m.end()), 10);
+  EXPECT_EQ(before.size(), 1000u);
+  EXPECT_EQ(std::distance(before.begin(), before.end()), 1000);
 }
 
 TEST(CowMapTest, EmptyMapIteratesNothing) {
