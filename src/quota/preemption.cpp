@@ -42,6 +42,31 @@ bool overlaps(const ResourceVector& request, const DimList& dims) {
   return false;
 }
 
+using AdmittedSet = std::set<const Workload*, VictimKeyLess>;
+
+// The next candidate of the incoming workload's own queue at or after `it` (which it moves
+// past), in victim order, or null when there is none: every within-queue rule takes only lower
+// (or equal, newer) priorities, so the candidates are a prefix of the queue. `eligible` is
+// QuotaEngine::eligible for a same-queue candidate.
+template <typename Eligible>
+const Workload* next_own(AdmittedSet::const_iterator& it, AdmittedSet::const_iterator end,
+                         const Workload& w, WithinQueuePolicy within, const DimList& dims,
+                         bool jobs_contested, const Eligible& eligible) {
+  while (it != end) {
+    const Workload& c = **it;
+    if (within == WithinQueuePolicy::kNever || c.priority > w.priority ||
+        (c.priority == w.priority && within == WithinQueuePolicy::kLowerPriority)) {
+      it = end;
+      return nullptr;
+    }
+    ++it;
+    if (!jobs_contested && !overlaps(c.request, dims)) continue;
+    if (!eligible(c)) continue;
+    return &c;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<QuotaEngine::Attempt> QuotaEngine::attempts_for(
@@ -96,32 +121,30 @@ std::optional<QuotaEngine::Candidates> QuotaEngine::candidates(
     const Workload& w, const Attempt& attempt, const std::bitset<kMaxResources>& contested,
     bool jobs_contested) const {
   Candidates out;
-  const DimList contested_dims(contested);
-  const WithinQueuePolicy within = graph_.spec(w.queue).preemption.within_queue;
-  for (const Workload* cp : admitted_[w.queue]) {  // in victim order: priority ascending
-    const Workload& c = *cp;
-    // Every within-queue rule takes only lower (or equal, newer) priorities: a prefix.
-    if (within == WithinQueuePolicy::kNever || c.priority > w.priority ||
-        (c.priority == w.priority && within == WithinQueuePolicy::kLowerPriority)) {
-      break;
-    }
-    if (!jobs_contested && !overlaps(c.request, contested_dims)) continue;
-    if (!eligible(w, c, attempt, /*same_queue=*/true)) continue;
-    out.own.push_back({&c, false, PreemptionReason::kInQueue});
-  }
   // Without borrowing, the incoming workload's own queue must end within its nominal, and only
   // its own-queue victims lower that queue's usage: if even all of them do not make room, no set
   // of victims does (usage only falls as victims are taken, and fitting is monotone in it), and
-  // the other queues' workloads need not be looked at.
+  // the other queues' workloads need not be looked at. Own candidates are read in victim order
+  // only until they make room (the same answer as summing all of them).
   if (!attempt.allow_borrowing) {
     ResourceVector own = ledger_.usage[w.queue];
-    for (const VictimCandidate& c : out.own) own -= c.workload->request;
     const ResourceVector& nominal = graph_.subtree_quota(w.queue);
-    for (size_t d = 0; d < kMaxResources; ++d) {
-      const auto r = static_cast<ResourceId>(d);
-      if (w.request.get(r) > 0 && own.get(r) + w.request.get(r) > nominal.get(r)) {
-        return std::nullopt;
+    auto room = [&] {
+      for (size_t d = 0; d < kMaxResources; ++d) {
+        const auto r = static_cast<ResourceId>(d);
+        if (w.request.get(r) > 0 && own.get(r) + w.request.get(r) > nominal.get(r)) return false;
       }
+      return true;
+    };
+    const DimList contested_dims(contested);
+    auto it = admitted_[w.queue].begin();
+    while (!room()) {
+      const Workload* c =
+          next_own(it, admitted_[w.queue].end(), w, graph_.spec(w.queue).preemption.within_queue,
+                   contested_dims, jobs_contested,
+                   [&](const Workload& c) { return eligible(w, c, attempt, /*same_queue=*/true); });
+      if (c == nullptr) return std::nullopt;
+      own -= c->request;
     }
   }
   if (!attempt.cohort_candidates) return out;
@@ -174,15 +197,20 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   const bool any_priority =
       attempt.cohort_reason == PreemptionReason::kReclaim && policy.reclaim == ReclaimPolicy::kAny;
   struct Stream {
-    size_t own_next = 0;  // the own queue: next index into cands.own
-    bool own = false;
-    std::set<const Workload*, VictimKeyLess>::const_iterator it, end;
+    bool own = false;  // the incoming workload's own queue
+    AdmittedSet::const_iterator it, end;
     VictimCandidate head;
+  };
+  const WithinQueuePolicy within = policy.within_queue;
+  auto same_queue_eligible = [&](const Workload& c) {
+    return eligible(w, c, attempt, /*same_queue=*/true);
   };
   auto advance = [&](Stream& s) {
     if (s.own) {
-      if (s.own_next == cands.own.size()) return false;
-      s.head = cands.own[s.own_next++];
+      const Workload* c =
+          next_own(s.it, s.end, w, within, contested_dims, jobs_contested, same_queue_eligible);
+      if (c == nullptr) return false;
+      s.head = {c, false, PreemptionReason::kInQueue};
       return true;
     }
     while (s.it != s.end) {
@@ -205,6 +233,8 @@ std::optional<std::vector<Victim>> QuotaEngine::try_attempt(
   heads.reserve(cands.others.size() + 1);
   Stream own;
   own.own = true;
+  own.it = admitted_[w.queue].begin();
+  own.end = admitted_[w.queue].end();
   if (advance(own)) streams.push_back(own);
   for (NodeId leaf : cands.others) {
     Stream s;

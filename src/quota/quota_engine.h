@@ -76,8 +76,8 @@ class QuotaEngine {
   // What an attempt may take: the preemptor's own eligible workloads (in victim order) and the
   // other queues whose workloads try_attempt reads lazily; nullopt when the attempt cannot
   // succeed whatever it takes.
+  // Other queues whose workloads may be victims (the own queue's are read in try_attempt).
   struct Candidates {
-    std::vector<VictimCandidate> own;
     std::vector<NodeId> others;
   };
   std::optional<Candidates> candidates(const Workload& w, const Attempt& attempt,

@@ -24,10 +24,13 @@ class Scheduler::Statement {
   Statement& operator=(const Statement&) = delete;
   ~Statement() { rollback(); }
 
-  // Unbinds the job's pods, if it has any placed, and returns its quota, if charged.
-  void evict(Job& j) {
+  // Unbinds the job's pods, if it has any placed.
+  void unbind(Job& j) {
     if (j.placement) ops_.push_back(Op{OpKind::kUnbindPods, &j, *j.placement});
     s_.do_unbind(j);
+  }
+  // Returns the job's quota, if charged.
+  void return_quota(Job& j) {
     if (s_.quota_charged(j)) {
       ops_.push_back(Op{OpKind::kReturnQuota, &j, {}});
       s_.engine_evict(j);
@@ -153,18 +156,27 @@ bool Scheduler::try_preempt(Job& j, uint16_t a, Time now, PassResult& out) {
     hold_if_protected(j, alt, plan, now);
     return false;
   }
-  // Evict the victims tentatively, then check that the gang can be placed on what they free.
+  // Evict the victims tentatively: first their pods, to check that the gang can be placed on
+  // what they free (placement reads no quota), then, only when it can, their quota, to check that
+  // it fits. The plan made it fit on paper; the ledger and the ceiling confirm it.
   Statement trial(*this);
+  std::vector<Job*> victims;
   std::vector<Placement> prior;  // a victim without pods placed: cluster kNoCluster
+  victims.reserve(plan.victims.size());
   prior.reserve(plan.victims.size());
   for (const quota::Victim& v : plan.victims) {
     Job& vj = jobs_.at(v.id);
+    victims.push_back(&vj);
     prior.push_back(vj.placement.value_or(Placement{}));
-    trial.evict(vj);
+    trial.unbind(vj);
   }
-  const quota::FitResult fit = engine_->fits(key);
-  std::optional<Placement> p;
-  if (fit.fits && within_ceiling(j, alt.quota_request)) p = choose(j, alt);
+  std::optional<Placement> p = choose(j, alt);
+  quota::FitResult fit;
+  if (p) {
+    for (Job* vj : victims) trial.return_quota(*vj);
+    fit = engine_->fits(key);
+    if (!fit.fits || !within_ceiling(j, alt.quota_request)) p.reset();
+  }
   if (!p) {
     trial.rollback();
     j.last_kind = WaitKind::kPlacement;

@@ -144,6 +144,7 @@ void Scheduler::set_quota(quota::QuotaGraph graph,
   backoff_.clear();
   for (JobKey key : keys) {
     Job& j = jobs_.at(key);
+    j.queued = false;  // the queues were emptied above
     if (j.spec.quota_managed) {
       const quota::NodeId q = requeue(key);
       j.spec.queue = engine_->graph().is_queue(q) ? q : quota::kNoNode;

@@ -263,16 +263,23 @@ class Scheduler {
     uint64_t failed_root_gen = 0;  // generations when the last attempt failed (0 = none since)
     uint64_t failed_node_gen = 0;
     bool touched = false;  // in touched_ since the last take_touched()
+    bool queued = false;   // in its queue's active map, at `queue_pos`
+    std::map<Key, Job*>::iterator queue_pos{};
   };
   struct Queue {
     std::map<Key, Job*> active;  // Job nodes of jobs_ are stable: no lookup while walking
     std::map<const JobShape*, int32_t> shapes;  // how many active jobs have each shape
     void insert(Job& j) {
-      active.emplace(key_of(j), &j);
+      auto [pos, inserted] = active.emplace(key_of(j), &j);
+      if (!inserted) return;
+      j.queued = true;
+      j.queue_pos = pos;
       shapes[j.spec.shape.get()] += 1;
     }
-    void erase(const Job& j) {
-      if (active.erase(key_of(j)) == 0) return;
+    void erase(Job& j) {
+      if (!j.queued) return;
+      active.erase(j.queue_pos);
+      j.queued = false;
       auto it = shapes.find(j.spec.shape.get());
       if (it != shapes.end() && --it->second == 0) shapes.erase(it);
     }
