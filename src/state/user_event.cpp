@@ -54,6 +54,24 @@ Json UserEvent::to_wire() const {
   return j;
 }
 
+namespace {
+
+// `text` as a JSON string, appended: the bytes as they are when every one is printable ASCII
+// that JSON leaves unescaped (nearly every string of an event), else as dump() writes it.
+void append_json_string(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      out += Json(std::string(text)).dump();
+      return;
+    }
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+}  // namespace
+
 std::string UserEvent::to_wire_text(const std::map<std::string, Json, std::less<>>& extra) const {
   // dump() writes an object's members in key order: the wire members below are listed so, and
   // the extra ones are merged in (an extra one of a wire name replaces it).
@@ -76,11 +94,18 @@ std::string UserEvent::to_wire_text(const std::map<std::string, Json, std::less<
                          {"InstanceId", text_if(instance_id), nullptr},
                          {"ResourceType", &resource_type, nullptr}};
   std::string out = "{";
+  out.reserve(256);
   auto put = [&](std::string_view key, const std::string* text, const Json* json) {
     if (out.size() > 1) out += ',';
-    out += Json(std::string(key)).dump();
+    append_json_string(out, key);
     out += ':';
-    out += text != nullptr ? Json(*text).dump() : json->dump();
+    if (text != nullptr) {
+      append_json_string(out, *text);
+    } else if (json->is_string()) {
+      append_json_string(out, json->get_ref<const std::string&>());
+    } else {
+      out += json->dump();
+    }
   };
   auto more = extra.begin();
   for (const Member& m : wire) {

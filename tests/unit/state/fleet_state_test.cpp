@@ -78,6 +78,14 @@ TEST(FleetState, WireTextIsTheWireDocumentsDumpWithTheExtraMembers) {
   // An extra member of a wire name replaces it, as assigning it to the document does.
   wire["EventLevel"] = "Error";
   EXPECT_EQ(e.to_wire_text({{"t", 180.5}, {"Aaa", "first"}, {"EventLevel", "Error"}}), wire.dump());
+  // Plain printable ASCII is written as it is; the bytes at its edges as dump() writes them.
+  for (const std::string& text :
+       std::vector<std::string>{"plain ~ text", "back\\slash", std::string("del\x7f"), "tab\there",
+                                std::string("nul\0byte", 8), "\x1f"}) {
+    e.description = text;
+    e.instance_id = text;
+    EXPECT_EQ(e.to_wire_text(), e.to_wire().dump()) << text;
+  }
 }
 
 TEST(FleetState, MalformedPayloadIsAnErrorAndChangesNothing) {
