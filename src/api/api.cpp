@@ -161,6 +161,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
   boot_nonce_ = nonce;
   register_system_routes(*this);
   register_event_routes(*this);
+  register_watch_routes(*this);
   register_replica_routes(*this);
   if (clusters_) {
     register_cluster_routes(*this);

@@ -169,6 +169,8 @@ class Api {
 // Route registration, one function per resource family (api/<family>_api.cpp).
 void register_system_routes(Api& api);
 void register_event_routes(Api& api);
+// GET /v1/watch: user events as server-sent events (watch_api.cpp).
+void register_watch_routes(Api& api);
 void register_cluster_routes(Api& api);
 // sinfo and squeue of a Slurm cluster (slurm_views_api.cpp).
 void register_slurm_view_routes(Api& api);

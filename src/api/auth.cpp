@@ -268,6 +268,14 @@ bool may_see_job(const HttpRequest& request, const FleetView& view, const Job& j
   return filed_under_team(request, view, job);
 }
 
+bool may_see_event(const HttpRequest& request, const FleetView& view, const UserEvent& event) {
+  if (event.resource_type != "Job") return true;
+  const auto id = event.details.find("JobId");
+  if (id == event.details.end() || !id->is_string()) return true;
+  const Job* job = view.job(id->get_ref<const std::string&>());
+  return job == nullptr || may_see_job(request, view, *job);
+}
+
 bool may_change_job(const HttpRequest& request, const FleetView& view, const Job& job) {
   return has_role(request, "admin") || filed_under_team(request, view, job);
 }

@@ -23,6 +23,7 @@ namespace gf {
 
 struct FleetView;
 struct Job;
+struct UserEvent;
 
 struct TokenEntry {
   std::string sha256;  // lower-case hex of the token's SHA-256
@@ -84,6 +85,8 @@ std::vector<std::string> job_team_keys(const FleetView& view, const Job& job);
 // Whether the caller may see and change this job: admin, operator and viewer see every job (only
 // admin changes them); a team role only the jobs filed under its name.
 bool may_see_job(const HttpRequest& request, const FleetView& view, const Job& job);
+// A job's events as its job (a team-only caller sees its own jobs' only); every other event.
+bool may_see_event(const HttpRequest& request, const FleetView& view, const UserEvent& event);
 bool may_change_job(const HttpRequest& request, const FleetView& view, const Job& job);
 // Whether a team role of the caller is named after this namespace.
 bool team_covers_namespace(const HttpRequest& request, const std::string& ns);

@@ -399,7 +399,7 @@ HttpResponse list_cluster_events(Api& api, const HttpRequest& req) {
   auto q = parse_event_query(req, api.clock().now());
   if (!q.ok()) return error_response(q.status());
   q->cluster_name = name;  // its alerts, remediations and jobs too, as the list shows them
-  auto out = list_events(*view, *q);
+  auto out = list_events(*view, *q, &req);
   if (!out.ok()) return error_response(out.status());
   return json_response(200, *out);
 }

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "api/api.h"
+#include "api/auth.h"
 
 namespace gf {
 
@@ -51,7 +52,7 @@ Result<EventQuery> parse_event_query(const HttpRequest& req, Time now) {
   return q;
 }
 
-Result<Json> list_events(const FleetView& view, const EventQuery& q) {
+Result<Json> list_events(const FleetView& view, const EventQuery& q, const HttpRequest* caller) {
   // The token is the log position to continue below (events are listed newest first, and the
   // log is append-only, so a position stays valid while new events arrive).
   size_t start = view.events.size();
@@ -79,6 +80,7 @@ Result<Json> list_events(const FleetView& view, const EventQuery& q) {
     if (!q.cluster_name.empty() && e.cluster_name != q.cluster_name) continue;
     if (!q.instance_group.empty() && e.instance_group != q.instance_group) continue;
     if (!q.instance_id.empty() && e.instance_id != q.instance_id) continue;
+    if (caller != nullptr && !may_see_event(*caller, view, e)) continue;
     if (static_cast<int>(events.size()) == q.max_results) {
       resume = i;
       break;
@@ -95,7 +97,7 @@ void register_event_routes(Api& api) {
     auto q = parse_event_query(req, api.clock().now());
     if (!q.ok()) return error_response(q.status());
     auto view = api.loop().view();
-    auto out = list_events(*view, *q);
+    auto out = list_events(*view, *q, &req);
     if (!out.ok()) return error_response(out.status());
     return json_response(200, *out);
   });

@@ -24,7 +24,9 @@ struct EventQuery {
 
 // Reads the query string; errors name the parameter. Times may be durations back from `now`.
 Result<EventQuery> parse_event_query(const HttpRequest& request, Time now);
-// {"Events": [...], "NextToken": "..."} (NextToken only when more remain).
-Result<Json> list_events(const FleetView& view, const EventQuery& query);
+// {"Events": [...], "NextToken": "..."} (NextToken only when more remain), of the events
+// `caller` may see (may_see_event; every event when null).
+Result<Json> list_events(const FleetView& view, const EventQuery& query,
+                         const HttpRequest* caller = nullptr);
 
 }  // namespace gf

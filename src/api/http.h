@@ -2,7 +2,9 @@
 // they are tested without sockets and the simulator calls them in-process.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,22 @@ struct HttpRequest {
   std::string header_or(const std::string& key, const std::string& fallback) const;
 };
 
+// A response body written as it comes (server-sent events; docs/api.md "Watching"). The server
+// writes the head, then asks next() for bytes until it says the stream ended; when next() has
+// nothing, the server asks when_ready() to wake it and waits without a thread. A stream is used
+// by one connection at a time.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // The next bytes of the body, empty when there is nothing now; sets `end` once it is over.
+  virtual std::string next(bool& end) = 0;
+  // Calls `wake` once, from any thread (the caller's included, at once), when next() may have
+  // more. Called only after next() answered nothing.
+  virtual void when_ready(std::function<void()> wake) = 0;
+  // Bytes the server sends while nothing else comes, so proxies and clients see it alive.
+  virtual std::string heartbeat() const { return ": keep-alive\n\n"; }
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
@@ -35,6 +53,8 @@ struct HttpResponse {
   std::string route;  // the matched route pattern, for metrics ("unmatched" otherwise)
   std::map<std::string, std::string> headers;  // extra response headers (Retry-After, X-Request-Id)
   std::string error_type;                      // the __type of an error answer, for the audit log
+  // Set: the body is this stream, written as it comes after the head (`body` is ignored).
+  std::shared_ptr<ResponseStream> stream;
 };
 
 HttpResponse json_response(int status, const Json& body);

@@ -96,6 +96,7 @@ struct HttpServer::Impl {
   // Before the io_context: sessions it still owns at destruction decrement these.
   std::atomic<size_t> connections{0};
   std::atomic<size_t> queued{0};
+  std::atomic<size_t> streams{0};
   std::atomic<bool> stopping{false};
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
@@ -122,8 +123,14 @@ template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   Session(HttpServer::Impl& server, Stream stream, std::string peer)
-      : server_(server), stream_(std::move(stream)), peer_(std::move(peer)) {}
-  ~Session() { server_.connections.fetch_sub(1); }
+      : server_(server),
+        stream_(std::move(stream)),
+        peer_(std::move(peer)),
+        heartbeat_(stream_.get_executor()) {}
+  ~Session() {
+    server_.connections.fetch_sub(1);
+    if (body_) server_.streams.fetch_sub(1);
+  }
 
   void run() {
     if constexpr (std::is_same_v<Stream, beast::ssl_stream<beast::tcp_stream>>) {
@@ -280,6 +287,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void write(HttpResponse r, unsigned version) {
+    if (r.stream) {
+      if (server_.streams.fetch_add(1) >= server_.options.max_streams) {
+        server_.streams.fetch_sub(1);
+        HttpResponse busy = plain_error(unavailable_error(fmt::format(
+            "the server is at its limit of {} open streams; retry", server_.options.max_streams)));
+        busy.headers["Retry-After"] = "5";
+        return write(std::move(busy), version);
+      }
+      return start_stream(std::move(r), version);
+    }
     auto res = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(r.status), version);
     res->set(http::field::server, "gpufleet");
@@ -303,9 +320,101 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
+  // A streamed answer (docs/api.md "Watching"): the head with chunked transfer, then each piece
+  // the body gives as one chunk, one write at a time. With nothing to send it waits for the
+  // body's wake or the heartbeat timer, whichever first, without a thread; a client that stopped
+  // reading is dropped by the write timeout. The connection closes when the body ends.
+  void start_stream(HttpResponse r, unsigned version) {
+    body_ = std::move(r.stream);
+    auto head = std::make_shared<http::response<http::empty_body>>(
+        static_cast<http::status>(r.status), version);
+    head->set(http::field::server, "gpufleet");
+    head->set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) head->set(k, v);
+    head->keep_alive(false);
+    head->chunked(true);
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*head);
+    beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
+    http::async_write_header(
+        stream_, *sr, [self = this->shared_from_this(), head, sr](beast::error_code ec, size_t) {
+          if (ec) return;
+          self->stream_more();
+        });
+  }
+
+  void stream_more() {
+    if (server_.stopping.load()) return close();
+    bool end = false;
+    std::string piece;
+    try {
+      piece = body_->next(end);
+    } catch (const std::exception& e) {
+      spdlog::error("http: a stream failed: {}", e.what());
+      end = true;
+    }
+    if (!piece.empty()) return write_chunk(std::move(piece), end);
+    if (end) return finish_stream();
+    waiting_ = true;
+    auto weak = this->weak_from_this();
+    auto exec = stream_.get_executor();
+    body_->when_ready([weak, exec] {
+      asio::post(exec, [weak] {
+        if (auto self = weak.lock()) self->on_stream_wake();
+      });
+    });
+    arm_heartbeat();
+  }
+
+  void arm_heartbeat() {
+    heartbeat_.expires_after(server_.options.stream_heartbeat);
+    // The wait holds the session: while it waits, nothing else does.
+    heartbeat_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (ec) return;  // cancelled: woken
+      self->on_heartbeat();
+    });
+  }
+
+  void on_stream_wake() {
+    if (!waiting_) return;
+    waiting_ = false;
+    heartbeat_.cancel();
+    if (!writing_) stream_more();
+  }
+
+  void on_heartbeat() {
+    if (!waiting_ || writing_) return;
+    write_chunk(body_->heartbeat(), false);
+  }
+
+  void write_chunk(std::string piece, bool end) {
+    writing_ = true;
+    auto data = std::make_shared<std::string>(std::move(piece));
+    beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
+    asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
+                      [self = this->shared_from_this(), data, end](beast::error_code ec, size_t) {
+                        self->writing_ = false;
+                        if (ec) return;
+                        beast::get_lowest_layer(self->stream_).expires_never();
+                        if (end) return self->finish_stream();
+                        if (self->waiting_) return self->arm_heartbeat();  // a heartbeat went out
+                        self->stream_more();
+                      });
+  }
+
+  void finish_stream() {
+    beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
+    asio::async_write(
+        stream_, http::make_chunk_last(),
+        [self = this->shared_from_this()](beast::error_code, size_t) { self->close(); });
+  }
+
   HttpServer::Impl& server_;
   Stream stream_;
   std::string peer_;
+  std::shared_ptr<ResponseStream> body_;  // a streamed answer's body, once one is written
+  asio::steady_timer heartbeat_;
+  bool waiting_ = false;  // for the body's wake or the heartbeat
+  bool writing_ = false;  // a chunk is being written
   beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   bool keep_alive_ = true;

@@ -22,6 +22,11 @@ struct HttpServerOptions {
   int backlog = 1024;       // listen(2) backlog: bursts of connects queue instead of stalling
   size_t max_connections = 20000;
   size_t max_queued_requests = 4096;  // requests waiting for a worker; beyond: 503 at once
+  // Streamed answers (GET /v1/watch) open at once; beyond: 503. Each holds a socket and its
+  // connection's buffers, never a thread.
+  size_t max_streams = 2000;
+  // A stream with nothing to send writes a heartbeat this often (a dead client is found then).
+  std::chrono::milliseconds stream_heartbeat{15000};
   size_t max_header_bytes = 16 << 10;
   size_t max_body_bytes = (4 << 20) + 1;
   // From accept (or the end of the previous answer) to the end of the request headers: closes

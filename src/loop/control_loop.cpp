@@ -15,6 +15,7 @@ ControlLoop::ControlLoop(LoopOptions options, Clock& clock, Journal& journal, Me
 
 ControlLoop::~ControlLoop() {
   if (thread_.joinable()) stop("shutdown");
+  feed_->close();
 }
 
 Status ControlLoop::recover(bool shared) {
@@ -430,10 +431,11 @@ void ControlLoop::publish() {
   auto v = make_view();
   {
     std::lock_guard lock(view_mu_);
-    view_ = std::move(v);
+    view_ = v;
     view_stale_ = false;
   }
   view_cv_.notify_all();
+  feed_->publish(std::move(v));
 }
 
 std::shared_ptr<const FleetView> ControlLoop::view() const {

@@ -23,6 +23,7 @@
 #include "core/metrics.h"
 #include "journal/journal.h"
 #include "loop/controller.h"
+#include "loop/publish_feed.h"
 #include "state/fleet_state.h"
 
 namespace gf {
@@ -77,6 +78,9 @@ class ControlLoop {
 
   // The state as of the last batch; safe from any thread.
   std::shared_ptr<const FleetView> view() const;
+  // Each view published in thread and follower mode, for waiters without a thread (watch
+  // streams); closed when the loop is destroyed. Manual mode publishes lazily and never here.
+  std::shared_ptr<PublishFeed> feed() const { return feed_; }
   // The seq of what view() would answer now, without building a view (manual mode builds views
   // lazily). Safe from any thread.
   Seq published_seq() const;
@@ -149,6 +153,7 @@ class ControlLoop {
   // rarely does not copy changed clusters after every batch.
   mutable std::shared_ptr<const FleetView> view_;
   mutable std::condition_variable view_cv_;  // notified on every publish
+  const std::shared_ptr<PublishFeed> feed_ = std::make_shared<PublishFeed>();
   mutable bool view_stale_ = false;
   bool threaded_ = false;
   std::vector<int64_t>* batch_timings_ = nullptr;

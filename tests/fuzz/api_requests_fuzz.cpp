@@ -141,6 +141,13 @@ std::string describe(const HttpRequest& req, const HttpResponse& r) {
 void check_response(const HttpRequest& req, const HttpResponse& r) {
   FUZZ_CHECK((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500),
              describe(req, r));
+  if (r.stream) {  // GET /v1/watch: its first piece says what it watches, as event: watching
+    bool end = false;
+    const std::string first = r.stream->next(end);
+    FUZZ_CHECK(first.starts_with("retry: ") && first.find("event: watching") != std::string::npos,
+               "a stream that does not open with event: watching: " + describe(req, r) + first);
+    return;
+  }
   if (r.content_type.find("json") == std::string::npos) {
     FUZZ_CHECK(!r.body.empty(), describe(req, r));
     return;
