@@ -1,5 +1,6 @@
 // `gpufleet cluster create|wait|describe|list|update|delete` (docs/api.md, docs/provisioning.md).
-// --wait polls DescribeCluster about once a second and shows per-group progress (cli/progress.h).
+// --wait reads DescribeCluster when the cluster's events say something changed (GET /v1/watch),
+// at least once a second, and shows per-group progress (cli/progress.h).
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <iostream>
@@ -99,6 +100,8 @@ int wait_for_cluster(CommandEnv& env, const std::string& name, WaitGoal goal,
   const Time start = client_now();
   const Time deadline = start + *limit;
   std::optional<int64_t> first_running;
+  // Woken by the cluster's events as they happen; at most kPollInterval apart, for the display.
+  EventWatch watch(env.client.options(), "/v1/watch?kinds=Cluster,InstanceGroup,Instance");
   while (true) {
     auto describe = env.client.get(cluster_path(name));
     if (!describe.ok()) return print_error(describe.status());
@@ -115,7 +118,7 @@ int wait_for_cluster(CommandEnv& env, const std::string& name, WaitGoal goal,
     if (state != WaitState::kPending) return finish_wait(env, *describe, state, goal);
     const Time now = client_now();
     if (now >= deadline) return timed_out(env, *describe, goal, timeout);
-    wall_sleep(std::min<Duration>(kPollInterval, deadline - now));
+    watch.wait_for_news(std::min<Duration>(kPollInterval, deadline - now));
   }
 }
 

@@ -2,6 +2,11 @@
 
 #include <httplib.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <string_view>
+#include <thread>
+
 namespace gf {
 
 ErrorCode error_code_of(const std::string& type, int status) {
@@ -166,6 +171,62 @@ std::string Client::last_header(const std::string& name) const {
   for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto it = last_headers_.find(key);
   return it == last_headers_.end() ? "" : it->second;
+}
+
+struct EventWatch::Impl {
+  httplib::Client cli;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool news = false;
+  bool stopping = false;
+  std::thread reader;
+
+  explicit Impl(const std::string& server) : cli(server) {}
+};
+
+EventWatch::EventWatch(const ClientOptions& options, std::string path)
+    : impl_(std::make_unique<Impl>(options.server)) {
+  Impl& w = *impl_;
+  if (!w.cli.is_valid()) return;
+  w.cli.set_connection_timeout(5);
+  w.cli.set_read_timeout(3600);  // heartbeats come every 15 s; stop() ends the read
+  if (!options.ca_cert.empty()) w.cli.set_ca_cert_path(options.ca_cert.c_str());
+  httplib::Headers headers;
+  if (!options.token.empty()) {
+    headers.emplace("Authorization", "Bearer " + options.token);
+  } else {
+    headers.emplace("X-Gpufleet-User", options.user);
+  }
+  w.reader = std::thread([&w, path = std::move(path), headers = std::move(headers)] {
+    (void)w.cli.Get(path, headers, [&w](const char* data, size_t n) {
+      // An event (not a heartbeat comment, not a bare resume id) is news.
+      if (std::string_view(data, n).find("event: ") != std::string_view::npos) {
+        std::lock_guard lock(w.mu);
+        w.news = true;
+        w.cv.notify_all();
+      }
+      std::lock_guard lock(w.mu);
+      return !w.stopping;
+    });
+  });
+}
+
+EventWatch::~EventWatch() {
+  Impl& w = *impl_;
+  {
+    std::lock_guard lock(w.mu);
+    w.stopping = true;
+  }
+  w.cli.stop();
+  if (w.reader.joinable()) w.reader.join();
+}
+
+bool EventWatch::wait_for_news(Duration max) {
+  Impl& w = *impl_;
+  std::unique_lock lock(w.mu);
+  const bool came = w.cv.wait_for(lock, max, [&] { return w.news; });
+  w.news = false;
+  return came;
 }
 
 }  // namespace gf

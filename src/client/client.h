@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,7 @@ class Client {
   // Later calls go to `server` (an agent whose server restarted on another port).
   void set_server(std::string server) { options_.server = std::move(server); }
   const std::string& server() const { return options_.server; }
+  const ClientOptions& options() const { return options_; }
 
  private:
   Result<std::pair<int, std::string>> send(const std::string& method, const std::string& path,
@@ -63,6 +65,26 @@ class Client {
   ClientOptions options_;
   std::optional<Time> server_now_;
   std::map<std::string, std::string> last_headers_;  // lower-case names
+};
+
+// Wakes a waiting command when the server has news (GET /v1/watch, docs/api.md "Watching")
+// instead of letting it poll on a fixed interval. A server without the watch, or a stream that
+// breaks, leaves wait_for_news() to wait out its bound: the caller then polls as before.
+class EventWatch {
+ public:
+  // Opens `path` (a /v1/watch URL) on a thread of its own.
+  EventWatch(const ClientOptions& options, std::string path);
+  ~EventWatch();  // closes the stream and joins the thread
+  EventWatch(const EventWatch&) = delete;
+  EventWatch& operator=(const EventWatch&) = delete;
+
+  // Waits until an event came since the last call, or `max` passes: true when one came.
+  bool wait_for_news(Duration max);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace gf
