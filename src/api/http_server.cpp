@@ -332,7 +332,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     head->set(http::field::content_type, r.content_type);
     for (const auto& [k, v] : r.headers) head->set(k, v);
     head->keep_alive(false);
-    head->chunked(true);
+    // HTTP/1.0 has no chunks: the body runs until the connection closes.
+    chunked_ = version >= 11;
+    head->chunked(chunked_);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*head);
     beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
     http::async_write_header(
@@ -390,18 +392,23 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     writing_ = true;
     auto data = std::make_shared<std::string>(std::move(piece));
     beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
-    asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
-                      [self = this->shared_from_this(), data, end](beast::error_code ec, size_t) {
-                        self->writing_ = false;
-                        if (ec) return;
-                        beast::get_lowest_layer(self->stream_).expires_never();
-                        if (end) return self->finish_stream();
-                        if (self->waiting_) return self->arm_heartbeat();  // a heartbeat went out
-                        self->stream_more();
-                      });
+    auto done = [self = this->shared_from_this(), data, end](beast::error_code ec, size_t) {
+      self->writing_ = false;
+      if (ec) return;
+      beast::get_lowest_layer(self->stream_).expires_never();
+      if (end) return self->finish_stream();
+      if (self->waiting_) return self->arm_heartbeat();  // a heartbeat went out
+      self->stream_more();
+    };
+    if (chunked_) {
+      asio::async_write(stream_, http::make_chunk(asio::buffer(*data)), std::move(done));
+    } else {
+      asio::async_write(stream_, asio::buffer(*data), std::move(done));
+    }
   }
 
   void finish_stream() {
+    if (!chunked_) return close();
     beast::get_lowest_layer(stream_).expires_after(server_.options.write_timeout);
     asio::async_write(
         stream_, http::make_chunk_last(),
@@ -415,6 +422,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   asio::steady_timer heartbeat_;
   bool waiting_ = false;  // for the body's wake or the heartbeat
   bool writing_ = false;  // a chunk is being written
+  bool chunked_ = true;   // HTTP/1.1: pieces as chunks; HTTP/1.0: raw, ended by closing
   beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   bool keep_alive_ = true;

@@ -126,7 +126,7 @@ TEST(ServeIntegration, Watch_BadParametersAreRefusedWithTheFieldNamed) {
 }
 
 // A raw connection with a watch request sent; -1 when it could not connect.
-int open_watch(int port) {
+int open_watch(int port, const std::string& version = "HTTP/1.1") {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -136,7 +136,7 @@ int open_watch(int port) {
     ::close(fd);
     return -1;
   }
-  const std::string req = "GET /v1/watch?kinds=Cluster HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string req = "GET /v1/watch?kinds=Cluster " + version + "\r\nHost: x\r\n\r\n";
   if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
     ::close(fd);
     return -1;
@@ -193,6 +193,20 @@ TEST(ServeIntegration, Watch_TwoHundredOpenWatchersLeaveTheApiAnsweringAndAllSee
   auto health = httplib::Client(s.url()).Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
+}
+
+// HTTP/1.0 has no chunked transfer: the events come raw, the body ending when the stream does.
+TEST(ServeIntegration, Watch_AnHttp10ClientGetsTheEventsUnchunked) {
+  TempDir dir;
+  Server s(dir.path() + "/data");
+  ASSERT_FALSE(s.url().empty());
+  const int fd = open_watch(s.port(), "HTTP/1.0");
+  ASSERT_GE(fd, 0);
+  const auto got = read_until_all({fd}, "event: watching", std::chrono::seconds(30));
+  ::close(fd);
+  EXPECT_NE(got[0].find("HTTP/1.0 200"), std::string::npos) << got[0];
+  EXPECT_EQ(got[0].find("chunked"), std::string::npos) << got[0];
+  EXPECT_NE(got[0].find("\r\n\r\nretry: 2000\nevent: watching\n"), std::string::npos) << got[0];
 }
 
 }  // namespace
