@@ -176,7 +176,14 @@ void run_tour(const std::string& heading, size_t min_steps) {
   for (size_t i = 1; i < steps.size(); ++i) {
     const Step& s = steps[i];
     const std::string cmd = with_binary(s.command);
-    const testing::CommandResult r = testing::run_command({"bash", "-c", preamble + cmd});
+    testing::CommandResult r = testing::run_command({"bash", "-c", preamble + cmd});
+    // A pod's log is written by a real process: `logs` right after the pod started may come
+    // before its first line (as kubectl's would). Read again, a bounded number of times.
+    for (int again = 0; again < 200 && s.command.starts_with("build/gpufleet logs ") &&
+                        r.exit_code == 0 && !mismatch(s.shown, r.out).empty();
+         ++again) {
+      r = testing::run_command({"bash", "-c", preamble + cmd});
+    }
     EXPECT_EQ(r.exit_code, 0) << "README.md:" << s.line << ": $ " << s.command << "\n" << r.out;
     const std::string bad = mismatch(s.shown, r.out);
     EXPECT_EQ(bad, "") << "README.md:" << s.line << ": $ " << s.command
