@@ -17,6 +17,19 @@ namespace {
 
 std::string key(uint64_t i) { return "job-" + std::to_string(i); }
 
+// The map holds exactly the reference's entries, in its order.
+void expect_same_entries(const CowMap<int>& m, const std::map<std::string, int, std::less<>>& ref) {
+  ASSERT_EQ(m.size(), ref.size());
+  auto it = m.begin();
+  for (const auto& [k, v] : ref) {
+    ASSERT_NE(it, m.end());
+    ASSERT_EQ(it->first, k);
+    ASSERT_EQ(it->second, v);
+    ++it;
+  }
+  EXPECT_EQ(it, m.end());
+}
+
 TEST(CowMapTest, BehavesAsAStdMapUnderRandomInsertsAndErases) {
   CowMap<int> m;
   std::map<std::string, int, std::less<>> ref;
@@ -29,15 +42,7 @@ TEST(CowMapTest, BehavesAsAStdMapUnderRandomInsertsAndErases) {
       EXPECT_EQ(m.emplace(k, step), ref.emplace(k, step).second);
     }
   }
-  ASSERT_EQ(m.size(), ref.size());
-  auto it = m.begin();
-  for (const auto& [k, v] : ref) {
-    ASSERT_NE(it, m.end());
-    EXPECT_EQ(it->first, k);
-    EXPECT_EQ(it->second, v);
-    ++it;
-  }
-  EXPECT_EQ(it, m.end());
+  expect_same_entries(m, ref);
   for (uint64_t i = 0; i < 3000; ++i) {
     EXPECT_EQ(m.contains(key(i)), ref.contains(key(i)));
     auto f = m.find(key(i));
@@ -107,15 +112,7 @@ TEST(CowMapTest, SnapshotsOfADeepTreeKeepWhatTheySawUnderSplitsAndErasures) {
   EXPECT_EQ(m.height(), 0);
   EXPECT_EQ(m.begin(), m.end());
   for (const auto& [snap, want] : snapshots) {
-    ASSERT_EQ(snap.size(), want.size());
-    auto it = snap.begin();
-    for (const auto& [k, v] : want) {
-      ASSERT_NE(it, snap.end());
-      ASSERT_EQ(it->first, k);
-      ASSERT_EQ(it->second, v);
-      ++it;
-    }
-    EXPECT_EQ(it, snap.end());
+    expect_same_entries(snap, want);
     for (int probe = 0; probe < 1000; ++probe) {
       const std::string k = key(rng.uniform(200000));
       auto f = snap.find(k);
