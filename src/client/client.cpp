@@ -63,6 +63,21 @@ Result<std::pair<int, std::string>> Client::send(const std::string& method, cons
   }
 }
 
+namespace {
+
+// Who calls: the bearer token, else the user name.
+httplib::Headers identity_headers(const ClientOptions& options) {
+  httplib::Headers headers;
+  if (!options.token.empty()) {
+    headers.emplace("Authorization", "Bearer " + options.token);
+  } else {
+    headers.emplace("X-Gpufleet-User", options.user);
+  }
+  return headers;
+}
+
+}  // namespace
+
 Result<std::pair<int, std::string>> Client::send_once(const std::string& server,
                                                       const std::string& method,
                                                       const std::string& path,
@@ -75,12 +90,7 @@ Result<std::pair<int, std::string>> Client::send_once(const std::string& server,
   cli.set_connection_timeout(5);
   cli.set_read_timeout(options_.timeout_seconds);
   if (!options_.ca_cert.empty()) cli.set_ca_cert_path(options_.ca_cert.c_str());
-  httplib::Headers headers;
-  if (!options_.token.empty()) {
-    headers.emplace("Authorization", "Bearer " + options_.token);
-  } else {
-    headers.emplace("X-Gpufleet-User", options_.user);
-  }
+  const httplib::Headers headers = identity_headers(options_);
   httplib::Result res{nullptr, httplib::Error::Unknown};
   if (method == "GET")
     res = cli.Get(path, headers);
@@ -191,12 +201,7 @@ EventWatch::EventWatch(const ClientOptions& options, std::string path)
   w.cli.set_connection_timeout(5);
   w.cli.set_read_timeout(3600);  // heartbeats come every 15 s; stop() ends the read
   if (!options.ca_cert.empty()) w.cli.set_ca_cert_path(options.ca_cert.c_str());
-  httplib::Headers headers;
-  if (!options.token.empty()) {
-    headers.emplace("Authorization", "Bearer " + options.token);
-  } else {
-    headers.emplace("X-Gpufleet-User", options.user);
-  }
+  httplib::Headers headers = identity_headers(options);
   w.reader = std::thread([&w, path = std::move(path), headers = std::move(headers)] {
     (void)w.cli.Get(path, headers, [&w](const char* data, size_t n) {
       // An event (not a heartbeat comment, not a bare resume id) is news.
