@@ -163,6 +163,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
   register_event_routes(*this);
   register_watch_routes(*this);
   register_replica_routes(*this);
+  register_console_routes(*this);
   if (clusters_) {
     register_cluster_routes(*this);
     register_slurm_view_routes(*this);
@@ -170,6 +171,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_slurm_agent_routes(*this);
     register_billing_routes(*this);
     register_quota_routes(*this);
+    register_quota_tree_routes(*this);
     register_job_routes(*this);
     register_health_routes(*this);
     register_audit_routes(*this);
@@ -311,7 +313,10 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
       return r;
     }
   }
-  if (!who.ok() && !exempt) return refuse(who, true);
+  // The console's files are public, and so is whoami (it answers SignedIn: false to a caller
+  // without a valid token); the page then reads the API with its own token.
+  if (!who.ok() && !exempt && !is_console_path(request.path) && request.path != "/v1/whoami")
+    return refuse(who, true);
   if (auto gated = replica_gate(request, mutating)) return *gated;
 
   CallScope scope;

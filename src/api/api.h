@@ -180,11 +180,16 @@ void register_node_agent_routes(Api& api);
 void register_slurm_agent_routes(Api& api);
 void register_billing_routes(Api& api);
 void register_quota_routes(Api& api);
+// GET /v1/quota-tree (quota_tree_api.cpp).
+void register_quota_tree_routes(Api& api);
 void register_job_routes(Api& api);
 void register_health_routes(Api& api);
 void register_audit_routes(Api& api);
 // GET /v1/replicas (replica_api.cpp).
 void register_replica_routes(Api& api);
+// GET / and GET /console/{file}: the web console, public (console_api.cpp, docs/console.md).
+void register_console_routes(Api& api);
+bool is_console_path(std::string_view path);
 
 // Every read answers from the view the loop published after its last batch, on the caller's
 // thread: it never queues on the writer (docs/api.md "Reads"). `fn`'s error is the 4xx answer.

@@ -131,7 +131,9 @@ const TokenEntry* TokenStore::find(std::string_view token) const {
 }
 
 Permission required_permission(std::string_view method, std::string_view route) {
-  if (route == "GET /healthz") return Permission::kPublic;
+  if (route == "GET /healthz" || route == "GET /" || route == "GET /console/{file}" ||
+      route == "GET /v1/whoami")
+    return Permission::kPublic;
   const bool read = method == "GET" || method == "HEAD";
   auto under = [&](std::string_view prefix) {
     const std::string_view pattern = route.substr(route.find(' ') + 1);

@@ -17,6 +17,7 @@ struct Line {
   int64_t billed_us = 0;
   int64_t cost = 0;
   int64_t instances = 0;
+  int64_t burn_per_hour = 0;  // the prices of the instances still billing at the window's end
 };
 
 // The query of GET /v1/billing: [from, to] (from is Time::min() when not given) and the grouping.
@@ -25,7 +26,11 @@ struct BillingQuery {
   std::string group_by;
   Time from = Time::min();
   Time to{};
+  Duration step{};  // zero: no Series
 };
+
+// At most this many buckets in a Series (a year by the hour is 8,760: ask for days).
+constexpr int64_t kMaxSeriesBuckets = 1000;
 
 Result<BillingQuery> parse_billing_query(const FleetView& v, const HttpRequest& req, Time now) {
   BillingQuery q;
@@ -45,6 +50,21 @@ Result<BillingQuery> parse_billing_query(const FleetView& v, const HttpRequest& 
     GF_ASSIGN_OR_RETURN(*out, query_time(key, it->second, now));
   }
   if (q.from > q.to) return validation_error("from: must not be after to");
+  if (auto it = req.query.find("step"); it != req.query.end()) {
+    Result<Duration> step = parse_duration(it->second);
+    if (!step.ok() || *step <= Duration::zero()) {
+      return validation_error("step: expected a positive duration such as 1h or 15m, got \"" +
+                              printable(it->second, 40) + "\"");
+    }
+    if (q.from == Time::min())
+      return validation_error("step: needs from (the first bucket's start)");
+    if ((q.to - q.from) / *step >= kMaxSeriesBuckets) {
+      return validation_error("step: " + it->second + " makes more than " +
+                              std::to_string(kMaxSeriesBuckets) +
+                              " buckets between from and to; ask for a longer step");
+    }
+    q.step = *step;
+  }
   if (!cluster.empty() && !v.find_cluster(cluster)) {
     bool retired = v.retired_billing &&
                    std::any_of(v.retired_billing->begin(), v.retired_billing->end(),
@@ -56,7 +76,7 @@ Result<BillingQuery> parse_billing_query(const FleetView& v, const HttpRequest& 
 
 // groupBy=share: what the jobs of each quota share ran on, the price of the node capacity their
 // pods held while they ran (idle instances are in groupBy=cluster, not here).
-HttpResponse share_billing(const FleetView& v, const BillingQuery& q) {
+Json share_billing(const FleetView& v, const BillingQuery& q) {
   const std::string& cluster = q.cluster;
   const Time from = q.from, to = q.to;
   struct ShareLine {
@@ -91,7 +111,7 @@ HttpResponse share_billing(const FleetView& v, const BillingQuery& q) {
   Json out = {{"GroupBy", "share"}, {"To", format_iso8601(to)},   {"Currency", "USD"},
               {"Items", items},     {"Total", format_money(sum)}, {"TotalMicros", sum}};
   if (from != Time::min()) out["From"] = format_iso8601(from);
-  return json_response(200, out);
+  return out;
 }
 
 Json line_json(const Line& l, const std::string& group_by) {
@@ -104,20 +124,24 @@ Json line_json(const Line& l, const std::string& group_by) {
   j["BilledSeconds"] = l.billed_us / 1'000'000;
   j["Cost"] = format_money(l.cost);
   j["CostMicros"] = l.cost;
+  if (group_by != "instance") {
+    j["BurnRatePerHour"] = format_money(l.burn_per_hour);
+    j["BurnRateMicrosPerHour"] = l.burn_per_hour;
+  }
   return j;
 }
 
 // groupBy=instance, group or cluster: the instances' records clipped to [from, to].
-HttpResponse instance_billing(const FleetView& v, const BillingQuery& q) {
+Json instance_billing(const std::vector<BillingRecord>& records, const BillingQuery& q) {
   const std::string& cluster = q.cluster;
   const std::string& group_by = q.group_by;
   const Time from = q.from, to = q.to;
-  std::vector<BillingRecord> records = billing_records(v);
   std::map<std::string, Line> lines;
   int64_t total = 0;
   for (BillingRecord b : records) {
     if (!cluster.empty() && b.cluster_name != cluster) continue;
     if (b.start < from) b.start = from;
+    const bool open = !b.end || *b.end > to;  // still billing at `to`
     Time end = b.end && *b.end < to ? *b.end : to;
     if (end <= b.start) continue;
     b.end = end;
@@ -141,6 +165,7 @@ HttpResponse instance_billing(const FleetView& v, const BillingQuery& q) {
     const int64_t cost = b.cost_micros(end);
     l.cost += cost;
     l.instances += 1;
+    if (open) l.burn_per_hour += b.price_micros_per_hour;
     total += cost;
   }
   Json items = Json::array();
@@ -148,7 +173,7 @@ HttpResponse instance_billing(const FleetView& v, const BillingQuery& q) {
   Json out = {{"GroupBy", group_by}, {"To", format_iso8601(to)},     {"Currency", "USD"},
               {"Items", items},      {"Total", format_money(total)}, {"TotalMicros", total}};
   if (from != Time::min()) out["From"] = format_iso8601(from);
-  return json_response(200, out);
+  return out;
 }
 
 // GET /v1/billing: metering summed by instance, group, cluster or quota share over [from, to].
@@ -157,8 +182,30 @@ HttpResponse get_billing(Api& api, const HttpRequest& req) {
   const Time now = api.clock().now();
   Result<BillingQuery> q = parse_billing_query(*view, req, now);
   if (!q.ok()) return error_response(q.status());
-  if (q->group_by == "share") return share_billing(*view, *q);
-  return instance_billing(*view, *q);
+  std::vector<BillingRecord> records;
+  if (q->group_by != "share") records = billing_records(*view);
+  auto window = [&](const BillingQuery& w) {
+    return w.group_by == "share" ? share_billing(*view, w) : instance_billing(records, w);
+  };
+  Json out = window(*q);
+  if (q->step > Duration::zero()) {
+    // The same answer per bucket [from + k·step, from + (k+1)·step), the last one cut at `to`:
+    // cost over time (the console's billing chart).
+    Json series = Json::array();
+    for (Time start = q->from; start < q->to; start += q->step) {
+      BillingQuery b = *q;
+      b.from = start;
+      b.to = std::min(q->to, start + q->step);
+      Json bucket = window(b);
+      series.push_back({{"From", bucket["From"]},
+                        {"To", bucket["To"]},
+                        {"Items", std::move(bucket["Items"])},
+                        {"TotalMicros", bucket["TotalMicros"]}});
+    }
+    out["Step"] = format_duration(q->step);
+    out["Series"] = std::move(series);
+  }
+  return json_response(200, out);
 }
 
 }  // namespace

@@ -480,8 +480,39 @@ HttpResponse read_view(Api& api, const std::function<Result<Json>(const FleetVie
   return json_response(200, *body);
 }
 
+namespace {
+
+// GET /v1/history/queues?since=: queue depth per quota node over time (QueueHistory).
+HttpResponse queue_history(Api& api, const HttpRequest& req) {
+  Time since = Time::min();
+  if (auto it = req.query.find("since"); it != req.query.end()) {
+    Result<Time> t = query_time("since", it->second, api.clock().now());
+    if (!t.ok()) return error_response(t.status());
+    since = *t;
+  }
+  auto view = api.loop().view();
+  Json samples = Json::array();
+  int64_t interval = 60;
+  if (const QueueHistory* h = view->queue_history.get()) {
+    interval = h->interval.count() / 1'000'000;
+    for (const QueueSample& s : h->samples) {
+      if (s.at < since) continue;
+      Json queues = Json::object();
+      for (size_t n = 0; n < s.nodes->size() && n < s.pending.size(); ++n) {
+        queues[(*s.nodes)[n]] = {{"Pending", s.pending[n]}, {"Admitted", s.admitted[n]}};
+      }
+      samples.push_back({{"Time", format_iso8601(s.at)}, {"Queues", std::move(queues)}});
+    }
+  }
+  return json_response(200, {{"IntervalSeconds", interval}, {"Samples", std::move(samples)}});
+}
+
+}  // namespace
+
 void register_quota_routes(Api& api) {
   Router& r = api.router();
+  r.add("GET", "/v1/history/queues",
+        [&api](const HttpRequest& req) { return queue_history(api, req); });
   r.add("POST", "/v1/apply", [&api](const HttpRequest& req) { return apply(api, req); });
   r.add("GET", "/v1/objects/{kind}", [&api](const HttpRequest& req) {
     const std::string plural = req.path_params.at("kind");

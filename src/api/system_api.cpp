@@ -54,6 +54,18 @@ void register_system_routes(Api& api) {
     r.body = api.metrics().render() + render_fleet_metrics(*view, api.clock().now());
     return r;
   });
+  // Who the caller is, as the server authenticated it: the console shows it and hides the
+  // buttons the caller's roles cannot use (docs/console.md). Public: a caller without a valid
+  // token is told SignedIn: false (and whether the server wants a token at all).
+  api.router().add("GET", "/v1/whoami", [&api](const HttpRequest& req) {
+    Json roles = Json::array();
+    for (const std::string& r : req.roles) roles.push_back(r);
+    const bool signed_in = !req.roles.empty();
+    return json_response(200, {{"Subject", signed_in ? req.caller : ""},
+                               {"Roles", roles},
+                               {"SignedIn", signed_in},
+                               {"AuthRequired", api.authenticating()}});
+  });
   // The hash of the fleet model (without journal position, keys and audit): equal before and
   // after a refused request. For tests and operators checking that nothing changed (admin).
   api.router().add("GET", "/v1/debug/state-hash", [&api](const HttpRequest&) {

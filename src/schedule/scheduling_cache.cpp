@@ -538,6 +538,29 @@ Status SchedulingCache::restore(const FleetState& state) {
   return ok_status();
 }
 
+std::vector<QuotaAmount> SchedulingCache::amounts(const quota::QuotaEngine& e,
+                                                  quota::NodeId n) const {
+  std::vector<QuotaAmount> out;
+  const ResourceVector& used = e.usage(n);
+  auto entry = [&](ResourceId r) -> QuotaAmount& {
+    for (QuotaAmount& a : out)
+      if (a.resource == registry_->name(r)) return a;
+    out.push_back(QuotaAmount{std::string(registry_->name(r)),
+                              registry_->scale(r) == QuantityScale::kMilli, 0, std::nullopt,
+                              std::nullopt, used.get(r)});
+    return out.back();
+  };
+  for (const quota::ResourceQuota& q : e.graph().spec(n).quotas) {
+    QuotaAmount& a = entry(q.resource);
+    a.nominal = q.nominal;
+    a.borrowing_limit = q.borrowing_limit;
+    a.lending_limit = q.lending_limit;
+  }
+  for (ResourceId r = 0; r < registry_->size() && r < kMaxResources; ++r)
+    if (used.get(r) != 0) entry(r);
+  return out;
+}
+
 void SchedulingCache::publish(const FleetState& state, FleetView& view) {
   const frontend::CompiledQuota* q = quota_.get();
   view.quota = quota_;
@@ -548,14 +571,40 @@ void SchedulingCache::publish(const FleetState& state, FleetView& view) {
     auto out = std::make_shared<std::vector<QuotaNodeStatus>>();
     out->reserve(e.graph().size());
     for (quota::NodeId n = 0; n < e.graph().size(); ++n) {
-      out->push_back(
-          QuotaNodeStatus{e.admitted_jobs(n), e.pending_count(n), e.usage(n).to_json(*registry_)});
+      out->push_back(QuotaNodeStatus{e.admitted_jobs(n), e.pending_count(n),
+                                     e.usage(n).to_json(*registry_), amounts(e, n)});
     }
     published_ = std::move(out);
     published_generation_ = gen;
     published_quota_ = q;
   }
   view.quota_status = published_;
+  sample_history(view.applied_time, *published_);
+  view.queue_history = published_history_;
+}
+
+void SchedulingCache::sample_history(Time at, const std::vector<QuotaNodeStatus>& status) {
+  if (!history_.empty() && at - history_.back().at < kHistoryInterval) return;
+  const quota::QuotaGraph& g = scheduler_.engine().graph();
+  bool same_nodes = history_nodes_ && history_nodes_->size() == g.size();
+  for (quota::NodeId n = 0; same_nodes && n < g.size(); ++n)
+    same_nodes = (*history_nodes_)[n] == g.spec(n).name;
+  if (!same_nodes) {
+    auto names = std::make_shared<std::vector<std::string>>();
+    for (quota::NodeId n = 0; n < g.size(); ++n) names->push_back(g.spec(n).name);
+    history_nodes_ = std::move(names);
+  }
+  QueueSample s{at, history_nodes_, {}, {}};
+  for (const QuotaNodeStatus& st : status) {
+    s.pending.push_back(st.pending);
+    s.admitted.push_back(st.admitted);
+  }
+  history_.push_back(std::move(s));
+  if (history_.size() > kHistoryKept) history_.pop_front();
+  auto out = std::make_shared<QueueHistory>();
+  out->interval = kHistoryInterval;
+  out->samples.assign(history_.begin(), history_.end());
+  published_history_ = std::move(out);
 }
 
 }  // namespace gf

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <deque>
+
 #include "loop/controller.h"
 #include "quota/frontends/quota_objects.h"
 #include "schedule/scheduler.h"
@@ -46,7 +48,15 @@ class SchedulingCache : public EventObserver {
   // What the state's quota objects compile to (null while there are none).
   const frontend::CompiledQuota* quota() const { return quota_.get(); }
 
+  // Queue depth samples: one per `interval` of model time at most, the newest `keep`.
+  static constexpr Duration kHistoryInterval = std::chrono::minutes(1);
+  static constexpr size_t kHistoryKept = 24 * 60;
+
  private:
+  // Node n's quota per resource with its subtree's usage (QuotaNodeStatus::amounts).
+  std::vector<QuotaAmount> amounts(const quota::QuotaEngine& e, quota::NodeId n) const;
+  // Adds a sample of `status` to the history when the last one is `kHistoryInterval` old.
+  void sample_history(Time at, const std::vector<QuotaNodeStatus>& status);
   Status observe_job(const FleetState& state, const EventRecord& record, const Json& payload);
   Status on_submitted(const FleetState& state, const std::string& job_id);
   // Compiles the state's quota objects and hands the graph to the scheduler.
@@ -58,6 +68,10 @@ class SchedulingCache : public EventObserver {
   void share_job(const Job& job, sched::JobSpec& spec);
   ResourceVector namespace_job(const Job& job, sched::JobSpec& spec, ResourceVector charged) const;
   void sync_clusters(const FleetState& state);
+
+  std::deque<QueueSample> history_;
+  std::shared_ptr<const QueueHistory> published_history_;
+  std::shared_ptr<const std::vector<std::string>> history_nodes_;
   void drop_interrupts(sched::JobKey key);
 
   // Resource names and their ids: the quota engine's dimensions, in the order first used (so a
