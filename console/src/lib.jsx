@@ -8,7 +8,14 @@ import { api, serverNow } from "./api.js";
 export function parseHash() {
   const h = location.hash.replace(/^#/, "") || "/fleet";
   const [path, q = ""] = h.split("?");
-  return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), query: Object.fromEntries(new URLSearchParams(q)) };
+  const decode = (x) => {
+    try {
+      return decodeURIComponent(x);
+    } catch {
+      return x; // a bad escape in a hand-typed URL: shown as typed, "not found" by the page
+    }
+  };
+  return { parts: path.split("/").filter(Boolean).map(decode), query: Object.fromEntries(new URLSearchParams(q)) };
 }
 export function href(parts, query = {}) {
   const q = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== "" && v !== undefined && v !== null)).toString();
@@ -54,6 +61,7 @@ export function useLiveTick(kinds) {
     return () => {
       listeners.delete(l);
       clearTimeout(timer.current);
+      timer.current = null;
     };
   }, [kinds && kinds.join(",")]);
   return tick;

@@ -315,8 +315,9 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
   }
   // The console's files are public, and so is whoami (it answers SignedIn: false to a caller
   // without a valid token); the page then reads the API with its own token.
-  if (!who.ok() && !exempt && !is_console_path(request.path) && request.path != "/v1/whoami")
-    return refuse(who, true);
+  const bool public_read = (request.method == "GET" || request.method == "HEAD") &&
+                           (is_console_path(request.path) || request.path == "/v1/whoami");
+  if (!who.ok() && !exempt && !public_read) return refuse(who, true);
   if (auto gated = replica_gate(request, mutating)) return *gated;
 
   CallScope scope;

@@ -58,8 +58,18 @@ Result<BillingQuery> parse_billing_query(const FleetView& v, const HttpRequest& 
     }
     if (q.from == Time::min())
       return validation_error("step: needs from (the first bucket's start)");
-    if ((q.to - q.from) / *step >= kMaxSeriesBuckets) {
-      return validation_error("step: " + it->second + " makes more than " +
+    if (q.group_by == "instance") {
+      return validation_error(
+          "step: a series is per cluster, group or share; with groupBy=instance ask for one "
+          "window at a time");
+    }
+    if (q.from < Time{}) return validation_error("from: a series starts no earlier than 1970");
+    // In 128 bits: `from` and `to` may be any times query_time accepts, far apart.
+    const __int128 span =
+        static_cast<__int128>(q.to.time_since_epoch().count()) - q.from.time_since_epoch().count();
+    const __int128 buckets = (span + step->count() - 1) / step->count();
+    if (buckets > kMaxSeriesBuckets) {
+      return validation_error("step: " + printable(it->second, 40) + " makes more than " +
                               std::to_string(kMaxSeriesBuckets) +
                               " buckets between from and to; ask for a longer step");
     }
@@ -192,10 +202,13 @@ HttpResponse get_billing(Api& api, const HttpRequest& req) {
     // The same answer per bucket [from + k·step, from + (k+1)·step), the last one cut at `to`:
     // cost over time (the console's billing chart).
     Json series = Json::array();
-    for (Time start = q->from; start < q->to; start += q->step) {
+    // At most kMaxSeriesBuckets (checked), so from + k·step stays between from and to + step.
+    for (int64_t k = 0; k < kMaxSeriesBuckets; ++k) {
+      const Time start = q->from + k * q->step;
+      if (start >= q->to) break;
       BillingQuery b = *q;
       b.from = start;
-      b.to = std::min(q->to, start + q->step);
+      b.to = q->to - start <= q->step ? q->to : start + q->step;
       Json bucket = window(b);
       series.push_back({{"From", bucket["From"]},
                         {"To", bucket["To"]},

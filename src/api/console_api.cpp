@@ -10,8 +10,8 @@ namespace {
 // What a browser may do with the console's page: only its own scripts and styles, only its own
 // origin to talk to, never framed (clickjacking on the approve button).
 constexpr const char* kContentSecurityPolicy =
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' "
-    "data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 HttpResponse serve_asset(std::string_view name, const HttpRequest& req) {
   const ConsoleAsset* asset = find_console_asset(name);

@@ -493,10 +493,9 @@ HttpResponse queue_history(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   Json samples = Json::array();
   int64_t interval = 60;
-  if (const QueueHistory* h = view->queue_history.get()) {
-    interval = h->interval.count() / 1'000'000;
-    for (const QueueSample& s : h->samples) {
-      if (s.at < since) continue;
+  if (const QueueHistoryLog* h = view->queue_history.get()) {
+    interval = h->interval().count() / 1'000'000;
+    for (const QueueSample& s : h->since(since)) {
       Json queues = Json::object();
       for (size_t n = 0; n < s.nodes->size() && n < s.pending.size(); ++n) {
         queues[(*s.nodes)[n]] = {{"Pending", s.pending[n]}, {"Admitted", s.admitted[n]}};

@@ -10,8 +10,16 @@ namespace gf {
 
 namespace {
 
-double value(const QuotaAmount& a, int64_t v) {
+// A number in the resource's unit; null for an unlimited quota (an ElasticQuotaTree root's
+// resources that only its children name).
+Json value(const QuotaAmount& a, int64_t v) {
+  if (v >= quota::kUnlimited) return nullptr;
   return a.milli ? static_cast<double>(v) / 1000.0 : static_cast<double>(v);
+}
+
+// What a node holds of a resource: a queue its nominal, a cohort its subtree's quota.
+int64_t held(const quota::QuotaGraph& g, quota::NodeId n, const QuotaAmount& a) {
+  return g.is_queue(n) ? a.nominal : a.subtree;
 }
 
 // Borrowing and lending among the children of one parent, for one resource: a child above its
@@ -23,7 +31,7 @@ struct Flow {
   std::map<quota::NodeId, std::vector<std::pair<quota::NodeId, double>>> from;  // borrower ->
 };
 
-void attribute(const std::vector<quota::NodeId>& children,
+void attribute(const quota::QuotaGraph& g, const std::vector<quota::NodeId>& children,
                const std::map<quota::NodeId, const QuotaAmount*>& amounts, Flow& flow) {
   int64_t borrowed = 0, lendable = 0;
   std::map<quota::NodeId, int64_t> can_lend;
@@ -31,8 +39,10 @@ void attribute(const std::vector<quota::NodeId>& children,
     auto it = amounts.find(c);
     if (it == amounts.end()) continue;
     const QuotaAmount& a = *it->second;
-    if (a.used > a.nominal) borrowed += a.used - a.nominal;
-    int64_t spare = std::max<int64_t>(0, a.nominal - a.used);
+    const int64_t quota = held(g, c, a);
+    if (quota >= quota::kUnlimited) continue;  // an unlimited child neither borrows nor lends
+    if (a.used > quota) borrowed += a.used - quota;
+    int64_t spare = std::max<int64_t>(0, quota - a.used);
     if (a.lending_limit) spare = std::min(spare, *a.lending_limit);
     if (spare > 0) {
       can_lend[c] = spare;
@@ -69,16 +79,8 @@ Result<Json> quota_tree(const FleetView& v) {
     std::map<std::string, std::map<quota::NodeId, const QuotaAmount*>> by_resource;
     for (quota::NodeId c : kids)
       for (const QuotaAmount& a : status[c].amounts) by_resource[a.resource][c] = &a;
-    for (const auto& [resource, amounts] : by_resource) attribute(kids, amounts, flows[resource]);
-  }
-  // What each subtree holds: its own nominal plus its children's (a parent's id is below its
-  // children's, so one pass from the last node up adds every child before its parent is read).
-  std::vector<std::map<std::string, int64_t>> subtree(n_nodes);
-  for (quota::NodeId n = n_nodes; n-- > 0;) {
-    for (const QuotaAmount& a : status[n].amounts) subtree[n][a.resource] += a.nominal;
-    const quota::NodeId p = g.spec(n).parent;
-    if (p != quota::kNoNode && p < n_nodes)
-      for (const auto& [r, v] : subtree[n]) subtree[p][r] += v;
+    for (const auto& [resource, amounts] : by_resource)
+      attribute(g, kids, amounts, flows[resource]);
   }
   for (quota::NodeId n = 0; n < n_nodes; ++n) {
     const quota::NodeSpec& spec = g.spec(n);
@@ -86,13 +88,15 @@ Result<Json> quota_tree(const FleetView& v) {
     Json borrows = Json::array();
     for (const QuotaAmount& a : status[n].amounts) {
       // A cohort borrows only beyond what its whole subtree holds.
-      const int64_t held = g.is_queue(n) ? a.nominal : subtree[n][a.resource];
+      const int64_t quota = held(g, n, a);
+      const int64_t borrowed =
+          quota >= quota::kUnlimited ? 0 : std::max<int64_t>(0, a.used - quota);
       Json r = {{"Resource", a.resource},
                 {"Nominal", value(a, a.nominal)},
                 {"Used", value(a, a.used)},
-                {"Borrowed", value(a, std::max<int64_t>(0, a.used - held))},
+                {"Borrowed", value(a, borrowed)},
                 {"Lent", value(a, 0)}};
-      if (!g.is_queue(n)) r["SubtreeNominal"] = value(a, held);
+      if (!g.is_queue(n)) r["SubtreeNominal"] = value(a, quota);
       if (a.borrowing_limit) r["BorrowingLimit"] = value(a, *a.borrowing_limit);
       if (a.lending_limit) r["LendingLimit"] = value(a, *a.lending_limit);
       if (auto f = flows.find(a.resource); f != flows.end()) {

@@ -547,7 +547,7 @@ std::vector<QuotaAmount> SchedulingCache::amounts(const quota::QuotaEngine& e,
       if (a.resource == registry_->name(r)) return a;
     out.push_back(QuotaAmount{std::string(registry_->name(r)),
                               registry_->scale(r) == QuantityScale::kMilli, 0, std::nullopt,
-                              std::nullopt, used.get(r)});
+                              std::nullopt, used.get(r), e.graph().subtree_quota(n).get(r)});
     return out.back();
   };
   for (const quota::ResourceQuota& q : e.graph().spec(n).quotas) {
@@ -580,11 +580,11 @@ void SchedulingCache::publish(const FleetState& state, FleetView& view) {
   }
   view.quota_status = published_;
   sample_history(view.applied_time, *published_);
-  view.queue_history = published_history_;
+  view.queue_history = history_;
 }
 
 void SchedulingCache::sample_history(Time at, const std::vector<QuotaNodeStatus>& status) {
-  if (!history_.empty() && at - history_.back().at < kHistoryInterval) return;
+  if (!history_->due(at)) return;
   const quota::QuotaGraph& g = scheduler_.engine().graph();
   bool same_nodes = history_nodes_ && history_nodes_->size() == g.size();
   for (quota::NodeId n = 0; same_nodes && n < g.size(); ++n)
@@ -599,12 +599,7 @@ void SchedulingCache::sample_history(Time at, const std::vector<QuotaNodeStatus>
     s.pending.push_back(st.pending);
     s.admitted.push_back(st.admitted);
   }
-  history_.push_back(std::move(s));
-  if (history_.size() > kHistoryKept) history_.pop_front();
-  auto out = std::make_shared<QueueHistory>();
-  out->interval = kHistoryInterval;
-  out->samples.assign(history_.begin(), history_.end());
-  published_history_ = std::move(out);
+  history_->add(std::move(s));
 }
 
 }  // namespace gf

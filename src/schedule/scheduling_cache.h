@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include <deque>
-
 #include "loop/controller.h"
 #include "quota/frontends/quota_objects.h"
 #include "schedule/scheduler.h"
@@ -69,8 +67,8 @@ class SchedulingCache : public EventObserver {
   ResourceVector namespace_job(const Job& job, sched::JobSpec& spec, ResourceVector charged) const;
   void sync_clusters(const FleetState& state);
 
-  std::deque<QueueSample> history_;
-  std::shared_ptr<const QueueHistory> published_history_;
+  const std::shared_ptr<QueueHistoryLog> history_ =
+      std::make_shared<QueueHistoryLog>(kHistoryInterval, kHistoryKept);
   std::shared_ptr<const std::vector<std::string>> history_nodes_;
   void drop_interrupts(sched::JobKey key);
 

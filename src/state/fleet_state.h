@@ -28,6 +28,7 @@
 #include "state/job_events.h"
 #include "state/object_events.h"
 #include "state/plane_events.h"
+#include "state/queue_history.h"
 
 namespace gf::frontend {
 struct CompiledQuota;  // published with the view by the scheduler cache; the state never has one
@@ -61,26 +62,13 @@ struct QuotaAmount {
   std::optional<int64_t> borrowing_limit;
   std::optional<int64_t> lending_limit;
   int64_t used = 0;
+  int64_t subtree = 0;  // S(n): the node's nominal plus what its children bring (saturating)
 };
 struct QuotaNodeStatus {
   int64_t admitted = 0;
   int64_t pending = 0;
   Json usage = Json::object();
   std::vector<QuotaAmount> amounts;  // the dimensions with a quota or a use
-};
-
-// Queue depth over time (GET /v1/history/queues, the console's Quotas page): the scheduler
-// cache samples its per-node counts when it publishes, at most once per interval of model time.
-// Working memory, not state: it starts again when the server starts (docs/console.md).
-struct QueueSample {
-  Time at{};
-  std::shared_ptr<const std::vector<std::string>> nodes;  // quota node names (shared while equal)
-  std::vector<int64_t> pending;                           // per node, in `nodes` order
-  std::vector<int64_t> admitted;
-};
-struct QueueHistory {
-  Duration interval{};
-  std::vector<QueueSample> samples;  // oldest first
 };
 
 // Everything API reads may see. Copying it is cheap: EventLog shares its history, clusters are
@@ -110,7 +98,7 @@ struct FleetView {
   // node of its graph what the scheduler counts.
   std::shared_ptr<const frontend::CompiledQuota> quota;
   std::shared_ptr<const std::vector<QuotaNodeStatus>> quota_status;
-  std::shared_ptr<const QueueHistory> queue_history;  // null before the first sample
+  std::shared_ptr<const QueueHistoryLog> queue_history;  // null before the first publish
 
   // The fleet model's canonical JSON: a snapshot without the journal position (seq, time),
   // idempotency keys and the audit log. model_hash() is FNV-1a 64 over it (FleetState's).

@@ -58,6 +58,30 @@ TEST(ConsoleFiles, TheConsoleRoutesAndWhoamiNeedNoRole) {
   EXPECT_EQ(required_permission("GET", "GET /v1/quota-tree"), Permission::kRead);
 }
 
+TEST(ConsoleFiles, WithTokensOnlyGetsOfTheConsoleAndWhoamiPassWithoutOne) {
+  Fleet f;
+  auto tokens = TokenStore::parse("tokens: [{sha256: " + sha256_hex("gf_viewer_token") +
+                                  ", subject: vera, roles: [viewer]}]");
+  ASSERT_TRUE(tokens.ok()) << tokens.status().to_string();
+  f.runtime().api().set_tokens(std::make_shared<TokenStore>(*tokens));
+  EXPECT_EQ(get(f, "/").status, 200);
+  EXPECT_EQ(get(f, "/console/app.js").status, 200);
+  Json anonymous = Json::parse(get(f, "/v1/whoami").body);
+  EXPECT_EQ(anonymous["SignedIn"], false);
+  EXPECT_EQ(anonymous["Subject"], "");
+  EXPECT_EQ(anonymous["AuthRequired"], true);
+  Json vera =
+      Json::parse(get(f, "/v1/whoami", {}, {{"authorization", "Bearer gf_viewer_token"}}).body);
+  EXPECT_EQ(vera["Subject"], "vera");
+  EXPECT_EQ(vera["Roles"], Json::array({"viewer"}));
+  EXPECT_EQ(vera["SignedIn"], true);
+  // Everything else still needs a token, and so does any other method on the public paths.
+  EXPECT_EQ(get(f, "/v1/quota-tree").status, 401);
+  EXPECT_EQ(get(f, "/v1/history/queues").status, 401);
+  EXPECT_EQ(f.call("POST", "/v1/whoami", "{}").status, 401);
+  EXPECT_EQ(f.call("POST", "/console/app.js", "{}").status, 401);
+}
+
 TEST(Whoami, WithoutAnAuthFileTheCallerIsWhoItSaysWithEveryRole) {
   Fleet f;
   Json me = Json::parse(f.call_as("Alice", "GET", "/v1/whoami").body);
@@ -117,12 +141,29 @@ TEST_F(SharedFleet, QuotaTree_ABorrowerTakesWhatItsSiblingLendsAndTheCohortBorro
   // QS3 reserves its instance (lendingLimit 0): it lends nothing though it uses nothing.
   const Json& qs3 = node(tree, "share:shared-training-queue/QS3");
   EXPECT_EQ(qs3["Resources"][0]["Lent"], 0.0);
-  // The cohort holds its shares' three instances and uses two: it borrows nothing.
+  // The cohort holds what its shares can share, QS1's and QS2's instances (QS3's is reserved,
+  // visible only to QS3), and uses both: it borrows nothing.
   const Json& cohort = node(tree, "jobqueue:shared-training-queue");
   EXPECT_EQ(cohort["Kind"], "Cohort");
-  EXPECT_EQ(cohort["Resources"][0]["SubtreeNominal"], 3.0);
+  EXPECT_EQ(cohort["Resources"][0]["SubtreeNominal"], 2.0);
   EXPECT_EQ(cohort["Resources"][0]["Used"], 2.0);
   EXPECT_EQ(cohort["Resources"][0]["Borrowed"], 0.0);
+}
+
+TEST(QuotaTree, AnElasticQuotaTreeRootsUnlimitedResourcesAreNullNeverOverflowed) {
+  Fleet f;
+  ASSERT_EQ(f.call("POST", "/v1/apply", shared_example("elasticquotatree.yaml")).status, 200);
+  Json tree = Json::parse(get(f, "/v1/quota-tree").body);
+  ASSERT_FALSE(tree["Nodes"].empty()) << tree.dump();
+  for (const Json& n : tree["Nodes"]) {
+    for (const Json& r : n["Resources"]) {
+      for (const char* k : {"Nominal", "SubtreeNominal", "Used", "Borrowed", "Lent"}) {
+        if (!r.contains(k) || r[k].is_null()) continue;
+        EXPECT_GE(r[k].get<double>(), 0) << n["Name"] << " " << r.dump();
+        EXPECT_LT(r[k].get<double>(), 1e18) << n["Name"] << " " << r.dump();
+      }
+    }
+  }
 }
 
 TEST_F(SharedFleet, QueueHistory_SamplesAtMostOncePerMinuteOfModelTime) {
@@ -180,7 +221,13 @@ TEST(BillingSeries, AStepMustBePositiveNeedsFromAndMakesAtMostAThousandBuckets) 
            {{{"from", "1h"}, {"step", "0s"}}, "step: expected a positive duration"},
            {{{"from", "1h"}, {"step", "soon"}}, "step: expected a positive duration"},
            {{{"step", "1h"}}, "step: needs from"},
-           {{{"from", "1h"}, {"step", "1s"}}, "more than 1000 buckets"}}) {
+           {{{"from", "1h"}, {"step", "1s"}}, "more than 1000 buckets"},
+           {{{"from", "1h"}, {"step", "1m"}, {"groupBy", "instance"}}, "with groupBy=instance"},
+           // Far apart: the bucket count is reckoned without overflow, not wrapped to a few.
+           {{{"from", "9223372036854775807us"}, {"to", "2100-01-01T00:00:00Z"}, {"step", "1h"}},
+            "from: a series starts no earlier than 1970"},
+           {{{"from", "2026-01-01T00:00:00Z"}, {"to", "2100-01-01T00:00:00Z"}, {"step", "1h"}},
+            "more than 1000 buckets"}}) {
     HttpResponse r = get(f, "/v1/billing", query);
     EXPECT_EQ(r.status, 400) << r.body;
     EXPECT_NE(r.body.find(says), std::string::npos) << r.body;

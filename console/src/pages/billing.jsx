@@ -22,7 +22,7 @@ function csv(rows) {
 }
 
 export function BillingPage({ query }) {
-  const by = query.by || "cluster";
+  const by = GROUPS.some((g) => g[0] === query.by) ? query.by : "cluster";
   const win = WINDOWS[query.window] ? query.window : "24h";
   const [seconds, step] = WINDOWS[win];
   const path = `/v1/billing${qs({ groupBy: by, from: `${seconds}s`, step })}`;

@@ -23,8 +23,18 @@ function ordered(nodes) {
 }
 
 function ResourceBar({ r }) {
-  // A cohort's quota is its subtree's: its own nominal and its children's.
-  const quota = r.SubtreeNominal ?? r.Nominal;
+  // A cohort's quota is its subtree's: its own nominal and its children's. null: unlimited (an
+  // ElasticQuotaTree root's resources only its children name): no bar, only the use.
+  const quota = r.SubtreeNominal !== undefined ? r.SubtreeNominal : r.Nominal;
+  if (quota === null)
+    return (
+      <div class="barline">
+        <span class="res">{r.Resource}</span>
+        <span class="num">
+          {amount(r.Resource, r.Used)} used <small class="muted">(unlimited)</small>
+        </span>
+      </div>
+    );
   const within = Math.min(r.Used, quota);
   const max = Math.max(quota, r.Used + r.Lent, quota + (r.BorrowingLimit ?? 0));
   return (
