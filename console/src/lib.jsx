@@ -217,3 +217,18 @@ export function Tabs({ tabs, current, onPick }) {
 
 // Colours of chart series, readable on both themes.
 export const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"];
+
+// A filter of the page's query: a labelled select of `options` with "any" (the empty value) first.
+export function Choice({ label, value, options, onPick }) {
+  return (
+    <label>
+      {label}{" "}
+      <select value={value || ""} onChange={(e) => onPick(e.target.value)}>
+        <option value="">any</option>
+        {options.map((o) => (
+          <option>{o}</option>
+        ))}
+      </select>
+    </label>
+  );
+}

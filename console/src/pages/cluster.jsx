@@ -1,6 +1,6 @@
 // Cluster: instance groups, nodes (status, health, workload, billed time), the event timeline
 // with filters, and the Slurm view (sinfo, squeue) or the native one (jobs placed here).
-import { useApi, Bar, Status, Table, ErrorBox, Loading, Tabs, money, when, href, setQuery } from "../lib.jsx";
+import { useApi, Bar, Status, Table, ErrorBox, Loading, Tabs, money, when, href, setQuery, Choice } from "../lib.jsx";
 import { qs } from "../api.js";
 
 const TABS = [
@@ -98,24 +98,8 @@ function Events({ name, query }) {
   return (
     <>
       <div class="filters">
-        <label>
-          Resource{" "}
-          <select value={query.type || ""} onChange={(e) => set("type", e.target.value)}>
-            <option value="">any</option>
-            {["Cluster", "InstanceGroup", "Instance", "Job", "Alert", "Remediation"].map((t) => (
-              <option>{t}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Level{" "}
-          <select value={query.level || ""} onChange={(e) => set("level", e.target.value)}>
-            <option value="">any</option>
-            {["Info", "Warn", "Error"].map((t) => (
-              <option>{t}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Resource" value={query.type} options={["Cluster", "InstanceGroup", "Instance", "Job", "Alert", "Remediation"]} onPick={(v) => set("type", v)} />
+        <Choice label="Level" value={query.level} options={["Info", "Warn", "Error"]} onPick={(v) => set("level", v)} />
       </div>
       <ErrorBox error={error} />
       {!data ? (

@@ -1,7 +1,7 @@
 // Health: alerts with their evidence (the raw line verbatim), remediations with their timeline
 // and the decisions (approve, reject, cancel as the signed-in identity), circuit breakers with
 // reset, hosts and tickets.
-import { useApi, Status, Table, ErrorBox, Loading, Tabs, when, ago, href, setQuery } from "../lib.jsx";
+import { useApi, Status, Table, ErrorBox, Loading, Tabs, when, ago, href, setQuery, Choice } from "../lib.jsx";
 import { api, qs } from "../api.js";
 import { useEffect, useState } from "preact/hooks";
 
@@ -34,15 +34,7 @@ function Alerts({ query }) {
   return (
     <>
       <div class="filters">
-        <label>
-          State{" "}
-          <select value={query.state || ""} onChange={(e) => setQuery({ ...query, state: e.target.value })}>
-            <option value="">any</option>
-            {["pending", "firing", "resolved", "discarded"].map((s) => (
-              <option>{s}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="State" value={query.state} options={["pending", "firing", "resolved", "discarded"]} onPick={(v) => setQuery({ ...query, state: v })} />
         <label>
           Node <input data-filter value={query.node || ""} onChange={(e) => setQuery({ ...query, node: e.target.value })} placeholder="instance id" />
         </label>
@@ -77,15 +69,7 @@ function Remediations({ query }) {
   return (
     <>
       <div class="filters">
-        <label>
-          Status{" "}
-          <select value={query.status || ""} onChange={(e) => setQuery({ ...query, status: e.target.value })}>
-            <option value="">any</option>
-            {["Proposed", "Approved", "WaitingForIdle", "Draining", "Executing", "Rejoining", "Succeeded", "Failed", "Cancelled", "Rejected"].map((s) => (
-              <option>{s}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Status" value={query.status} options={["Proposed", "Approved", "WaitingForIdle", "Draining", "Executing", "Rejoining", "Succeeded", "Failed", "Cancelled", "Rejected"]} onPick={(v) => setQuery({ ...query, status: v })} />
       </div>
       <ErrorBox error={error} />
       {!data ? (

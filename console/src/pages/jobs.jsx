@@ -1,6 +1,6 @@
 // Jobs: a filterable list (tenant, state, cluster) and a job's page with its pods, placement,
 // history, and why it waits (the condition the scheduler publishes).
-import { useApi, Status, Table, ErrorBox, Loading, when, href, setQuery } from "../lib.jsx";
+import { useApi, Status, Table, ErrorBox, Loading, when, href, setQuery, Choice } from "../lib.jsx";
 import { api, qs } from "../api.js";
 import { useState } from "preact/hooks";
 
@@ -25,33 +25,9 @@ export function JobsPage({ query }) {
         <label>
           Find <input data-filter value={query.q || ""} onInput={(e) => set("q", e.target.value)} placeholder="name or id" />
         </label>
-        <label>
-          Tenant{" "}
-          <select value={query.tenant || ""} onChange={(e) => set("tenant", e.target.value)}>
-            <option value="">any</option>
-            {tenants.map((t) => (
-              <option>{t}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          State{" "}
-          <select value={query.state || ""} onChange={(e) => set("state", e.target.value)}>
-            <option value="">any</option>
-            {STATES.map((t) => (
-              <option>{t}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Cluster{" "}
-          <select value={query.cluster || ""} onChange={(e) => set("cluster", e.target.value)}>
-            <option value="">any</option>
-            {clusters.map((t) => (
-              <option>{t}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Tenant" value={query.tenant} options={tenants} onPick={(v) => set("tenant", v)} />
+        <Choice label="State" value={query.state} options={STATES} onPick={(v) => set("state", v)} />
+        <Choice label="Cluster" value={query.cluster} options={clusters} onPick={(v) => set("cluster", v)} />
       </div>
       <ErrorBox error={error} />
       {!data ? (
