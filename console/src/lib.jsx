@@ -67,8 +67,8 @@ export function useLiveTick(kinds) {
   return tick;
 }
 
-// Loads `paths` (an object of name → API path) and reloads when the deps or live events of
-// `kinds` change. Keeps the last data while reloading, so a page never flickers.
+// Loads `paths` (an object of name → API path, or → an async function for what takes several
+// calls) and reloads when the deps or live events of `kinds` change. Keeps the last data while reloading, so a page never flickers.
 export function useApi(paths, deps, kinds) {
   const tick = useLiveTick(kinds);
   const [state, setState] = useState({ data: null, error: null });
@@ -76,7 +76,7 @@ export function useApi(paths, deps, kinds) {
   const load = useCallback(async () => {
     const mine = ++seq.current;
     try {
-      const entries = await Promise.all(Object.entries(paths).map(async ([k, p]) => [k, p ? await api(p) : null]));
+      const entries = await Promise.all(Object.entries(paths).map(async ([k, p]) => [k, !p ? null : typeof p === "function" ? await p() : await api(p)]));
       if (mine === seq.current) setState({ data: Object.fromEntries(entries), error: null });
     } catch (e) {
       if (mine === seq.current) setState((s) => ({ data: s.data, error: e }));
@@ -150,6 +150,11 @@ export function ErrorBox({ error }) {
 
 export function Loading({ what }) {
   return <p class="muted">Loading {what}…</p>;
+}
+
+// What a page shows before its data came: the error of the last try, or that it is loading.
+export function Pending({ error, what }) {
+  return error ? <ErrorBox error={error} /> : <Loading what={what} />;
 }
 
 // A table: columns [{key, label, render?(row)}], rows; `empty` when there are none. At most

@@ -71,6 +71,14 @@ after(async () => {
   if (server) await server.stop();
 });
 
+// A fresh page at 1280x800, signed in as `who`, at the page `hash` (the Fleet page without one).
+async function openAs(who, hash = "", options) {
+  const page = await newPage(browser, options);
+  await signIn(page, server, who);
+  if (hash) await page.goto(`${server.url}/${hash}`);
+  return page;
+}
+
 test("SignIn_AWrongTokenIsRefusedAndNothingShows", async () => {
   const page = await newPage(browser);
   await page.goto(server.url + "/");
@@ -82,8 +90,7 @@ test("SignIn_AWrongTokenIsRefusedAndNothingShows", async () => {
 });
 
 test("Fleet_ShowsEveryClusterWithGroupBarsCostAndWaitingRemediations", async () => {
-  const page = await newPage(browser);
-  await signIn(page, server, "alice");
+  const page = await openAs("alice");
   assert.match(page.url(), /#\/fleet$|\/$/);
   const card = page.locator('[data-cluster="my-training-cluster"]');
   await card.waitFor();
@@ -108,9 +115,7 @@ test("Fleet_ShowsEveryClusterWithGroupBarsCostAndWaitingRemediations", async () 
 });
 
 test("Jobs_AWaitingJobShowsTheReasonTheSchedulerPublished", async () => {
-  const page = await newPage(browser);
-  await signIn(page, server, "alice");
-  await page.goto(server.url + "/#/jobs");
+  const page = await openAs("alice", "#/jobs");
   await page.getByRole("table", { name: "Jobs" }).getByRole("link", { name: "qs1-p1" }).waitFor();
   await screenshot(page, "jobs");
   await page.getByRole("table", { name: "Jobs" }).getByRole("link", { name: "qs1-p1" }).click();
@@ -123,9 +128,7 @@ test("Jobs_AWaitingJobShowsTheReasonTheSchedulerPublished", async () => {
 });
 
 test("Quotas_ShowsSharesAsBarsAndWhoBorrows", async () => {
-  const page = await newPage(browser);
-  await signIn(page, server, "alice");
-  await page.goto(server.url + "/#/quotas");
+  const page = await openAs("alice", "#/quotas");
   await page.locator('[data-quota-node="share:shared-training-queue/QS1"]').waitFor();
   const borrowing = page.getByRole("table", { name: "Borrowing" });
   await borrowing.getByText("share:shared-training-queue/QS1").waitFor();
@@ -135,9 +138,7 @@ test("Quotas_ShowsSharesAsBarsAndWhoBorrows", async () => {
 });
 
 test("Billing_ShowsCostOverTimeAndExportsCsv", async () => {
-  const page = await newPage(browser);
-  await signIn(page, server, "alice");
-  await page.goto(server.url + "/#/billing?by=cluster&window=6h");
+  const page = await openAs("alice", "#/billing?by=cluster&window=6h");
   await page.locator(".chart canvas").waitFor();
   await page.getByRole("table", { name: "Totals" }).getByText("my-training-cluster").waitFor();
   const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export CSV" }).click()]);
@@ -149,9 +150,7 @@ test("Billing_ShowsCostOverTimeAndExportsCsv", async () => {
 });
 
 test("Health_TheRequesterCannotApproveItsOwnMigrationASecondIdentityCan", async () => {
-  const page = await newPage(browser);
-  await signIn(page, server, "alice");
-  await page.goto(server.url + `/#/remediation/${migrationId}`);
+  const page = await openAs("alice", `#/remediation/${migrationId}`);
   const approve = page.locator('[data-action="approve"]');
   await approve.waitFor();
   assert.equal(await approve.isDisabled(), true, "alice requested it");
@@ -178,13 +177,13 @@ test("Health_TheRequesterCannotApproveItsOwnMigrationASecondIdentityCan", async 
   await page.goto(server.url + "/#/health?tab=remediations");
   await page.getByRole("table", { name: "Remediations" }).getByText(migrationId).waitFor();
   await screenshot(page, "health");
+  await page.getByRole("tab", { name: "Circuit breakers" }).click();
+  await page.getByRole("table", { name: "Circuit breakers" }).getByText("shared-g5").waitFor();
   assert.deepEqual(page.errors, []);
 });
 
 test("Roles_AViewerSeesNoButtonsATeamSeesOnlyItsJobs", async () => {
-  const page = await newPage(browser);
-  await signIn(page, server, "victor");
-  await page.goto(server.url + `/#/remediation/${migrationId}`);
+  const page = await openAs("victor", `#/remediation/${migrationId}`);
   await page.getByText("Decisions need the operator or admin role.").waitFor();
   assert.equal(await page.locator("main button").count(), 0);
   await page.goto(server.url + "/#/job/qs1-p1");
@@ -202,8 +201,7 @@ test("Roles_AViewerSeesNoButtonsATeamSeesOnlyItsJobs", async () => {
 });
 
 test("Usable_KeyboardNavigationAndDarkMode", async () => {
-  const page = await newPage(browser, { colorScheme: "dark" });
-  await signIn(page, server, "alice");
+  const page = await openAs("alice", "", { colorScheme: "dark" });
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
   await page.keyboard.press("g");
   await page.keyboard.press("j");

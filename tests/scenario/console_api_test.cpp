@@ -15,12 +15,7 @@ using testing::shared_example;
 
 HttpResponse get(Fleet& f, const std::string& path, std::map<std::string, std::string> query = {},
                  std::map<std::string, std::string> headers = {}) {
-  HttpRequest req;
-  req.method = "GET";
-  req.path = path;
-  req.query = std::move(query);
-  req.headers = std::move(headers);
-  return f.runtime().api().handle(req);
+  return f.call("GET", path, "", std::move(query), std::move(headers));
 }
 
 TEST(ConsoleFiles, IndexAndAssetsArePublicWithCspAndAnEtagThatRevalidates) {

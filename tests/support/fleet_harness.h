@@ -52,12 +52,14 @@ class Fleet {
     return runtime_->api().handle(req);
   }
   HttpResponse call(const std::string& method, const std::string& path,
-                    const std::string& body = "", std::map<std::string, std::string> query = {}) {
+                    const std::string& body = "", std::map<std::string, std::string> query = {},
+                    std::map<std::string, std::string> headers = {}) {
     HttpRequest req;
     req.method = method;
     req.path = path;
     req.body = body;
     req.query = std::move(query);
+    req.headers = std::move(headers);
     return runtime_->api().handle(req);
   }
   Json json(const std::string& method, const std::string& path, const std::string& body = "") {

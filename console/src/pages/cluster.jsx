@@ -1,6 +1,6 @@
 // Cluster: instance groups, nodes (status, health, workload, billed time), the event timeline
 // with filters, and the Slurm view (sinfo, squeue) or the native one (jobs placed here).
-import { useApi, Bar, Status, Table, ErrorBox, Loading, Tabs, money, when, href, setQuery, Choice } from "../lib.jsx";
+import { useApi, Bar, Status, Table, ErrorBox, Loading, Tabs, money, when, href, setQuery, Choice, Pending } from "../lib.jsx";
 import { qs } from "../api.js";
 
 const TABS = [
@@ -46,7 +46,7 @@ function Nodes({ name, query }) {
     [name],
     ["Instance", "Alert", "Remediation", "Job"],
   );
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what="nodes" />;
+  if (!data) return <Pending error={error} what="nodes" />;
   const open = {};
   for (const a of data.alerts.Alerts) if (a.State === "firing" || a.State === "pending") (open[a.NodeId] ||= []).push(a);
   const billed = {};
@@ -121,7 +121,7 @@ function Workload({ c }) {
   const slurm = !!c.Orchestrator?.Slurm;
   const name = encodeURIComponent(c.ClusterName);
   const { data, error } = useApi(slurm ? { sinfo: `/v1/clusters/${name}/slurm/sinfo`, squeue: `/v1/clusters/${name}/slurm/squeue` } : { jobs: "/v1/service-jobs" }, [c.ClusterName, slurm], ["Job", "Instance"]);
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what="workload" />;
+  if (!data) return <Pending error={error} what="workload" />;
   if (slurm)
     return (
       <>
@@ -154,7 +154,7 @@ export function ClusterPage({ name, query }) {
   const path = `/v1/clusters/${encodeURIComponent(name || "")}`;
   const { data, error } = useApi({ c: path }, [path], ["Cluster", "InstanceGroup", "Instance"]);
   const tab = query.tab || "groups";
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what={`cluster ${name}`} />;
+  if (!data) return <Pending error={error} what={`cluster ${name}`} />;
   const c = data.c;
   return (
     <section aria-labelledby="cluster-h">

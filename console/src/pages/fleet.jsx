@@ -2,27 +2,13 @@
 // capacity, cost so far and burn rate; alerts firing; remediations waiting for a person.
 import { useApi, Bar, Status, Table, ErrorBox, Loading, money, ago, href } from "../lib.jsx";
 import { api } from "../api.js";
-import { useEffect, useState } from "preact/hooks";
 
 const KINDS = ["Cluster", "InstanceGroup", "Instance", "Alert", "Remediation"];
 
 // DescribeCluster of every listed cluster (the list has no groups).
-function useClusters(tick) {
-  const [state, setState] = useState({ clusters: null, error: null });
-  useEffect(() => {
-    let live = true;
-    (async () => {
-      try {
-        const list = await api("/v1/clusters");
-        const all = await Promise.all(list.ClusterSummaries.map((c) => api(`/v1/clusters/${encodeURIComponent(c.ClusterName)}`)));
-        if (live) setState({ clusters: all, error: null });
-      } catch (e) {
-        if (live) setState((s) => ({ ...s, error: e }));
-      }
-    })();
-    return () => (live = false);
-  }, [tick]);
-  return state;
+async function describeAll() {
+  const list = await api("/v1/clusters");
+  return Promise.all(list.ClusterSummaries.map((c) => api(`/v1/clusters/${encodeURIComponent(c.ClusterName)}`)));
 }
 
 function GroupBars({ cluster }) {
@@ -60,8 +46,9 @@ function GroupBars({ cluster }) {
 }
 
 export function FleetPage({ can }) {
-  const side = useApi(
+  const { data, error } = useApi(
     {
+      clusters: describeAll,
       billing: "/v1/billing?groupBy=cluster",
       alerts: "/v1/alerts?state=firing",
       proposed: "/v1/remediations?status=Proposed",
@@ -69,15 +56,15 @@ export function FleetPage({ can }) {
     [],
     KINDS,
   );
-  const { clusters, error } = useClusters(useApiTick(side));
+  const clusters = data?.clusters;
   const cost = {};
-  for (const i of side.data?.billing?.Items || []) cost[i.ClusterName] = i;
-  const firing = side.data?.alerts?.Alerts || [];
-  const proposed = side.data?.proposed?.Remediations || [];
+  for (const i of data?.billing?.Items || []) cost[i.ClusterName] = i;
+  const firing = data?.alerts?.Alerts || [];
+  const proposed = data?.proposed?.Remediations || [];
   return (
     <section aria-labelledby="fleet-h">
       <h1 id="fleet-h">Fleet</h1>
-      <ErrorBox error={error || side.error} />
+      <ErrorBox error={error} />
       <div class="cards">
         <div class="card">
           <div class="big">{clusters ? clusters.length : "…"}</div>clusters
@@ -86,13 +73,13 @@ export function FleetPage({ can }) {
           <div class="big">{clusters ? clusters.reduce((n, c) => n + c.InstanceGroups.reduce((m, g) => m + g.CurrentCount, 0), 0) : "…"}</div>instances running
         </div>
         <div class={`card ${firing.length ? "bad" : ""}`}>
-          <div class="big">{side.data ? firing.length : "…"}</div>alerts firing
+          <div class="big">{data ? firing.length : "…"}</div>alerts firing
         </div>
         <div class={`card ${proposed.length ? "warn" : ""}`}>
-          <div class="big">{side.data ? proposed.length : "…"}</div>remediations waiting
+          <div class="big">{data ? proposed.length : "…"}</div>remediations waiting
         </div>
         <div class="card">
-          <div class="big">{side.data ? money(side.data.billing.Total) : "…"}</div>billed so far
+          <div class="big">{data ? money(data.billing.Total) : "…"}</div>billed so far
         </div>
       </div>
 
@@ -150,11 +137,4 @@ export function FleetPage({ can }) {
       />
     </section>
   );
-}
-
-// The side data's reload count, so clusters reload with it (one live subscription per page).
-function useApiTick(side) {
-  const [n, setN] = useState(0);
-  useEffect(() => setN((x) => x + 1), [side.data]);
-  return n;
 }

@@ -1,9 +1,9 @@
 // Health: alerts with their evidence (the raw line verbatim), remediations with their timeline
 // and the decisions (approve, reject, cancel as the signed-in identity), circuit breakers with
 // reset, hosts and tickets.
-import { useApi, Status, Table, ErrorBox, Loading, Tabs, when, ago, href, setQuery, Choice } from "../lib.jsx";
+import { useApi, Status, Table, ErrorBox, Loading, Tabs, when, ago, href, setQuery, Choice, Pending } from "../lib.jsx";
 import { api, qs } from "../api.js";
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 
 const TABS = [
   ["alerts", "Alerts"],
@@ -96,32 +96,31 @@ function Remediations({ query }) {
   );
 }
 
+// The circuit breaker of every cluster (there is one per cluster, and no list of them).
+async function allBreakers() {
+  const list = await api("/v1/clusters");
+  return Promise.all(list.ClusterSummaries.map((c) => api(`/v1/clusters/${encodeURIComponent(c.ClusterName)}/circuit-breaker`)));
+}
+
 function Breakers({ can }) {
-  const [state, setState] = useState({ rows: null, error: null, n: 0 });
   const [msg, setMsg] = useState(null);
-  const { data } = useApi({ c: "/v1/clusters" }, [], KINDS);
-  useEffect(() => {
-    if (!data) return;
-    Promise.all(data.c.ClusterSummaries.map((c) => api(`/v1/clusters/${encodeURIComponent(c.ClusterName)}/circuit-breaker`)))
-      .then((rows) => setState((s) => ({ ...s, rows, error: null })))
-      .catch((e) => setState((s) => ({ ...s, error: e })));
-  }, [data, state.n]);
+  const { data, error, reload } = useApi({ rows: allBreakers }, [], KINDS);
   async function reset(name) {
     setMsg(null);
     try {
       await api(`/v1/clusters/${encodeURIComponent(name)}/circuit-breaker/reset`, { method: "POST", body: {} });
-      setState((s) => ({ ...s, n: s.n + 1 }));
+      reload();
     } catch (e) {
       setMsg(e);
     }
   }
-  if (!state.rows) return state.error ? <ErrorBox error={state.error} /> : <Loading what="circuit breakers" />;
+  if (!data) return <Pending error={error} what="circuit breakers" />;
   return (
     <>
-      <ErrorBox error={msg || state.error} />
+      <ErrorBox error={msg || error} />
       <Table
         label="Circuit breakers"
-        rows={state.rows}
+        rows={data.rows}
         columns={[
           { label: "Cluster", render: (b) => <a href={href(["cluster", b.ClusterName])}>{b.ClusterName}</a> },
           { label: "State", render: (b) => <Status value={b.State} /> },
@@ -138,14 +137,14 @@ function Breakers({ can }) {
 
 function Hosts() {
   const { data, error } = useApi({ h: "/v1/hosts", t: "/v1/tickets" }, [], KINDS);
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what="hosts" />;
+  if (!data) return <Pending error={error} what="hosts" />;
   const rows = [...data.h.Hosts].sort((a, b) => (a.Status === "InService") - (b.Status === "InService"));
   return <Table label="Hosts" rows={rows} columns={["HostId", "Status", "ClusterName", "NodeId", "InstanceType", "Reason"].map((k) => ({ label: k, key: k, render: k === "Status" ? (h) => <Status value={h.Status} /> : undefined })).concat([{ label: "Last critical", render: (h) => when(h.LastCriticalAlert) }])} />;
 }
 
 function Tickets() {
   const { data, error } = useApi({ t: "/v1/tickets" }, [], KINDS);
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what="tickets" />;
+  if (!data) return <Pending error={error} what="tickets" />;
   if (!data.t.Tickets.length) return <p class="muted">No repair tickets.</p>;
   return data.t.Tickets.map((t) => (
     <article class="alert">
@@ -184,7 +183,7 @@ const STEPS = [
 function AlertEvidence({ node, ids }) {
   const path = `/v1/alerts${qs({ node })}`;
   const { data, error } = useApi({ a: path }, [path], ["Alert"]);
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what="evidence" />;
+  if (!data) return <Pending error={error} what="evidence" />;
   const alerts = data.a.Alerts.filter((a) => ids.includes(a.AlertId));
   if (!alerts.length) return <p class="muted">{ids.join(", ") || "No evidence recorded."}</p>;
   return alerts.map((a) => (
@@ -203,7 +202,7 @@ export function RemediationPage({ id, can }) {
   const { data, error, reload } = useApi({ r: path }, [path], ["Remediation", "Alert", "Instance"]);
   const [err, setErr] = useState(null);
   const [reason, setReason] = useState("");
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what={`remediation ${id}`} />;
+  if (!data) return <Pending error={error} what={`remediation ${id}`} />;
   const r = data.r;
   const action = r.EffectiveAction || r.Action;
   const ownTwoPerson = ["migrate", "delete"].includes(String(action).toLowerCase()) && r.Requester.trim().toLowerCase() === can.subject.trim().toLowerCase();

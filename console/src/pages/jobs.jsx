@@ -1,6 +1,6 @@
 // Jobs: a filterable list (tenant, state, cluster) and a job's page with its pods, placement,
 // history, and why it waits (the condition the scheduler publishes).
-import { useApi, Status, Table, ErrorBox, Loading, when, href, setQuery, Choice } from "../lib.jsx";
+import { useApi, Status, Table, ErrorBox, Loading, when, href, setQuery, Choice, Pending } from "../lib.jsx";
 import { api, qs } from "../api.js";
 import { useState } from "preact/hooks";
 
@@ -89,7 +89,7 @@ function Actions({ job, can, onDone }) {
 export function JobPage({ id, can }) {
   const path = `/v1/jobs/${encodeURIComponent(id || "")}`;
   const { data, error, reload } = useApi({ job: path }, [path], ["Job"]);
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what={`job ${id}`} />;
+  if (!data) return <Pending error={error} what={`job ${id}`} />;
   const j = data.job;
   const why = j.explanation;
   return (

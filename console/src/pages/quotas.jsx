@@ -1,6 +1,6 @@
 // Quotas: the quota tree (quota shares, ElasticQuotaTree, Kueue cohorts and ClusterQueues) as bars
 // of nominal, used, borrowed and lent per resource; who borrows from whom; queue depth over time.
-import { useApi, Bar, Table, ErrorBox, Loading, Chart, PALETTE, setQuery } from "../lib.jsx";
+import { useApi, Bar, Table, ErrorBox, Loading, Chart, PALETTE, setQuery, Pending } from "../lib.jsx";
 
 const fmt = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(2));
 // Bytes as Gi (memory, storage); counts and cores as numbers.
@@ -61,7 +61,7 @@ function ResourceBar({ r }) {
 
 export function QuotasPage({ query }) {
   const { data, error } = useApi({ tree: "/v1/quota-tree", history: "/v1/history/queues" }, [], ["Job", "Cluster"]);
-  if (!data) return error ? <ErrorBox error={error} /> : <Loading what="quotas" />;
+  if (!data) return <Pending error={error} what="quotas" />;
   const nodes = ordered(data.tree.Nodes);
   const byName = Object.fromEntries(nodes.map((n) => [n.Name, n]));
   const borrows = nodes.flatMap((n) => n.BorrowsFrom.map((b) => ({ borrower: n.Name, ...b })));
