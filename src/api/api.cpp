@@ -1,4 +1,6 @@
 #include "api/api.h"
+#include "api/sigv4.h"
+#include "core/clock.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -21,6 +23,9 @@ struct CallScope {
   bool mutating = false;
   bool audited_route = true;    // heartbeats are not audited (docs/security.md)
   bool audit_attached = false;  // a loop write carries the record
+  // The REST request an AWS call became (Api::dispatch_inner): what is authorized, written and
+  // audited in its place.
+  std::optional<HttpRequest> inner;
 };
 thread_local CallScope* t_scope = nullptr;
 
@@ -175,6 +180,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_job_routes(*this);
     register_health_routes(*this);
     register_audit_routes(*this);
+    register_aws_routes(*this);  // last: its routes become the ones above
   }
   router_.set_authorizer([](const std::string& route, const HttpRequest& req) {
     if (t_scope && route == "POST /v1/clusters/{name}/nodes/{id}/heartbeat")
@@ -197,6 +203,9 @@ std::string idempotency_key(const HttpRequest& request, const Json* body) {
 }
 
 Status Api::authenticate(HttpRequest& request) const {
+  if (const std::string auth = request.header_or("authorization", ""); sigv4::is_sigv4(auth)) {
+    return authenticate_sigv4(request, auth);
+  }
   if (!tokens_) {
     // No auth file (loopback only): the caller names itself and holds every role.
     std::string name = request.header_or("x-gpufleet-user", "");
@@ -217,6 +226,31 @@ Status Api::authenticate(HttpRequest& request) const {
   if (!entry) return Status(ErrorCode::kUnauthenticated, "Authorization: the token is not valid");
   request.caller = entry->subject;
   request.roles = entry->roles;
+  return ok_status();
+}
+
+// An AWS SDK's request (docs/aws-compatibility.md "Signatures"). Without an auth file the access
+// key id names the caller, who holds every role, as X-Gpufleet-User would; with one the key must
+// be listed there and the signature must verify, against the wall clock (an edge concern: a
+// --sim-speed server's model time is not what the client signed with).
+Status Api::authenticate_sigv4(HttpRequest& request, const std::string& header) const {
+  request.caller = "anonymous";
+  request.roles.clear();
+  GF_ASSIGN_OR_RETURN(sigv4::Authorization auth, sigv4::parse(header));
+  if (!tokens_) {
+    request.caller = auth.access_key_id;
+    request.roles = {"admin"};
+    return ok_status();
+  }
+  const AccessKeyEntry* key = tokens_->find_access_key(auth.access_key_id);
+  if (key == nullptr) {
+    return Status(ErrorCode::kUnrecognizedClient,
+                  "The security token included in the request is invalid: access key id " +
+                      printable(auth.access_key_id, 128) + " is not in the auth file");
+  }
+  GF_RETURN_IF_ERROR(sigv4::verify(request, auth, key->secret_access_key, wall_now()));
+  request.caller = key->subject;
+  request.roles = key->roles;
   return ok_status();
 }
 
@@ -261,6 +295,7 @@ HttpResponse Api::handle(HttpRequest request) {
     r.route = "unmatched";
   }
   r.headers["X-Request-Id"] = request.request_id;
+  r.headers["x-amzn-RequestId"] = request.request_id;  // where the AWS SDKs look for it
   // The server's clock (a --sim-speed server runs ahead of the client's): the CLI computes ages
   // against it (docs/api.md "Time").
   r.headers["X-Gpufleet-Now"] = format_iso8601(clock_.now());
@@ -328,9 +363,18 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
     ScopeGuard guard(&scope);
     r = router_.dispatch(request);
   }
-  if (mutating && scope.audited_route && !scope.audit_attached)
-    audit_refused(request, r.status, error_type_of(r));
+  if (scope.mutating && scope.audited_route && !scope.audit_attached)
+    audit_refused(scope.inner ? *scope.inner : request, r.status, error_type_of(r));
   return r;
+}
+
+HttpResponse Api::dispatch_inner(HttpRequest inner) {
+  if (t_scope == nullptr) return router_.dispatch(std::move(inner));
+  // A read through an AWS door is no mutation to audit, though it came as a POST.
+  t_scope->mutating = is_mutating(inner.method);
+  t_scope->inner = std::move(inner);
+  t_scope->request = &*t_scope->inner;
+  return router_.dispatch(*t_scope->inner);
 }
 
 Outcome Api::write(Request request, int success_code) {

@@ -73,6 +73,10 @@ class Api {
   bool authenticating() const { return tokens_ != nullptr; }
 
   Router& router() { return router_; }
+  // Runs `inner`, the REST request an AWS call became (src/api/aws/), through the router as if it
+  // had come itself: its route is authorized, and its write idempotent and audited, as its own.
+  // Only from a handler that Api::handle runs.
+  HttpResponse dispatch_inner(HttpRequest inner);
   ControlLoop& loop() { return loop_; }
   const Clock& clock() const { return clock_; }
   const ClusterSettings& clusters() const { return *clusters_; }
@@ -159,6 +163,7 @@ class Api {
   bool leads() const;
   // 401 when tokens are configured and the request carries none of them; fills caller and roles.
   Status authenticate(HttpRequest& request) const;
+  Status authenticate_sigv4(HttpRequest& request, const std::string& header) const;
   // Journals the audit record of a call that never reached the loop (refused before).
   void audit_refused(const HttpRequest& request, int code, const std::string& error);
 
@@ -189,6 +194,9 @@ void register_audit_routes(Api& api);
 void register_replica_routes(Api& api);
 // GET / and GET /console/{file}: the web console, public (console_api.cpp, docs/console.md).
 void register_console_routes(Api& api);
+// The AWS SDKs' doors (src/api/aws/, docs/aws-compatibility.md): SageMaker's awsJson1_1 at
+// `POST /` and AWS Batch's REST-JSON at `POST /v1/<operation>`, onto the routes above.
+void register_aws_routes(Api& api);
 bool is_console_path(std::string_view path);
 
 // Every read answers from the view the loop published after its last batch, on the caller's

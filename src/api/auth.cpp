@@ -71,45 +71,90 @@ std::string normalize_identity(std::string_view name) {
   return out;
 }
 
+namespace {
+
+// A subject and its roles, as both kinds of entry carry them.
+Status check_subject_and_roles(const std::string& path, const std::string& subject,
+                               const std::vector<std::string>& roles) {
+  if (normalize_identity(subject).empty() || subject.size() > 256)
+    return validation_error(path + ".subject: must be 1-256 characters");
+  if (roles.empty()) return validation_error(path + ".roles: at least one role is required");
+  for (size_t k = 0; k < roles.size(); ++k) {
+    if (std::string why = role_error(roles[k]); !why.empty()) {
+      return validation_error(path_index(path + ".roles", k) + ": '" + printable(roles[k], 80) +
+                              "': " + why);
+    }
+  }
+  return ok_status();
+}
+
+Result<TokenEntry> parse_token(const Json& entry, const std::string& path) {
+  ObjectReader t(entry, path);
+  TokenEntry e;
+  e.sha256 = normalize_identity(t.required_string("sha256"));
+  e.subject = t.required_string("subject");
+  e.roles = t.optional_string_list("roles").value_or(std::vector<std::string>{});
+  for (const std::string& f : t.unknown_fields())
+    t.fail_status(validation_error(f + ": unknown field (expected sha256, subject, roles)"));
+  if (!t.ok()) return t.status();
+  if (e.sha256.size() != 64 ||
+      e.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return validation_error(path +
+                            ".sha256: expected the 64 hex digits of the token's SHA-256 "
+                            "(gpufleet token create prints it)");
+  }
+  GF_RETURN_IF_ERROR(check_subject_and_roles(path, e.subject, e.roles));
+  return e;
+}
+
+Result<AccessKeyEntry> parse_access_key(const Json& entry, const std::string& path) {
+  ObjectReader t(entry, path);
+  AccessKeyEntry e;
+  e.access_key_id = t.required_string("accessKeyId");
+  e.secret_access_key = t.required_string("secretAccessKey");
+  e.subject = t.required_string("subject");
+  e.roles = t.optional_string_list("roles").value_or(std::vector<std::string>{});
+  for (const std::string& f : t.unknown_fields())
+    t.fail_status(validation_error(
+        f + ": unknown field (expected accessKeyId, secretAccessKey, subject, roles)"));
+  if (!t.ok()) return t.status();
+  const bool id_ok = e.access_key_id.size() >= 3 && e.access_key_id.size() <= 128 &&
+                     std::all_of(e.access_key_id.begin(), e.access_key_id.end(),
+                                 [](unsigned char c) { return std::isalnum(c) != 0; });
+  if (!id_ok)
+    return validation_error(path + ".accessKeyId: expected 3-128 letters and digits (AKIA...)");
+  if (e.secret_access_key.size() < 16 || e.secret_access_key.size() > 256)
+    return validation_error(path + ".secretAccessKey: expected 16-256 characters");
+  GF_RETURN_IF_ERROR(check_subject_and_roles(path, e.subject, e.roles));
+  return e;
+}
+
+}  // namespace
+
 Result<TokenStore> TokenStore::parse(std::string_view yaml_text) {
   GF_ASSIGN_OR_RETURN(Json doc, parse_yaml(yaml_text));
   ObjectReader r(doc, "");
   const Json* tokens = r.optional_array("tokens");
+  const Json* keys = r.optional_array("accessKeys");
   for (const std::string& f : r.unknown_fields())
-    r.fail_status(validation_error(f + ": unknown field (expected tokens)"));
+    r.fail_status(validation_error(f + ": unknown field (expected tokens, accessKeys)"));
   if (!r.ok()) return r.status();
-  if (!tokens || tokens->empty()) return validation_error("tokens: at least one token is required");
+  if ((!tokens || tokens->empty()) && (!keys || keys->empty()))
+    return validation_error("tokens: at least one token (or one of accessKeys) is required");
   TokenStore store;
-  std::set<std::string> subjects;
-  for (size_t i = 0; i < tokens->size(); ++i) {
+  for (size_t i = 0; tokens && i < tokens->size(); ++i) {
     const std::string path = path_index("tokens", i);
-    ObjectReader t((*tokens)[i], path);
-    TokenEntry e;
-    e.sha256 = normalize_identity(t.required_string("sha256"));
-    e.subject = t.required_string("subject");
-    e.roles = t.optional_string_list("roles").value_or(std::vector<std::string>{});
-    for (const std::string& f : t.unknown_fields())
-      t.fail_status(validation_error(f + ": unknown field (expected sha256, subject, roles)"));
-    if (!t.ok()) return t.status();
-    if (e.sha256.size() != 64 ||
-        e.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      return validation_error(path +
-                              ".sha256: expected the 64 hex digits of the token's SHA-256 "
-                              "(gpufleet token create prints it)");
-    }
-    if (normalize_identity(e.subject).empty() || e.subject.size() > 256) {
-      return validation_error(path + ".subject: must be 1-256 characters");
-    }
-    if (e.roles.empty()) return validation_error(path + ".roles: at least one role is required");
-    for (size_t k = 0; k < e.roles.size(); ++k) {
-      if (std::string why = role_error(e.roles[k]); !why.empty()) {
-        return validation_error(path_index(path + ".roles", k) + ": '" + printable(e.roles[k], 80) +
-                                "': " + why);
-      }
-    }
+    GF_ASSIGN_OR_RETURN(TokenEntry e, parse_token((*tokens)[i], path));
     if (store.by_hash_.contains(e.sha256))
       return validation_error(path + ".sha256: the same token is listed twice");
     store.by_hash_.emplace(e.sha256, std::move(e));
+  }
+  for (size_t i = 0; keys && i < keys->size(); ++i) {
+    const std::string path = path_index("accessKeys", i);
+    GF_ASSIGN_OR_RETURN(AccessKeyEntry e, parse_access_key((*keys)[i], path));
+    if (store.access_keys_.contains(e.access_key_id))
+      return validation_error(path + ".accessKeyId: " + e.access_key_id + " is listed twice");
+    store.access_keys_.emplace(e.access_key_id, std::move(e));
   }
   return store;
 }
@@ -122,6 +167,11 @@ Result<TokenStore> TokenStore::load_file(const std::string& path) {
   auto store = parse(ss.str());
   if (!store.ok()) return store.status().with_prefix("--auth-file " + path);
   return store;
+}
+
+const AccessKeyEntry* TokenStore::find_access_key(std::string_view id) const {
+  auto it = access_keys_.find(id);
+  return it == access_keys_.end() ? nullptr : &it->second;
 }
 
 const TokenEntry* TokenStore::find(std::string_view token) const {

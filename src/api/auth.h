@@ -31,21 +31,34 @@ struct TokenEntry {
   std::vector<std::string> roles;
 };
 
+// An AWS access key (docs/aws-compatibility.md "Signatures"): requests signed with Signature V4
+// under this key id are verified with its secret and run as its subject, with its roles.
+struct AccessKeyEntry {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string subject;
+  std::vector<std::string> roles;
+};
+
 class TokenStore {
  public:
-  // The auth file: `tokens: [{sha256: <64 hex>, subject: alice, roles: [admin]}]`. Errors name the
-  // entry and field.
+  // The auth file: `tokens: [{sha256: <64 hex>, subject: alice, roles: [admin]}]` and/or
+  // `accessKeys: [{accessKeyId, secretAccessKey, subject, roles}]`. Errors name the entry and
+  // field.
   static Result<TokenStore> parse(std::string_view yaml_text);
   static Result<TokenStore> load_file(const std::string& path);
 
   // The entry whose hash matches `token`, or null.
   const TokenEntry* find(std::string_view token) const;
+  // The access key with this id, or null.
+  const AccessKeyEntry* find_access_key(std::string_view access_key_id) const;
   // One more token (the local cloud's agents' own, which serve makes).
   void add(TokenEntry entry) { by_hash_[entry.sha256] = std::move(entry); }
   size_t size() const { return by_hash_.size(); }
 
  private:
   std::map<std::string, TokenEntry, std::less<>> by_hash_;
+  std::map<std::string, AccessKeyEntry, std::less<>> access_keys_;
 };
 
 // Lower-case hex SHA-256 of `data` (OpenSSL).

@@ -404,6 +404,19 @@ HttpResponse list_cluster_events(Api& api, const HttpRequest& req) {
   return json_response(200, *out);
 }
 
+// GET /v1/clusters/{name}/events/{id}: DescribeClusterEvent, one event of the cluster.
+HttpResponse get_cluster_event(Api& api, const HttpRequest& req) {
+  auto view = api.loop().view();
+  const std::string name = req.path_params.at("name");
+  if (!view->find_cluster(name)) return error_response(cluster_not_found(req));
+  const std::string id = req.path_params.at("id");
+  const UserEvent* e = find_event(*view, id);
+  if (e == nullptr || e->cluster_name != name || !may_see_event(req, *view, *e))
+    return error_response(
+        not_found_error("event \"" + printable(id, 80) + "\" not found in cluster " + name));
+  return json_response(200, e->to_wire());
+}
+
 }  // namespace
 
 void register_cluster_routes(Api& api) {
@@ -431,6 +444,8 @@ void register_cluster_routes(Api& api) {
         [&api](const HttpRequest& req) { return merge_cluster_slurm_conf(api, req); });
   r.add("GET", "/v1/clusters/{name}/events",
         [&api](const HttpRequest& req) { return list_cluster_events(api, req); });
+  r.add("GET", "/v1/clusters/{name}/events/{id}",
+        [&api](const HttpRequest& req) { return get_cluster_event(api, req); });
 }
 
 }  // namespace gf

@@ -92,6 +92,44 @@ Result<Json> list_events(const FleetView& view, const EventQuery& q, const HttpR
   return out;
 }
 
+namespace {
+
+// "ev-<seq>-<index>" as the pair it orders by.
+std::optional<std::pair<uint64_t, uint64_t>> event_position(std::string_view id) {
+  if (id.substr(0, 3) != "ev-") return std::nullopt;
+  id.remove_prefix(3);
+  const size_t dash = id.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  uint64_t seq = 0, index = 0;
+  auto [p1, e1] = std::from_chars(id.data(), id.data() + dash, seq);
+  auto [p2, e2] = std::from_chars(id.data() + dash + 1, id.data() + id.size(), index);
+  if (e1 != std::errc() || p1 != id.data() + dash || e2 != std::errc() ||
+      p2 != id.data() + id.size())
+    return std::nullopt;
+  return std::pair{seq, index};
+}
+
+}  // namespace
+
+const UserEvent* find_event(const FleetView& view, std::string_view event_id) {
+  const auto want = event_position(event_id);
+  if (!want) return nullptr;
+  size_t lo = 0, hi = view.events.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const auto at = event_position(view.events.at(mid).event_id);
+    if (!at) return nullptr;  // not the order this search assumes
+    if (*at < *want) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo < view.events.size() && view.events.at(lo).event_id == event_id)
+    return &view.events.at(lo);
+  return nullptr;
+}
+
 void register_event_routes(Api& api) {
   api.router().add("GET", "/v1/events", [&api](const HttpRequest& req) {
     auto q = parse_event_query(req, api.clock().now());

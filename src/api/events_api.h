@@ -29,4 +29,7 @@ Result<EventQuery> parse_event_query(const HttpRequest& request, Time now);
 Result<Json> list_events(const FleetView& view, const EventQuery& query,
                          const HttpRequest* caller = nullptr);
 
+// The event with this EventId ("ev-<seq>-<index>"; the log is in that order), or null.
+const UserEvent* find_event(const FleetView& view, std::string_view event_id);
+
 }  // namespace gf

@@ -30,6 +30,7 @@ HttpResponse error_response(const Status& status) {
   Json body = {{"__type", error_type_name(status.code())}, {"message", status.message()}};
   HttpResponse r = json_response(http_status(status.code()), body);
   r.error_type = std::string(error_type_name(status.code()));
+  r.headers["x-amzn-ErrorType"] = r.error_type;  // where the AWS SDKs look first
   return r;
 }
 

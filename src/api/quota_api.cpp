@@ -419,6 +419,41 @@ HttpResponse update_aws_object(Api& api, const AwsFamily& f, const HttpRequest& 
   return Api::respond(api.write(std::move(w)));
 }
 
+// PATCH <family path>/{name}: changes the fields the body names and keeps the others (the AWS
+// Update<Kind> calls' meaning), read and written in one loop step so that no other change
+// comes between.
+HttpResponse patch_aws_object(Api& api, const AwsFamily& f, const HttpRequest& req) {
+  auto body = parse_one(req);
+  if (!body.ok()) return error_response(body.status());
+  if (!body->is_object())
+    return error_response(
+        validation_error("expected an object, got " + describe_json_value(*body)));
+  const std::string name = req.path_params.at("name");
+  if (body->contains(f.name_field) && body->at(f.name_field) != name) {
+    return error_response(
+        validation_error(f.name_field + ": differs from the name in the path (\"" + name + "\")"));
+  }
+  Request w;
+  w.name = "Update" + std::string(frontend::kind_name(f.kind));
+  w.handle = [patch = *body, name, f](const FleetState& s, Time now) -> Result<Decision> {
+    const frontend::ObjectMap& current = objects_of(s.view());
+    auto it = current.find(ObjectKey{f.kind, "", name});
+    if (it == current.end())
+      return not_found_error(std::string(frontend::kind_name(f.kind)) + " " + name +
+                             " does not exist");
+    Json merged = it->second.doc;
+    merged.erase("createdAt");  // kept by decide_apply
+    for (auto field = patch.begin(); field != patch.end(); ++field)
+      merged[field.key()] = field.value();
+    GF_ASSIGN_OR_RETURN(QuotaObject o, f.parse(merged));
+    GF_ASSIGN_OR_RETURN(Decision d, decide_apply(s, now, {o}, true));
+    d.response = Json{{f.name_field, o.key.name},
+                      {"arn", make_arn(ArnConfig{}, frontend::kind_plural(f.kind), o.key.name)}};
+    return d;
+  };
+  return Api::respond(api.write(std::move(w)));
+}
+
 // GET <family path>: the family's objects, optionally of one jobQueue.
 HttpResponse list_aws_objects(Api& api, const AwsFamily& f, const HttpRequest& req) {
   const std::string job_queue = req.query_or("jobQueue", "");
@@ -448,6 +483,8 @@ void register_aws_family(Api& api, const AwsFamily& f) {
         [&api, f](const HttpRequest& req) { return create_aws_object(api, f, req); });
   r.add("PUT", f.path + "/{name}",
         [&api, f](const HttpRequest& req) { return update_aws_object(api, f, req); });
+  r.add("PATCH", f.path + "/{name}",
+        [&api, f](const HttpRequest& req) { return patch_aws_object(api, f, req); });
   r.add("GET", f.path, [&api, f](const HttpRequest& req) { return list_aws_objects(api, f, req); });
   r.add("GET", f.path + "/{name}", [&api, f](const HttpRequest& req) {
     return get_object(api, ObjectKey{f.kind, "", req.path_params.at("name")});
@@ -508,8 +545,84 @@ HttpResponse queue_history(Api& api, const HttpRequest& req) {
 
 }  // namespace
 
+namespace {
+
+// A share's use as AWS lists it: [{capacityUnit, quantity}] of the units it caps.
+Json capacity_usage(const Json& usage, const Json& limits) {
+  Json out = Json::array();
+  for (const Json& lim : limits) {
+    const std::string unit = lim.value("capacityUnit", "");
+    const Json used = usage.is_object() ? usage.value(unit, Json(0)) : Json(0);
+    out.push_back({{"capacityUnit", unit}, {"quantity", used}});
+  }
+  return out;
+}
+
+// GET /v1/job-queues/{name}/snapshot: GetJobQueueSnapshot, AWS's showback of a queue: the jobs at
+// the front (admission order: priority, then submission), per quota share too, and what each
+// share uses now.
+HttpResponse job_queue_snapshot(Api& api, const HttpRequest& req) {
+  constexpr size_t kFront = 100;
+  auto view = api.loop().view();
+  const std::string queue = req.path_params.at("name");
+  const auto& objs = objects_of(*view);
+  if (!objs.contains(ObjectKey{Kind::kJobQueue, "", queue}))
+    return error_response(not_found_error("JobQueue " + queue + " does not exist"));
+  const int64_t now_ms = to_micros(api.clock().now()) / 1000;
+  std::vector<const Job*> waiting;
+  for (const auto& [id, j] : view->jobs) {
+    if (j->job_queue == queue && !j->admitted && !is_terminal(j->status) &&
+        may_see_job(req, *view, *j))
+      waiting.push_back(j.get());
+  }
+  std::sort(waiting.begin(), waiting.end(), [](const Job* a, const Job* b) {
+    if (a->priority != b->priority) return a->priority > b->priority;
+    return a->key < b->key;
+  });
+  auto summary = [](const Job* j) {
+    return Json{{"jobArn", make_arn(ArnConfig{}, "service-job", j->id)},
+                {"jobId", j->id},
+                {"earliestTimeAtPosition", to_micros(j->created_at) / 1000}};
+  };
+  Json front = Json::array();
+  Json per_share = Json::object();
+  for (const Job* j : waiting) {
+    if (front.size() < kFront) front.push_back(summary(j));
+    Json& list = per_share[j->quota_share];
+    if (list.size() < kFront) list.push_back(summary(j));
+  }
+  Json total = Json::object();
+  Json shares = Json::array();
+  for (const auto& [key, o] : objs) {
+    if (key.kind != Kind::kQuotaShare || o.doc.value("jobQueue", "") != queue) continue;
+    const Json rendered = render(*view, o);
+    Json used = capacity_usage(rendered.value("usage", Json::object()),
+                               o.doc.value("capacityLimits", Json::array()));
+    for (const Json& u : used) {
+      Json& t = total[u.value("capacityUnit", "")];
+      t = (t.is_number() ? t.get<double>() : 0.0) + u.value("quantity", 0.0);
+    }
+    shares.push_back({{"quotaShareName", key.name}, {"capacityUsage", std::move(used)}});
+  }
+  Json total_list = Json::array();
+  for (auto it = total.begin(); it != total.end(); ++it)
+    total_list.push_back({{"capacityUnit", it.key()}, {"quantity", it.value()}});
+  return json_response(
+      200, Json{{"frontOfQueue", {{"jobs", std::move(front)}, {"lastUpdatedAt", now_ms}}},
+                {"frontOfQuotaShares",
+                 {{"quotaShares", std::move(per_share)}, {"lastUpdatedAt", now_ms}}},
+                {"queueUtilization",
+                 {{"totalCapacityUsage", std::move(total_list)},
+                  {"quotaShareUtilization", {{"topCapacityUtilization", std::move(shares)}}},
+                  {"lastUpdatedAt", now_ms}}}});
+}
+
+}  // namespace
+
 void register_quota_routes(Api& api) {
   Router& r = api.router();
+  r.add("GET", "/v1/job-queues/{name}/snapshot",
+        [&api](const HttpRequest& req) { return job_queue_snapshot(api, req); });
   r.add("GET", "/v1/history/queues",
         [&api](const HttpRequest& req) { return queue_history(api, req); });
   r.add("POST", "/v1/apply", [&api](const HttpRequest& req) { return apply(api, req); });

@@ -18,6 +18,9 @@ using Authorizer = std::function<Status(const std::string& route, const HttpRequ
 class Router {
  public:
   void add(const std::string& method, const std::string& pattern, Handler handler);
+  // A door: a route that is not authorized itself because its handler only turns the request
+  // into another route's and dispatches that (the AWS protocols, src/api/aws/), which is.
+  void add_door(const std::string& method, const std::string& pattern, Handler handler);
   // A path with an empty segment (`//x`, a trailing `/`) matches nothing: 404.
   HttpResponse dispatch(HttpRequest request) const;
   void set_authorizer(Authorizer a) { authorizer_ = std::move(a); }
@@ -28,6 +31,7 @@ class Router {
     std::string pattern;
     std::vector<std::string> segments;
     Handler handler;
+    bool door = false;
   };
   static std::vector<std::string> split(const std::string& path);
   static bool match(const Route& route, const std::vector<std::string>& segments,

@@ -13,7 +13,8 @@ ErrorCode error_code_of(const std::string& type, int status) {
   for (ErrorCode c :
        {ErrorCode::kValidation, ErrorCode::kNotFound, ErrorCode::kConflict,
         ErrorCode::kResourceInUse, ErrorCode::kThrottling, ErrorCode::kUnauthenticated,
-        ErrorCode::kForbidden, ErrorCode::kMethodNotAllowed, ErrorCode::kPayloadTooLarge,
+        ErrorCode::kForbidden, ErrorCode::kInvalidSignature, ErrorCode::kUnrecognizedClient,
+        ErrorCode::kIncompleteSignature, ErrorCode::kMethodNotAllowed, ErrorCode::kPayloadTooLarge,
         ErrorCode::kNotImplemented, ErrorCode::kUnavailable, ErrorCode::kInternal}) {
     if (error_type_name(c) == type) return c;
   }

@@ -31,6 +31,8 @@ void ScaledClock::resume_from(Time t) {
 
 void wall_sleep(Duration d) { std::this_thread::sleep_for(d); }
 
+Time wall_now() { return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now()); }
+
 int64_t monotonic_nanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

@@ -48,6 +48,9 @@ class ScaledClock final : public Clock {
 // Monotonic nanoseconds for measuring latencies and bounding a wait on an outside process
 // (os::run's timeout); never for a controller's decisions.
 int64_t monotonic_nanos();
+// The machine's wall clock, for edge checks against another machine's clock (a Signature V4's
+// X-Amz-Date); never for a controller's decisions, which read the Clock they are given.
+Time wall_now();
 
 // Blocks the calling thread for a wall-clock duration. For client-side polling (the CLI's
 // --wait) only: controllers and the loop never sleep.

@@ -44,6 +44,12 @@ std::string_view error_type_name(ErrorCode code) {
       return "UnauthorizedException";
     case ErrorCode::kForbidden:
       return "AccessDeniedException";
+    case ErrorCode::kInvalidSignature:
+      return "InvalidSignatureException";
+    case ErrorCode::kUnrecognizedClient:
+      return "UnrecognizedClientException";
+    case ErrorCode::kIncompleteSignature:
+      return "IncompleteSignatureException";
     case ErrorCode::kMethodNotAllowed:
       return "MethodNotAllowedException";
     case ErrorCode::kPayloadTooLarge:
@@ -75,7 +81,11 @@ int http_status(ErrorCode code) {
     case ErrorCode::kUnauthenticated:
       return 401;
     case ErrorCode::kForbidden:
+    case ErrorCode::kInvalidSignature:
+    case ErrorCode::kUnrecognizedClient:
       return 403;
+    case ErrorCode::kIncompleteSignature:
+      return 400;
     case ErrorCode::kMethodNotAllowed:
       return 405;
     case ErrorCode::kPayloadTooLarge:

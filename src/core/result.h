@@ -15,18 +15,21 @@ namespace gf {
 // The codes map one to one onto the wire error types of docs/api.md
 enum class ErrorCode {
   kOk = 0,
-  kValidation,        // 400 ValidationException
-  kNotFound,          // 404 ResourceNotFound
-  kConflict,          // 409 ConflictException
-  kResourceInUse,     // 409 ResourceInUse
-  kThrottling,        // 429 ThrottlingException
-  kUnauthenticated,   // 401 UnauthorizedException
-  kForbidden,         // 403 AccessDeniedException
-  kMethodNotAllowed,  // 405 MethodNotAllowedException
-  kPayloadTooLarge,   // 413 PayloadTooLargeException
-  kNotImplemented,    // 501 NotImplementedException
-  kUnavailable,       // 503 ServiceUnavailableException
-  kInternal,          // 500 InternalFailure
+  kValidation,           // 400 ValidationException
+  kNotFound,             // 404 ResourceNotFound
+  kConflict,             // 409 ConflictException
+  kResourceInUse,        // 409 ResourceInUse
+  kThrottling,           // 429 ThrottlingException
+  kUnauthenticated,      // 401 UnauthorizedException
+  kForbidden,            // 403 AccessDeniedException
+  kInvalidSignature,     // 403 InvalidSignatureException (an AWS Signature V4 that does not verify)
+  kUnrecognizedClient,   // 403 UnrecognizedClientException (an unknown AWS access key id)
+  kIncompleteSignature,  // 400 IncompleteSignatureException (a malformed SigV4 Authorization)
+  kMethodNotAllowed,     // 405 MethodNotAllowedException
+  kPayloadTooLarge,      // 413 PayloadTooLargeException
+  kNotImplemented,       // 501 NotImplementedException
+  kUnavailable,          // 503 ServiceUnavailableException
+  kInternal,             // 500 InternalFailure
 };
 
 std::string_view error_type_name(ErrorCode code);  // wire name, e.g. "ValidationException"

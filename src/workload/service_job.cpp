@@ -210,7 +210,13 @@ Result<Job> parse_service_job(const Json& body, const frontend::ObjectMap* quota
   job.priority = static_cast<int32_t>(priority.value_or(0));
   read_preemption(r, job);
   (void)r.optional_string("clientToken");
-  (void)r.optional_int("timeoutConfig");
+  // AWS Batch's {attemptDurationSeconds}: checked, not enforced (docs/aws-compatibility.md).
+  if (const Json* tc = r.optional_object("timeoutConfig")) {
+    ObjectReader t(*tc, "timeoutConfig");
+    if (auto secs = t.optional_int("attemptDurationSeconds"); secs && *secs < 1)
+      t.fail("attemptDurationSeconds", fmt::format("must be at least 1, got {}", *secs));
+    r.fail_status(t.status());
+  }
   (void)r.optional_value("retryStrategy");
   const Json payload = read_payload(r);
   std::string instance_type;

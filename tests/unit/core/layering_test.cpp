@@ -46,6 +46,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"api",
        {"core", "model", "quota", "quota/frontends", "journal", "state", "loop", "workload",
         "provision", "remediate", "health", "orchestrator/slurm", "console"}},
+      // The AWS doors sit on the API (its handlers and router); the API never includes them.
+      {"api/aws", {"core", "api"}},
       {"runtime",
        {"core", "model", "quota", "quota/frontends", "journal", "journal/sqlite", "health", "state",
         "loop", "workload", "schedule", "provision", "cloud", "remediate", "notify", "api",

@@ -1,0 +1,70 @@
+// The AWS SDKs' front doors (docs/aws-compatibility.md): SageMaker's awsJson1_1 (`POST /` with
+// `X-Amz-Target: SageMaker.<Operation>`) and AWS Batch's REST-JSON (`POST /v1/<operation>`).
+// Neither is a second implementation: each call becomes the gpufleet REST request that does the
+// same (Api::dispatch_inner), and its answer is reshaped into what the SDK models — timestamps,
+// names of fields, errors, pages.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "api/api.h"
+#include "api/http.h"
+#include "core/json.h"
+
+namespace gf::aws {
+
+// The input of a call: its JSON body, an object ({} when the body is empty).
+Result<Json> read_input(const HttpRequest& outer);
+
+// The REST request a call becomes.
+struct Inner {
+  std::string method = "GET";
+  std::string path;
+  std::map<std::string, std::string> query;
+  std::optional<Json> body;
+};
+
+// What the REST route answered: its JSON body when it succeeded, else the error answer itself.
+struct Answer {
+  HttpResponse response;
+  Json body;
+  bool ok() const { return response.status < 300; }
+};
+
+// Runs `inner` as the caller of `outer` (its identity, roles, headers and request id).
+Answer call(Api& api, const HttpRequest& outer, Inner inner);
+
+// SageMaker's timestamps: every ISO 8601 string under a key that ends in "Time", anywhere in
+// `body`, becomes epoch seconds (a number; fractions for sub-second times).
+void iso_times_to_epoch(Json& body);
+// A timestamp an SDK sent (epoch seconds, or an ISO 8601 string) as ISO 8601 for a query; the
+// error names `field`.
+Result<std::string> epoch_to_iso(const Json& value, const std::string& field);
+
+// A string field of `input`: "" when absent; an error naming it when not a string, or when
+// `required` and absent or empty.
+Result<std::string> string_field(const Json& input, const std::string& field, bool required);
+// A name that goes into a REST path as one segment: 1-256 characters, no `/`. The error names
+// `field`.
+Status check_segment(const std::string& value, const std::string& field);
+// The last path segment of an ARN (`arn:...:cluster/abc` → "abc"), or the text itself.
+std::string name_of(const std::string& name_or_arn);
+
+// One page of `items` as AWS pages lists: at most `max_results` (1..`limit`, `limit` when
+// absent) from where `next_token` left off. `key` names an item; a token names the position and
+// the item before it, so a page stays right when items before it come or go. Returns the
+// token of the next page, "" on the last. Errors name `max_field` / `token_field`.
+Result<std::string> page(Json& items, const Json& input, const std::string& max_field,
+                         const std::string& token_field, int64_t limit,
+                         const std::function<std::string(const Json&)>& key);
+
+// An AWS ARN-like name for a Batch object in gpufleet's ARN form (`arn:gpufleet:...`).
+std::string batch_arn(const std::string& type, const std::string& name);
+
+void register_sagemaker(Api& api);
+void register_batch(Api& api);
+
+}  // namespace gf::aws
