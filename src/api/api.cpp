@@ -23,8 +23,13 @@ struct CallScope {
   bool mutating = false;
   bool audited_route = true;    // heartbeats are not audited (docs/security.md)
   bool audit_attached = false;  // a loop write carries the record
-  // The REST request an AWS call became (Api::dispatch_inner): what is authorized, written and
-  // audited in its place.
+  // An AWS door's call (Api::door_call): its operation, whether it writes, and how many REST
+  // writes it made, each audited as itself (Api::dispatch_inner).
+  bool door = false;
+  bool door_writes = false;
+  std::string door_operation;
+  int inner_writes = 0;
+  // The REST request the call became last: what is authorized, written and audited in its place.
   std::optional<HttpRequest> inner;
 };
 thread_local CallScope* t_scope = nullptr;
@@ -363,18 +368,46 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
     ScopeGuard guard(&scope);
     r = router_.dispatch(request);
   }
-  if (scope.mutating && scope.audited_route && !scope.audit_attached)
-    audit_refused(scope.inner ? *scope.inner : request, r.status, error_type_of(r));
+  if (scope.door) {
+    // Each REST write the door made was audited as itself; a write refused before it made one
+    // (its input did not parse) is audited here, named by its operation. A read is no mutation
+    // to audit, though it came as a POST.
+    if (scope.door_writes && scope.inner_writes == 0) {
+      HttpRequest named = caller_of(request);
+      named.method = request.method;
+      named.path = request.path + (scope.door_operation.empty() ? "" : " " + scope.door_operation);
+      named.request_id = request.request_id;
+      named.headers = request.headers;
+      audit_refused(named, r.status, error_type_of(r));
+    }
+  } else if (scope.mutating && scope.audited_route && !scope.audit_attached) {
+    audit_refused(request, r.status, error_type_of(r));
+  }
   return r;
+}
+
+void Api::door_call(const std::string& operation, bool writes) {
+  if (t_scope == nullptr) return;
+  t_scope->door = true;
+  t_scope->door_writes = writes;
+  t_scope->door_operation = operation;
 }
 
 HttpResponse Api::dispatch_inner(HttpRequest inner) {
   if (t_scope == nullptr) return router_.dispatch(std::move(inner));
-  // A read through an AWS door is no mutation to audit, though it came as a POST.
-  t_scope->mutating = is_mutating(inner.method);
-  t_scope->inner = std::move(inner);
-  t_scope->request = &*t_scope->inner;
-  return router_.dispatch(*t_scope->inner);
+  CallScope& s = *t_scope;
+  const bool writes = is_mutating(inner.method);
+  s.inner = std::move(inner);
+  s.request = &*s.inner;
+  s.mutating = writes;
+  s.audited_route = true;
+  s.audit_attached = false;
+  HttpResponse r = router_.dispatch(*s.inner);
+  if (writes) {
+    ++s.inner_writes;
+    if (s.audited_route && !s.audit_attached) audit_refused(*s.inner, r.status, error_type_of(r));
+  }
+  return r;
 }
 
 Outcome Api::write(Request request, int success_code) {

@@ -76,7 +76,11 @@ class Api {
   // Runs `inner`, the REST request an AWS call became (src/api/aws/), through the router as if it
   // had come itself: its route is authorized, and its write idempotent and audited, as its own.
   // Only from a handler that Api::handle runs.
+  // Each write it runs is audited as its own call (a refused one as refused).
   HttpResponse dispatch_inner(HttpRequest inner);
+  // An AWS door names the operation it serves and whether it writes, before it dispatches: a
+  // write it refuses before it made any REST call is still audited, as the operation.
+  void door_call(const std::string& operation, bool writes);
   ControlLoop& loop() { return loop_; }
   const Clock& clock() const { return clock_; }
   const ClusterSettings& clusters() const { return *clusters_; }

@@ -55,6 +55,7 @@ class TokenStore {
   // One more token (the local cloud's agents' own, which serve makes).
   void add(TokenEntry entry) { by_hash_[entry.sha256] = std::move(entry); }
   size_t size() const { return by_hash_.size(); }
+  size_t access_key_count() const { return access_keys_.size(); }
 
  private:
   std::map<std::string, TokenEntry, std::less<>> by_hash_;

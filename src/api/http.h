@@ -18,6 +18,9 @@ struct HttpRequest {
   std::string method;  // GET, POST, PUT, PATCH, DELETE
   std::string path;
   std::map<std::string, std::string> query;
+  // The request target as it arrived, path and query still percent-encoded (what a Signature V4
+  // signs); empty for a request made in process, whose `path` and `query` then stand for it.
+  std::string target;
   std::map<std::string, std::string> path_params;  // filled by the router
   std::map<std::string, std::string> headers;      // lower-case names
   std::string body;

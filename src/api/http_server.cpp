@@ -234,6 +234,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     HttpRequest r;
     r.method = std::string(req.method_string());
     const std::string_view target = req.target();
+    r.target = std::string(target);
     const size_t q = target.find('?');
     r.path = percent_decode(target.substr(0, q), false);
     if (q != std::string_view::npos) {

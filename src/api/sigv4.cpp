@@ -54,6 +54,71 @@ Status incomplete(const std::string& what) {
   return Status(ErrorCode::kIncompleteSignature, "Authorization: " + what);
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX → byte (`+` stays a plus: SigV4 clients encode a space as %20); a malformed escape stays.
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The canonical query string: every name=value pair, each part decoded and encoded again the one
+// way SigV4 encodes, sorted. From the target as it arrived when there is one (so repeated names
+// and a literal `+` sign as the client signed them), else from the decoded map.
+std::string canonical_query(const HttpRequest& request) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (!request.target.empty()) {
+    const size_t q = request.target.find('?');
+    std::string_view rest = q == std::string::npos ? std::string_view()
+                                                   : std::string_view(request.target).substr(q + 1);
+    while (!rest.empty()) {
+      const size_t amp = rest.find('&');
+      const std::string_view pair = rest.substr(0, amp);
+      if (!pair.empty()) {
+        const size_t eq = pair.find('=');
+        pairs.emplace_back(uri_encode(percent_decode(pair.substr(0, eq)), false),
+                           eq == std::string_view::npos
+                               ? ""
+                               : uri_encode(percent_decode(pair.substr(eq + 1)), false));
+      }
+      if (amp == std::string_view::npos) break;
+      rest.remove_prefix(amp + 1);
+    }
+  } else {
+    for (const auto& [k, v] : request.query)
+      pairs.emplace_back(uri_encode(k, false), uri_encode(v, false));
+  }
+  std::sort(pairs.begin(), pairs.end());
+  std::string out;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    out += (i ? "&" : "") + pairs[i].first + "=" + pairs[i].second;
+  return out;
+}
+
+// The canonical URI: the path as it arrived (still encoded), encoded once more, as SigV4 does for
+// every service but S3.
+std::string canonical_uri(const HttpRequest& request) {
+  if (!request.target.empty()) {
+    const std::string raw = request.target.substr(0, request.target.find('?'));
+    return uri_encode(raw.empty() ? "/" : raw, true);
+  }
+  return uri_encode(request.path.empty() ? "/" : request.path, true);
+}
+
 bool is_lower_hex(std::string_view s) {
   return s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
@@ -110,6 +175,10 @@ Result<Authorization> parse(std::string_view header) {
         "Credential: expected <access key id>/<YYYYMMDD>/<region>/<service>/aws4_request");
   }
   a.access_key_id = parts[0];
+  if (a.access_key_id.size() > 128 ||
+      !std::all_of(a.access_key_id.begin(), a.access_key_id.end(),
+                   [](unsigned char c) { return std::isalnum(c) != 0; }))
+    return incomplete("Credential: the access key id must be 1-128 letters and digits");
   a.date = parts[1];
   a.region = parts[2];
   a.service = parts[3];
@@ -154,15 +223,8 @@ Result<Time> parse_amz_date(std::string_view t) {
 std::string canonical_request(const HttpRequest& request,
                               const std::vector<std::string>& signed_headers) {
   std::string out = request.method + "\n";
-  out += uri_encode(request.path.empty() ? "/" : request.path, true) + "\n";
-  std::vector<std::pair<std::string, std::string>> query;
-  for (const auto& [k, v] : request.query)
-    query.emplace_back(uri_encode(k, false), uri_encode(v, false));
-  std::sort(query.begin(), query.end());
-  for (size_t i = 0; i < query.size(); ++i) {
-    out += (i ? "&" : "") + query[i].first + "=" + query[i].second;
-  }
-  out += "\n";
+  out += canonical_uri(request) + "\n";
+  out += canonical_query(request) + "\n";
   for (const std::string& name : signed_headers) {
     out += name + ":" + canonical_value(request.header_or(name, "")) + "\n";
   }
@@ -203,6 +265,19 @@ Status verify(const HttpRequest& request, const Authorization& auth, std::string
     if (!signs(name))
       return Status(ErrorCode::kIncompleteSignature,
                     "Authorization: SignedHeaders must include " + name);
+  }
+  // What chooses the operation or names the write is signed too, so that a captured request
+  // cannot be replayed as another operation.
+  for (const char* name : {"x-amz-target", "idempotency-key"}) {
+    if (request.headers.contains(name) && !signs(name))
+      return Status(ErrorCode::kIncompleteSignature,
+                    std::string("Authorization: SignedHeaders must include ") + name +
+                        ", which the request carries");
+  }
+  for (const std::string& name : auth.signed_headers) {
+    if (!request.headers.contains(name))
+      return Status(ErrorCode::kIncompleteSignature, "Authorization: SignedHeaders names " + name +
+                                                         ", which the request does not carry");
   }
   if (amz_date.substr(0, 8) != auth.date) {
     return Status(ErrorCode::kInvalidSignature, "Credential: the scope's date " + auth.date +

@@ -458,8 +458,10 @@ void print_banner(const ServeArgs& args, const ServerConfig& cfg, const HttpServ
             << "://" << host << ":" << http.port() << "  (data: " << args.data_dir
             << ", journal seq " << applied_seq << ")" << std::endl;
   if (cfg.tokens) {
-    std::cout << "authentication: " << cfg.tokens->size() << " token(s) from " << args.auth_file
-              << "; X-Gpufleet-User is ignored" << std::endl;
+    std::cout << "authentication: " << cfg.tokens->size() << " token(s)";
+    if (cfg.tokens->access_key_count() > 0)
+      std::cout << " and " << cfg.tokens->access_key_count() << " AWS access key(s)";
+    std::cout << " from " << args.auth_file << "; X-Gpufleet-User is ignored" << std::endl;
   } else {
     std::cout << "authentication: none (no --auth-file): every caller on " << host
               << " may act as anyone; use only on a trusted machine" << std::endl;

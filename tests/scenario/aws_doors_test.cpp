@@ -225,6 +225,45 @@ TEST(SigV4Door, WithoutAnAuthFileTheAccessKeyIdIsTheCallerAndItsWritesAreAudited
   EXPECT_EQ(by_alice, 1) << "a read through the door is no mutation to audit: " << audit.dump();
 }
 
+TEST(DoorAudit, EveryWriteACallMakesIsAuditedAsItselfAndARefusedWriteByItsOperation) {
+  Fleet f;
+  ASSERT_EQ(f.call("POST", "/v1/apply", shared_example("quota-shares.json")).status, 200);
+  Json job = Json::parse(shared_example("service-job.json"));
+  std::vector<std::string> ids;
+  for (const char* n : {"j1", "j2"}) {
+    job["jobName"] = n;
+    ids.push_back(Json::parse(batch(f, "submitservicejob", job).body)["jobId"]);
+  }
+  HttpResponse t =
+      batch(f, "terminateservicejobs", {{"jobs", {ids[0], ids[1], "nope"}}, {"reason", "cleanup"}});
+  ASSERT_EQ(t.status, 200) << t.body;
+  Json out = Json::parse(t.body);
+  EXPECT_EQ(out["successful"], Json(ids));
+  ASSERT_EQ(out["errors"].size(), 1u);
+  EXPECT_EQ(out["errors"][0]["job"], "nope");
+  EXPECT_EQ(out["errors"][0]["code"], "ResourceNotFound");
+  // A write the door refused before it made a REST call.
+  EXPECT_EQ(sagemaker(f, "DeleteCluster", Json::object()).status, 400);
+  // A read the door refused is no mutation.
+  EXPECT_EQ(sagemaker(f, "DescribeCluster", Json::object()).status, 400);
+  std::vector<std::string> paths;
+  const Json audit = f.json("GET", "/v1/audit");
+  for (const Json& a : audit["AuditRecords"]) paths.push_back(a["Path"]);
+  const std::vector<std::string> want = {
+      "/v1/service-jobs/" + ids[0] + "/terminate", "/v1/service-jobs/" + ids[1] + "/terminate",
+      "/v1/service-jobs/nope/terminate", "/ SageMaker.DeleteCluster"};
+  ASSERT_GE(paths.size(), want.size()) << audit.dump();
+  EXPECT_EQ(std::vector<std::string>(paths.end() - want.size(), paths.end()), want);
+}
+
+TEST(DoorAudit, ADryRunThroughADoorChangesNothing) {
+  Fleet f;
+  HttpResponse r = f.call("POST", "/", g5_cluster("c1", 1).dump(), {{"dryRun", "All"}},
+                          {{"x-amz-target", "SageMaker.CreateCluster"}});
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(f.cluster("c1"), nullptr);
+}
+
 class SigV4WithAuthFile : public ::testing::Test {
  protected:
   void SetUp() override {

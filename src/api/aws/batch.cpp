@@ -142,14 +142,13 @@ HttpResponse describe(const Family& f, Api& api, const HttpRequest& req, const J
     if (wanted.empty() || wanted.contains(o.value(f.name_field, "")))
       items.push_back(aws_object(f, std::move(o)));
   }
-  Json out = Json::object();
+  Json out{{f.list_field, std::move(items)}};
   if (paged) {
-    auto next = page(items, in, "maxResults", "nextToken", 100,
-                     [&f](const Json& o) { return o.value(f.name_field, ""); });
-    if (!next.ok()) return fail(next.status());
-    if (!next->empty()) out["nextToken"] = *next;
+    if (Status st = page(out, f.list_field, in, "maxResults", "nextToken", 100,
+                         [&f](const Json& o) { return o.value(f.name_field, ""); });
+        !st.ok())
+      return fail(st);
   }
-  out[f.list_field] = std::move(items);
   return ok(std::move(out));
 }
 
@@ -159,11 +158,11 @@ HttpResponse list_scheduling_policies(Api& api, const HttpRequest& req, const Js
   Json items = Json::array();
   for (const Json& o : a.body["schedulingPolicies"])
     items.push_back({{"arn", batch_arn(kSchedulingPolicies.arn_type, o.value("name", ""))}});
-  auto next = page(items, in, "maxResults", "nextToken", 100,
-                   [](const Json& o) { return o.value("arn", ""); });
-  if (!next.ok()) return fail(next.status());
   Json out{{"schedulingPolicies", std::move(items)}};
-  if (!next->empty()) out["nextToken"] = *next;
+  if (Status st = page(out, "schedulingPolicies", in, "maxResults", "nextToken", 100,
+                       [](const Json& o) { return o.value("arn", ""); });
+      !st.ok())
+    return fail(st);
   return ok(std::move(out));
 }
 
@@ -182,11 +181,11 @@ HttpResponse list_quota_shares(Api& api, const HttpRequest& req, const Json& in)
   if (!a.ok()) return a.response;
   Json items = Json::array();
   for (Json& o : a.body["quotaShares"]) items.push_back(aws_object(kQuotaShares, std::move(o)));
-  auto next = page(items, in, "maxResults", "nextToken", 100,
-                   [](const Json& o) { return o.value("quotaShareName", ""); });
-  if (!next.ok()) return fail(next.status());
   Json out{{"quotaShares", std::move(items)}};
-  if (!next->empty()) out["nextToken"] = *next;
+  if (Status st = page(out, "quotaShares", in, "maxResults", "nextToken", 100,
+                       [](const Json& o) { return o.value("quotaShareName", ""); });
+      !st.ok())
+    return fail(st);
   return ok(std::move(out));
 }
 
@@ -297,11 +296,11 @@ HttpResponse list_service_jobs(Api& api, const HttpRequest& req, const Json& in)
                                "preemptionConfiguration", "schedulingPriority", "jobQueue"})
       j.erase(detail);
   }
-  auto next = page(items, in, "maxResults", "nextToken", 1000,
-                   [](const Json& j) { return j.value("jobId", ""); });
-  if (!next.ok()) return fail(next.status());
   Json out{{"jobSummaryList", std::move(items)}};
-  if (!next->empty()) out["nextToken"] = *next;
+  if (Status st = page(out, "jobSummaryList", in, "maxResults", "nextToken", 1000,
+                       [](const Json& j) { return j.value("jobId", ""); });
+      !st.ok())
+    return fail(st);
   return ok(std::move(out));
 }
 
@@ -439,7 +438,8 @@ constexpr std::string_view kNotImplemented[] = {
 
 void register_batch(Api& api) {
   for (std::string_view name : kNotImplemented) {
-    api.router().add_door("POST", "/v1/" + std::string(name), [name](const HttpRequest&) {
+    api.router().add_door("POST", "/v1/" + std::string(name), [&api, name](const HttpRequest&) {
+      api.door_call("", !is_read_operation(name));
       return batch_error(error_response(validation_error(
           "gpufleet does not implement AWS Batch's " + std::string(name) +
           " (container jobs and compute environments); it implements service environments, "
@@ -448,7 +448,8 @@ void register_batch(Api& api) {
     });
   }
   for (const auto& [name, op] : operations()) {
-    api.router().add_door("POST", "/v1/" + name, [&api, op](const HttpRequest& req) {
+    api.router().add_door("POST", "/v1/" + name, [&api, op, name](const HttpRequest& req) {
+      api.door_call("", !is_read_operation(name));
       auto in = read_input(req);
       if (!in.ok()) return batch_error(fail(in.status()));
       return batch_error(op(api, req, *in));

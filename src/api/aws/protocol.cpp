@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
+#include "api/auth.h"
 #include "core/ids.h"
 
 namespace gf {
@@ -24,7 +26,20 @@ Result<Json> read_input(const HttpRequest& outer) {
   return body;
 }
 
+bool is_read_operation(std::string_view op) {
+  auto starts = [op](std::string_view prefix) {
+    if (op.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(op[i])) != prefix[i]) return false;
+    }
+    return true;
+  };
+  return starts("describe") || starts("list") || starts("get");
+}
+
 Answer call(Api& api, const HttpRequest& outer, Inner inner) {
+  if (auto dry = outer.query.find("dryRun"); dry != outer.query.end())
+    inner.query["dryRun"] = dry->second;
   HttpRequest r;
   r.method = std::move(inner.method);
   r.path = std::move(inner.path);
@@ -149,9 +164,11 @@ std::optional<std::string> hex_decode(std::string_view s) {
 
 }  // namespace
 
-Result<std::string> page(Json& items, const Json& input, const std::string& max_field,
-                         const std::string& token_field, int64_t limit,
-                         const std::function<std::string(const Json&)>& key) {
+Status page(Json& body, const std::string& list_field, const Json& input,
+            const std::string& max_field, const std::string& token_field, int64_t limit,
+            const std::function<std::string(const Json&)>& key) {
+  Json& items = body[list_field];
+  if (!items.is_array()) items = Json::array();
   int64_t max = limit;
   if (auto it = input.find(max_field); it != input.end() && !it->is_null()) {
     if (!it->is_number_integer())
@@ -162,21 +179,33 @@ Result<std::string> page(Json& items, const Json& input, const std::string& max_
           fmt::format("{}: must be between 1 and {}, got {}", max_field, limit, max));
   }
   GF_ASSIGN_OR_RETURN(std::string token, string_field(input, token_field, false));
+  // A token belongs to one list with one set of filters: the input without its page fields.
+  Json filters = input;
+  filters.erase(max_field);
+  filters.erase(token_field);
+  const std::string list_id = sha256_hex(list_field + "\n" + safe_dump(filters)).substr(0, 12);
   size_t start = 0;
   if (!token.empty()) {
-    // "<offset>:<key of the item before it>", hex-encoded so that it reads as opaque.
-    const Status bad = validation_error(token_field + ": not a token this server issued");
+    // "<offset>:<list id>:<key of the item before it>", hex-encoded so that it reads as opaque.
+    const Status bad = validation_error(
+        token_field + ": not a token this server issued for this list and these filters");
     auto text = hex_decode(token);
     if (!text) return bad;
     const size_t colon = text->find(':');
-    if (colon == std::string::npos) return bad;
+    if (colon == std::string::npos || text->size() < colon + 2 + list_id.size() ||
+        text->compare(colon + 1, list_id.size(), list_id) != 0 ||
+        (*text)[colon + 1 + list_id.size()] != ':')
+      return bad;
     size_t offset = 0;
     auto [p, ec] = std::from_chars(text->data(), text->data() + colon, offset);
     if (ec != std::errc() || p != text->data() + colon || offset == 0) return bad;
-    const std::string before = text->substr(colon + 1);
-    start = std::min(offset, items.size());
-    if (offset > items.size() || key(items[offset - 1]) != before) {
-      // Items came or went before the page: continue after the item the token names.
+    const std::string before = text->substr(colon + 2 + list_id.size());
+    if (offset <= items.size() && key(items[offset - 1]) == before) {
+      start = offset;
+    } else {
+      // Items came or went before the page: continue after the item the token names, or where
+      // it stood when it went itself.
+      start = std::min(offset - 1, items.size());
       for (size_t i = 0; i < items.size(); ++i) {
         if (key(items[i]) == before) {
           start = i + 1;
@@ -187,11 +216,13 @@ Result<std::string> page(Json& items, const Json& input, const std::string& max_
   }
   const size_t end = std::min(items.size(), start + static_cast<size_t>(max));
   std::string next;
-  if (end < items.size()) next = hex_encode(fmt::format("{}:{}", end, key(items[end - 1])));
+  if (end < items.size())
+    next = hex_encode(fmt::format("{}:{}:{}", end, list_id, key(items[end - 1])));
   Json out = Json::array();
   for (size_t i = start; i < end; ++i) out.push_back(std::move(items[i]));
   items = std::move(out);
-  return next;
+  if (!next.empty()) body[token_field] = std::move(next);
+  return ok_status();
 }
 
 }  // namespace aws

@@ -34,7 +34,11 @@ struct Answer {
   bool ok() const { return response.status < 300; }
 };
 
-// Runs `inner` as the caller of `outer` (its identity, roles, headers and request id).
+// Whether an operation only reads: AWS names those Describe*, List* and Get* (any case).
+bool is_read_operation(std::string_view operation);
+
+// Runs `inner` as the caller of `outer` (its identity, roles, headers and request id, and its
+// `?dryRun=All`, which then changes nothing here either).
 Answer call(Api& api, const HttpRequest& outer, Inner inner);
 
 // SageMaker's timestamps: every ISO 8601 string under a key that ends in "Time", anywhere in
@@ -53,13 +57,14 @@ Status check_segment(const std::string& value, const std::string& field);
 // The last path segment of an ARN (`arn:...:cluster/abc` → "abc"), or the text itself.
 std::string name_of(const std::string& name_or_arn);
 
-// One page of `items` as AWS pages lists: at most `max_results` (1..`limit`, `limit` when
-// absent) from where `next_token` left off. `key` names an item; a token names the position and
-// the item before it, so a page stays right when items before it come or go. Returns the
-// token of the next page, "" on the last. Errors name `max_field` / `token_field`.
-Result<std::string> page(Json& items, const Json& input, const std::string& max_field,
-                         const std::string& token_field, int64_t limit,
-                         const std::function<std::string(const Json&)>& key);
+// One page of `body[list_field]` as AWS pages lists: at most `max_results` (1..`limit`, `limit`
+// when absent) from where `next_token` left off; `body[token_field]` is set to the next page's
+// token unless this is the last. `key` names an item; a token names the position and the item
+// before it, so a page stays right when items before it come or go. Errors name `max_field` /
+// `token_field`.
+Status page(Json& body, const std::string& list_field, const Json& input,
+            const std::string& max_field, const std::string& token_field, int64_t limit,
+            const std::function<std::string(const Json&)>& key);
 
 // An AWS ARN-like name for a Batch object in gpufleet's ARN form (`arn:gpufleet:...`).
 std::string batch_arn(const std::string& type, const std::string& name);

@@ -93,11 +93,10 @@ HttpResponse list_clusters(Api& api, const HttpRequest& req, const Json& in) {
   if (!q.ok()) return fail(q.status());
   Answer a = call(api, req, Inner{"GET", "/v1/clusters", *q, {}});
   if (!a.ok()) return a.response;
-  Json& items = a.body["ClusterSummaries"];
-  auto next = page(items, in, "MaxResults", "NextToken", kMaxResults,
-                   [](const Json& c) { return c.value("ClusterName", ""); });
-  if (!next.ok()) return fail(next.status());
-  if (!next->empty()) a.body["NextToken"] = *next;
+  if (Status st = page(a.body, "ClusterSummaries", in, "MaxResults", "NextToken", kMaxResults,
+                       [](const Json& c) { return c.value("ClusterName", ""); });
+      !st.ok())
+    return fail(st);
   return answer(std::move(a.body));
 }
 
@@ -125,10 +124,10 @@ HttpResponse list_cluster_nodes(Api& api, const HttpRequest& req, const Json& in
   if (!q.ok()) return fail(q.status());
   Answer a = call(api, req, Inner{"GET", "/v1/clusters/" + *name + "/nodes", *q, {}});
   if (!a.ok()) return a.response;
-  auto next = page(a.body["ClusterNodeSummaries"], in, "MaxResults", "NextToken", kMaxResults,
-                   [](const Json& n) { return n.value("InstanceId", ""); });
-  if (!next.ok()) return fail(next.status());
-  if (!next->empty()) a.body["NextToken"] = *next;
+  if (Status st = page(a.body, "ClusterNodeSummaries", in, "MaxResults", "NextToken", kMaxResults,
+                       [](const Json& n) { return n.value("InstanceId", ""); });
+      !st.ok())
+    return fail(st);
   return answer(std::move(a.body));
 }
 
@@ -248,9 +247,9 @@ HttpResponse door(Api& api, const HttpRequest& req) {
         "gpufleet does not implement SageMaker." + printable(op_name, 80) +
         "; it implements the HyperPod cluster operations (docs/aws-compatibility.md)");
   }
+  api.door_call(target, !is_read_operation(op_name));
   auto in = read_input(req);
-  if (!in.ok()) return fail(in.status());
-  HttpResponse r = it->second(api, req, *in);
+  HttpResponse r = in.ok() ? it->second(api, req, *in) : fail(in.status());
   r.content_type = "application/x-amz-json-1.1";
   return r;
 }

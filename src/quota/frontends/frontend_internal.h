@@ -27,8 +27,6 @@ std::string in_quotes(std::string_view s);  // "\"s\""
 // Kubernetes object names: core/k8s_names.h (valid_dns_label, valid_dns_subdomain).
 // AWS Batch names: 1-128 letters, digits, '-' and '_'.
 bool valid_aws_name(std::string_view s);
-// "arn:aws:batch:us-east-1:1:job-queue/q" -> "q"; a plain name is returned as is.
-std::string name_from_arn(std::string_view name_or_arn);
 
 // `n` characters of [a-z0-9] derived from `h`.
 std::string base36(uint64_t h, size_t n);

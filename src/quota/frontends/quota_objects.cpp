@@ -99,6 +99,13 @@ Status check_apply(const ObjectMap& current, const std::vector<QuotaObject>& inc
   return compiled.status();
 }
 
+std::string name_from_arn(std::string_view name_or_arn) {
+  if (!name_or_arn.starts_with("arn:")) return std::string(name_or_arn);
+  const size_t slash = name_or_arn.rfind('/');
+  if (slash == std::string_view::npos) return std::string(name_or_arn);
+  return std::string(name_or_arn.substr(slash + 1));
+}
+
 namespace detail {
 
 void note_unknown(const ObjectReader& reader, std::vector<std::string>& warnings) {
@@ -115,13 +122,6 @@ bool valid_aws_name(std::string_view s) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
            c == '_';
   });
-}
-
-std::string name_from_arn(std::string_view name_or_arn) {
-  if (!name_or_arn.starts_with("arn:")) return std::string(name_or_arn);
-  const size_t slash = name_or_arn.rfind('/');
-  if (slash == std::string_view::npos) return std::string(name_or_arn);
-  return std::string(name_or_arn.substr(slash + 1));
 }
 
 std::string base36(uint64_t h, size_t n) {

@@ -43,52 +43,85 @@ TEST(AwsTimes, EpochSecondsFromAnSdkBecomeIsoAndBadOnesNameTheField) {
   }
 }
 
+// A body of `n` items named n0, n1, ... under "Items", as a list call answers.
+Json listed(int n) { return Json{{"Items", names(n)}}; }
+
+Status page_of(Json& body, const Json& input, int64_t limit = 100) {
+  return aws::page(body, "Items", input, "maxResults", "nextToken", limit, key);
+}
+
 TEST(AwsPages, PagesCoverEveryItemOnceAndTheLastHasNoToken) {
-  Json all = names(7);
   std::vector<std::string> seen;
-  Json input = {{"MaxResults", 3}};
+  Json input = {{"maxResults", 3}};
   for (int round = 0; round < 10; ++round) {
-    Json items = all;
-    auto next = aws::page(items, input, "MaxResults", "NextToken", 100, key);
-    ASSERT_TRUE(next.ok()) << next.status().to_string();
-    EXPECT_LE(items.size(), 3u);
-    for (const Json& i : items) seen.push_back(key(i));
-    if (next->empty()) break;
-    input["NextToken"] = *next;
+    Json body = listed(7);
+    ASSERT_TRUE(page_of(body, input).ok());
+    EXPECT_LE(body["Items"].size(), 3u);
+    for (const Json& i : body["Items"]) seen.push_back(key(i));
+    if (!body.contains("nextToken")) break;
+    input["nextToken"] = body["nextToken"];
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"n0", "n1", "n2", "n3", "n4", "n5", "n6"}));
 }
 
 TEST(AwsPages, ATokenContinuesAfterItsItemWhenItemsBeforeItCameOrWent) {
-  Json items = names(6);
-  auto next = aws::page(items, Json{{"MaxResults", 2}}, "MaxResults", "NextToken", 100, key);
-  ASSERT_TRUE(next.ok());
+  Json first = listed(6);
+  ASSERT_TRUE(page_of(first, Json{{"maxResults", 2}}).ok());
   // n0 went away: the next page still starts after n1.
-  Json rest = names(6);
-  rest.erase(rest.begin());
-  Json input = {{"MaxResults", 2}, {"NextToken", *next}};
-  ASSERT_TRUE(aws::page(rest, input, "MaxResults", "NextToken", 100, key).ok());
-  EXPECT_EQ(key(rest[0]), "n2");
+  Json rest = listed(6);
+  rest["Items"].erase(rest["Items"].begin());
+  ASSERT_TRUE(page_of(rest, Json{{"maxResults", 2}, {"nextToken", first["nextToken"]}}).ok());
+  EXPECT_EQ(key(rest["Items"][0]), "n2");
+}
+
+TEST(AwsPages, WhenTheNamedItemWentThePageStartsWhereItStood) {
+  // Pages of 2 over a, b, c, d; b goes between the calls: c still comes next.
+  auto abcd = [](bool without_b) {
+    Json items = Json::array();
+    for (const char* n : {"a", "b", "c", "d"})
+      if (!without_b || std::string(n) != "b") items.push_back({{"Name", n}});
+    return Json{{"Items", items}};
+  };
+  Json first = abcd(false);
+  ASSERT_TRUE(page_of(first, Json{{"maxResults", 2}}).ok());
+  Json second = abcd(true);
+  ASSERT_TRUE(page_of(second, Json{{"maxResults", 2}, {"nextToken", first["nextToken"]}}).ok());
+  ASSERT_EQ(second["Items"].size(), 2u);
+  EXPECT_EQ(key(second["Items"][0]), "c");
+  EXPECT_EQ(key(second["Items"][1]), "d");
+}
+
+TEST(AwsPages, ATokenServesOnlyTheListAndFiltersThatIssuedIt) {
+  Json first = listed(5);
+  ASSERT_TRUE(page_of(first, Json{{"maxResults", 2}, {"jobQueue", "q1"}}).ok());
+  const Json token = first["nextToken"];
+  Json same = listed(5);
+  EXPECT_TRUE(page_of(same, Json{{"maxResults", 3}, {"jobQueue", "q1"}, {"nextToken", token}}).ok())
+      << "a new page size is fine";
+  Json other = listed(5);
+  const Status st =
+      page_of(other, Json{{"maxResults", 2}, {"jobQueue", "q2"}, {"nextToken", token}});
+  EXPECT_EQ(st.code(), ErrorCode::kValidation);
+  EXPECT_NE(st.message().find("these filters"), std::string::npos) << st.message();
 }
 
 TEST(AwsPages, MaxResultsAndNextTokenAreCheckedByName) {
   for (const Json& max : {Json(0), Json(101), Json("5"), Json(2.5)}) {
-    Json items = names(3);
-    auto r = aws::page(items, Json{{"maxResults", max}}, "maxResults", "nextToken", 100, key);
-    ASSERT_FALSE(r.ok()) << max.dump();
-    EXPECT_EQ(r.status().message().rfind("maxResults:", 0), 0u) << r.status().message();
+    Json body = listed(3);
+    const Status st = page_of(body, Json{{"maxResults", max}});
+    ASSERT_FALSE(st.ok()) << max.dump();
+    EXPECT_EQ(st.message().rfind("maxResults:", 0), 0u) << st.message();
   }
   for (const Json& token : {Json("zz"), Json("abc"), Json(7), Json("303a")}) {
-    Json items = names(3);
-    auto r = aws::page(items, Json{{"nextToken", token}}, "maxResults", "nextToken", 100, key);
-    ASSERT_FALSE(r.ok()) << token.dump();
-    EXPECT_EQ(r.status().message().rfind("nextToken:", 0), 0u) << r.status().message();
+    Json body = listed(3);
+    const Status st = page_of(body, Json{{"nextToken", token}});
+    ASSERT_FALSE(st.ok()) << token.dump();
+    EXPECT_EQ(st.message().rfind("nextToken:", 0), 0u) << st.message();
   }
-  Json items = names(3);
-  auto all = aws::page(items, Json::object(), "maxResults", "nextToken", 100, key);
-  ASSERT_TRUE(all.ok());
-  EXPECT_TRUE(all->empty());
-  EXPECT_EQ(items.size(), 3u);
+  Json body = listed(3);
+  ASSERT_TRUE(page_of(body, Json::object()).ok());
+  EXPECT_FALSE(body.contains("nextToken"));
+  EXPECT_EQ(body["Items"].size(), 3u);
 }
 
 TEST(AwsNames, ArnsNameTheirLastSegmentAndPathSegmentsRefuseSlashes) {

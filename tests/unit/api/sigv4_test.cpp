@@ -76,6 +76,37 @@ TEST(SigV4, HeaderValuesAreTrimmedAndTheirSpacesCollapsed) {
   EXPECT_TRUE(check(r, kSecret, suite_time()).ok());
 }
 
+TEST(SigV4, TheTargetAsItArrivedIsSignedWithEscapesRepeatedNamesAndAPlus) {
+  // Signed by @smithy/signature-v4 with path "/v1/clusters/a%3Ab" and query {k: "a+b c",
+  // j: ["2", "1"]}, sent as the target below.
+  HttpRequest r = suite_request("GET", "host;x-amz-date",
+                                "ef443085e1716ee6109afd6ba3c30c8681b8b9911fce53ddf79c953d7c615c20");
+  r.target = "/v1/clusters/a%3Ab?k=a%2Bb%20c&j=2&j=1";
+  r.path = "/v1/clusters/a:b";
+  r.query = {{"k", "a+b c"}, {"j", "1"}};
+  EXPECT_TRUE(check(r, kSecret, suite_time()).ok()) << check(r, kSecret, suite_time()).to_string();
+}
+
+TEST(SigV4, TheTargetAndIdempotencyKeyMustBeSignedWhenSent) {
+  HttpRequest r = suite_request("POST", "host;x-amz-date",
+                                "5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b");
+  r.headers["x-amz-target"] = "SageMaker.DeleteCluster";  // swapped into a captured request
+  const Status st = check(r, kSecret, suite_time());
+  EXPECT_EQ(st.code(), ErrorCode::kIncompleteSignature);
+  EXPECT_NE(st.message().find("x-amz-target"), std::string::npos) << st.message();
+  r.headers.erase("x-amz-target");
+  r.headers["idempotency-key"] = "k1";
+  EXPECT_EQ(check(r, kSecret, suite_time()).code(), ErrorCode::kIncompleteSignature);
+}
+
+TEST(SigV4, ASignedHeaderTheRequestLacksIsRefused) {
+  HttpRequest r = suite_request("GET", "host;my-header;x-amz-date",
+                                "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
+  const Status st = check(r, kSecret, suite_time());
+  EXPECT_EQ(st.code(), ErrorCode::kIncompleteSignature);
+  EXPECT_NE(st.message().find("my-header"), std::string::npos) << st.message();
+}
+
 TEST(SigV4, WrongSecretIsInvalidSignatureException) {
   HttpRequest r = suite_request("GET", "host;x-amz-date",
                                 "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
@@ -137,6 +168,9 @@ TEST(SigV4, MalformedAuthorizationIsIncompleteSignatureNamingThePart) {
            Case{"AWS4-HMAC-SHA256 Credential=A/20150830/r/s/aws4_request, SignedHeaders=host, "
                 "Signature=XYZ",
                 "64 lower-case hex"},
+           Case{"AWS4-HMAC-SHA256 Credential=A\xff<>/20150830/r/s/aws4_request, "
+                "SignedHeaders=host, Signature=00",
+                "letters and digits"},
        }) {
     auto parsed = sigv4::parse(c.header);
     ASSERT_FALSE(parsed.ok()) << c.header;
