@@ -363,20 +363,21 @@ HttpResponse job_queue_snapshot(Api& api, const HttpRequest& req, const Json& in
   return ok(std::move(a.body));
 }
 
-Op bind(HttpResponse (*fn)(const Family&, Api&, const HttpRequest&, const Json&), const Family& f) {
+Op with_family(HttpResponse (*fn)(const Family&, Api&, const HttpRequest&, const Json&),
+               const Family& f) {
   return [fn, &f](Api& api, const HttpRequest& req, const Json& in) { return fn(f, api, req, in); };
 }
 
 const std::vector<std::pair<std::string, Op>>& operations() {
   static const std::vector<std::pair<std::string, Op>> ops = {
-      {"createserviceenvironment", bind(create, kServiceEnvironments)},
+      {"createserviceenvironment", with_family(create, kServiceEnvironments)},
       {"describeserviceenvironments",
        [](Api& a, const HttpRequest& r, const Json& in) {
          return describe(kServiceEnvironments, a, r, in, "serviceEnvironments", true);
        }},
-      {"updateserviceenvironment", bind(update, kServiceEnvironments)},
-      {"deleteserviceenvironment", bind(remove, kServiceEnvironments)},
-      {"createschedulingpolicy", bind(create, kSchedulingPolicies)},
+      {"updateserviceenvironment", with_family(update, kServiceEnvironments)},
+      {"deleteserviceenvironment", with_family(remove, kServiceEnvironments)},
+      {"createschedulingpolicy", with_family(create, kSchedulingPolicies)},
       {"describeschedulingpolicies",
        [](Api& a, const HttpRequest& r, const Json& in) {
          if (!in.contains("arns"))
@@ -384,20 +385,20 @@ const std::vector<std::pair<std::string, Op>>& operations() {
          return describe(kSchedulingPolicies, a, r, in, "arns", false);
        }},
       {"listschedulingpolicies", list_scheduling_policies},
-      {"updateschedulingpolicy", bind(update, kSchedulingPolicies)},
-      {"deleteschedulingpolicy", bind(remove, kSchedulingPolicies)},
-      {"createjobqueue", bind(create, kJobQueues)},
+      {"updateschedulingpolicy", with_family(update, kSchedulingPolicies)},
+      {"deleteschedulingpolicy", with_family(remove, kSchedulingPolicies)},
+      {"createjobqueue", with_family(create, kJobQueues)},
       {"describejobqueues",
        [](Api& a, const HttpRequest& r, const Json& in) {
          return describe(kJobQueues, a, r, in, "jobQueues", true);
        }},
-      {"updatejobqueue", bind(update, kJobQueues)},
-      {"deletejobqueue", bind(remove, kJobQueues)},
-      {"createquotashare", bind(create, kQuotaShares)},
+      {"updatejobqueue", with_family(update, kJobQueues)},
+      {"deletejobqueue", with_family(remove, kJobQueues)},
+      {"createquotashare", with_family(create, kQuotaShares)},
       {"describequotashare", describe_quota_share},
       {"listquotashares", list_quota_shares},
-      {"updatequotashare", bind(update, kQuotaShares)},
-      {"deletequotashare", bind(remove, kQuotaShares)},
+      {"updatequotashare", with_family(update, kQuotaShares)},
+      {"deletequotashare", with_family(remove, kQuotaShares)},
       {"submitservicejob", submit_service_job},
       {"describeservicejob", describe_service_job},
       {"listservicejobs", list_service_jobs},
@@ -447,7 +448,9 @@ void register_batch(Api& api) {
           "(docs/aws-compatibility.md)")));
     });
   }
-  for (const auto& [name, op] : operations()) {
+  for (const auto& entry : operations()) {
+    const std::string name = entry.first;
+    const Op op = entry.second;
     api.router().add_door("POST", "/v1/" + name, [&api, op, name](const HttpRequest& req) {
       api.door_call("", !is_read_operation(name));
       auto in = read_input(req);
