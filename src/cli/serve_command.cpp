@@ -717,8 +717,9 @@ void add_local_cloud_options(CLI::App* cmd, ServeArgs& args) {
 // The flags of authentication, TLS and the HTTP server's limits.
 void add_http_options(CLI::App* cmd, ServeArgs& args) {
   cmd->add_option("--auth-file", args.auth_file,
-                  "YAML file of tokens (SHA-256 hashes, subjects, roles); requests then need "
-                  "Authorization: Bearer <token> (see gpufleet token create)");
+                  "YAML file of tokens (SHA-256 hashes, subjects, roles) and AWS access keys; "
+                  "requests then need Authorization: Bearer <token> (see gpufleet token create) "
+                  "or a Signature V4 under a listed key (docs/security.md)");
   cmd->add_flag("--insecure", args.insecure, "allow a non-loopback --listen without --auth-file");
   cmd->add_option("--tls-cert", args.tls_cert,
                   "PEM certificate chain: serve HTTPS (with --tls-key)");
