@@ -62,6 +62,8 @@ class TokenStore {
   std::map<std::string, AccessKeyEntry, std::less<>> access_keys_;
 };
 
+// `bytes` as lower-case hex, two digits a byte.
+std::string hex_lower(std::string_view bytes);
 // Lower-case hex SHA-256 of `data` (OpenSSL).
 std::string sha256_hex(std::string_view data);
 // A new random token (32 bytes from OpenSSL's CSPRNG, as "gf_" + base64url).

@@ -19,6 +19,35 @@ Result<Time> query_time(const std::string& key, const std::string& text, Time no
                           "duration back from now such as 1h, got \"" + printable(text, 60) + "\"");
 }
 
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string percent_decode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = hex_value(s[i + 1]);
+      const int lo = hex_value(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += plus_is_space && s[i] == '+' ? ' ' : s[i];
+  }
+  return out;
+}
+
 HttpResponse json_response(int status, const Json& body) {
   HttpResponse r;
   r.status = status;

@@ -61,6 +61,8 @@ struct HttpResponse {
 };
 
 HttpResponse json_response(int status, const Json& body);
+// %XX → byte; `plus_is_space` for query strings. A malformed escape stays as written.
+std::string percent_decode(std::string_view s, bool plus_is_space);
 
 // A time in a query string: ISO 8601 ("2026-01-01T00:00:00Z"), or a duration back from the
 // server's own clock ("1h" = an hour before `now`), so a relative filter means the same on a

@@ -29,32 +29,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX → byte; `plus_is_space` for query strings. A malformed escape stays as written.
-std::string percent_decode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = hex_value(s[i + 1]);
-      const int lo = hex_value(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += plus_is_space && s[i] == '+' ? ' ' : s[i];
-  }
-  return out;
-}
-
 HttpResponse plain_error(const Status& st) {
   HttpResponse r = error_response(st);
   r.route = "unmatched";

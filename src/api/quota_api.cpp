@@ -161,8 +161,7 @@ Json render(const FleetView& v, const QuotaObject& o) {
       break;
     case Kind::kQuotaShare: {
       if (q != nullptr) {
-        auto it =
-            q->share_leaf.find({frontend::name_from_arn(o.doc.value("jobQueue", "")), o.key.name});
+        auto it = q->share_leaf.find({name_from_arn(o.doc.value("jobQueue", "")), o.key.name});
         if (it != q->share_leaf.end()) {
           Json st = leaf_status(it->second);
           out["admittedJobs"] = st.value("admittedWorkloads", 0);
@@ -457,13 +456,12 @@ HttpResponse patch_aws_object(Api& api, const AwsFamily& f, const HttpRequest& r
 
 // GET <family path>: the family's objects, optionally of one jobQueue.
 HttpResponse list_aws_objects(Api& api, const AwsFamily& f, const HttpRequest& req) {
-  const std::string job_queue = frontend::name_from_arn(req.query_or("jobQueue", ""));
+  const std::string job_queue = name_from_arn(req.query_or("jobQueue", ""));
   return read_view(api, [f, job_queue](const FleetView& v) -> Result<Json> {
     Json items = Json::array();
     for (const auto& [key, o] : objects_of(v)) {
       if (key.kind != f.kind) continue;
-      if (!job_queue.empty() && frontend::name_from_arn(o.doc.value("jobQueue", "")) != job_queue)
-        continue;
+      if (!job_queue.empty() && name_from_arn(o.doc.value("jobQueue", "")) != job_queue) continue;
       items.push_back(render(v, o));
     }
     return Json{{f.list_field, std::move(items)}};
@@ -596,8 +594,7 @@ HttpResponse job_queue_snapshot(Api& api, const HttpRequest& req) {
   Json total = Json::object();
   Json shares = Json::array();
   for (const auto& [key, o] : objs) {
-    if (key.kind != Kind::kQuotaShare ||
-        frontend::name_from_arn(o.doc.value("jobQueue", "")) != queue)
+    if (key.kind != Kind::kQuotaShare || name_from_arn(o.doc.value("jobQueue", "")) != queue)
       continue;
     const Json rendered = render(*view, o);
     Json used = capacity_usage(rendered.value("usage", Json::object()),

@@ -13,17 +13,6 @@
 namespace gf::sigv4 {
 namespace {
 
-std::string hex(const unsigned char* data, size_t n) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    out += kHex[data[i] >> 4];
-    out += kHex[data[i] & 0xF];
-  }
-  return out;
-}
-
 std::string hmac(std::string_view key, std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -54,28 +43,6 @@ Status incomplete(const std::string& what) {
   return Status(ErrorCode::kIncompleteSignature, "Authorization: " + what);
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX → byte (`+` stays a plus: SigV4 clients encode a space as %20); a malformed escape stays.
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 // The canonical query string: every name=value pair, each part decoded and encoded again the one
 // way SigV4 encodes, sorted. From the target as it arrived when there is one (so repeated names
 // and a literal `+` sign as the client signed them), else from the decoded map.
@@ -90,10 +57,10 @@ std::string canonical_query(const HttpRequest& request) {
       const std::string_view pair = rest.substr(0, amp);
       if (!pair.empty()) {
         const size_t eq = pair.find('=');
-        pairs.emplace_back(uri_encode(percent_decode(pair.substr(0, eq)), false),
+        pairs.emplace_back(uri_encode(percent_decode(pair.substr(0, eq), false), false),
                            eq == std::string_view::npos
                                ? ""
-                               : uri_encode(percent_decode(pair.substr(eq + 1)), false));
+                               : uri_encode(percent_decode(pair.substr(eq + 1), false), false));
       }
       if (amp == std::string_view::npos) break;
       rest.remove_prefix(amp + 1);
@@ -245,7 +212,7 @@ std::string sign(std::string_view secret, const Authorization& auth, std::string
   key = hmac(key, auth.service);
   key = hmac(key, "aws4_request");
   const std::string mac = hmac(key, to_sign);
-  return hex(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
+  return hex_lower(mac);
 }
 
 Status verify(const HttpRequest& request, const Authorization& auth, std::string_view secret,

@@ -6,6 +6,13 @@
 
 namespace gf {
 
+std::string name_from_arn(std::string_view name_or_arn) {
+  if (!name_or_arn.starts_with("arn:")) return std::string(name_or_arn);
+  const size_t slash = name_or_arn.rfind('/');
+  if (slash == std::string_view::npos) return std::string(name_or_arn);
+  return std::string(name_or_arn.substr(slash + 1));
+}
+
 std::string make_arn(const ArnConfig& cfg, std::string_view resource_type, std::string_view id) {
   std::string arn = "arn:gpufleet:";
   arn += cfg.region;

@@ -16,6 +16,9 @@ struct ArnConfig {
 
 // "arn:gpufleet:<region>:<account>:<resource_type>/<id>"
 std::string make_arn(const ArnConfig& cfg, std::string_view resource_type, std::string_view id);
+// The name an ARN ends in ("arn:aws:batch:us-east-1:1:job-queue/q" -> "q"); a plain name is
+// returned as is. AWS calls take either wherever they name an object.
+std::string name_from_arn(std::string_view name_or_arn);
 // The instance id of the counter-th launch request: "i-" and 17 hex digits, as EC2 writes them.
 std::string instance_id(uint64_t seed, int64_t counter);
 // The id of the counter-th cluster: 10 characters of [a-z0-9] (docs/provisioning.md).

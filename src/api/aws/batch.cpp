@@ -10,6 +10,7 @@
 #include <set>
 
 #include "api/aws/protocol.h"
+#include "core/ids.h"
 
 namespace gf::aws {
 namespace {
@@ -44,7 +45,7 @@ HttpResponse ok(Json body) { return json_response(200, body); }
 // The name an identifier field gives (a name or an ARN), checked to fit a path.
 Result<std::string> name_field(const Json& in, const std::string& field) {
   GF_ASSIGN_OR_RETURN(std::string v, string_field(in, field, true));
-  std::string name = name_of(v);
+  std::string name = name_from_arn(v);
   GF_RETURN_IF_ERROR(check_segment(name, field));
   return name;
 }
@@ -84,7 +85,7 @@ Json aws_object(const Family& f, Json o) {
     if (!o.contains("state")) o["state"] = "ENABLED";
   }
   if (&f == &kQuotaShares) {
-    o["jobQueueArn"] = batch_arn(kJobQueues.arn_type, name_of(o.value("jobQueue", "")));
+    o["jobQueueArn"] = batch_arn(kJobQueues.arn_type, name_from_arn(o.value("jobQueue", "")));
     if (!o.contains("state")) o["state"] = "ENABLED";
     if (!o.contains("status")) o["status"] = "VALID";
   }
@@ -132,7 +133,7 @@ HttpResponse describe(const Family& f, Api& api, const HttpRequest& req, const J
       if (!v.is_string())
         return fail(
             validation_error(filter_field + ": expected strings, got " + describe_json_value(v)));
-      wanted.insert(name_of(v.get<std::string>()));
+      wanted.insert(name_from_arn(v.get<std::string>()));
     }
   }
   Answer a = call(api, req, Inner{"GET", f.rest, {}, {}});

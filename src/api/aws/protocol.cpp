@@ -128,27 +128,11 @@ Status check_segment(const std::string& value, const std::string& field) {
   return ok_status();
 }
 
-std::string name_of(const std::string& name_or_arn) {
-  if (name_or_arn.rfind("arn:", 0) != 0) return name_or_arn;
-  const size_t slash = name_or_arn.rfind('/');
-  return slash == std::string::npos ? name_or_arn : name_or_arn.substr(slash + 1);
-}
-
 std::string batch_arn(const std::string& type, const std::string& name) {
   return make_arn(ArnConfig{}, type, name);
 }
 
 namespace {
-
-std::string hex_encode(std::string_view s) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    out += kHex[c >> 4];
-    out += kHex[c & 0xF];
-  }
-  return out;
-}
 
 std::optional<std::string> hex_decode(std::string_view s) {
   if (s.size() % 2 != 0) return std::nullopt;
@@ -217,7 +201,7 @@ Status page(Json& body, const std::string& list_field, const Json& input,
   const size_t end = std::min(items.size(), start + static_cast<size_t>(max));
   std::string next;
   if (end < items.size())
-    next = hex_encode(fmt::format("{}:{}:{}", end, list_id, key(items[end - 1])));
+    next = hex_lower(fmt::format("{}:{}:{}", end, list_id, key(items[end - 1])));
   Json out = Json::array();
   for (size_t i = start; i < end; ++i) out.push_back(std::move(items[i]));
   items = std::move(out);

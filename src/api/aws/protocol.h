@@ -54,8 +54,6 @@ Result<std::string> string_field(const Json& input, const std::string& field, bo
 // A name that goes into a REST path as one segment: 1-256 characters, no `/`. The error names
 // `field`.
 Status check_segment(const std::string& value, const std::string& field);
-// The last path segment of an ARN (`arn:...:cluster/abc` → "abc"), or the text itself.
-std::string name_of(const std::string& name_or_arn);
 
 // One page of `body[list_field]` as AWS pages lists: at most `max_results` (1..`limit`, `limit`
 // when absent) from where `next_token` left off; `body[token_field]` is set to the next page's

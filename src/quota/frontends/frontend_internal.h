@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/ids.h"
 #include "core/json.h"
 #include "core/k8s_names.h"
 #include "core/resources.h"

@@ -99,13 +99,6 @@ Status check_apply(const ObjectMap& current, const std::vector<QuotaObject>& inc
   return compiled.status();
 }
 
-std::string name_from_arn(std::string_view name_or_arn) {
-  if (!name_or_arn.starts_with("arn:")) return std::string(name_or_arn);
-  const size_t slash = name_or_arn.rfind('/');
-  if (slash == std::string_view::npos) return std::string(name_or_arn);
-  return std::string(name_or_arn.substr(slash + 1));
-}
-
 namespace detail {
 
 void note_unknown(const ObjectReader& reader, std::vector<std::string>& warnings) {

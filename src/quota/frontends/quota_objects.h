@@ -41,9 +41,6 @@ Result<QuotaObject> parse_quota_share(const Json& body);
 
 // examples/quota-shares.json: {serviceEnvironment, schedulingPolicy, jobQueue, quotaShares[]}
 // (any non-empty subset). Errors name the bundle path: `quotaShares[1].capacityLimits: ...`.
-// "arn:aws:batch:us-east-1:1:job-queue/q" -> "q"; a plain name is returned as is (objects name
-// each other either way: a share's jobQueue, a queue's schedulingPolicyArn).
-std::string name_from_arn(std::string_view name_or_arn);
 bool is_quota_share_bundle(const Json& doc);
 Result<std::vector<QuotaObject>> parse_quota_share_bundle(
     const Json& doc);  // env, policy, queue, shares

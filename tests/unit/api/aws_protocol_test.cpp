@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api/auth.h"
+#include "core/ids.h"
 
 namespace gf {
 namespace {
@@ -125,8 +126,8 @@ TEST(AwsPages, MaxResultsAndNextTokenAreCheckedByName) {
 }
 
 TEST(AwsNames, ArnsNameTheirLastSegmentAndPathSegmentsRefuseSlashes) {
-  EXPECT_EQ(aws::name_of("arn:gpufleet:local:000000000000:job-queues/q1"), "q1");
-  EXPECT_EQ(aws::name_of("q1"), "q1");
+  EXPECT_EQ(name_from_arn("arn:gpufleet:local:000000000000:job-queues/q1"), "q1");
+  EXPECT_EQ(name_from_arn("q1"), "q1");
   EXPECT_TRUE(aws::check_segment("my-cluster", "ClusterName").ok());
   for (const char* bad : {"", "a/nodes/b", "..", "."}) {
     const Status st = aws::check_segment(bad, "ClusterName");
