@@ -26,6 +26,29 @@ bool env_name_ok(const std::string& n) {
 constexpr fs::perms kScript = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec;
 
+// The container's lines of the pod's script: its environment and command in a subshell of its
+// own, output to its own log (the pod's directory holds one log per container).
+Result<std::string> container_lines(const Json& c, const fs::path& log) {
+  std::vector<std::string> argv;
+  for (const char* key : {"Command", "Args"}) {
+    for (const Json& a : c.value(key, Json::array()))
+      if (a.is_string()) argv.push_back(a.get<std::string>());
+  }
+  if (argv.empty())
+    return validation_error("container " + c.value("Name", "main") + ": no command");
+  std::ostringstream s;
+  s << "(\n";
+  for (const Json& e : c.value("Env", Json::array())) {
+    const std::string name = e.value("Name", "");
+    if (env_name_ok(name))
+      s << "  export " << name << "=" << shell_quote(e.value("Value", "")) << "\n";
+  }
+  s << "  exec";
+  for (const std::string& a : argv) s << " " << shell_quote(a);
+  s << " >> " << shell_quote(log.string()) << " 2>&1\n) &\npids+=($!)\n";
+  return s.str();
+}
+
 }  // namespace
 
 Result<std::optional<SlurmPodSpec>> SlurmPodSpec::from_pod(const Json& pod) {
@@ -69,37 +92,31 @@ Status SlurmPod::write_script() {
   if (ec) return internal_error("cannot create " + node_dir.string() + ": " + ec.message());
   const Json containers = pod_.value("Containers", Json::array());
   if (containers.empty()) return validation_error("the pod has no container");
-  if (containers.size() > 1) {
-    spdlog::warn("pod {}: a Slurm allocation runs one command per pod; only container {} runs",
-                 pod_.value("Name", ""), containers[0].value("Name", "main"));
-  }
-  const Json& c = containers[0];
-  std::vector<std::string> argv;
-  for (const char* key : {"Command", "Args"}) {
-    for (const Json& a : c.value(key, Json::array()))
-      if (a.is_string()) argv.push_back(a.get<std::string>());
-  }
-  if (argv.empty())
-    return validation_error("container " + c.value("Name", "main") + ": no command");
+  const fs::path pod_dir = fs::path(log_).parent_path();
   std::ostringstream s;
   s << "#!/bin/bash\n# pod " << pod_.value("Name", "") << " of Slurm job " << spec_.allocation
-    << ", written by its node's gpufleet agent\n";
-  const fs::path work = fs::path(log_).parent_path() / "work";
+    << ", written by its node's gpufleet agent: every container runs in the job's step\n";
+  const fs::path work = pod_dir / "work";
   fs::create_directories(work, ec);
   s << "cd " << shell_quote(work.string()) << " || exit 127\n";
-  for (const Json& e : c.value("Env", Json::array())) {
-    const std::string name = e.value("Name", "");
-    if (env_name_ok(name))
-      s << "export " << name << "=" << shell_quote(e.value("Value", "")) << "\n";
+  // The step started here: what makes the pod Running (docs/slurm.md "States").
+  s << ": > " << shell_quote(started_marker()) << "\n";
+  s << "pids=()\n";
+  for (const Json& c : containers) {
+    GF_ASSIGN_OR_RETURN(std::string lines,
+                        container_lines(c, pod_dir / (c.value("Name", "main") + ".log")));
+    s << lines;
   }
-  s << "exec";
-  for (const std::string& a : argv) s << " " << shell_quote(a);
-  s << " >> " << shell_quote(log_) << " 2>&1\n";
+  s << "rc=0\nfor p in \"${pids[@]}\"; do wait \"$p\" || rc=$?; done\nexit $rc\n";
   GF_RETURN_IF_ERROR(
       write_file_atomically(node_dir / (pod_.value("Name", "pod") + ".sh"), s.str(), kScript));
   return write_file_atomically(node_dir / "expected", std::to_string(spec_.pods_on_node) + "\n",
                                fs::perms::owner_read | fs::perms::owner_write |
                                    fs::perms::group_read | fs::perms::others_read);
+}
+
+std::string SlurmPod::started_marker() const {
+  return (fs::path(dir_) / spec_.node_name / (pod_.value("Name", "pod") + ".started")).string();
 }
 
 Status SlurmPod::submit() {
@@ -176,27 +193,28 @@ void SlurmPod::step(Time now) {
   }
   if (next_poll_ && now < *next_poll_) return;
   next_poll_ = now + seconds(2);
+  slurm::AllocationView a;
   const std::optional<int64_t> id = job_id();
-  if (!id) return;
-  auto jobs = cli_.jobs();
-  if (!jobs.ok()) return;
-  for (const slurm::JobState& j : *jobs) {
-    if (j.id != *id) continue;
-    if (!j.finished()) {
-      phase_ = j.state == "RUNNING" || j.state == "COMPLETING" ? "Running" : "Pending";
-      message_ = "Slurm job " + std::to_string(j.id) + " " + j.state +
-                 (j.state == "PENDING" && !j.reason.empty() ? " (" + j.reason + ")" : "");
-    } else if (j.state == "COMPLETED") {
-      phase_ = "Succeeded";
-      exit_code_ = 0;
-      message_ = "Slurm job " + std::to_string(j.id) + " COMPLETED";
-    } else {
-      phase_ = "Failed";
-      exit_code_ = static_cast<int>(j.exit_code.value_or(1));
-      if (exit_code_ == 0) exit_code_ = 1;
-      message_ = "Slurm job " + std::to_string(j.id) + " " + j.state;
+  a.submitted = id.has_value();
+  if (a.submitted) {
+    auto jobs = cli_.jobs();
+    a.answered = jobs.ok();
+    if (!jobs.ok()) a.error = jobs.status().message();
+    for (const slurm::JobState& j : jobs.ok() ? *jobs : std::vector<slurm::JobState>{}) {
+      if (j.id == *id) a.job = j;
     }
-    return;
+    a.step_started = fs::exists(started_marker());
+  }
+  const slurm::PodPhase p = slurm::slurm_pod_phase(a);
+  // A pod that ran keeps its end: Slurm forgets finished jobs after MinJobAge.
+  if ((phase_ == "Succeeded" || phase_ == "Failed") && p.phase == "Unknown") return;
+  phase_ = p.phase;
+  exit_code_ = p.exit_code;
+  message_ = p.message;
+  if (p.cancel && id) {
+    spdlog::warn("Slurm job {} ({}) will not run: {}; cancelling it", *id, spec_.allocation,
+                 p.message);
+    if (Status st = cli_.cancel(*id); !st.ok()) spdlog::warn("scancel {}: {}", *id, st.message());
   }
 }
 

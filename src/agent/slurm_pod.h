@@ -1,13 +1,15 @@
 // A pod of a gang placed on a real Slurm cluster (docs/slurm.md "Gangs as allocations"): the gang
 // is one `sbatch -N <nodes> -w <its nodes> -p <partition>` allocation, submitted once by the
 // agent of the node of the gang's first pod; every pod's agent writes the script its pod runs on
-// its node (the container's command and environment) and mirrors the allocation's state into its
-// pod's status (PENDING → Pending, RUNNING → Running, COMPLETED → Succeeded, FAILED/… → Failed
-// with the exit code). Deleting or preempting the job cancels the allocation (scancel).
+// its node (every container's command and environment) and mirrors the allocation's state into
+// its pod's status by slurm_pod_phase (docs/slurm.md "States": Running only once the allocation
+// RUNS and the pod's command started on its node; a held launch failure is Failed, and its
+// allocation cancelled). Deleting or preempting the job cancels the allocation (scancel).
 //
 // In the cluster's Slurm directory: jobs/<allocation name>/
 //   gang.sh            what the allocation runs on each node (srun, one task per node)
-//   <node>/<pod>.sh    a pod's command; <node>/expected: how many pods run on that node
+//   <node>/<pod>.sh    a pod's containers; <node>/expected: how many pods run on that node
+//   <node>/<pod>.started    created by the pod's script when it starts
 //   jobid              the Slurm job id, once submitted (the submitter writes it)
 #pragma once
 
@@ -53,6 +55,8 @@ class SlurmPod {
   Status write_script();
   Status submit();
   std::optional<int64_t> job_id() const;
+  // The file the pod's script creates when it starts on its node (its step started).
+  std::string started_marker() const;
 
   SlurmPodSpec spec_;
   std::string dir_;  // jobs/<allocation>

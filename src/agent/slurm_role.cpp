@@ -5,7 +5,11 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -76,9 +80,12 @@ Result<std::optional<SlurmSettings>> SlurmSettings::from_json(const Json& slurm)
 }
 
 SlurmRole::SlurmRole(SlurmSettings settings, NodeApi& api)
-    : settings_(std::move(settings)), api_(api), cli_(conf(), std::chrono::seconds(10)) {
+    : settings_(std::move(settings)),
+      runtime_dir_(slurm_runtime_dir(settings_.dir, ::getuid())),
+      api_(api),
+      cli_(conf(), std::chrono::seconds(10)) {
   std::error_code ec;
-  for (const char* sub : {"state", "spool", "log", "munge"})
+  for (const char* sub : {"state", "log", "munge"})
     fs::create_directories(fs::path(settings_.dir) / sub, ec);
   fs::permissions(settings_.dir,
                   fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -121,11 +128,31 @@ bool SlurmRole::running(Daemon& d, Time now) {
   return true;
 }
 
-void SlurmRole::supervise(Daemon& d, Time now, const std::vector<std::string>& argv) {
+Status SlurmRole::make_runtime_dir() {
+  if (::mkdir(runtime_dir_.c_str(), 0700) != 0 && errno != EEXIST)
+    return unavailable_error("cannot create " + runtime_dir_ + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::lstat(runtime_dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+    return unavailable_error(runtime_dir_ + " is not a directory of this user; remove it");
+  if ((st.st_mode & 077) != 0 && ::chmod(runtime_dir_.c_str(), 0700) != 0)
+    return unavailable_error("cannot make " + runtime_dir_ + " private");
+  return ok_status();
+}
+
+void SlurmRole::supervise(Daemon& d, Time now, const std::vector<std::string>& argv, bool isolate) {
   if (running(d, now) || now < d.next_start) return;
+  if (Status st = make_runtime_dir(); !st.ok()) {
+    spdlog::error("slurm: {}", st.message());
+    d.next_start = now + d.backoff;
+    d.backoff = std::min<Duration>(d.backoff * 2, seconds(30));
+    return;
+  }
   os::SpawnOptions o;
+  o.isolate = isolate && os::namespaces_allowed();
   o.argv = argv;
-  o.env = {{"SLURM_CONF", conf()}};
+  // The mark every process of the cluster carries (slurmstepd inherits it from slurmd; job steps
+  // descend from slurmstepd): the local cloud ends whatever carries it when the cluster is gone.
+  o.env = {{"SLURM_CONF", conf()}, {std::string(kSlurmDirEnv), settings_.dir}};
   o.cwd = settings_.dir;
   o.output = settings_.dir + "/log/" + d.name +
              (settings_.node_name.empty() ? std::string() : "-" + settings_.node_name) + ".out";
@@ -193,7 +220,7 @@ Status SlurmRole::write_base_conf() {
     << "SlurmctldPort=" << port << "\n"
     << "SlurmdPort=" << port + 1 << "\n"
     << "StateSaveLocation=" << d << "/state\n"
-    << "SlurmdSpoolDir=" << d << "/spool/%n\n"
+    << "SlurmdSpoolDir=" << runtime_dir_ << "/%n\n"
     << "SlurmctldPidFile=" << d << "/slurmctld.pid\n"
     << "SlurmdPidFile=" << d << "/slurmd-%n.pid\n"
     << "SlurmctldLogFile=" << d << "/log/slurmctld.log\n"
@@ -315,10 +342,14 @@ void SlurmRole::compute(Time now, const std::optional<std::optional<std::string>
     // slurmd needs its line in slurm.conf and the cluster's munge socket.
     if (!fs::exists(munge_socket())) return;
     if (read_file(conf()).find("NodeName=" + me + " ") == std::string::npos) return;
+    if (Status st = make_runtime_dir(); !st.ok()) return;  // supervise says why
     std::error_code ec;
-    fs::create_directories(fs::path(settings_.dir) / "spool" / me, ec);
+    fs::create_directories(fs::path(runtime_dir_) / me, ec);
   }
-  supervise(slurmd_, now, {"slurmd", "-D", "-N", me});
+  // slurmd's step daemons leave its session: in a PID namespace of its own, they and the job
+  // steps under them end with it, as they would with the machine (docs/slurm.md "Nothing
+  // outlives its cluster").
+  supervise(slurmd_, now, {"slurmd", "-D", "-N", me}, /*isolate=*/true);
   if (next_sync_ && now < *next_sync_) return;
   next_sync_ = now + interval_;
   auto nodes = cli_.nodes();

@@ -9,8 +9,11 @@
 //
 // Files, in the cluster's Slurm directory (shared by its nodes, as /opt/slurm would be):
 //   slurm.conf          written once by the controller, then only its managed blocks change
-//   munge/munge.key     the cluster's key; munge/munge.sock the socket every node uses
-//   state/ spool/<node>/ log/    slurmctld's state, each slurmd's spool, the daemons' logs
+//   munge/munge.key     the cluster's key
+//   state/ log/         slurmctld's state, the daemons' logs
+// and in its runtime directory (/tmp/gfs-<hash>, 0700: short, so that socket paths fit):
+//   munge.sock          the socket every node uses
+//   <node>/             each slurmd's spool (its step sockets)
 // No clock of its own: step() takes the time.
 #pragma once
 
@@ -56,7 +59,10 @@ class SlurmRole {
 
   const std::string& role() const { return settings_.role; }
   std::string conf() const { return settings_.dir + "/slurm.conf"; }
-  std::string munge_socket() const { return settings_.dir + "/munge/munge.sock"; }
+  // The cluster's sockets live in a short runtime directory of their own (slurm_runtime_dir):
+  // the munge socket, and every slurmd's spool (its step sockets).
+  std::string runtime_dir() const { return runtime_dir_; }
+  std::string munge_socket() const { return runtime_dir_ + "/munge.sock"; }
   // The command the health detectors run to read this node's state (`scontrol show node -o`).
   std::string scontrol_command() const;
 
@@ -74,12 +80,17 @@ class SlurmRole {
   Status write_base_conf();
   Status make_munge_key();
   // Starts `d` with `argv` unless it runs or waits for its backoff; reaps it when it ended.
-  void supervise(Daemon& d, Time now, const std::vector<std::string>& argv);
+  // `isolate`: in a PID namespace of its own, so that every process it starts (slurmd's
+  // slurmstepd and the job steps under them, which leave its session) ends with it.
+  void supervise(Daemon& d, Time now, const std::vector<std::string>& argv, bool isolate = false);
+  // Creates the runtime directory 0700, refusing one that is not ours or not a directory.
+  Status make_runtime_dir();
   bool running(Daemon& d, Time now);
   void sync_conf(Time now);
   void retire_nodes(const std::set<std::string>& future);
 
   SlurmSettings settings_;
+  std::string runtime_dir_;
   NodeApi& api_;
   slurm::SlurmCli cli_;
   Daemon munged_{"munged", 0, {}, seconds(1), {}};

@@ -48,10 +48,13 @@ HttpResponse create_cluster(Api& api, const HttpRequest& req) {
   Request r;
   r.name = "CreateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
-  r.handle = [body = *body, &prov, fields = *fields](const FleetState& s,
-                                                     Time) -> Result<Decision> {
+  const bool real_slurm = static_cast<bool>(api.slurm_directory());
+  r.handle = [body = *body, &prov, fields = *fields, real_slurm](const FleetState& s,
+                                                                 Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(CreateClusterRequest cr,
                         parse_create_cluster(body, s.view(), *prov.catalog, fields));
+    if (real_slurm && cr.orchestrator == Orchestrator::kSlurm)
+      GF_RETURN_IF_ERROR(check_real_slurm_groups(cr.groups));
     const std::string id = cluster_id(prov.id_seed, s.view().cluster_counter + 1);
     const std::string arn = make_arn(prov.arn, "cluster", id);
     Decision d;
@@ -83,10 +86,14 @@ HttpResponse update_cluster(Api& api, const HttpRequest& req) {
   Request r;
   r.name = "UpdateCluster";
   r.idempotency_key = idempotency_key(req, &*body);
-  r.handle = [body = *body, name, &prov, fields = *fields](const FleetState& s,
-                                                           Time) -> Result<Decision> {
+  const bool real_slurm = static_cast<bool>(api.slurm_directory());
+  r.handle = [body = *body, name, &prov, fields = *fields, real_slurm](const FleetState& s,
+                                                                       Time) -> Result<Decision> {
     GF_ASSIGN_OR_RETURN(UpdateClusterRequest ur,
                         parse_update_cluster(name, body, s.view(), *prov.catalog, fields));
+    const Cluster* c = s.view().find_cluster(name);
+    if (real_slurm && c && c->orchestrator == Orchestrator::kSlurm)
+      GF_RETURN_IF_ERROR(check_real_slurm_groups(ur.groups));
     Decision d;
     d.events.push_back(
         to_event(cluster_events::Updated{name, ur.groups, ur.groups_to_delete, ur.node_recovery}));

@@ -111,6 +111,12 @@ Json node_summary(const FleetView& view, const Cluster& c, const Node& n,
          {"Cordoned", n.cordoned}};
   // The name slurm.conf and sinfo give the node (docs/provisioning.md), beside the instance id.
   if (c.orchestrator == Orchestrator::kSlurm) j["SlurmNodeName"] = slurm_node_name(n);
+  // A real Slurm node: what slurmctld said of it when its agent last looked (docs/slurm.md
+  // "Placement follows Slurm": a node Slurm starts nothing on takes no gang).
+  if (n.slurm) {
+    j["SlurmState"] = Json{{"State", n.slurm->state}, {"Reason", n.slurm->reason}};
+    if (auto why = slurm_unschedulable(*n.slurm)) j["SlurmUnschedulable"] = *why;
+  }
   if (!n.image.empty()) j["ImageId"] = n.image;
   if (!n.address.empty()) j["PrivatePrimaryIp"] = n.address;  // as its agent reported it
   if (!n.labels.empty()) {                                    // what `node list -l` selects on

@@ -245,9 +245,11 @@ Result<PodReport> parse_pod_report(const Json& body, const std::string& node) {
   r.check_unknown(FieldValidation::kStrict, ignored);
   GF_RETURN_IF_ERROR(r.status());
   const std::string& ph = p.state.phase;
-  if (ph != "Pending" && ph != "Running" && ph != "Succeeded" && ph != "Failed") {
-    return validation_error("Phase: expected Pending, Running, Succeeded or Failed, got \"" +
-                            printable(ph, 40) + "\"");
+  if (ph != "Pending" && ph != "Running" && ph != "Succeeded" && ph != "Failed" &&
+      ph != "Unknown") {
+    return validation_error(
+        "Phase: expected Pending, Running, Succeeded, Failed or Unknown, got \"" +
+        printable(ph, 40) + "\"");
   }
   if (p.state.restarts < 0) return validation_error("Restarts: must be >= 0");
   return p;
@@ -278,7 +280,14 @@ Result<Decision> decide_pod_report(const FleetState& s, const std::string& node,
       event_codec::to_event(job_events::PodStatus{job->id, pod, p.placement, p.state}));
   Job after = *job;
   after.pod_states[pod] = p.state;
-  if (auto verdict = workload::pod_verdict(after)) {
+  // A gang on a real Slurm cluster: no node restarts a failed pod; its restartPolicy restarts the
+  // whole gang, a new placement and allocation (docs/slurm.md "States").
+  const Cluster* c = s.view().find_cluster(job->cluster);
+  const bool slurm_gang = c && c->orchestrator == Orchestrator::kSlurm && c->nodes.contains(node) &&
+                          !c->nodes.at(node).address.empty();
+  if (auto restart = slurm_gang ? workload::slurm_gang_restart(*job, pod, p.state) : std::nullopt) {
+    d.events.push_back(event_codec::to_event(job_events::Interrupted{job->id, node, *restart}));
+  } else if (auto verdict = workload::pod_verdict(after)) {
     d.events.push_back(
         event_codec::to_event(job_events::Finished{job->id, verdict->status, verdict->reason}));
   }

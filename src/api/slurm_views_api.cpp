@@ -1,8 +1,11 @@
 // Slurm's views of a Slurm cluster, as its users read them (docs/cli.md "Slurm"):
 //   GET /v1/clusters/{name}/slurm/sinfo   partitions x node states, hostlist-compressed (sinfo)
 //   GET /v1/clusters/{name}/slurm/squeue  the jobs placed there and those waiting for it (squeue)
-// Computed from the published view: node states follow what gpufleet knows of each node (its
-// InstanceStatus, health, cordon and the GPUs its placed pods hold).
+// A real Slurm cluster (the local cloud, docs/slurm.md "Which view reads what") is read from its
+// slurmctld with Slurm's own client tools: every node and every job, users' own included, with
+// gpufleet's gangs marked; a controller that does not answer is a 503, never a guess. A simulated
+// one is computed from the published view: node states follow what gpufleet knows of each node
+// (its InstanceStatus, health, cordon and the GPUs its placed pods hold).
 #include <fmt/format.h>
 
 #include <map>
@@ -11,6 +14,7 @@
 #include "api/api.h"
 #include "core/quantity.h"
 #include "orchestrator/slurm/slurm_conf.h"
+#include "orchestrator/slurm/slurm_control.h"
 #include "provision/slurm_layout.h"
 
 namespace gf {
@@ -54,6 +58,119 @@ std::string slurm_state(const Node& n, int64_t used, int gpus) {
   return "mix";
 }
 
+// ---- a real cluster: what its slurmctld says ---------------------------------------------
+
+// The cluster's slurm.conf when it is a real Slurm cluster whose controller wrote it, else "".
+std::string real_slurm_conf(Api& api, const Cluster& c) {
+  if (!api.slurm_directory()) return "";
+  const std::string dir = api.slurm_directory()(c.name);
+  if (dir.empty()) return "";
+  return dir + "/slurm.conf";
+}
+
+// sinfo's state word for a node, as sinfo prints it (`*`: not responding).
+std::string sinfo_state(const slurm::NodeState& n) {
+  std::string word;
+  if (n.down()) {
+    word = "down";
+  } else if (n.drained()) {
+    word = n.allocated() || n.state == "COMPLETING" ? "drng" : "drain";
+  } else if (n.state == "ALLOCATED") {
+    word = "alloc";
+  } else if (n.state == "MIXED") {
+    word = "mix";
+  } else if (n.state == "COMPLETING" || n.has_flag("COMPLETING")) {
+    word = "comp";
+  } else {
+    word = n.state;
+    for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return n.has_flag("NOT_RESPONDING") ? word + "*" : word;
+}
+
+HttpResponse real_sinfo(const Cluster& c, const std::string& conf) {
+  slurm::SlurmCli cli(conf, std::chrono::seconds(10));
+  auto nodes = cli.nodes();
+  if (!nodes.ok())
+    return error_response(unavailable_error("the slurmctld of cluster " + c.name +
+                                            " does not answer: " + nodes.status().message()));
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> rows;
+  for (const InstanceGroup& g : c.groups) {
+    for (const std::string& p : g.spec.partitions) {
+      if (!rows.contains(p)) order.push_back(p);
+      rows[p];
+    }
+  }
+  for (const slurm::NodeState& n : *nodes) {
+    for (const std::string& p : n.partitions) {
+      if (!rows.contains(p)) order.push_back(p);
+      rows[p][sinfo_state(n)].push_back(n.name);
+    }
+  }
+  Json out = Json::array();
+  for (const std::string& p : order) {
+    for (auto& [state, names] : rows[p]) {
+      out.push_back(Json{{"Partition", p},
+                         {"Avail", "up"},
+                         {"TimeLimit", "infinite"},
+                         {"Nodes", names.size()},
+                         {"State", state},
+                         {"NodeList", compress_hostlist(names)}});
+    }
+  }
+  return json_response(
+      200, Json{{"ClusterName", c.name}, {"Source", "slurmctld"}, {"Partitions", std::move(out)}});
+}
+
+// squeue's short state codes.
+std::string squeue_code(const std::string& state) {
+  static const std::map<std::string, std::string, std::less<>> kCodes = {
+      {"PENDING", "PD"},   {"RUNNING", "R"},         {"COMPLETING", "CG"}, {"COMPLETED", "CD"},
+      {"FAILED", "F"},     {"CANCELLED", "CA"},      {"TIMEOUT", "TO"},    {"CONFIGURING", "CF"},
+      {"NODE_FAIL", "NF"}, {"PREEMPTED", "PR"},      {"SUSPENDED", "S"},   {"REQUEUED", "RQ"},
+      {"BOOT_FAIL", "BF"}, {"OUT_OF_MEMORY", "OOM"}, {"DEADLINE", "DL"},   {"REQUEUE_HOLD", "RH"}};
+  auto it = kCodes.find(state);
+  return it == kCodes.end() ? state : it->second;
+}
+
+HttpResponse real_squeue(const FleetView& v, const Cluster& c, const std::string& conf) {
+  slurm::SlurmCli cli(conf, std::chrono::seconds(10));
+  auto jobs = cli.jobs();
+  if (!jobs.ok())
+    return error_response(unavailable_error("the slurmctld of cluster " + c.name +
+                                            " does not answer: " + jobs.status().message()));
+  Json out = Json::array();
+  for (const slurm::JobState& j : *jobs) {
+    if (j.finished()) continue;  // squeue's default: what is pending or running
+    Json row{{"JobId", std::to_string(j.id)},
+             {"Partition", j.partition.empty() ? "-" : j.partition},
+             {"Name", j.name},
+             {"Account", "-"},
+             {"State", squeue_code(j.state)},
+             {"SlurmState", j.state},
+             {"Time", "-"},
+             {"Nodes", j.node_count}};
+    // One of gpufleet's gangs: "gf-<job id>-<placement>".
+    if (j.name.rfind("gf-", 0) == 0) {
+      const std::string rest = j.name.substr(3);
+      const size_t dash = rest.rfind('-');
+      if (const Job* job = v.job(rest.substr(0, dash)); job != nullptr) {
+        row["GpufleetJob"] = job->id;
+        row["Account"] = "gpufleet:" + job->name;
+      }
+    }
+    if (j.state == "PENDING" || j.nodes.empty()) {
+      row["Reason"] = j.reason.empty() ? "None" : j.reason;
+    } else {
+      row["NodeList"] = compress_hostlist(j.nodes);
+    }
+    out.push_back(std::move(row));
+  }
+  return json_response(
+      200, Json{{"ClusterName", c.name}, {"Source", "slurmctld"}, {"Jobs", std::move(out)}});
+}
+
 HttpResponse sinfo(Api& api, const HttpRequest& req) {
   auto view = api.loop().view();
   const Cluster* c = view->find_cluster(req.path_params.at("name"));
@@ -62,6 +179,7 @@ HttpResponse sinfo(Api& api, const HttpRequest& req) {
         not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
   if (c->orchestrator != Orchestrator::kSlurm)
     return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
+  if (const std::string conf = real_slurm_conf(api, *c); !conf.empty()) return real_sinfo(*c, conf);
   const Catalog& catalog = *api.clusters().catalog;
   const auto used = gpus_in_use(*view, *c, catalog);
   // (partition, state) -> node names; partitions in the order their groups name them.
@@ -131,6 +249,8 @@ HttpResponse squeue(Api& api, const HttpRequest& req) {
         not_found_error("cluster \"" + req.path_params.at("name") + "\" not found"));
   if (c->orchestrator != Orchestrator::kSlurm)
     return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
+  if (const std::string conf = real_slurm_conf(api, *c); !conf.empty())
+    return real_squeue(*view, *c, conf);
   const Time now = api.clock().now();
   Json out = Json::array();
   for (const auto& [id, job] : view->jobs) {

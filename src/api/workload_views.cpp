@@ -164,6 +164,19 @@ Json render_job(const Job& j, bool describe, bool real_pods = false) {
       if (!j.waiting->node.empty()) out["explanation"]["quotaNode"] = j.waiting->node;
     }
     out["events"] = event_rows(j);
+    // Real pods: each one as its node's agent reported it, with why it does not run (on a real
+    // Slurm cluster, Slurm's reason: docs/slurm.md "States").
+    if (!j.pod_states.empty() && !is_terminal(j.status)) {
+      Json pods = Json::array();
+      for (const Job::Pod& pod : j.pods()) {
+        auto ps = j.pod_states.find(pod.name);
+        pods.push_back(Json{{"name", pod.name},
+                            {"node", pod.node},
+                            {"phase", ps == j.pod_states.end() ? "Pending" : ps->second.phase},
+                            {"message", ps == j.pod_states.end() ? "" : ps->second.message}});
+      }
+      out["pods"] = std::move(pods);
+    }
     if (real_pods) {
       out["images"] = recorded_images(j);
       out["imageNote"] =
@@ -234,6 +247,11 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
         pod_phase = ps->second.phase;
         pod_restarts += ps->second.restarts;
       }
+      Json status{
+          {"phase", pod_phase}, {"ready", pod_phase == "Running"}, {"restartCount", pod_restarts}};
+      if (auto ps = j.pod_states.find(pod.name);
+          with_nodes && ps != j.pod_states.end() && !ps->second.message.empty())
+        status["message"] = ps->second.message;
       out.push_back(
           Json{{"apiVersion", "v1"},
                {"kind", "Pod"},
@@ -247,10 +265,7 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
                                     {"kind", "PyTorchJob"},
                                     {"name", j.name}}})}}},
                {"spec", std::move(spec)},
-               {"status",
-                {{"phase", pod_phase},
-                 {"ready", pod_phase == "Running"},
-                 {"restartCount", pod_restarts}}}});
+               {"status", std::move(status)}});
     }
   };
   const std::string current =

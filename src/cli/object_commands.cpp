@@ -232,6 +232,16 @@ int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::str
                 << text_field(it.value(), "failed") << "\n";
     }
   }
+  const Json& pods = field(*j, "pods");
+  if (pods.is_array() && !pods.empty()) {
+    std::cout << "Pods:\n";
+    Table t({"  NAME", "NODE", "PHASE", text_column("MESSAGE")});
+    for (const Json& p : pods) {
+      t.add_row({"  " + text_field(p, "name"), text_field(p, "node"), text_field(p, "phase"),
+                 text_field(p, "message")});
+    }
+    t.print(std::cout);
+  }
   const Json& images = field(*j, "images");
   if (images.is_array() && !images.empty()) {
     std::cout << "Images (" << text_field(*j, "imageNote") << "):\n";

@@ -395,6 +395,12 @@ int local_cloud_options(const ServeArgs& args, ServerConfig& cfg, RuntimeOptions
     std::cerr << "error: --local-root: cannot create " << c.root << ": " << ec.message() << "\n";
     return 2;
   }
+  // A real Slurm cluster's sockets live in /tmp/gfs-<hash> (docs/slurm.md "Paths that work
+  // anywhere"): a machine where that cannot work is refused now, not found out as a held job.
+  if (Status st = check_slurm_runtime_base(); !st.ok()) {
+    std::cerr << "error: --cloud local: " << st.message() << "\n";
+    return 2;
+  }
   if (cfg.tokens) {
     auto token = agent_token(c.root);
     if (!token.ok()) {

@@ -157,4 +157,8 @@ bool SoftwareUpdate::updates(std::string_view group) const {
   return std::find(groups.begin(), groups.end(), group) != groups.end();
 }
 
+std::string slurm_node_name(const Node& n) {
+  return n.group + "-" + std::to_string(n.slurm_slot > 0 ? n.slurm_slot : n.attempt);
+}
+
 }  // namespace gf

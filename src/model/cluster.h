@@ -144,6 +144,10 @@ struct Node {
   }
 };
 
+// A Slurm cluster's node name: `<group>-<slot>` (docs/slurm.md; nodes launched before slots
+// existed keep `<group>-<launch attempt>`).
+std::string slurm_node_name(const Node& n);
+
 // UpdateClusterSoftware in progress (docs/provisioning.md "Software updates"): the Running nodes
 // of `groups` are brought to `image`, a batch at a time, with a wait between batches.
 struct SoftwareUpdate {

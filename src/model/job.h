@@ -146,8 +146,9 @@ struct JobWait {
 };
 
 // A pod's state as its node's agent reports it, when pods run for real (the local cloud,
-// docs/local-cloud.md). Phase: Pending | Running | Succeeded | Failed; Failed only when the node
-// will not restart it (restartPolicy Never, or ExitCode with a permanent exit code).
+// docs/local-cloud.md). Phase: Pending | Running | Succeeded | Failed | Unknown (a real Slurm pod
+// whose controller does not answer, docs/slurm.md); Failed only when the node will not restart it
+// (restartPolicy Never, or ExitCode with a permanent exit code).
 struct PodState {
   std::string phase = "Pending";
   int32_t exit_code = 0;  // of its last exited container

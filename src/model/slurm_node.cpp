@@ -17,6 +17,18 @@ std::string slurm_drain_reason(const std::string& remediation_id, const std::str
   return std::string(kSlurmReasonPrefix) + remediation_id + " " + fault;
 }
 
+std::optional<std::string> slurm_unschedulable(const SlurmNodeReport& report) {
+  std::string why;
+  for (const char* word : {"DRAIN", "DOWN", "FAIL", "NOT_RESPONDING", "UNKNOWN", "FUTURE",
+                           "INVALID", "POWERED_DOWN"}) {
+    if (report.state.find(word) == std::string::npos) continue;
+    // DRAIN also matches DRAINING/DRAINED, FAIL also FAILING: name the word once.
+    if (why.empty()) why = word;
+  }
+  if (why.empty()) return std::nullopt;
+  return report.reason.empty() ? why : why + " (" + report.reason + ")";
+}
+
 std::optional<std::string> slurm_not_idle(const std::optional<SlurmNodeReport>& report) {
   if (!report) return "waiting for the node's agent to report its Slurm state";
   // Drained (by anyone) or down: nothing new starts there, so an empty job list is final.

@@ -28,6 +28,12 @@ inline constexpr const char* kSlurmReasonPrefix = "gpufleet:";
 // "gpufleet:<remediation id> <fault>": the reason a remediation drains its node with.
 std::string slurm_drain_reason(const std::string& remediation_id, const std::string& fault);
 
+// Why slurmctld will start nothing on the node, or nullopt when it takes work: DRAIN, DOWN,
+// FAIL, NOT_RESPONDING (whoever set it) or a state Slurm does not know (UNKNOWN, FUTURE,
+// INVALID). Such a node is not schedulable for gangs (docs/slurm.md "Placement follows Slurm"):
+// e.g. "DRAIN (ops: fan replaced)".
+std::optional<std::string> slurm_unschedulable(const SlurmNodeReport& report);
+
 // Why a node being drained is not idle yet, or nullopt when it is: slurmctld shows it drained
 // (by gpufleet or by anyone: nothing new starts there either way) or down, with no job allocated
 // on it (and no ALLOCATED, MIXED or COMPLETING state). A drain not seen landing yet counts as not

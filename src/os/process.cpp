@@ -1,11 +1,13 @@
 #include "os/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/clock.h"
@@ -325,6 +328,49 @@ bool alive(pid_t pid, const std::string& cmdline_contains) {
     if (c == '\0') c = ' ';
   }
   return cmdline.find(cmdline_contains) != std::string::npos;
+}
+
+std::vector<pid_t> processes_with_environment(const std::string& entry) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::vector<pid_t> matched;
+  const pid_t self = ::getpid();
+  const uid_t uid = ::getuid();
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return {};
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == self) continue;
+    const std::string base = std::string("/proc/") + e->d_name;
+    struct stat st {};
+    if (::stat(base.c_str(), &st) != 0 || st.st_uid != uid) continue;
+    std::ifstream stat(base + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 4 >= line.size() || line[close + 2] == 'Z') continue;
+    const pid_t ppid = static_cast<pid_t>(std::strtol(line.c_str() + close + 4, nullptr, 10));
+    children[ppid].push_back(static_cast<pid_t>(pid));
+    std::ifstream env(base + "/environ", std::ios::binary);
+    std::string var;
+    while (std::getline(env, var, '\0')) {
+      if (var == entry) {
+        matched.push_back(static_cast<pid_t>(pid));
+        break;
+      }
+    }
+  }
+  ::closedir(proc);
+  std::vector<pid_t> out;
+  std::set<pid_t> seen;
+  while (!matched.empty()) {
+    const pid_t p = matched.back();
+    matched.pop_back();
+    if (p == self || !seen.insert(p).second) continue;
+    out.push_back(p);
+    for (pid_t c : children[p]) matched.push_back(c);
+  }
+  return out;
 }
 
 void signal(pid_t pid, int sig) {

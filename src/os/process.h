@@ -78,6 +78,12 @@ std::optional<Exit> wait(pid_t pid);
 // mistaken for ours.
 bool alive(pid_t pid, const std::string& cmdline_contains = "");
 
+// The live processes of this user whose environment holds `entry` exactly ("NAME=value"), with
+// every descendant of theirs (whatever its environment), in no particular order. This process is
+// never among them. What a cluster's processes are found by when they must all end
+// (docs/slurm.md "Nothing outlives its cluster").
+std::vector<pid_t> processes_with_environment(const std::string& entry);
+
 // Sends `sig` to the process group `pid` leads (spawned with new_session), else to `pid` alone.
 void signal(pid_t pid, int sig);
 

@@ -9,10 +9,6 @@
 
 namespace gf {
 
-std::string slurm_node_name(const Node& n) {
-  return fmt::format("{}-{}", n.group, n.slurm_slot > 0 ? n.slurm_slot : n.attempt);
-}
-
 int64_t next_slurm_slot(const Cluster& c, const std::string& group, std::set<int64_t>& taken) {
   if (taken.empty()) {
     taken.insert(0);
@@ -97,11 +93,33 @@ SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
     }
     ++group_index;
   }
+  // The first partition of the first Compute group is the default one: `sbatch` without -p
+  // runs there, as on a cluster whose administrator marked it Default=YES.
+  std::string first;
+  for (const auto& g : c.groups) {
+    if (g.spec.node_type == NodeType::kCompute && !g.spec.partitions.empty()) {
+      first = g.spec.partitions.front();
+      break;
+    }
+  }
   for (auto& [name, nodes] : partitions) {
     if (slurm::check_slurm_name("partition", name).ok())
-      layout.partitions.push_back({name, std::move(nodes)});
+      layout.partitions.push_back({name, std::move(nodes), name == first});
   }
   return layout;
+}
+
+Status check_real_slurm_groups(const std::vector<GroupSpec>& groups) {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const GroupSpec& g = groups[i];
+    if (g.node_type != NodeType::kCompute || g.name.size() <= kRealSlurmGroupNameMax) continue;
+    return validation_error(fmt::format(
+        "InstanceGroups[{}].InstanceGroupName: \"{}\" is {} characters; a Compute group of a real "
+        "Slurm cluster takes at most {}: its node names (<group>-<slot>) name slurmd's step "
+        "sockets, and a Unix socket path holds at most {} characters (docs/slurm.md)",
+        i, g.name, g.name.size(), kRealSlurmGroupNameMax, kUnixSocketPathMax));
+  }
+  return ok_status();
 }
 
 }  // namespace gf

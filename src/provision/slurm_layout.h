@@ -16,8 +16,7 @@ namespace gf {
 // launched: stable for the node's life, unique in the cluster, reused by the node that replaces
 // it (so a cluster of 16 workers keeps the names `worker-gpu-a-[1-16]` however often its nodes
 // are replaced), and compressible into hostlist ranges. Nodes launched before slots existed keep
-// `<group>-<launch attempt>`.
-std::string slurm_node_name(const Node& n);
+// `<group>-<launch attempt>`. slurm_node_name() lives with Node (model/cluster.h).
 
 // The slot a new node of `group` takes: the lowest one no node of the group holds (a node that
 // is shutting down holds its slot until it is gone). `taken` carries the slots handed out in one
@@ -35,5 +34,12 @@ SlurmLayout slurm_layout(const Cluster& cluster, const Catalog& catalog);
 // controller adds to its base port (1 + 4096 × the group's place among the compute groups + the
 // slot, modulo 4096). Login and controller nodes run no slurmd and are not declared.
 SlurmLayout slurm_real_layout(const Cluster& cluster, const Catalog& catalog);
+
+// The longest Compute group name of a real Slurm cluster: its node names, `<group>-<slot>` with
+// slots of up to 5 digits, name the step sockets (kSlurmSocketNameMax, docs/slurm.md).
+inline constexpr size_t kRealSlurmGroupNameMax = kSlurmSocketNameMax - 6;
+// A real Slurm cluster's groups whose node names could not name a step socket are refused
+// before anything launches, never discovered as a held job; the error names the group's field.
+Status check_real_slurm_groups(const std::vector<GroupSpec>& groups);
 
 }  // namespace gf

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "model/catalog.h"
+#include "model/cluster.h"
+#include "model/slurm_node.h"
 #include "state/cluster_events.h"
 #include "state/job_events.h"
 
@@ -202,6 +204,35 @@ std::vector<sched::Action> SchedulingCache::take_interrupts(const FleetState& st
   return out;
 }
 
+// A gang placed on a real Slurm node that Slurm now refuses work (docs/slurm.md "Placement
+// follows Slurm") and that has not started there (no pod Running or Succeeded) would wait for
+// that node forever, its allocation PENDING: it is placed again at once, quota kept, as when a
+// node leaves. A gang already running there goes on (a drain lets running jobs finish).
+void SchedulingCache::move_unstarted_gangs(const FleetState& state, const std::string& cluster,
+                                           const std::string& instance_id, const Node& node) {
+  const std::string why = slurm_unschedulable(*node.slurm).value_or("out");
+  for (sched::JobKey key : scheduler_.jobs_on_node(cluster, instance_id)) {
+    const Job* job = state.job_by_key(key);
+    const sched::Placement* placed = scheduler_.placement_of(key);
+    if (job == nullptr || placed == nullptr) continue;
+    const bool started = std::any_of(job->pod_states.begin(), job->pod_states.end(), [](auto& p) {
+      return p.second.phase == "Running" || p.second.phase == "Succeeded";
+    });
+    if (started) continue;
+    sched::Action a;
+    a.kind = sched::ActionKind::kInterrupt;
+    a.job = key;
+    a.placement = *placed;
+    a.node = scheduler_.placement()
+                 .find_node(scheduler_.cluster_index(cluster), instance_id)
+                 .value_or(0);
+    a.message = "node " + slurm_node_name(node) + " is " + why +
+                " in Slurm before the gang started there; placed again";
+    if (!scheduler_.apply(a, Time{}).ok()) continue;  // an interrupt reads no clock
+    interrupts_.push_back(std::move(a));
+  }
+}
+
 void SchedulingCache::drop_interrupts(sched::JobKey key) {
   std::erase_if(interrupts_, [&](const sched::Action& a) { return a.job == key; });
 }
@@ -211,6 +242,7 @@ void SchedulingCache::drop_interrupts(sched::JobKey key) {
 // simulation"), else all of them.
 void SchedulingCache::sync_clusters(const FleetState& state) {
   if (state.cluster_revision() == synced_revision_) return;
+  std::vector<std::pair<std::string, const Node&>> slurm_out_nodes;
   for (const auto& [name, revision] : state.cluster_revisions()) {
     if (revision <= synced_revision_) continue;
     std::vector<sched::Scheduler::NodeDesc> nodes;
@@ -240,9 +272,13 @@ void SchedulingCache::sync_clusters(const FleetState& state) {
         d.instance_id = id;
         d.instance_type = n.instance_type;
         d.capacity = FleetState::node_capacity(n.instance_type);
+        // A real Slurm node that slurmctld will start nothing on (drained by anyone, down, not
+        // responding) takes no gang; the gangs running there go on, as a cordon's do.
+        const bool slurm_out = n.slurm && slurm_unschedulable(*n.slurm);
         d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
-                        !d.capacity.is_zero();
-        d.cordoned = n.cordoned && n.status == NodeStatus::kRunning && n.healthy;
+                        !slurm_out && !d.capacity.is_zero();
+        d.cordoned = (n.cordoned || slurm_out) && n.status == NodeStatus::kRunning && n.healthy;
+        if (slurm_out && d.cordoned) slurm_out_nodes.emplace_back(id, n);
         return d;
       };
       if (changed) {
@@ -266,6 +302,8 @@ void SchedulingCache::sync_clusters(const FleetState& state) {
         changed ? scheduler_.sync_nodes(name, nodes, removed, targets, capacities)
                 : scheduler_.sync_cluster(name, nodes, targets, capacities);
     for (sched::Action& a : down) interrupts_.push_back(std::move(a));
+    for (const auto& [id, n] : slurm_out_nodes) move_unstarted_gangs(state, name, id, n);
+    slurm_out_nodes.clear();
   }
   synced_revision_ = state.cluster_revision();
 }

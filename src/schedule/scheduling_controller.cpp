@@ -20,6 +20,11 @@ std::vector<std::string> instance_ids(const sched::Scheduler& s, const sched::Pl
 
 using job_events::to_event;
 
+// Whether a pod of the admitted job ran: always, except for a gang on a real Slurm cluster none
+// of whose pods reported Running or Succeeded — moving such a gang restarts nothing, so its
+// restartPolicy has nothing to refuse.
+bool any_pod_started(const FleetState& state, const Job& job);
+
 // A gang came down because `a.node` left: the job.interrupted event, and for a workload whose
 // failed pods may not restart (restartPolicy, backoffLimit) the job.finished that fails it. When
 // the whole member cluster became unusable (failed, being deleted, gone) no pod failed on its
@@ -28,7 +33,7 @@ void record_interrupt(const FleetState& state, const sched::Scheduler& s, const 
                       const sched::Action& a, std::vector<Event>& out) {
   out.push_back(
       to_event(job_events::Interrupted{job.id, s.placement().instance_id(a.node), a.message}));
-  if (!job.dispatch) return;
+  if (!job.dispatch || !any_pod_started(state, job)) return;  // a move, not a restart
   const Cluster* c = state.view().find_cluster(job.dispatch->cluster);
   if (c == nullptr || !c->runs_jobs()) return;
   std::vector<std::string> roles;
@@ -79,6 +84,39 @@ void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
   }
 }
 
+// A gang placed on the nodes of a real Slurm cluster (the local cloud's agents run its pods).
+bool real_slurm_gang(const FleetState& state, const Job& job);
+
+// Whether the admitted job's gang started. A gang on a real Slurm cluster (docs/slurm.md "One
+// source of truth") runs when Slurm runs it: once every pod of its placement reports Running (or
+// already Succeeded), never when it is merely placed. Elsewhere placing it starts it.
+bool real_slurm_gang(const FleetState& state, const Job& job) {
+  const Cluster* c = state.view().find_cluster(job.cluster);
+  if (c == nullptr || c->orchestrator != Orchestrator::kSlurm) return false;
+  return std::any_of(job.pod_nodes.begin(), job.pod_nodes.end(), [&](auto& id) {
+    auto it = c->nodes.find(id);
+    return it != c->nodes.end() && !it->second.address.empty();
+  });
+}
+
+bool gang_started(const FleetState& state, const Job& job) {
+  if (!real_slurm_gang(state, job)) return true;
+  for (const Job::Pod& p : job.pods()) {
+    auto s = job.pod_states.find(p.name);
+    if (s == job.pod_states.end() ||
+        (s->second.phase != "Running" && s->second.phase != "Succeeded"))
+      return false;
+  }
+  return true;
+}
+
+bool any_pod_started(const FleetState& state, const Job& job) {
+  if (!real_slurm_gang(state, job)) return true;
+  return std::any_of(job.pod_states.begin(), job.pod_states.end(), [](const auto& p) {
+    return p.second.phase == "Running" || p.second.phase == "Succeeded";
+  });
+}
+
 // Facts first: gangs that lost nodes, jobs whose run is over, gangs that started.
 void record_facts(SchedulingCache& cache, const FleetState& state, const sched::Scheduler& s,
                   Time now, bool simulated_runs, std::vector<Event>& out) {
@@ -97,7 +135,8 @@ void record_facts(SchedulingCache& cache, const FleetState& state, const sched::
   }
   for (uint64_t key : state.scheduled()) {
     const Job* job = state.job_by_key(key);
-    if (job != nullptr) out.push_back(to_event(job_events::Running{job->id}));
+    if (job != nullptr && gang_started(state, *job))
+      out.push_back(to_event(job_events::Running{job->id}));
   }
 }
 

@@ -444,11 +444,16 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::PodSta
   if (e.placement != job.placements) return ok_status();  // a report of an earlier placement
   const PodState before = job.pod_states.count(e.pod) ? job.pod_states.at(e.pod) : PodState{};
   job.pod_states[e.pod] = e.state;
+  // Placed but not running yet: the job says why, in its pods' words (Slurm's reason for a
+  // pending allocation, docs/slurm.md).
+  if (job.status == JobStatus::kScheduled && e.state.phase != "Running" && !e.state.message.empty())
+    job.status_reason = fmt::format("pod {} {}: {}", e.pod, e.state.phase, e.state.message);
   // The history says what changed: a phase, or a restart on the node.
   if (before.phase != e.state.phase) {
     job.add_history(rec.time, "Pod" + e.state.phase,
                     fmt::format("pod {} is {}{}", e.pod, e.state.phase,
-                                e.state.phase == "Running" || e.state.phase == "Pending"
+                                e.state.phase == "Running" || e.state.phase == "Pending" ||
+                                        e.state.phase == "Unknown"
                                     ? ""
                                     : fmt::format(" (exit code {})", e.state.exit_code)));
   } else if (e.state.restarts > before.restarts) {

@@ -13,6 +13,32 @@ std::vector<std::string> pod_names(const Job& job) {
   return out;
 }
 
+std::optional<std::string> slurm_gang_restart(const Job& job, const std::string& pod,
+                                              const PodState& state) {
+  if (!job.dispatch || state.phase != "Failed") return std::nullopt;
+  const Dispatch& d = *job.dispatch;
+  std::string role;
+  for (const JobPodSet& ps : job.pod_sets) {
+    if (pod.rfind(fmt::format("{}-{}-", job.name, ps.role), 0) == 0) role = ps.role;
+  }
+  auto it = d.restart_policy.find(role);
+  const std::string policy = it == d.restart_policy.end() ? "OnFailure" : it->second;
+  const bool restart = policy == "Always" || policy == "OnFailure" ||
+                       (policy == "ExitCode" && retryable_exit_code(state.exit_code));
+  if (!restart) return std::nullopt;
+  // Restarts that never ran count too (d.restarts counts a restart once it runs): a launch that
+  // fails again and again must reach the limit. They are the Restarting lines of the history
+  // since its last Running.
+  int32_t unstarted = 0;
+  for (auto it = job.history.rbegin(); it != job.history.rend() && it->reason != "Running"; ++it)
+    unstarted += it->reason == "Restarting";
+  if (d.backoff_limit && d.restarts + unstarted >= *d.backoff_limit) return std::nullopt;
+  return fmt::format(
+      "pod {} failed in Slurm with exit code {}{}; the {} replica's restartPolicy "
+      "is {}: the gang is placed again",
+      pod, state.exit_code, state.message.empty() ? "" : " (" + state.message + ")", role, policy);
+}
+
 std::optional<PodVerdict> pod_verdict(const Job& job) {
   if (job.pod_states.empty()) return std::nullopt;
   int64_t restarts = 0;

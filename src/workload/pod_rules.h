@@ -25,6 +25,15 @@ struct PodVerdict {
 // Pods of the job that no agent reported yet count as Pending.
 std::optional<PodVerdict> pod_verdict(const Job& job);
 
+// A pod of a gang on a real Slurm cluster failed (its allocation ended badly, or Slurm could not
+// launch it, docs/slurm.md "States"): no node restarts it, so its role's restartPolicy decides
+// for the whole gang. The message of the restart (a new placement, a new allocation) when
+// Always or OnFailure, or ExitCode with a retryable code (128 and up), within
+// runPolicy.backoffLimit; nullopt when the job fails instead (Never, a permanent exit code, the
+// limit reached, or not a PyTorchJob).
+std::optional<std::string> slurm_gang_restart(const Job& job, const std::string& pod,
+                                              const PodState& state);
+
 // The pod names of the job's current placement, in pod-set order ("<job>-<role>-<index>").
 std::vector<std::string> pod_names(const Job& job);
 

@@ -17,6 +17,7 @@
 #include "os/process.h"
 #include "support/eventually.h"
 #include "support/gpufleet_server.h"
+#include "support/local_slurm.h"
 #include "support/temp_dir.h"
 
 namespace gf {
@@ -27,14 +28,9 @@ using testing::CommandResult;
 using testing::eventually;
 using testing::GpufleetServer;
 using testing::kExamplesDir;
+using testing::LocalSlurmTest;
+using testing::slurp;
 using testing::TempDir;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // How many nodes the managed block declares as running (not State=FUTURE).
 int declared_running(const std::string& nodes_block) {
@@ -52,94 +48,6 @@ std::string block(const std::string& conf, const std::string& kind) {
   if (begin == std::string::npos || end == std::string::npos) return "";
   return conf.substr(begin, end - begin);
 }
-
-constexpr const char* kOnCreate = R"(#!/bin/bash
-echo "on_create ran on $GPUFLEET_NODE_ID of $GPUFLEET_INSTANCE_GROUP"
-)";
-
-class LocalSlurmTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!fs::exists("/usr/sbin/slurmctld") || !fs::exists("/usr/sbin/munged"))
-      GTEST_SKIP() << "Slurm is not installed (scripts/setup installs it)";
-    root_ = dir_.file("local");
-    const std::string scripts = dir_.file("bucket/lifecycle-scripts/src");
-    fs::create_directories(scripts);
-    std::ofstream(scripts + "/on_create.sh") << kOnCreate;
-    server_ = std::make_unique<GpufleetServer>(
-        dir_.file("data"),
-        std::vector<std::string>{"--cloud", "local", "--local-root", root_, "--local-capacity",
-                                 "ml.p5.48xlarge=10", "--lifecycle-root",
-                                 "s3://amzn-s3-demo-bucket=" + dir_.file("bucket"),
-                                 "--heartbeat-interval", "1s", "--rejoin-check", "2s",
-                                 "--retry-base", "1s", "--retry-max", "4s", "--no-fsync"});
-    ASSERT_FALSE(server_->url().empty()) << server_->process().output();
-  }
-
-  void TearDown() override {
-    if (!server_) return;
-    (void)slurm({"scancel", "--full", "--me"});
-    server_->process().signal(SIGKILL);
-    server_->process().wait();
-    for (const fs::path& base : {fs::path(root_), fs::path(root_) / "terminated"}) {
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator(base, ec)) {
-        const std::string id = e.path().filename().string();
-        auto pid = os::read_pid_file((e.path() / "agent.pid").string());
-        if (pid && os::alive(*pid, id)) os::signal(*pid, SIGKILL);
-      }
-    }
-  }
-
-  CommandResult cli(std::vector<std::string> args) const { return server_->cli(std::move(args)); }
-  // The seed cluster with `workers` workers instead of 16, up with all of them idle in Slurm.
-  void create_seed_cluster(int workers) {
-    Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
-    for (Json& g : c["InstanceGroups"]) {
-      if (g["InstanceGroupName"] == "worker-gpu-a") g["InstanceCount"] = workers;
-    }
-    std::ofstream(dir_.file("cluster.json")) << c.dump(2);
-    ASSERT_EQ(cli({"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
-    ASSERT_TRUE(eventually([&] { return idle_workers() == workers; }, std::chrono::seconds(120)))
-        << slurm({"sinfo"});
-  }
-  std::string conf() const { return root_ + "/slurm/my-training-cluster/slurm.conf"; }
-
-  // A Slurm client tool run against the cluster's controller; what it printed.
-  std::string slurm(std::vector<std::string> argv) const {
-    os::SpawnOptions o;
-    o.argv = std::move(argv);
-    o.env = {{"SLURM_CONF", conf()}};
-    auto out = os::run(o, std::chrono::seconds(20));
-    return out.ok() ? out->out : out.status().to_string();
-  }
-  int idle_workers() const {
-    const std::string out = slurm({"sinfo", "-h", "-p", "gpu-training", "-t", "idle", "-o", "%D"});
-    try {
-      return out.empty() ? 0 : std::stoi(out);
-    } catch (const std::exception&) {
-      return -1;
-    }
-  }
-  // The worker instance whose Slurm name is `slurm_name`, and the other way round.
-  Json workers() const {
-    Json out = Json::array();
-    for (const Json& n : server_->get("/v1/clusters/my-training-cluster/nodes")
-                             .value("ClusterNodeSummaries", Json::array())) {
-      if (n.value("InstanceGroupName", "") == "worker-gpu-a" &&
-          n["InstanceStatus"].value("Status", "") == "Running")
-        out.push_back(n);
-    }
-    return out;
-  }
-  std::string node_line(const std::string& slurm_name) const {
-    return slurm({"scontrol", "show", "node", slurm_name, "-o"});
-  }
-
-  TempDir dir_;
-  std::string root_;
-  std::unique_ptr<GpufleetServer> server_;
-};
 
 TEST_F(LocalSlurmTest, SeedClusterBecomesARealSlurmClusterWhoseWorkersJoinAsCapacityArrives) {
   CommandResult r = cli({"cluster", "create", "-f", kExamplesDir + "create_cluster.json"});
@@ -269,8 +177,9 @@ TEST_F(LocalSlurmTest, AWorkerWhoseSlurmdStopsAnsweringIsDownInSlurmAndAnAlert) 
   ASSERT_NO_FATAL_FAILURE(create_seed_cluster(2));
   const std::string node = workers()[0].value("InstanceId", "");
   const std::string name = workers()[0].value("SlurmNodeName", "");
-  auto pid = os::read_pid_file(root_ + "/slurm/my-training-cluster/slurmd-" + name + ".pid");
-  ASSERT_TRUE(pid.has_value());
+  // slurmd runs in a PID namespace of its own: its pid file holds its pid there, not here.
+  auto pid = slurmd_pid(name);
+  ASSERT_TRUE(pid.has_value()) << cluster_processes().size();
   // A hung slurmd (its agent still runs it, so it is not restarted): slurmctld stops hearing
   // from it and sets the node DOWN after SlurmdTimeout; its agent reads that as an alert.
   ASSERT_EQ(::kill(*pid, SIGSTOP), 0);

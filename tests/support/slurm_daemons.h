@@ -90,6 +90,7 @@ class SlurmDaemons {
     }
     if (auto pid = os::read_pid_file(dir_ + "/munge/munged.pid")) pids.push_back(*pid);
     for (pid_t p : pids) ::kill(p, SIGTERM);
+    sweep();  // the job steps first: with their slurmstepd gone they would leave the tree
     for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
          std::chrono::steady_clock::now() < end;
          std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
@@ -98,7 +99,17 @@ class SlurmDaemons {
       if (!any) return;
     }
     for (pid_t p : pids) ::kill(p, SIGKILL);
+    sweep();
   }
+
+  // Whatever the daemons left: slurmstepd outlives slurmd, and the job steps under it (a
+  // `sleep 3600`) outlive both. Each carries the cluster's mark, or descends from one that does
+  // (docs/slurm.md "Nothing outlives its cluster").
+  void sweep() const {
+    for (pid_t p : os::processes_with_environment(mark())) ::kill(p, SIGKILL);
+  }
+  // What every process the daemons start carries in its environment.
+  std::string mark() const { return "GPUFLEET_SLURM_DIR=" + dir_; }
 
   const std::string& dir() const { return dir_; }
   std::string conf() const { return dir_ + "/slurm.conf"; }
@@ -115,7 +126,7 @@ class SlurmDaemons {
   os::SpawnOptions spawn(std::vector<std::string> argv) const {
     os::SpawnOptions o;
     o.argv = std::move(argv);
-    o.env = {{"SLURM_CONF", conf()}};
+    o.env = {{"SLURM_CONF", conf()}, {"GPUFLEET_SLURM_DIR", dir_}};
     o.cwd = dir_;
     return o;
   }

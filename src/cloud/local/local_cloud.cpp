@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "orchestrator/slurm/slurm_conf.h"
 #include "os/process.h"
 
 namespace gf {
@@ -557,7 +558,11 @@ void LocalCloud::step_instances(Time now, std::vector<std::pair<Time, CloudRepor
         prune_terminated();
         out.emplace_back(now, CloudReport{CloudReport::Kind::kTerminated, inst.cluster, inst.id,
                                           LaunchOutcome::kOk, ""});
+        const std::string cluster = inst.cluster;
         it = instances_.erase(it);
+        if (std::none_of(instances_.begin(), instances_.end(),
+                         [&](const auto& i) { return i.second.cluster == cluster; }))
+          end_cluster(cluster);
         continue;
       }
       if (inst.action == Action::kReprovision || inst.action == Action::kMigrate) {
@@ -644,6 +649,35 @@ void LocalCloud::rebuild(const std::map<std::string, ClusterPtr, std::less<>>& c
       instances_.emplace(id, std::move(inst));
     }
   }
+}
+
+// The cluster's last instance is gone: whatever its Slurm daemons started and left running ends
+// too (docs/slurm.md "Nothing outlives its cluster") — a slurmstepd whose slurmd could not run in
+// a PID namespace of its own, a job step's orphans — and its runtime directory goes. Its Slurm
+// directory (slurm.conf, state, logs) stays, as the instances' directories do.
+void LocalCloud::end_cluster(const std::string& cluster) {
+  const std::string dir = slurm_directory(cluster);
+  const std::vector<pid_t> left =
+      os::processes_with_environment(std::string(kSlurmDirEnv) + "=" + dir);
+  for (pid_t p : left) ::kill(p, SIGKILL);
+  if (!left.empty())
+    spdlog::warn("local cloud: cluster {} is gone; ended {} process(es) it left", cluster,
+                 left.size());
+  std::error_code ec;
+  fs::remove_all(slurm_runtime_dir(dir, ::getuid()), ec);
+}
+
+Status check_slurm_runtime_base() {
+  struct stat st {};
+  if (::stat("/tmp", &st) != 0 || !S_ISDIR(st.st_mode))
+    return unavailable_error(
+        "/tmp is not a directory; real Slurm clusters keep their sockets in /tmp/gfs-<hash> "
+        "(docs/slurm.md)");
+  if (::access("/tmp", W_OK | X_OK) != 0)
+    return unavailable_error(
+        "/tmp is not writable by this user; real Slurm clusters keep their sockets in "
+        "/tmp/gfs-<hash> (docs/slurm.md)");
+  return ok_status();
 }
 
 std::string LocalCloud::slurm_directory(const std::string& cluster) const {

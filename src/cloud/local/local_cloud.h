@@ -121,6 +121,7 @@ class LocalCloud final : public CloudDriver {
   void step_burn_ins(Time now, std::vector<std::pair<Time, CloudReport>>& out);
   void next_check(BurnIn& b, Time now);
   void prune_terminated() const;
+  void end_cluster(const std::string& cluster);
 
   LocalCloudConfig config_;
   const Clock& clock_;
@@ -134,6 +135,10 @@ class LocalCloud final : public CloudDriver {
   std::condition_variable wake_;
   std::thread monitor_;
 };
+
+// Whether the runtime directories of real Slurm clusters (slurm_runtime_dir, under /tmp) can be
+// made here: /tmp a directory this user may create entries in. The error says what to fix.
+Status check_slurm_runtime_base();
 
 // The factory the runtime takes; the driver it makes is also handed to `out` (serve tells it the
 // server's URL once it listens).

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/hash.h"
 #include "orchestrator/slurm/slurm_control.h"
 
 namespace gf {
@@ -280,6 +281,7 @@ BlockScan scan_blocks(std::string_view text, const std::vector<Line>& lines) {
 struct HandWritten {
   std::map<std::string, size_t, std::less<>> nodes;
   std::map<std::string, size_t, std::less<>> partitions;
+  bool default_partition = false;  // a hand-written partition says Default=YES
 };
 
 // The value of a leading `Key=value` pair when the line's first key is `key` (Slurm keys are
@@ -303,6 +305,21 @@ std::optional<std::string_view> leading_value(std::string_view content, std::str
   return rest.substr(0, n);
 }
 
+// Whether a PartitionName line carries `Default=YES` (keys and values case-insensitive).
+bool says_default_yes(std::string_view content) {
+  content = content.substr(0, content.find('#'));
+  size_t at = 0;
+  while (at < content.size()) {
+    while (at < content.size() && is_blank(content[at])) ++at;
+    size_t end = at;
+    while (end < content.size() && !is_blank(content[end])) ++end;
+    const std::string_view word = content.substr(at, end - at);
+    if (iequals(word, "Default=YES")) return true;
+    at = end;
+  }
+  return false;
+}
+
 HandWritten find_hand_written(std::string_view text, const std::vector<Line>& lines,
                               const BlockScan& scan) {
   HandWritten out;
@@ -318,6 +335,7 @@ HandWritten find_hand_written(std::string_view text, const std::vector<Line>& li
       for (std::string& name : expand_hostlist(*v)) out.nodes.emplace(std::move(name), i + 1);
     } else if (auto p = leading_value(content, "PartitionName"); p && !iequals(*p, "DEFAULT")) {
       out.partitions.emplace(std::string(*p), i + 1);
+      if (says_default_yes(content)) out.default_partition = true;
     }
   }
   return out;
@@ -387,7 +405,11 @@ Rendered render_layout(const SlurmLayout& layout, const HandWritten& hand) {
   for (const SlurmNodeLine* n : sorted) out.node_lines.push_back(render_node(*n, out.warnings));
 
   std::map<std::string, std::set<std::string>, std::less<>> partitions;
+  std::string default_partition;
   for (const SlurmPartitionLine& p : layout.partitions) {
+    if (p.is_default && default_partition.empty() && !hand.default_partition &&
+        valid_slurm_name(p.name) && !hand.partitions.contains(p.name))
+      default_partition = p.name;
     if (!valid_slurm_name(p.name)) {
       out.warnings.push_back("partition name \"" + p.name +
                              "\" cannot be written to slurm.conf; skipped");
@@ -412,6 +434,7 @@ Rendered render_layout(const SlurmLayout& layout, const HandWritten& hand) {
     }
     std::string line = "PartitionName=" + name;
     if (!defined.empty()) line += " Nodes=" + compress_hostlist(std::move(defined));
+    if (name == default_partition) line += " Default=YES";
     out.partition_lines.push_back(std::move(line));
   }
   return out;
@@ -568,7 +591,7 @@ Json slurm_layout_to_json(const SlurmLayout& layout) {
   }
   Json parts = Json::array();
   for (const SlurmPartitionLine& p : layout.partitions)
-    parts.push_back(Json{{"Name", p.name}, {"Nodes", p.nodes}});
+    parts.push_back(Json{{"Name", p.name}, {"Nodes", p.nodes}, {"Default", p.is_default}});
   return Json{{"Nodes", std::move(nodes)}, {"Partitions", std::move(parts)}};
 }
 
@@ -610,6 +633,7 @@ Result<SlurmLayout> slurm_layout_from_json(const Json& j) {
     SlurmPartitionLine p;
     p.name = r.required_string("Name");
     p.nodes = r.optional_string_list("Nodes").value_or(std::vector<std::string>{});
+    p.is_default = r.optional_bool("Default").value_or(false);
     GF_RETURN_IF_ERROR(r.status());
     if (!layout_name_ok(p.name))
       return validation_error(fmt::format("Partitions[{}].Name: not a Slurm partition name", i));
@@ -620,6 +644,15 @@ Result<SlurmLayout> slurm_layout_from_json(const Json& j) {
     out.partitions.push_back(std::move(p));
   }
   return out;
+}
+
+std::string slurm_runtime_dir(std::string_view slurm_dir, unsigned uid) {
+  const uint64_t h = fnv1a(std::to_string(uid), fnv1a(slurm_dir));
+  return fmt::format("/tmp/gfs-{:012x}", h & 0xffffffffffffULL);
+}
+
+std::string slurm_longest_step_socket(std::string_view runtime_dir, std::string_view node) {
+  return fmt::format("{}/{}/{}_4294967294.4294967291", runtime_dir, node, node);
 }
 
 }  // namespace gf

@@ -47,6 +47,9 @@ struct SlurmNodeLine {
 struct SlurmPartitionLine {
   std::string name;
   std::vector<std::string> nodes;
+  // Default=YES: where a job without -p goes (docs/slurm.md "The default partition"). Not
+  // rendered when a line written by hand outside the blocks already says Default=YES.
+  bool is_default = false;
 };
 
 // What the cluster wants Slurm to know: every node and partition gpufleet manages.
@@ -101,6 +104,23 @@ std::string compress_hostlist(std::vector<std::string> names);
 // and bounds the sizes; the error names the field.
 Json slurm_layout_to_json(const SlurmLayout& layout);
 Result<SlurmLayout> slurm_layout_from_json(const Json& j);
+
+// Short paths for a real cluster's Unix sockets (docs/slurm.md "Paths that work anywhere"): a
+// socket path holds at most 107 characters, and slurmd names each job step's socket
+// `<SlurmdSpoolDir>/<node>_<job>.<step>`. So the munge socket and the slurmd spool directories
+// live in a runtime directory of their own, "/tmp/gfs-<12 hex digits>" (the hash of the
+// cluster's Slurm directory and the user), created 0700, whatever the data directory's length.
+std::string slurm_runtime_dir(std::string_view slurm_dir, unsigned uid);
+// The longest Slurm node name whose step sockets fit under slurm_runtime_dir():
+// 21 + "/" + name + "/" + name + "_<10 digits>.<10 digits>" <= 107.
+inline constexpr size_t kSlurmSocketNameMax = 31;
+// The path of a step socket of `node`, at its longest (job and step ids of 10 digits).
+std::string slurm_longest_step_socket(std::string_view runtime_dir, std::string_view node);
+inline constexpr size_t kUnixSocketPathMax = 107;
+// The variable a real cluster's daemons are started with (its Slurm directory): with their
+// descendants, the processes that end when the cluster does (docs/slurm.md "Nothing outlives its
+// cluster").
+inline constexpr std::string_view kSlurmDirEnv = "GPUFLEET_SLURM_DIR";
 
 // The inverse for expressions such as "c[1-3,07-08],login1" (also several bracket groups:
 // "r[1-2]n[1-2]"). Malformed items are returned verbatim; expansion stops at 65,536 names.

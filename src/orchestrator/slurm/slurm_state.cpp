@@ -121,6 +121,11 @@ Result<JobState> parse_job(const Json& j, const std::string& path, size_t& budge
                       states(r.optional_value("job_state"), path + ".job_state"));
   job.state = st.empty() ? "UNKNOWN" : st.front();
   job.reason = r.optional_string("state_reason").value_or("");
+  // squeue's REASON prints the description when Slurm set one ("launch failed requeued held"
+  // beside the state reason JobHeldUser): the words an operator sees.
+  if (const Json* d = r.optional_value("state_description");
+      d != nullptr && d->is_string() && !d->get<std::string>().empty())
+    job.reason = d->get<std::string>();
   job.partition = r.optional_string("partition").value_or("");
   const std::string nodes = r.optional_string("nodes").value_or("");
   if (!nodes.empty()) job.nodes = expand_hostlist(nodes);
@@ -210,6 +215,44 @@ Result<std::vector<JobState>> parse_squeue_json(std::string_view text) {
     out.push_back(std::move(j));
   }
   return out;
+}
+
+namespace {
+
+// A pending reason that says Slurm holds the job and will not start it by itself: a launch
+// failure ("launch failed requeued held"), or a hold by an administrator or the user.
+bool held(const JobState& j) {
+  if (j.state == "REQUEUE_HOLD" || j.state == "SPECIAL_EXIT") return true;
+  std::string r = j.reason;
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r.find("held") != std::string::npos || r.find("launch failed") != std::string::npos;
+}
+
+}  // namespace
+
+PodPhase slurm_pod_phase(const AllocationView& a) {
+  if (!a.submitted) return {"Pending", 0, "waiting for its allocation to be submitted", false};
+  if (!a.answered) return {"Unknown", 0, "slurmctld does not answer: " + a.error, false};
+  if (!a.job) return {"Unknown", 0, "its allocation is not known to slurmctld", false};
+  const JobState& j = *a.job;
+  const std::string id = "Slurm job " + std::to_string(j.id) + " ";
+  const bool has_reason = !j.reason.empty() && j.reason != "None";
+  if (j.state == "COMPLETED") return {"Succeeded", 0, id + "COMPLETED", false};
+  if (j.finished()) {
+    int code = static_cast<int>(j.exit_code.value_or(1));
+    if (code == 0) code = 1;
+    return {"Failed", code, id + j.state + (has_reason ? " (" + j.reason + ")" : ""), false};
+  }
+  if (held(j)) {
+    return {"Failed", kLaunchFailedExitCode,
+            id + j.state + " (" + (j.reason.empty() ? "held" : j.reason) + ")", true};
+  }
+  if (j.state == "RUNNING" || j.state == "COMPLETING") {
+    if (a.step_started) return {"Running", 0, id + j.state, false};
+    return {"Pending", 0, id + j.state + "; its step has not started on this node yet", false};
+  }
+  // PENDING, CONFIGURING, REQUEUED, SUSPENDED, …: not running, with Slurm's reason.
+  return {"Pending", 0, id + j.state + (has_reason ? " (" + j.reason + ")" : ""), false};
 }
 
 }  // namespace gf::slurm

@@ -40,8 +40,10 @@ struct NodeState {
 struct JobState {
   int64_t id = 0;
   std::string name;
-  std::string state;   // PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, TIMEOUT…
-  std::string reason;  // why it pends ("None" when it does not)
+  std::string state;  // PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, TIMEOUT…
+  // Why it pends, as squeue's REASON prints it: the state description when Slurm set one
+  // ("launch failed requeued held"), else the state reason ("Resources"; "None" when none).
+  std::string reason;
   std::string partition;
   std::vector<std::string> nodes;  // expanded from the hostlist ("node[1-3]")
   int64_t node_count = 0;
@@ -50,6 +52,30 @@ struct JobState {
 
   bool finished() const;  // COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED, …
 };
+
+// What gpufleet knows of a gang's allocation when it reads slurmctld, for one pod.
+struct AllocationView {
+  bool submitted = false;  // the allocation's job id is known
+  bool answered = true;    // squeue answered (false: `error` says why not)
+  std::string error;
+  std::optional<JobState> job;  // the allocation, when slurmctld lists it
+  bool step_started = false;    // the pod's command started on its node
+};
+
+// The pod's status: one row of the table in docs/slurm.md "States" each. `cancel`: the
+// allocation will never run (held after a failed launch) and is cancelled, so that the gang's
+// restart policy decides instead.
+struct PodPhase {
+  std::string phase;  // Pending, Running, Succeeded, Failed or Unknown
+  int exit_code = 0;
+  std::string message;
+  bool cancel = false;
+  bool operator==(const PodPhase&) const = default;
+};
+// The exit code of a pod whose allocation Slurm could not launch: 128 and up is retryable under
+// restartPolicy ExitCode (the node failed, not the program).
+inline constexpr int kLaunchFailedExitCode = 128;
+PodPhase slurm_pod_phase(const AllocationView& a);
 
 // At most this many nodes or jobs in one answer, and this many bytes of text.
 inline constexpr size_t kMaxRecords = 100000;

@@ -52,5 +52,26 @@ TEST(SlurmNodeRules, IdleOnceDrainedByAnyoneOrDownWithNoJob) {
   EXPECT_FALSE(slurm_not_idle(SlurmNodeReport{"DOWN", "Not responding", {}}));
 }
 
+// docs/slurm.md "Placement follows Slurm": a node Slurm starts nothing on is not schedulable,
+// whoever drained it.
+TEST(SlurmNodeRules, UnschedulableWhenDrainedByAnyoneWithTheirReason) {
+  EXPECT_EQ(slurm_unschedulable(SlurmNodeReport{"IDLE+DRAIN", "ops: fan replaced", {}}),
+            "DRAIN (ops: fan replaced)");
+  EXPECT_EQ(slurm_unschedulable(SlurmNodeReport{"MIXED+DRAIN", "gpufleet:rem-1 xid:79", {"4"}}),
+            "DRAIN (gpufleet:rem-1 xid:79)");
+}
+
+TEST(SlurmNodeRules, UnschedulableWhenDownFailedOrNotResponding) {
+  EXPECT_TRUE(slurm_unschedulable(SlurmNodeReport{"DOWN", "Not responding", {}}));
+  EXPECT_TRUE(slurm_unschedulable(SlurmNodeReport{"IDLE+NOT_RESPONDING", "", {}}));
+  EXPECT_TRUE(slurm_unschedulable(SlurmNodeReport{"IDLE+FAIL", "bad gpu", {}}));
+  EXPECT_TRUE(slurm_unschedulable(SlurmNodeReport{"UNKNOWN", "", {}}));
+}
+
+TEST(SlurmNodeRules, SchedulableWhenIdleAllocatedOrMixed) {
+  for (const char* s : {"IDLE", "ALLOCATED", "MIXED", "COMPLETING"})
+    EXPECT_FALSE(slurm_unschedulable(SlurmNodeReport{s, "", {}})) << s;
+}
+
 }  // namespace
 }  // namespace gf

@@ -489,3 +489,60 @@ TEST(SlurmConfMerge, ARealNodeLineCarriesItsAddressPortAndState) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+// docs/slurm.md "The default partition": the layout's default partition says Default=YES, so
+// `sbatch` without -p runs there.
+TEST(SlurmConfDefault, TheDefaultPartitionIsRenderedDefaultYes) {
+  SlurmLayout layout;
+  layout.nodes.push_back(SlurmNodeLine{"w-1", 4, 0, 0, "", "", "", 0, ""});
+  layout.partitions.push_back({"gpu-training", {"w-1"}, true});
+  layout.partitions.push_back({"debug", {"w-1"}, false});
+  const std::string text = merge_slurm_conf("", layout).text;
+  EXPECT_NE(text.find("PartitionName=gpu-training Nodes=w-1 Default=YES\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("PartitionName=debug Nodes=w-1\n"), std::string::npos) << text;
+}
+
+TEST(SlurmConfDefault, AHandWrittenDefaultPartitionWinsOverTheLayouts) {
+  SlurmLayout layout;
+  layout.nodes.push_back(SlurmNodeLine{"w-1", 4, 0, 0, "", "", "", 0, ""});
+  layout.partitions.push_back({"gpu-training", {"w-1"}, true});
+  const std::string text =
+      merge_slurm_conf("PartitionName=mine Nodes=w-1 Default=yes\n", layout).text;
+  EXPECT_EQ(text.find("Default=YES"), std::string::npos) << text;
+}
+
+TEST(SlurmConfDefault, TheLayoutCarriesTheDefaultFlagToTheAgent) {
+  SlurmLayout layout;
+  layout.partitions.push_back({"gpu-training", {}, true});
+  auto back = slurm_layout_from_json(slurm_layout_to_json(layout));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  ASSERT_EQ(back->partitions.size(), 1u);
+  EXPECT_TRUE(back->partitions[0].is_default);
+}
+
+// docs/slurm.md "Paths that work anywhere": the sockets' directory is short whatever the data
+// directory, and distinct per cluster directory and user.
+TEST(SlurmRuntimeDir, ShortAndKeyedByTheClusterDirectoryAndTheUser) {
+  const std::string long_dir = "/" + std::string(200, 'd') + "/slurm/my-training-cluster";
+  const std::string rt = slurm_runtime_dir(long_dir, 0);
+  EXPECT_EQ(rt.size(), 21u) << rt;
+  EXPECT_EQ(rt.rfind("/tmp/gfs-", 0), 0u) << rt;
+  EXPECT_NE(rt, slurm_runtime_dir(long_dir + "2", 0));
+  EXPECT_NE(rt, slurm_runtime_dir(long_dir, 1000));
+  EXPECT_EQ(rt, slurm_runtime_dir(long_dir, 0));
+}
+
+TEST(SlurmRuntimeDir, TheLongestStepSocketOfTheLongestNameFitsInSunPath) {
+  const std::string rt = slurm_runtime_dir("/x", 0);
+  EXPECT_LE(slurm_longest_step_socket(rt, std::string(kSlurmSocketNameMax, 'n')).size(),
+            kUnixSocketPathMax);
+  EXPECT_GT(slurm_longest_step_socket(rt, std::string(kSlurmSocketNameMax + 1, 'n')).size(),
+            kUnixSocketPathMax);
+}
+
+}  // namespace
+}  // namespace gf

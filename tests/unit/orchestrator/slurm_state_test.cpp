@@ -122,3 +122,23 @@ TEST(SlurmState, NodeNamesOfAllJobsTogetherAreBounded) {
 
 }  // namespace
 }  // namespace gf::slurm
+
+namespace gf::slurm {
+namespace {
+
+// squeue prints the state description when Slurm set one: a failed launch says so, not only
+// JobHeldUser.
+TEST(SlurmState, JobReasonIsTheStateDescriptionWhenSlurmSetOne) {
+  auto jobs = parse_squeue_json(R"({"jobs": [
+    {"job_id": 4, "name": "gf-a-1", "job_state": "PENDING", "state_reason": "JobHeldUser",
+     "state_description": "launch failed requeued held", "partition": "p", "nodes": ""},
+    {"job_id": 5, "name": "x", "job_state": "PENDING", "state_reason": "Resources",
+     "state_description": "", "partition": "p", "nodes": ""}]})");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().to_string();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].reason, "launch failed requeued held");
+  EXPECT_EQ((*jobs)[1].reason, "Resources");
+}
+
+}  // namespace
+}  // namespace gf::slurm
