@@ -28,17 +28,23 @@ using testing::eventually;
 using testing::kExamplesDir;
 using testing::slurp;
 
-// A PyTorchJob of a master and `workers` workers, one whole 8-GPU node each, running `command`.
+// A PyTorchJob of a master and `workers` workers, one whole 8-GPU node each, running `command`;
+// with `sidecar`, every pod has a second container that runs it too.
 std::string gang_job(const std::string& name, int workers, const std::string& command,
-                     const std::string& restart = "Never") {
+                     const std::string& restart = "Never", const std::string& sidecar = "") {
   auto replica = [&](const std::string& role, int n) {
-    return "    " + role + ":\n      replicas: " + std::to_string(n) +
-           "\n      restartPolicy: " + restart +
-           "\n      template:\n        spec:\n          containers:\n          - name: pytorch\n"
-           "            image: x\n            command: [bash, -c, '" +
-           command +
-           "']\n            resources: {limits: {nvidia.com/gpu: 8}, requests: {nvidia.com/gpu: "
-           "8}}\n";
+    std::string out =
+        "    " + role + ":\n      replicas: " + std::to_string(n) +
+        "\n      restartPolicy: " + restart +
+        "\n      template:\n        spec:\n          containers:\n          - name: pytorch\n"
+        "            image: x\n            command: [bash, -c, '" +
+        command +
+        "']\n            resources: {limits: {nvidia.com/gpu: 8}, requests: {nvidia.com/gpu: "
+        "8}}\n";
+    if (!sidecar.empty())
+      out += "          - name: sidecar\n            image: x\n            command: [bash, -c, '" +
+             sidecar + "']\n";
+    return out;
   };
   std::string out = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: " + name +
                     ", namespace: default, labels: {app: pytorchjob}}\nspec:\n"
@@ -57,8 +63,8 @@ class SlurmTruthTest : public testing::LocalSlurmTest {
   }
 
   void apply_gang(const std::string& name, int workers, const std::string& command,
-                  const std::string& restart = "Never") {
-    std::ofstream(dir_.file(name + ".yaml")) << gang_job(name, workers, command, restart);
+                  const std::string& restart = "Never", const std::string& sidecar = "") {
+    std::ofstream(dir_.file(name + ".yaml")) << gang_job(name, workers, command, restart, sidecar);
     CommandResult r = cli({"apply", "-f", dir_.file(name + ".yaml")});
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
@@ -110,9 +116,11 @@ TEST_F(SlurmTruthTest,
   EXPECT_TRUE(eventually([&] { return fs::exists(dir_.file("hostname-" + user_job + ".out")); }))
       << slurm({"squeue"});
 
-  // A gang of three reaches Running in Slurm, then in gpufleet, with its logs.
+  // A gang of three reaches Running in Slurm, then in gpufleet, with its logs: every container
+  // of each pod runs in the job's step.
   ASSERT_NO_FATAL_FAILURE(
-      apply_gang("long3", 2, "echo \"rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME\"; sleep 600"));
+      apply_gang("long3", 2, "echo \"rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME\"; sleep 600",
+                 "Never", "echo \"sidecar in job $SLURM_JOB_ID\"; sleep 600"));
   std::string line;
   ASSERT_TRUE(eventually(
       [&] {
@@ -125,8 +133,12 @@ TEST_F(SlurmTruthTest,
       << cli({"describe", "pytorchjob", "long3"}).out;
   CommandResult logs;
   EXPECT_TRUE(eventually([&] {
-    logs = cli({"logs", "long3-worker-1"});
+    logs = cli({"logs", "long3-worker-1", "-c", "pytorch"});
     return logs.out.find("rank 2 of 3 on worker-gpu-a-") != std::string::npos;
+  })) << logs.out;
+  EXPECT_TRUE(eventually([&] {
+    logs = cli({"logs", "long3-master-0", "-c", "sidecar"});
+    return logs.out.find("sidecar in job ") != std::string::npos;
   })) << logs.out;
   q = cli({"squeue", "my-training-cluster"});
   EXPECT_NE(q.out.find("gpufleet:long3"), std::string::npos) << "gangs are marked: " << q.out;
