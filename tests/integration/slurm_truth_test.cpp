@@ -285,5 +285,21 @@ TEST_F(SlurmTruthTest, ALaunchFailureIsReportedInSlurmsWordsAndNeverAsRunning) {
   fs::remove(spool);
 }
 
+// docs/slurm.md "Paths that work anywhere": a Compute group whose node names could not name
+// slurmd's step sockets is refused at create, naming the field, and nothing is created.
+TEST_F(SlurmTruthTest, AGroupNameTooLongForItsStepSocketsIsRefusedAtCreate) {
+  Json c = Json::parse(slurp(kExamplesDir + "create_cluster.json"));
+  for (Json& g : c["InstanceGroups"]) {
+    if (g["InstanceGroupName"] == "worker-gpu-a")
+      g["InstanceGroupName"] = "worker-gpu-a-with-a-long-name";
+  }
+  std::ofstream(dir_.file("long-group.json")) << c.dump(2);
+  CommandResult r = cli({"cluster", "create", "-f", dir_.file("long-group.json")});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("InstanceGroups[2].InstanceGroupName"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("socket"), std::string::npos) << r.out;
+  EXPECT_EQ(cli({"cluster", "list"}).out.find("my-training-cluster"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gf
