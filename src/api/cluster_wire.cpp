@@ -20,6 +20,7 @@ Json group_details(const Cluster& c, const InstanceGroup& g) {
   if (g.spec.has_slurm_config) {
     Json sc = {{"NodeType", to_string(g.spec.node_type)}};
     if (!g.spec.partitions.empty()) sc["PartitionNames"] = g.spec.partitions;
+    if (!g.spec.default_partition.empty()) sc["DefaultPartition"] = g.spec.default_partition;
     j["SlurmConfig"] = sc;
   }
   int64_t pending = 0;

@@ -86,6 +86,7 @@ Json GroupSpec::to_json() const {
   if (has_slurm_config) {
     Json sc = {{"NodeType", to_string(node_type)}};
     if (!partitions.empty()) sc["PartitionNames"] = partitions;
+    if (!default_partition.empty()) sc["DefaultPartition"] = default_partition;
     j["SlurmConfig"] = sc;
   }
   if (threads_per_core) j["ThreadsPerCore"] = *threads_per_core;
@@ -114,6 +115,7 @@ Result<GroupSpec> GroupSpec::from_json(const Json& j) {
     else
       g.node_type = *t;
     g.partitions = s.optional_string_list("PartitionNames").value_or(std::vector<std::string>{});
+    g.default_partition = s.optional_string("DefaultPartition").value_or("");
     r.fail_status(s.status());
   }
   if (!r.ok()) return r.status();

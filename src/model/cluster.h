@@ -66,6 +66,9 @@ struct GroupSpec {
   int64_t min = 0;                       // MinInstanceCount (defaults applied by validation)
   NodeType node_type = NodeType::kNone;  // SlurmConfig.NodeType
   std::vector<std::string> partitions;   // SlurmConfig.PartitionNames
+  // SlurmConfig.DefaultPartition (a gpufleet extension, docs/slurm.md "The default partition"):
+  // one of `partitions`, the cluster's Default=YES partition; "" = not this group's.
+  std::string default_partition;
   bool has_slurm_config = false;
   std::string execution_role;
   std::optional<int64_t> threads_per_core;

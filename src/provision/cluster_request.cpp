@@ -88,6 +88,14 @@ Result<GroupSpec> parse_group(const Json& j, const std::string& path, const Cata
       s.fail("PartitionNames", "only Compute groups carry partitions; this group is " + type);
     }
     if (parts) g.partitions = *parts;
+    // gpufleet's extension: which of its partitions is the cluster's default (docs/slurm.md).
+    if (auto def = s.optional_string("DefaultPartition"); def && s.ok()) {
+      if (std::find(g.partitions.begin(), g.partitions.end(), *def) == g.partitions.end())
+        s.fail("DefaultPartition",
+               "\"" + printable(*def, 80) + "\" is not one of this group's PartitionNames");
+      else
+        g.default_partition = *def;
+    }
     r.fail_status(s.status());
   }
   // Fields we know but do not act on are kept verbatim so DescribeCluster echoes them.
@@ -105,9 +113,19 @@ Result<GroupSpec> parse_group(const Json& j, const std::string& path, const Cata
 Status check_orchestrator_rules(const std::vector<GroupSpec>& groups, Orchestrator orch,
                                 bool continuous) {
   int controllers = 0;
+  std::optional<size_t> default_partition;
   for (size_t i = 0; i < groups.size(); ++i) {
     const GroupSpec& g = groups[i];
     if (g.node_type == NodeType::kController) ++controllers;
+    if (!g.default_partition.empty()) {
+      if (default_partition) {
+        return validation_error(fmt::format(
+            "{}.SlurmConfig.DefaultPartition: {} already names the default partition; a "
+            "cluster has one",
+            path_index("InstanceGroups", i), path_index("InstanceGroups", *default_partition)));
+      }
+      default_partition = i;
+    }
     if (orch == Orchestrator::kSlurm && continuous && !g.has_slurm_config) {
       return validation_error(path_index("InstanceGroups", i) +
                               ".SlurmConfig: is required on every group of a Slurm cluster in "

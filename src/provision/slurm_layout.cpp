@@ -94,13 +94,16 @@ SlurmLayout slurm_real_layout(const Cluster& c, const Catalog& catalog) {
     ++group_index;
   }
   // The first partition of the first Compute group is the default one: `sbatch` without -p
-  // runs there, as on a cluster whose administrator marked it Default=YES.
+  // runs there, as on a cluster whose administrator marked it Default=YES. A group's
+  // SlurmConfig.DefaultPartition names another.
   std::string first;
   for (const auto& g : c.groups) {
-    if (g.spec.node_type == NodeType::kCompute && !g.spec.partitions.empty()) {
+    if (g.spec.node_type == NodeType::kCompute && !g.spec.partitions.empty() && first.empty())
       first = g.spec.partitions.front();
-      break;
-    }
+  }
+  for (const auto& g : c.groups) {
+    if (g.spec.node_type == NodeType::kCompute && !g.spec.default_partition.empty())
+      first = g.spec.default_partition;
   }
   for (auto& [name, nodes] : partitions) {
     if (slurm::check_slurm_name("partition", name).ok())

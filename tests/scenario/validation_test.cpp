@@ -131,6 +131,25 @@ TEST(Validation, EveryCreateClusterRuleNamesTheFieldAndChangesNothing) {
          j["InstanceGroups"][1]["SlurmConfig"]["PartitionNames"] = {"p"};
        },
        "InstanceGroups[1].SlurmConfig.PartitionNames", "only Compute groups"},
+      {"DefaultPartition is one of the group's PartitionNames",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         j["InstanceGroups"][2]["SlurmConfig"]["DefaultPartition"] = "gpu-trainig";
+       },
+       "InstanceGroups[2].SlurmConfig.DefaultPartition",
+       "\"gpu-trainig\" is not one of this group's PartitionNames"},
+      {"one DefaultPartition per cluster",
+       [](Json& j) {
+         j["ClusterName"] = "c2";
+         Json second = j["InstanceGroups"][2];
+         second["InstanceGroupName"] = "worker-gpu-b";
+         second["SlurmConfig"]["PartitionNames"] = {"other"};
+         second["SlurmConfig"]["DefaultPartition"] = "other";
+         j["InstanceGroups"][2]["SlurmConfig"]["DefaultPartition"] = "gpu-training";
+         j["InstanceGroups"].push_back(second);
+       },
+       "InstanceGroups[3].SlurmConfig.DefaultPartition",
+       "InstanceGroups[2] already names the default partition"},
       {"NodeType enum",
        [](Json& j) {
          j["ClusterName"] = "c2";

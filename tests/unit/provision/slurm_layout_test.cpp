@@ -41,6 +41,17 @@ TEST(RealSlurmLayout, TheFirstPartitionOfTheFirstComputeGroupIsTheDefault) {
     EXPECT_EQ(p.is_default, p.name == "zeta") << p.name;
 }
 
+TEST(RealSlurmLayout, SlurmConfigDefaultPartitionNamesAnotherDefault) {
+  Cluster c;
+  c.groups.push_back(group(compute("worker-b", {"zeta", "alpha"})));
+  GroupSpec other = compute("worker-c", {"beta", "gamma"});
+  other.default_partition = "gamma";
+  c.groups.push_back(group(other));
+  const SlurmLayout layout = slurm_real_layout(c, Catalog::builtin());
+  for (const SlurmPartitionLine& p : layout.partitions)
+    EXPECT_EQ(p.is_default, p.name == "gamma") << p.name;
+}
+
 TEST(RealSlurmGroups, AComputeGroupNameTooLongForItsStepSocketsIsRefusedNamingTheField) {
   std::vector<GroupSpec> groups{compute("worker-gpu-a", {"p"}),
                                 compute(std::string(kRealSlurmGroupNameMax + 1, 'w'), {"p"})};
