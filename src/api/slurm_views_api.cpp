@@ -58,6 +58,44 @@ std::string slurm_state(const Node& n, int64_t used, int gpus) {
   return "mix";
 }
 
+// sinfo's rows: (partition, state) -> node names, partitions in the order their groups name
+// them (then any other a real controller shows).
+class SinfoRows {
+ public:
+  explicit SinfoRows(const Cluster& c) {
+    for (const InstanceGroup& g : c.groups) {
+      for (const std::string& p : g.spec.partitions) partition(p);
+    }
+  }
+  void add(const std::string& p, const std::string& state, std::string node) {
+    partition(p)[state].push_back(std::move(node));
+  }
+  // One row per partition and state; a partition without nodes gets one row `n/a`.
+  Json json() const {
+    Json out = Json::array();
+    for (const std::string& p : order_) {
+      const auto& states = rows_.at(p);
+      for (const auto& [state, names] : states) {
+        out.push_back(row(p, state, names.size(), compress_hostlist(names)));
+      }
+      if (states.empty()) out.push_back(row(p, "n/a", 0, ""));
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>>& partition(const std::string& p) {
+    if (!rows_.contains(p)) order_.push_back(p);
+    return rows_[p];
+  }
+  static Json row(const std::string& p, const std::string& state, size_t nodes, std::string list) {
+    return Json{{"Partition", p}, {"Avail", "up"},  {"TimeLimit", "infinite"},
+                {"Nodes", nodes}, {"State", state}, {"NodeList", std::move(list)}};
+  }
+  std::vector<std::string> order_;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> rows_;
+};
+
 // ---- a real cluster: what its slurmctld says ---------------------------------------------
 
 // The cluster's slurm.conf when it is a real Slurm cluster whose controller wrote it, else "".
@@ -94,33 +132,12 @@ HttpResponse real_sinfo(const Cluster& c, const std::string& conf) {
   if (!nodes.ok())
     return error_response(unavailable_error("the slurmctld of cluster " + c.name +
                                             " does not answer: " + nodes.status().message()));
-  std::vector<std::string> order;
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> rows;
-  for (const InstanceGroup& g : c.groups) {
-    for (const std::string& p : g.spec.partitions) {
-      if (!rows.contains(p)) order.push_back(p);
-      rows[p];
-    }
-  }
+  SinfoRows rows(c);
   for (const slurm::NodeState& n : *nodes) {
-    for (const std::string& p : n.partitions) {
-      if (!rows.contains(p)) order.push_back(p);
-      rows[p][sinfo_state(n)].push_back(n.name);
-    }
-  }
-  Json out = Json::array();
-  for (const std::string& p : order) {
-    for (auto& [state, names] : rows[p]) {
-      out.push_back(Json{{"Partition", p},
-                         {"Avail", "up"},
-                         {"TimeLimit", "infinite"},
-                         {"Nodes", names.size()},
-                         {"State", state},
-                         {"NodeList", compress_hostlist(names)}});
-    }
+    for (const std::string& p : n.partitions) rows.add(p, sinfo_state(n), n.name);
   }
   return json_response(
-      200, Json{{"ClusterName", c.name}, {"Source", "slurmctld"}, {"Partitions", std::move(out)}});
+      200, Json{{"ClusterName", c.name}, {"Source", "slurmctld"}, {"Partitions", rows.json()}});
 }
 
 // squeue's short state codes.
@@ -182,15 +199,7 @@ HttpResponse sinfo(Api& api, const HttpRequest& req) {
   if (const std::string conf = real_slurm_conf(api, *c); !conf.empty()) return real_sinfo(*c, conf);
   const Catalog& catalog = *api.clusters().catalog;
   const auto used = gpus_in_use(*view, *c, catalog);
-  // (partition, state) -> node names; partitions in the order their groups name them.
-  std::vector<std::string> order;
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> rows;
-  for (const InstanceGroup& g : c->groups) {
-    for (const std::string& p : g.spec.partitions) {
-      if (!rows.contains(p)) order.push_back(p);
-      rows[p];
-    }
-  }
+  SinfoRows rows(*c);
   for (const auto& [id, n] : c->nodes) {
     if (!n.launched() || n.status == NodeStatus::kShuttingDown) continue;  // not in slurm.conf
     const InstanceGroup* g = c->find_group(n.group);
@@ -198,28 +207,9 @@ HttpResponse sinfo(Api& api, const HttpRequest& req) {
     const InstanceTypeInfo* t = catalog.find(n.instance_type);
     auto u = used.find(id);
     const std::string state = slurm_state(n, u == used.end() ? 0 : u->second, t ? t->gpus : 0);
-    for (const std::string& p : g->spec.partitions) rows[p][state].push_back(slurm_node_name(n));
+    for (const std::string& p : g->spec.partitions) rows.add(p, state, slurm_node_name(n));
   }
-  Json out = Json::array();
-  for (const std::string& p : order) {
-    for (auto& [state, names] : rows[p]) {
-      out.push_back(Json{{"Partition", p},
-                         {"Avail", "up"},
-                         {"TimeLimit", "infinite"},
-                         {"Nodes", names.size()},
-                         {"State", state},
-                         {"NodeList", compress_hostlist(names)}});
-    }
-    if (rows[p].empty()) {
-      out.push_back(Json{{"Partition", p},
-                         {"Avail", "up"},
-                         {"TimeLimit", "infinite"},
-                         {"Nodes", 0},
-                         {"State", "n/a"},
-                         {"NodeList", ""}});
-    }
-  }
-  return json_response(200, Json{{"ClusterName", c->name}, {"Partitions", std::move(out)}});
+  return json_response(200, Json{{"ClusterName", c->name}, {"Partitions", rows.json()}});
 }
 
 // squeue's REASON for a job that waits: the closest Slurm word for why gpufleet holds it.
