@@ -99,8 +99,9 @@ Status SlurmPod::write_script() {
   const fs::path work = pod_dir / "work";
   fs::create_directories(work, ec);
   s << "cd " << shell_quote(work.string()) << " || exit 127\n";
-  // The step started here: what makes the pod Running (docs/slurm.md "States").
-  s << ": > " << shell_quote(started_marker()) << "\n";
+  // The step started here: what makes the pod Running (docs/slurm.md "States"), for this run of
+  // the allocation (Slurm counts its requeues).
+  s << "echo \"${SLURM_RESTART_COUNT:-0}\" > " << shell_quote(started_marker()) << "\n";
   s << "pids=()\n";
   for (const Json& c : containers) {
     GF_ASSIGN_OR_RETURN(std::string lines,
@@ -191,6 +192,7 @@ void SlurmPod::step(Time now) {
       return;  // tried again at the next step
     }
   }
+  if (phase_ == "Succeeded" || phase_ == "Failed") return;  // a pod's end is final
   if (next_poll_ && now < *next_poll_) return;
   next_poll_ = now + seconds(2);
   slurm::AllocationView a;
@@ -203,7 +205,11 @@ void SlurmPod::step(Time now) {
     for (const slurm::JobState& j : jobs.ok() ? *jobs : std::vector<slurm::JobState>{}) {
       if (j.id == *id) a.job = j;
     }
-    a.step_started = fs::exists(started_marker());
+    // Started in this run of the allocation: the marker holds the run's restart count.
+    std::ifstream marker(started_marker());
+    int64_t run = -1;
+    a.step_started = marker >> run && a.job && run == a.job->restarts;
+    a.launch_failed = read_file((fs::path(dir_) / "launch-failed").string());
   }
   const slurm::PodPhase p = slurm::slurm_pod_phase(a);
   // A pod that ran keeps its end: Slurm forgets finished jobs after MinJobAge.
@@ -214,6 +220,9 @@ void SlurmPod::step(Time now) {
   if (p.cancel && id) {
     spdlog::warn("Slurm job {} ({}) will not run: {}; cancelling it", *id, spec_.allocation,
                  p.message);
+    // Every pod of the gang reads the failure, not the CANCELLED that follows.
+    if (Status st = write_file_atomically(fs::path(dir_) / "launch-failed", p.message); !st.ok())
+      spdlog::warn("pod {}: {}", pod_.value("Name", ""), st.message());
     if (Status st = cli_.cancel(*id); !st.ok()) spdlog::warn("scancel {}: {}", *id, st.message());
   }
 }

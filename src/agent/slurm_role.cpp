@@ -80,10 +80,7 @@ Result<std::optional<SlurmSettings>> SlurmSettings::from_json(const Json& slurm)
 }
 
 SlurmRole::SlurmRole(SlurmSettings settings, NodeApi& api)
-    : settings_(std::move(settings)),
-      runtime_dir_(slurm_runtime_dir(settings_.dir, ::getuid())),
-      api_(api),
-      cli_(conf(), std::chrono::seconds(10)) {
+    : settings_(std::move(settings)), api_(api), cli_(conf(), std::chrono::seconds(10)) {
   std::error_code ec;
   for (const char* sub : {"state", "log", "munge"})
     fs::create_directories(fs::path(settings_.dir) / sub, ec);
@@ -128,14 +125,39 @@ bool SlurmRole::running(Daemon& d, Time now) {
   return true;
 }
 
+std::string SlurmRole::runtime_dir() const {
+  std::string path = read_file(fs::path(settings_.dir) / kSlurmRuntimeFile);
+  while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+  return path;
+}
+
+std::string SlurmRole::munge_socket() const {
+  std::istringstream in(read_file(conf()));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("AuthInfo=socket=", 0) == 0) return line.substr(16);
+  }
+  const std::string rt = runtime_dir();
+  return rt.empty() ? std::string() : rt + "/munge.sock";
+}
+
 Status SlurmRole::make_runtime_dir() {
-  if (::mkdir(runtime_dir_.c_str(), 0700) != 0 && errno != EEXIST)
-    return unavailable_error("cannot create " + runtime_dir_ + ": " + std::strerror(errno));
+  std::string rt = runtime_dir();
+  if (rt.empty()) {
+    if (settings_.role != "Controller") return unavailable_error("no runtime directory yet");
+    std::string tmpl(kSlurmRuntimeTemplate);
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      return unavailable_error("cannot create " + tmpl + ": " + std::strerror(errno));
+    GF_RETURN_IF_ERROR(
+        write_file_atomically(fs::path(settings_.dir) / kSlurmRuntimeFile, tmpl + "\n"));
+    rt = tmpl;
+  }
+  if (::mkdir(rt.c_str(), 0700) != 0 && errno != EEXIST)
+    return unavailable_error("cannot create " + rt + ": " + std::strerror(errno));
   struct stat st {};
-  if (::lstat(runtime_dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
-    return unavailable_error(runtime_dir_ + " is not a directory of this user; remove it");
-  if ((st.st_mode & 077) != 0 && ::chmod(runtime_dir_.c_str(), 0700) != 0)
-    return unavailable_error("cannot make " + runtime_dir_ + " private");
+  if (::lstat(rt.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+    return unavailable_error(rt + " is not a directory of this user");
+  if ((st.st_mode & 077) != 0 && ::chmod(rt.c_str(), 0700) != 0)
+    return unavailable_error("cannot make " + rt + " private");
   return ok_status();
 }
 
@@ -220,7 +242,7 @@ Status SlurmRole::write_base_conf() {
     << "SlurmctldPort=" << port << "\n"
     << "SlurmdPort=" << port + 1 << "\n"
     << "StateSaveLocation=" << d << "/state\n"
-    << "SlurmdSpoolDir=" << runtime_dir_ << "/%n\n"
+    << "SlurmdSpoolDir=" << runtime_dir() << "/%n\n"
     << "SlurmctldPidFile=" << d << "/slurmctld.pid\n"
     << "SlurmdPidFile=" << d << "/slurmd-%n.pid\n"
     << "SlurmctldLogFile=" << d << "/log/slurmctld.log\n"
@@ -241,6 +263,11 @@ Status SlurmRole::write_base_conf() {
 
 void SlurmRole::controller(Time now) {
   if (Status st = make_munge_key(); !st.ok()) {
+    spdlog::error("slurm: {}", st.message());
+    return;
+  }
+  // Before slurm.conf, which names it.
+  if (Status st = make_runtime_dir(); !st.ok()) {
     spdlog::error("slurm: {}", st.message());
     return;
   }
@@ -344,7 +371,7 @@ void SlurmRole::compute(Time now, const std::optional<std::optional<std::string>
     if (read_file(conf()).find("NodeName=" + me + " ") == std::string::npos) return;
     if (Status st = make_runtime_dir(); !st.ok()) return;  // supervise says why
     std::error_code ec;
-    fs::create_directories(fs::path(runtime_dir_) / me, ec);
+    fs::create_directories(fs::path(runtime_dir()) / me, ec);
   }
   // slurmd's step daemons leave its session: in a PID namespace of its own, they and the job
   // steps under them end with it, as they would with the machine (docs/slurm.md "Nothing

@@ -59,10 +59,12 @@ class SlurmRole {
 
   const std::string& role() const { return settings_.role; }
   std::string conf() const { return settings_.dir + "/slurm.conf"; }
-  // The cluster's sockets live in a short runtime directory of their own (slurm_runtime_dir):
-  // the munge socket, and every slurmd's spool (its step sockets).
-  std::string runtime_dir() const { return runtime_dir_; }
-  std::string munge_socket() const { return runtime_dir_ + "/munge.sock"; }
+  // The cluster's sockets live in a short runtime directory of their own (kSlurmRuntimeTemplate,
+  // recorded in <dir>/runtime by the controller): the munge socket and every slurmd's spool (its
+  // step sockets). "" until the controller made it.
+  std::string runtime_dir() const;
+  // The munge socket slurm.conf names (AuthInfo=socket=), else the runtime directory's.
+  std::string munge_socket() const;
   // The command the health detectors run to read this node's state (`scontrol show node -o`).
   std::string scontrol_command() const;
 
@@ -83,14 +85,15 @@ class SlurmRole {
   // `isolate`: in a PID namespace of its own, so that every process it starts (slurmd's
   // slurmstepd and the job steps under them, which leave its session) ends with it.
   void supervise(Daemon& d, Time now, const std::vector<std::string>& argv, bool isolate = false);
-  // Creates the runtime directory 0700, refusing one that is not ours or not a directory.
+  // Makes sure the runtime directory exists, 0700, and is ours: the controller makes it (mkdtemp)
+  // and records it the first time; every node makes the recorded one again when it is gone (a
+  // cleaned /tmp), refusing one that is not this user's directory.
   Status make_runtime_dir();
   bool running(Daemon& d, Time now);
   void sync_conf(Time now);
   void retire_nodes(const std::set<std::string>& future);
 
   SlurmSettings settings_;
-  std::string runtime_dir_;
   NodeApi& api_;
   slurm::SlurmCli cli_;
   Daemon munged_{"munged", 0, {}, seconds(1), {}};

@@ -286,7 +286,8 @@ Result<Decision> decide_pod_report(const FleetState& s, const std::string& node,
   const bool slurm_gang = c && c->orchestrator == Orchestrator::kSlurm && c->nodes.contains(node) &&
                           !c->nodes.at(node).address.empty();
   if (auto restart = slurm_gang ? workload::slurm_gang_restart(*job, pod, p.state) : std::nullopt) {
-    d.events.push_back(event_codec::to_event(job_events::Interrupted{job->id, node, *restart}));
+    d.events.push_back(event_codec::to_event(job_events::Interrupted{
+        job->id, node, *restart, std::string(job_events::kInterruptPodFailed)}));
   } else if (auto verdict = workload::pod_verdict(after)) {
     d.events.push_back(
         event_codec::to_event(job_events::Finished{job->id, verdict->status, verdict->reason}));

@@ -8,6 +8,7 @@
 // (its InstanceStatus, health, cordon and the GPUs its placed pods hold).
 #include <fmt/format.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -98,6 +99,30 @@ class SinfoRows {
 
 // ---- a real cluster: what its slurmctld says ---------------------------------------------
 
+// At most this many API threads wait on a slurmctld at once (each read may take up to its 10 s
+// timeout when the controller hangs): the others answer 503 at once, and the threads that serve
+// agents and the loop's writes stay free.
+constexpr int kMaxSlurmReads = 4;
+std::atomic<int> slurm_reads{0};
+
+class SlurmReadSlot {
+ public:
+  SlurmReadSlot() : held_(slurm_reads.fetch_add(1) < kMaxSlurmReads) {}
+  ~SlurmReadSlot() { slurm_reads.fetch_sub(1); }
+  SlurmReadSlot(const SlurmReadSlot&) = delete;
+  SlurmReadSlot& operator=(const SlurmReadSlot&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  bool held_;
+};
+
+HttpResponse slurm_reads_busy(const Cluster& c) {
+  return error_response(unavailable_error(
+      "cluster " + c.name + ": " + std::to_string(kMaxSlurmReads) +
+      " reads of its slurmctld are in flight already; try again in a few seconds"));
+}
+
 // The cluster's slurm.conf when it is a real Slurm cluster whose controller wrote it, else "".
 std::string real_slurm_conf(Api& api, const Cluster& c) {
   if (!api.slurm_directory()) return "";
@@ -127,6 +152,8 @@ std::string sinfo_state(const slurm::NodeState& n) {
 }
 
 HttpResponse real_sinfo(const Cluster& c, const std::string& conf) {
+  SlurmReadSlot slot;
+  if (!slot.held()) return slurm_reads_busy(c);
   slurm::SlurmCli cli(conf, std::chrono::seconds(10));
   auto nodes = cli.nodes();
   if (!nodes.ok())
@@ -152,6 +179,8 @@ std::string squeue_code(const std::string& state) {
 }
 
 HttpResponse real_squeue(const FleetView& v, const Cluster& c, const std::string& conf) {
+  SlurmReadSlot slot;
+  if (!slot.held()) return slurm_reads_busy(c);
   slurm::SlurmCli cli(conf, std::chrono::seconds(10));
   auto jobs = cli.jobs();
   if (!jobs.ok())

@@ -79,25 +79,27 @@ Json Dispatch::to_json() const {
                       {"purge_us", opt_time(c.purge_at)},
                       {"restarts", c.restarts}});
   }
-  return Json{{"policy", policy},
-              {"queued", queued},
-              {"toleration_seconds", opt_json(toleration_seconds)},
-              {"purge_mode", purge_mode},
-              {"grace_period_seconds", grace_period_seconds},
-              {"restart_policy", restart_policy},
-              {"backoff_limit", opt_json(backoff_limit)},
-              {"active_deadline_seconds", opt_json(active_deadline_seconds)},
-              {"ttl_seconds_after_finished", opt_json(ttl_seconds_after_finished)},
-              {"suspended", suspended},
-              {"cluster", cluster},
-              {"bound_us", opt_time(bound_at)},
-              {"not_running_us", opt_time(not_running_since)},
-              {"first_started_us", opt_time(first_started_at)},
-              {"restarting", restarting},
-              {"restarts", restarts},
-              {"excluded", excluded},
-              {"left", std::move(copies)},
-              {"failovers", failovers}};
+  Json out{{"policy", policy},
+           {"queued", queued},
+           {"toleration_seconds", opt_json(toleration_seconds)},
+           {"purge_mode", purge_mode},
+           {"grace_period_seconds", grace_period_seconds},
+           {"restart_policy", restart_policy},
+           {"backoff_limit", opt_json(backoff_limit)},
+           {"active_deadline_seconds", opt_json(active_deadline_seconds)},
+           {"ttl_seconds_after_finished", opt_json(ttl_seconds_after_finished)},
+           {"suspended", suspended},
+           {"cluster", cluster},
+           {"bound_us", opt_time(bound_at)},
+           {"not_running_us", opt_time(not_running_since)},
+           {"first_started_us", opt_time(first_started_at)},
+           {"restarting", restarting},
+           {"restarts", restarts},
+           {"excluded", excluded},
+           {"left", std::move(copies)},
+           {"failovers", failovers}};
+  if (failed_starts > 0) out["failed_starts"] = failed_starts;  // absent before issue 39
+  return out;
 }
 
 Result<Dispatch> Dispatch::from_json(const Json& j) {
@@ -119,6 +121,7 @@ Result<Dispatch> Dispatch::from_json(const Json& j) {
     d.first_started_at = read_opt_time(j, "first_started_us");
     d.restarting = j.at("restarting").get<bool>();
     d.restarts = j.at("restarts").get<int32_t>();
+    d.failed_starts = j.value("failed_starts", 0);
     d.excluded = j.at("excluded").get<std::vector<std::string>>();
     for (const Json& c : j.at("left")) {
       d.left.push_back(MemberCopy{c.at("cluster").get<std::string>(),

@@ -114,8 +114,11 @@ struct Dispatch {
   std::optional<Time> first_started_at;   // activeDeadlineSeconds counts from here
   bool restarting = false;                // interrupted, not yet running again
   int32_t restarts = 0;                   // completed restarts (pods' RESTARTS)
-  std::vector<std::string> excluded;      // clusters failed over from, until it runs again
-  std::vector<MemberCopy> left;           // copies left behind by failover
+  // Restarts whose gang failed again before it ran (a real Slurm launch that keeps failing):
+  // with `restarts`, what runPolicy.backoffLimit bounds (docs/slurm.md "States").
+  int32_t failed_starts = 0;
+  std::vector<std::string> excluded;  // clusters failed over from, until it runs again
+  std::vector<MemberCopy> left;       // copies left behind by failover
   int32_t failovers = 0;
   bool operator==(const Dispatch&) const = default;
   Json to_json() const;

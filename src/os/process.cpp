@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,8 +17,10 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "core/clock.h"
 
@@ -330,47 +333,95 @@ bool alive(pid_t pid, const std::string& cmdline_contains) {
   return cmdline.find(cmdline_contains) != std::string::npos;
 }
 
-std::vector<pid_t> processes_with_environment(const std::string& entry) {
-  std::map<pid_t, std::vector<pid_t>> children;
-  std::vector<pid_t> matched;
-  const pid_t self = ::getpid();
-  const uid_t uid = ::getuid();
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return {};
-  while (dirent* e = ::readdir(proc)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0' || pid == self) continue;
-    const std::string base = std::string("/proc/") + e->d_name;
-    struct stat st {};
-    if (::stat(base.c_str(), &st) != 0 || st.st_uid != uid) continue;
-    std::ifstream stat(base + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const size_t close = line.rfind(')');
-    if (close == std::string::npos || close + 4 >= line.size() || line[close + 2] == 'Z') continue;
-    const pid_t ppid = static_cast<pid_t>(std::strtol(line.c_str() + close + 4, nullptr, 10));
-    children[ppid].push_back(static_cast<pid_t>(pid));
-    std::ifstream env(base + "/environ", std::ios::binary);
-    std::string var;
-    while (std::getline(env, var, '\0')) {
-      if (var == entry) {
-        matched.push_back(static_cast<pid_t>(pid));
-        break;
-      }
+namespace {
+
+struct ProcEntry {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  bool marked = false;  // its environment holds the entry
+};
+
+// /proc/<pid>: its parent, and whether its environment holds `entry`; nullopt when it is gone, a
+// zombie, or another user's.
+std::optional<ProcEntry> read_proc(pid_t pid, const std::string& entry) {
+  const std::string base = "/proc/" + std::to_string(pid);
+  struct stat st {};
+  if (::stat(base.c_str(), &st) != 0 || st.st_uid != ::getuid()) return std::nullopt;
+  std::ifstream stat(base + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos || close + 4 >= line.size() || line[close + 2] == 'Z')
+    return std::nullopt;
+  ProcEntry e;
+  e.pid = pid;
+  e.ppid = static_cast<pid_t>(std::strtol(line.c_str() + close + 4, nullptr, 10));
+  std::ifstream env(base + "/environ", std::ios::binary);
+  std::string var;
+  while (std::getline(env, var, '\0')) {
+    if (var == entry) {
+      e.marked = true;
+      break;
     }
   }
+  return e;
+}
+
+// The marked processes and their descendants, each with its parent.
+std::map<pid_t, ProcEntry> marked_trees(const std::string& entry) {
+  std::map<pid_t, std::vector<ProcEntry>> children;
+  std::vector<ProcEntry> todo;
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return {};
+  while (dirent* d = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(d->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == self) continue;
+    auto e = read_proc(static_cast<pid_t>(pid), entry);
+    if (!e) continue;
+    children[e->ppid].push_back(*e);
+    if (e->marked) todo.push_back(*e);
+  }
   ::closedir(proc);
-  std::vector<pid_t> out;
-  std::set<pid_t> seen;
-  while (!matched.empty()) {
-    const pid_t p = matched.back();
-    matched.pop_back();
-    if (p == self || !seen.insert(p).second) continue;
-    out.push_back(p);
-    for (pid_t c : children[p]) matched.push_back(c);
+  std::map<pid_t, ProcEntry> out;
+  while (!todo.empty()) {
+    const ProcEntry e = todo.back();
+    todo.pop_back();
+    if (!out.emplace(e.pid, e).second) continue;
+    for (const ProcEntry& c : children[e.pid]) todo.push_back(c);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<pid_t> processes_with_environment(const std::string& entry) {
+  std::vector<pid_t> out;
+  for (const auto& [pid, e] : marked_trees(entry)) out.push_back(pid);
+  return out;
+}
+
+size_t kill_processes_with_environment(const std::string& entry) {
+  size_t killed = 0;
+  // Again until none is left: a process may fork between one look and the kill.
+  for (int round = 0; round < 20; ++round) {
+    const std::map<pid_t, ProcEntry> found = marked_trees(entry);
+    if (found.empty()) break;
+    for (const auto& [pid, before] : found) {
+      // Hold the process by a pidfd, then look again: a pid reused since the look is another
+      // process, which is left alone; one reused after pidfd_open is not the pidfd's.
+      const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+      if (fd < 0) continue;
+      const auto now = read_proc(pid, entry);
+      const bool same =
+          now && (now->marked || (now->ppid == before.ppid && found.contains(now->ppid)));
+      if (same && ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) == 0) ++killed;
+      ::close(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return killed;
 }
 
 void signal(pid_t pid, int sig) {

@@ -90,6 +90,7 @@ struct Action {
   bool terminated = false;  // kPreempt: preemptionRetriesBeforeTermination exhausted
   Time until{};             // kPreempt: requeue backoff end
   NodeIdx node = 0;         // kInterrupt: the node that left
+  bool move = false;        // kInterrupt: a gang that never started moves off a node Slurm refuses
   std::string message;      // human explanation
 };
 

@@ -226,6 +226,7 @@ void SchedulingCache::move_unstarted_gangs(const FleetState& state, const std::s
     a.node = scheduler_.placement()
                  .find_node(scheduler_.cluster_index(cluster), instance_id)
                  .value_or(0);
+    a.move = true;
     a.message = "node " + slurm_node_name(node) + " is " + why +
                 " in Slurm before the gang started there; placed again";
     if (!scheduler_.apply(a, Time{}).ok()) continue;  // an interrupt reads no clock
@@ -571,6 +572,14 @@ Status SchedulingCache::restore(const FleetState& state) {
       }
     } else if (j->requeue_at) {
       GF_RETURN_IF_ERROR(s.restore_backoff(j->key, *j->requeue_at));
+    }
+  }
+  // A drain reported before the snapshot whose move was not recorded yet: the gangs that never
+  // started there move now (syncing above ran before any job was placed).
+  for (const auto& [name, c] : state.view().clusters) {
+    for (const auto& [id, n] : c->nodes) {
+      if (n.slurm && slurm_unschedulable(*n.slurm) && n.status == NodeStatus::kRunning && n.healthy)
+        move_unstarted_gangs(state, name, id, n);
     }
   }
   return ok_status();

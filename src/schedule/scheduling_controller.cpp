@@ -31,9 +31,10 @@ bool any_pod_started(const FleetState& state, const Job& job);
 // own: the job waits for failover (docs/dispatch.md) whatever its restart policy.
 void record_interrupt(const FleetState& state, const sched::Scheduler& s, const Job& job,
                       const sched::Action& a, std::vector<Event>& out) {
-  out.push_back(
-      to_event(job_events::Interrupted{job.id, s.placement().instance_id(a.node), a.message}));
-  if (!job.dispatch || !any_pod_started(state, job)) return;  // a move, not a restart
+  job_events::Interrupted e{job.id, s.placement().instance_id(a.node), a.message};
+  if (a.move) e.cause = std::string(job_events::kInterruptMove);
+  out.push_back(to_event(std::move(e)));
+  if (!job.dispatch || a.move || !any_pod_started(state, job)) return;  // a move, not a restart
   const Cluster* c = state.view().find_cluster(job.dispatch->cluster);
   if (c == nullptr || !c->runs_jobs()) return;
   std::vector<std::string> roles;

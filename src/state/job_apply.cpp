@@ -412,8 +412,14 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Interr
   job.status_reason = "interrupted: " + e.message;
   if (job.dispatch) {
     Dispatch& d = *job.dispatch;
-    d.restarting = true;
     if (!d.not_running_since) d.not_running_since = t;
+    if (e.cause == job_events::kInterruptMove) {  // it never ran: nothing restarts
+      job.add_history(t, "Moved", e.message);
+      return ok_status();
+    }
+    // A restart that failed before it ran counts now; one that runs counts when it does.
+    if (e.cause == job_events::kInterruptPodFailed && d.restarting) d.failed_starts += 1;
+    d.restarting = true;
     job.add_history(t, "Restarting", e.message);
     return ok_status();
   }

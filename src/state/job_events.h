@@ -96,17 +96,23 @@ struct Preempted {
         field("until_us", &Preempted::until), field("terminated", &Preempted::terminated)};
   }
 };
-// A node of its gang left: pods unbound, quota kept.
+// A node of its gang left: pods unbound, quota kept. `cause` (absent in older journals: a node
+// left) says why else: "move" — a gang that never started is placed again off a node Slurm will
+// not use (no restart); "pod_failed" — a pod of a gang on a real Slurm cluster failed and its
+// restartPolicy restarts the gang (docs/slurm.md "States").
 struct Interrupted {
   static constexpr std::string_view kType = "job.interrupted";
   std::string id;
   std::string node;
   std::string message;
+  std::optional<std::string> cause{};
   static constexpr auto fields() {
     return std::tuple{field("id", &Interrupted::id), field("node", &Interrupted::node),
-                      field("message", &Interrupted::message)};
+                      field("message", &Interrupted::message), field("cause", &Interrupted::cause)};
   }
 };
+inline constexpr std::string_view kInterruptMove = "move";
+inline constexpr std::string_view kInterruptPodFailed = "pod_failed";
 // Ended SUCCEEDED or FAILED.
 struct Finished {
   static constexpr std::string_view kType = "job.finished";

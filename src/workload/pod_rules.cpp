@@ -26,13 +26,10 @@ std::optional<std::string> slurm_gang_restart(const Job& job, const std::string&
   const bool restart = policy == "Always" || policy == "OnFailure" ||
                        (policy == "ExitCode" && retryable_exit_code(state.exit_code));
   if (!restart) return std::nullopt;
-  // Restarts that never ran count too (d.restarts counts a restart once it runs): a launch that
-  // fails again and again must reach the limit. They are the Restarting lines of the history
-  // since its last Running.
-  int32_t unstarted = 0;
-  for (auto it = job.history.rbegin(); it != job.history.rend() && it->reason != "Running"; ++it)
-    unstarted += it->reason == "Restarting";
-  if (d.backoff_limit && d.restarts + unstarted >= *d.backoff_limit) return std::nullopt;
+  // Every restart so far: those that ran, those that failed before they ran, and the one in
+  // progress (this failure is its end).
+  const int32_t attempts = d.restarts + d.failed_starts + (d.restarting ? 1 : 0);
+  if (d.backoff_limit && attempts >= *d.backoff_limit) return std::nullopt;
   return fmt::format(
       "pod {} failed in Slurm with exit code {}{}; the {} replica's restartPolicy "
       "is {}: the gang is placed again",

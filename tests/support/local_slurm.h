@@ -61,7 +61,7 @@ class LocalSlurmTest : public ::testing::Test {
 
   void TearDown() override {
     if (!server_) return;
-    (void)slurm({"scancel", "--full", "--me"});
+    if (std::filesystem::exists(conf())) (void)slurm({"scancel", "--full", "--me"});
     server_->process().signal(SIGKILL);
     server_->process().wait();
     for (const std::filesystem::path& base :
@@ -74,8 +74,7 @@ class LocalSlurmTest : public ::testing::Test {
       }
     }
     // Whatever the cluster's daemons left (docs/slurm.md "Nothing outlives its cluster").
-    for (pid_t p : os::processes_with_environment("GPUFLEET_SLURM_DIR=" + slurm_dir()))
-      ::kill(p, SIGKILL);
+    (void)os::kill_processes_with_environment("GPUFLEET_SLURM_DIR=" + slurm_dir());
   }
 
   std::string slurm_dir() const { return root_ + "/slurm/my-training-cluster"; }

@@ -105,9 +105,7 @@ class SlurmDaemons {
   // Whatever the daemons left: slurmstepd outlives slurmd, and the job steps under it (a
   // `sleep 3600`) outlive both. Each carries the cluster's mark, or descends from one that does
   // (docs/slurm.md "Nothing outlives its cluster").
-  void sweep() const {
-    for (pid_t p : os::processes_with_environment(mark())) ::kill(p, SIGKILL);
-  }
+  void sweep() const { (void)os::kill_processes_with_environment(mark()); }
   // What every process the daemons start carries in its environment.
   std::string mark() const { return "GPUFLEET_SLURM_DIR=" + dir_; }
 

@@ -657,14 +657,20 @@ void LocalCloud::rebuild(const std::map<std::string, ClusterPtr, std::less<>>& c
 // directory (slurm.conf, state, logs) stays, as the instances' directories do.
 void LocalCloud::end_cluster(const std::string& cluster) {
   const std::string dir = slurm_directory(cluster);
-  const std::vector<pid_t> left =
-      os::processes_with_environment(std::string(kSlurmDirEnv) + "=" + dir);
-  for (pid_t p : left) ::kill(p, SIGKILL);
-  if (!left.empty())
-    spdlog::warn("local cloud: cluster {} is gone; ended {} process(es) it left", cluster,
-                 left.size());
   std::error_code ec;
-  fs::remove_all(slurm_runtime_dir(dir, ::getuid()), ec);
+  if (!fs::exists(dir, ec)) return;  // not a real Slurm cluster
+  const size_t ended = os::kill_processes_with_environment(std::string(kSlurmDirEnv) + "=" + dir);
+  if (ended > 0)
+    spdlog::warn("local cloud: cluster {} is gone; ended {} process(es) it left", cluster, ended);
+  // Its runtime directory, when it is what the controller made: a directory of this user made
+  // from the template (never a link, nor someone else's).
+  std::string rt = read_file(fs::path(dir) / kSlurmRuntimeFile);
+  while (!rt.empty() && (rt.back() == '\n' || rt.back() == ' ')) rt.pop_back();
+  struct stat st {};
+  if (rt.size() == kSlurmRuntimeTemplate.size() &&
+      rt.rfind(kSlurmRuntimeTemplate.substr(0, kSlurmRuntimeTemplate.size() - 6), 0) == 0 &&
+      ::lstat(rt.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid())
+    fs::remove_all(rt, ec);
 }
 
 Status check_slurm_runtime_base() {

@@ -10,7 +10,6 @@
 #include <tuple>
 #include <utility>
 
-#include "core/hash.h"
 #include "orchestrator/slurm/slurm_control.h"
 
 namespace gf {
@@ -644,11 +643,6 @@ Result<SlurmLayout> slurm_layout_from_json(const Json& j) {
     out.partitions.push_back(std::move(p));
   }
   return out;
-}
-
-std::string slurm_runtime_dir(std::string_view slurm_dir, unsigned uid) {
-  const uint64_t h = fnv1a(std::to_string(uid), fnv1a(slurm_dir));
-  return fmt::format("/tmp/gfs-{:012x}", h & 0xffffffffffffULL);
 }
 
 std::string slurm_longest_step_socket(std::string_view runtime_dir, std::string_view node) {

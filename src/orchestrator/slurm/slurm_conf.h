@@ -108,11 +108,13 @@ Result<SlurmLayout> slurm_layout_from_json(const Json& j);
 // Short paths for a real cluster's Unix sockets (docs/slurm.md "Paths that work anywhere"): a
 // socket path holds at most 107 characters, and slurmd names each job step's socket
 // `<SlurmdSpoolDir>/<node>_<job>.<step>`. So the munge socket and the slurmd spool directories
-// live in a runtime directory of their own, "/tmp/gfs-<12 hex digits>" (the hash of the
-// cluster's Slurm directory and the user), created 0700, whatever the data directory's length.
-std::string slurm_runtime_dir(std::string_view slurm_dir, unsigned uid);
-// The longest Slurm node name whose step sockets fit under slurm_runtime_dir():
-// 21 + "/" + name + "/" + name + "_<10 digits>.<10 digits>" <= 107.
+// live in a runtime directory of their own, made by mkdtemp from this template (0700, a name
+// nobody can take ahead) and recorded in the cluster's Slurm directory (kSlurmRuntimeFile),
+// whatever the data directory's length.
+inline constexpr std::string_view kSlurmRuntimeTemplate = "/tmp/gfs-XXXXXX";
+inline constexpr std::string_view kSlurmRuntimeFile = "runtime";
+// The longest Slurm node name whose step sockets fit under such a directory (15 characters;
+// 31 leaves room for a longer temporary directory): 2 × 31 + 46 <= 107.
 inline constexpr size_t kSlurmSocketNameMax = 31;
 // The path of a step socket of `node`, at its longest (job and step ids of 10 digits).
 std::string slurm_longest_step_socket(std::string_view runtime_dir, std::string_view node);

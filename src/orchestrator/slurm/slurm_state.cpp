@@ -219,13 +219,13 @@ Result<std::vector<JobState>> parse_squeue_json(std::string_view text) {
 
 namespace {
 
-// A pending reason that says Slurm holds the job and will not start it by itself: a launch
-// failure ("launch failed requeued held"), or a hold by an administrator or the user.
-bool held(const JobState& j) {
-  if (j.state == "REQUEUE_HOLD" || j.state == "SPECIAL_EXIT") return true;
+// Slurm held the job after its launch failed ("launch failed requeued held", squeue's REASON
+// for it): it will not start by itself. A hold set by a person (JobHeldAdmin, JobHeldUser
+// without that description) is not this.
+bool launch_failed(const JobState& j) {
   std::string r = j.reason;
   for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return r.find("held") != std::string::npos || r.find("launch failed") != std::string::npos;
+  return r.rfind("launch failed", 0) == 0;
 }
 
 }  // namespace
@@ -233,6 +233,8 @@ bool held(const JobState& j) {
 PodPhase slurm_pod_phase(const AllocationView& a) {
   if (!a.submitted) return {"Pending", 0, "waiting for its allocation to be submitted", false};
   if (!a.answered) return {"Unknown", 0, "slurmctld does not answer: " + a.error, false};
+  if (!a.launch_failed.empty() && (!a.job || a.job->finished() || launch_failed(*a.job)))
+    return {"Failed", kLaunchFailedExitCode, a.launch_failed, false};
   if (!a.job) return {"Unknown", 0, "its allocation is not known to slurmctld", false};
   const JobState& j = *a.job;
   const std::string id = "Slurm job " + std::to_string(j.id) + " ";
@@ -243,7 +245,7 @@ PodPhase slurm_pod_phase(const AllocationView& a) {
     if (code == 0) code = 1;
     return {"Failed", code, id + j.state + (has_reason ? " (" + j.reason + ")" : ""), false};
   }
-  if (held(j)) {
+  if (launch_failed(j)) {
     return {"Failed", kLaunchFailedExitCode,
             id + j.state + " (" + (j.reason.empty() ? "held" : j.reason) + ")", true};
   }

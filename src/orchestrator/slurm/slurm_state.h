@@ -59,12 +59,16 @@ struct AllocationView {
   bool answered = true;    // squeue answered (false: `error` says why not)
   std::string error;
   std::optional<JobState> job;  // the allocation, when slurmctld lists it
-  bool step_started = false;    // the pod's command started on its node
+  bool step_started = false;    // the pod's command started on its node (this run of it)
+  // Set once an agent of the gang found its launch failed and cancelled it: what Slurm said
+  // then. The allocation's later CANCELLED (or its absence) still reads as that failure.
+  std::string launch_failed;
 };
 
 // The pod's status: one row of the table in docs/slurm.md "States" each. `cancel`: the
-// allocation will never run (held after a failed launch) and is cancelled, so that the gang's
-// restart policy decides instead.
+// allocation will never run (Slurm held it after a failed launch) and is cancelled, so that the
+// gang's restart policy decides instead. A hold an operator or user set stays Pending: theirs to
+// release.
 struct PodPhase {
   std::string phase;  // Pending, Running, Succeeded, Failed or Unknown
   int exit_code = 0;

@@ -67,11 +67,25 @@ TEST(SlurmPodPhase, Row06_LaunchFailedRequeuedHeldIsFailedWithSlurmsWordsAndCanc
   EXPECT_TRUE(p.cancel);
 }
 
-TEST(SlurmPodPhase, Row07_HeldByAnAdministratorIsFailedAndCancelled) {
+TEST(SlurmPodPhase, Row07_HeldByAPersonStaysPendingWithTheirReason) {
   const PodPhase p = slurm_pod_phase(with_job("PENDING", "JobHeldAdmin"));
+  EXPECT_EQ(p.phase, "Pending");
+  EXPECT_EQ(p.message, "Slurm job 7 PENDING (JobHeldAdmin)");
+  EXPECT_FALSE(p.cancel);
+  EXPECT_EQ(slurm_pod_phase(with_job("PENDING", "JobHeldUser")).phase, "Pending");
+}
+
+TEST(SlurmPodPhase, Row07b_AfterTheGangCancelledAFailedLaunchItStaysThatFailure) {
+  const std::string said = "Slurm job 7 PENDING (launch failed requeued held)";
+  AllocationView a = with_job("CANCELLED", "None", false, 0);
+  a.launch_failed = said;
+  PodPhase p = slurm_pod_phase(a);
   EXPECT_EQ(p.phase, "Failed");
-  EXPECT_TRUE(p.cancel);
-  EXPECT_EQ(slurm_pod_phase(with_job("REQUEUE_HOLD", "")).phase, "Failed");
+  EXPECT_EQ(p.exit_code, kLaunchFailedExitCode);
+  EXPECT_EQ(p.message, said);
+  EXPECT_FALSE(p.cancel);
+  a.job.reset();  // Slurm forgot it
+  EXPECT_EQ(slurm_pod_phase(a).exit_code, kLaunchFailedExitCode);
 }
 
 TEST(SlurmPodPhase, Row08_ConfiguringOrRequeuedIsPending) {

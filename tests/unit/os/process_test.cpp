@@ -222,5 +222,30 @@ TEST_F(ProcessTest, PidFileRoundTripsAndRejectsGarbage) {
   EXPECT_FALSE(read_pid_file(dir_ + "/absent.pid").has_value());
 }
 
+// docs/slurm.md "Nothing outlives its cluster": what carries a cluster's mark ends, with what it
+// started (whatever the child's environment), and nothing else does.
+TEST_F(ProcessTest, KillingByEnvironmentEndsTheMarkedTreeAndNothingElse) {
+  const std::string mark = "GPUFLEET_TEST_MARK=" + dir_;
+  SpawnOptions marked = command({"bash", "-c", "env -u GPUFLEET_TEST_MARK sleep 30 & wait"});
+  marked.env = {{"GPUFLEET_TEST_MARK", dir_}};
+  auto tree = spawn(marked);
+  ASSERT_TRUE(tree.ok()) << tree.status().to_string();
+  auto other = spawn(command({"sleep", "30"}));
+  ASSERT_TRUE(other.ok());
+  // The marked shell and its unmarked child, once the child exists (bounded: a real fork).
+  std::vector<pid_t> found;
+  for (int i = 0; i < 2000 && found.size() < 2; ++i) {
+    found = processes_with_environment(mark);
+    sched_yield();
+  }
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(kill_processes_with_environment(mark), 2u);
+  EXPECT_TRUE(processes_with_environment(mark).empty());
+  EXPECT_EQ(end_of(*tree).code, 128 + SIGKILL);
+  EXPECT_TRUE(alive(*other));
+  ::kill(*other, SIGKILL);
+  (void)end_of(*other);
+}
+
 }  // namespace
 }  // namespace gf::os

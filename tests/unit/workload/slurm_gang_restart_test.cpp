@@ -55,11 +55,11 @@ TEST(SlurmGangRestart, BackoffLimitReachedFailsTheJob) {
 
 TEST(SlurmGangRestart, RestartsThatNeverRanCountTowardsTheBackoffLimit) {
   Job j = gang("OnFailure");
-  j.dispatch->backoff_limit = 2;
-  j.add_history(Time{}, "Running", "all 3 pods started");
-  j.add_history(Time{}, "Restarting", "pod gang3-worker-0 failed in Slurm");
+  j.dispatch->backoff_limit = 3;
+  j.dispatch->restarts = 1;       // one restart ran
+  j.dispatch->failed_starts = 1;  // one failed before it ran
   EXPECT_TRUE(slurm_gang_restart(j, "gang3-worker-0", failed(128)));
-  j.add_history(Time{}, "Restarting", "pod gang3-worker-0 failed in Slurm");
+  j.dispatch->restarting = true;  // and this failure ends a third that never ran
   EXPECT_FALSE(slurm_gang_restart(j, "gang3-worker-0", failed(128)));
 }
 
