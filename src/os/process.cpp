@@ -20,7 +20,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "core/clock.h"
 
@@ -403,23 +402,32 @@ std::vector<pid_t> processes_with_environment(const std::string& entry) {
 }
 
 size_t kill_processes_with_environment(const std::string& entry) {
-  size_t killed = 0;
-  // Again until none is left: a process may fork between one look and the kill.
-  for (int round = 0; round < 20; ++round) {
-    const std::map<pid_t, ProcEntry> found = marked_trees(entry);
-    if (found.empty()) break;
-    for (const auto& [pid, before] : found) {
-      // Hold the process by a pidfd, then look again: a pid reused since the look is another
-      // process, which is left alone; one reused after pidfd_open is not the pidfd's.
+  // Stop them all first, looking again until a look finds none new: a stopped process forks no
+  // more, and a child keeps its parent (so the tree stays whole) until the kill. Each is held by
+  // a pidfd and checked again before its signal: a pid reused since the look is another process,
+  // which is left alone; one reused after pidfd_open is not the pidfd's.
+  std::map<pid_t, int> held;
+  for (int round = 0; round < 64; ++round) {
+    bool fresh = false;
+    for (const auto& [pid, before] : marked_trees(entry)) {
+      if (held.contains(pid)) continue;
       const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
       if (fd < 0) continue;
       const auto now = read_proc(pid, entry);
-      const bool same =
-          now && (now->marked || (now->ppid == before.ppid && found.contains(now->ppid)));
-      if (same && ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) == 0) ++killed;
-      ::close(fd);
+      const bool same = now && (now->marked || now->ppid == before.ppid);
+      if (!same || ::syscall(SYS_pidfd_send_signal, fd, SIGSTOP, nullptr, 0) != 0) {
+        ::close(fd);
+        continue;
+      }
+      held.emplace(pid, fd);
+      fresh = true;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!fresh) break;
+  }
+  size_t killed = 0;
+  for (const auto& [pid, fd] : held) {
+    killed += ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0) == 0;
+    ::close(fd);
   }
   return killed;
 }

@@ -83,9 +83,9 @@ bool alive(pid_t pid, const std::string& cmdline_contains = "");
 // never among them. What a cluster's processes are found by when they must all end
 // (docs/slurm.md "Nothing outlives its cluster").
 std::vector<pid_t> processes_with_environment(const std::string& entry);
-// SIGKILL to each of them, looking again until none is left (a process may fork meanwhile); each
-// is held by a pidfd and checked again first, so a pid reused by another process is never hit.
-// How many were killed.
+// SIGKILL to each of them: all are stopped first, looking again until no new one appears (a
+// process may fork meanwhile), then killed; each is held by a pidfd and checked again first, so a
+// pid reused by another process is never hit. How many were killed.
 size_t kill_processes_with_environment(const std::string& entry);
 
 // Sends `sig` to the process group `pid` leads (spawned with new_session), else to `pid` alone.

@@ -113,8 +113,9 @@ Result<SlurmLayout> slurm_layout_from_json(const Json& j);
 // whatever the data directory's length.
 inline constexpr std::string_view kSlurmRuntimeTemplate = "/tmp/gfs-XXXXXX";
 inline constexpr std::string_view kSlurmRuntimeFile = "runtime";
-// The longest Slurm node name whose step sockets fit under such a directory (15 characters;
-// 31 leaves room for a longer temporary directory): 2 × 31 + 46 <= 107.
+// The longest Slurm node name whose step sockets fit under such a directory, with room to spare
+// (a directory of up to 21 characters; mkdtemp's is 15): 21 + 2 × 31 + 24 <= 107, where 24 is
+// the two slashes and "_<10 digits>.<10 digits>".
 inline constexpr size_t kSlurmSocketNameMax = 31;
 // The path of a step socket of `node`, at its longest (job and step ids of 10 digits).
 std::string slurm_longest_step_socket(std::string_view runtime_dir, std::string_view node);

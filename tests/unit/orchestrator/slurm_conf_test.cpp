@@ -526,8 +526,9 @@ TEST(SlurmConfDefault, TheLayoutCarriesTheDefaultFlagToTheAgent) {
 
 // docs/slurm.md "Paths that work anywhere".
 TEST(SlurmRuntimeDir, TheLongestStepSocketOfTheLongestNameFitsInSunPath) {
-  // A runtime directory of 21 characters, more than the template's 15.
-  const std::string rt = std::string(kSlurmRuntimeTemplate) + "-ABCDEF";
+  // A runtime directory of 21 characters: the template's 15 and room to spare.
+  const std::string rt = std::string(kSlurmRuntimeTemplate) + "ABCDEF";
+  ASSERT_EQ(rt.size(), 21u);
   EXPECT_LE(slurm_longest_step_socket(rt, std::string(kSlurmSocketNameMax, 'n')).size(),
             kUnixSocketPathMax);
   EXPECT_GT(slurm_longest_step_socket(rt, std::string(kSlurmSocketNameMax + 1, 'n')).size(),
