@@ -220,6 +220,20 @@ std::string pod_phase(const FleetView& v, const Job& j, const std::string& clust
 }
 
 // The pods of the job's copies, as the member clusters hold them.
+// A pod's status: the job's phase and restarts, or for real pods (docs/local-cloud.md) what its
+// node's agent reported of it, with its message (on a real Slurm cluster, Slurm's words).
+Json pod_status(const Job& j, const std::string& pod, const std::string& phase, int32_t restarts,
+                bool with_nodes) {
+  auto ps = with_nodes ? j.pod_states.find(pod) : j.pod_states.end();
+  const bool reported = ps != j.pod_states.end();
+  const std::string& now = reported ? ps->second.phase : phase;
+  Json status{{"phase", now},
+              {"ready", now == "Running"},
+              {"restartCount", restarts + (reported ? ps->second.restarts : 0)}};
+  if (reported && !ps->second.message.empty()) status["message"] = ps->second.message;
+  return status;
+}
+
 void add_pods(const FleetView& v, const Job& j, Json& out) {
   auto parsed = workload::parse_pytorchjob(j.request);
   if (!parsed.ok()) return;
@@ -240,18 +254,7 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
           {"clusterName", cluster},
           {"containers", Json::array({Json{{"name", "pytorch"}, {"env", container_env(pod)}}})}};
       if (with_nodes && i < j.pod_nodes.size()) spec["nodeName"] = j.pod_nodes[i];
-      // Real pods (docs/local-cloud.md): what the node's agent reported of this one.
-      std::string pod_phase = phase;
-      int32_t pod_restarts = restarts;
-      if (auto ps = j.pod_states.find(pod.name); with_nodes && ps != j.pod_states.end()) {
-        pod_phase = ps->second.phase;
-        pod_restarts += ps->second.restarts;
-      }
-      Json status{
-          {"phase", pod_phase}, {"ready", pod_phase == "Running"}, {"restartCount", pod_restarts}};
-      if (auto ps = j.pod_states.find(pod.name);
-          with_nodes && ps != j.pod_states.end() && !ps->second.message.empty())
-        status["message"] = ps->second.message;
+      Json status = pod_status(j, pod.name, phase, restarts, with_nodes);
       out.push_back(
           Json{{"apiVersion", "v1"},
                {"kind", "Pod"},

@@ -186,6 +186,18 @@ int apply_files(CommandEnv& env, const ApplyArgs& a) {
   return rc;
 }
 
+// describe's Pods section: each real pod with its node, phase and why (docs/slurm.md "States").
+void print_pods(const Json& pods) {
+  if (!pods.is_array() || pods.empty()) return;
+  std::cout << "Pods:\n";
+  Table t({"  NAME", "NODE", "PHASE", text_column("MESSAGE")});
+  for (const Json& p : pods) {
+    t.add_row({"  " + text_field(p, "name"), text_field(p, "node"), text_field(p, "phase"),
+               text_field(p, "message")});
+  }
+  t.print(std::cout);
+}
+
 // `describe pytorchjob`: kubectl's layout, events with ScheduleBindingSucceed and its Result.
 int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::string& ns) {
   auto j = env.client.get("/v1/objects/pytorchjobs/" + (ns.empty() ? std::string("default") : ns) +
@@ -232,16 +244,7 @@ int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::str
                 << text_field(it.value(), "failed") << "\n";
     }
   }
-  const Json& pods = field(*j, "pods");
-  if (pods.is_array() && !pods.empty()) {
-    std::cout << "Pods:\n";
-    Table t({"  NAME", "NODE", "PHASE", text_column("MESSAGE")});
-    for (const Json& p : pods) {
-      t.add_row({"  " + text_field(p, "name"), text_field(p, "node"), text_field(p, "phase"),
-                 text_field(p, "message")});
-    }
-    t.print(std::cout);
-  }
+  print_pods(field(*j, "pods"));
   const Json& images = field(*j, "images");
   if (images.is_array() && !images.empty()) {
     std::cout << "Images (" << text_field(*j, "imageNote") << "):\n";

@@ -551,18 +551,7 @@ void LocalCloud::step_instances(Time now, std::vector<std::pair<Time, CloudRepor
       inst.pid = 0;
       const fs::path d = dir(inst.id);
       if (inst.action == Action::kTerminate) {
-        std::error_code ec;
-        const fs::path kept = fs::path(config_.root) / "terminated" / inst.id;
-        fs::remove_all(kept, ec);
-        fs::rename(d, kept, ec);
-        prune_terminated();
-        out.emplace_back(now, CloudReport{CloudReport::Kind::kTerminated, inst.cluster, inst.id,
-                                          LaunchOutcome::kOk, ""});
-        const std::string cluster = inst.cluster;
-        it = instances_.erase(it);
-        if (std::none_of(instances_.begin(), instances_.end(),
-                         [&](const auto& i) { return i.second.cluster == cluster; }))
-          end_cluster(cluster);
+        it = finish_terminate(it, now, out);
         continue;
       }
       if (inst.action == Action::kReprovision || inst.action == Action::kMigrate) {
@@ -649,6 +638,27 @@ void LocalCloud::rebuild(const std::map<std::string, ClusterPtr, std::less<>>& c
       instances_.emplace(id, std::move(inst));
     }
   }
+}
+
+// A terminated instance's agent has exited: its directory is kept aside, the termination
+// reported, and when it was its cluster's last instance the cluster's leftovers end. Locked.
+std::map<std::string, LocalCloud::Instance>::iterator LocalCloud::finish_terminate(
+    std::map<std::string, Instance>::iterator it, Time now,
+    std::vector<std::pair<Time, CloudReport>>& out) {
+  const Instance& inst = it->second;
+  std::error_code ec;
+  const fs::path kept = fs::path(config_.root) / "terminated" / inst.id;
+  fs::remove_all(kept, ec);
+  fs::rename(dir(inst.id), kept, ec);
+  prune_terminated();
+  out.emplace_back(now, CloudReport{CloudReport::Kind::kTerminated, inst.cluster, inst.id,
+                                    LaunchOutcome::kOk, ""});
+  const std::string cluster = inst.cluster;
+  it = instances_.erase(it);
+  if (std::none_of(instances_.begin(), instances_.end(),
+                   [&](const auto& i) { return i.second.cluster == cluster; }))
+    end_cluster(cluster);
+  return it;
 }
 
 // The cluster's last instance is gone: whatever its Slurm daemons started and left running ends

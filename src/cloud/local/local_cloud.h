@@ -121,6 +121,9 @@ class LocalCloud final : public CloudDriver {
   void step_burn_ins(Time now, std::vector<std::pair<Time, CloudReport>>& out);
   void next_check(BurnIn& b, Time now);
   void prune_terminated() const;
+  std::map<std::string, Instance>::iterator finish_terminate(
+      std::map<std::string, Instance>::iterator it, Time now,
+      std::vector<std::pair<Time, CloudReport>>& out);
   void end_cluster(const std::string& cluster);
 
   LocalCloudConfig config_;
