@@ -318,10 +318,16 @@ bool team_covers_namespace(const HttpRequest& request, const std::string& ns) {
   return std::find(teams.begin(), teams.end(), ns) != teams.end();
 }
 
+bool sees_every_job(const HttpRequest& request) {
+  return has_role(request, "admin") || has_role(request, "operator") || has_role(request, "viewer");
+}
+
+bool may_see_namespace(const HttpRequest& request, const std::string& ns) {
+  return sees_every_job(request) || team_covers_namespace(request, ns);
+}
+
 bool may_see_job(const HttpRequest& request, const FleetView& view, const Job& job) {
-  if (has_role(request, "admin") || has_role(request, "operator") || has_role(request, "viewer"))
-    return true;
-  return filed_under_team(request, view, job);
+  return sees_every_job(request) || filed_under_team(request, view, job);
 }
 
 bool may_see_event(const HttpRequest& request, const FleetView& view, const UserEvent& event) {

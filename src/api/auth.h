@@ -106,5 +106,10 @@ bool may_see_event(const HttpRequest& request, const FleetView& view, const User
 bool may_change_job(const HttpRequest& request, const FleetView& view, const Job& job);
 // Whether a team role of the caller is named after this namespace.
 bool team_covers_namespace(const HttpRequest& request, const std::string& ns);
+// Admin, operator and viewer see every job; a team-only caller those filed under its teams.
+bool sees_every_job(const HttpRequest& request);
+// Whether the caller may see what lives in namespace `ns` that selects or names jobs
+// (PropagationPolicies): admin, operator and viewer every namespace, a team role its own.
+bool may_see_namespace(const HttpRequest& request, const std::string& ns);
 
 }  // namespace gf

@@ -376,6 +376,20 @@ HttpResponse get_cluster_node(Api& api, const HttpRequest& req) {
                                           "\" not found in cluster " + c->name));
   }
   Json detail = node_detail(*view, *c, it->second, api.clock().now());
+  // The pods of jobs the caller may not see are counted, not named (docs/security.md "Who sees
+  // a job").
+  Json visible = Json::array();
+  int64_t hidden = 0;
+  for (Json& pod : detail["Workload"]["Pods"]) {
+    const Job* job = view->job(pod.value("JobId", ""));
+    if (job == nullptr || may_see_job(req, *view, *job)) {
+      visible.push_back(std::move(pod));
+    } else {
+      ++hidden;
+    }
+  }
+  detail["Workload"]["Pods"] = std::move(visible);
+  if (hidden > 0) detail["Workload"]["OtherTeamsPods"] = hidden;
   if (api.instance_directory()) {
     const std::string dir = api.instance_directory()(it->first);
     if (!dir.empty()) detail["LocalDirectory"] = dir;  // the local cloud (docs/local-cloud.md)

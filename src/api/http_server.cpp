@@ -1,6 +1,7 @@
 #include "api/http_server.h"
 
 #define BOOST_BEAST_USE_STD_STRING_VIEW 1
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
@@ -434,6 +435,9 @@ void HttpServer::Impl::accept() {
       return accept();
     }
     beast::error_code ignored;
+    // Close-on-exec: no process this server starts holds a caller's connection
+    // (docs/security.md "Descriptors").
+    ::fcntl(socket.native_handle(), F_SETFD, FD_CLOEXEC);
     socket.set_option(tcp::no_delay(true), ignored);
     std::string peer;
     auto ep = socket.remote_endpoint(ignored);
@@ -488,6 +492,9 @@ Status HttpServer::start(const std::string& host, int port) {
   if (ec) return validation_error("--listen: \"" + host + "\" is not an IP address");
   const tcp::endpoint endpoint(addr, static_cast<unsigned short>(port));
   s.acceptor.open(endpoint.protocol(), ec);
+  // Close-on-exec: an agent this server starts must not hold its port after it stops, or a
+  // restarted server could not bind it (docs/security.md "Descriptors").
+  if (!ec) ::fcntl(s.acceptor.native_handle(), F_SETFD, FD_CLOEXEC);
   if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor.bind(endpoint, ec);
   if (ec) {

@@ -24,6 +24,13 @@ class Router {
   // A path with an empty segment (`//x`, a trailing `/`) matches nothing: 404.
   HttpResponse dispatch(HttpRequest request) const;
   void set_authorizer(Authorizer a) { authorizer_ = std::move(a); }
+  // Every route as (method, pattern), in the order added: what a test walks to check a rule
+  // on all of them (docs/security.md "Who sees a job").
+  std::vector<std::pair<std::string, std::string>> patterns() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Route& r : routes_) out.emplace_back(r.method, r.pattern);
+    return out;
+  }
 
  private:
   struct Route {

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "api/api.h"
+#include "api/auth.h"
 #include "core/quantity.h"
 #include "orchestrator/slurm/slurm_conf.h"
 #include "orchestrator/slurm/slurm_control.h"
@@ -178,7 +179,11 @@ std::string squeue_code(const std::string& state) {
   return it == kCodes.end() ? state : it->second;
 }
 
-HttpResponse real_squeue(const FleetView& v, const Cluster& c, const std::string& conf) {
+// A team-only caller sees only the rows of gpufleet jobs filed under its teams: not other teams'
+// gangs, nor what was submitted to Slurm directly, which is filed under no team (docs/security.md
+// "Who sees a job").
+HttpResponse real_squeue(const HttpRequest& req, const FleetView& v, const Cluster& c,
+                         const std::string& conf) {
   SlurmReadSlot slot;
   if (!slot.held()) return slurm_reads_busy(c);
   slurm::SlurmCli cli(conf, std::chrono::seconds(10));
@@ -198,14 +203,16 @@ HttpResponse real_squeue(const FleetView& v, const Cluster& c, const std::string
              {"Time", "-"},
              {"Nodes", j.node_count}};
     // One of gpufleet's gangs: "gf-<job id>-<placement>".
+    const Job* job = nullptr;
     if (j.name.rfind("gf-", 0) == 0) {
       const std::string rest = j.name.substr(3);
-      const size_t dash = rest.rfind('-');
-      if (const Job* job = v.job(rest.substr(0, dash)); job != nullptr) {
+      job = v.job(rest.substr(0, rest.rfind('-')));
+      if (job != nullptr) {
         row["GpufleetJob"] = job->id;
         row["Account"] = "gpufleet:" + job->name;
       }
     }
+    if (job == nullptr ? !sees_every_job(req) : !may_see_job(req, v, *job)) continue;
     if (j.state == "PENDING" || j.nodes.empty()) {
       row["Reason"] = j.reason.empty() ? "None" : j.reason;
     } else {
@@ -269,12 +276,12 @@ HttpResponse squeue(Api& api, const HttpRequest& req) {
   if (c->orchestrator != Orchestrator::kSlurm)
     return error_response(validation_error("cluster \"" + c->name + "\" is not a Slurm cluster"));
   if (const std::string conf = real_slurm_conf(api, *c); !conf.empty())
-    return real_squeue(*view, *c, conf);
+    return real_squeue(req, *view, *c, conf);
   const Time now = api.clock().now();
   Json out = Json::array();
   for (const auto& [id, job] : view->jobs) {
     const Job& j = *job;
-    if (is_terminal(j.status)) continue;
+    if (is_terminal(j.status) || !may_see_job(req, *view, j)) continue;
     const bool here = j.admitted && j.cluster == c->name;
     const bool may_come =
         !j.admitted && (j.clusters.empty() || std::find(j.clusters.begin(), j.clusters.end(),

@@ -302,17 +302,24 @@ bool is_workload_plural(std::string_view plural) {
          plural == "propagationpolicy" || plural == "pods" || plural == "pod";
 }
 
+// A list shows only what the caller may see: the jobs filed under its teams, their pods, the
+// policies of its namespaces (docs/security.md "Who sees a job").
 HttpResponse workload_list(Api& api, const std::string& plural, const HttpRequest& req) {
   const std::string ns = req.query_or("namespace", "");
-  return read_view(api, [plural, ns](const FleetView& v) -> Result<Json> {
+  return read_view(api, [plural, ns, &req](const FleetView& v) -> Result<Json> {
     Json items = Json::array();
     if (plural.starts_with("pytorchjob")) {
-      for (const Job* j : workloads_in(v, ns)) items.push_back(render_job(*j, false));
+      for (const Job* j : workloads_in(v, ns)) {
+        if (may_see_job(req, v, *j)) items.push_back(render_job(*j, false));
+      }
     } else if (plural.starts_with("pod")) {
-      for (const Job* j : workloads_in(v, ns)) add_pods(v, *j, items);
+      for (const Job* j : workloads_in(v, ns)) {
+        if (may_see_job(req, v, *j)) add_pods(v, *j, items);
+      }
     } else if (v.policies) {
       for (const auto& [key, p] : *v.policies) {
-        if (ns.empty() || key.first == ns) items.push_back(render_policy(v, p));
+        if ((ns.empty() || key.first == ns) && may_see_namespace(req, key.first))
+          items.push_back(render_policy(v, p));
       }
     }
     return Json{{"items", std::move(items)}};
@@ -335,6 +342,7 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
     }
     if (plural.starts_with("pod")) {
       for (const Job* j : workloads_in(v, ns)) {
+        if (!may_see_job(req, v, *j)) continue;
         Json pods = Json::array();
         add_pods(v, *j, pods);
         for (const Json& p : pods) {
@@ -345,7 +353,7 @@ HttpResponse workload_get(Api& api, const std::string& plural, const HttpRequest
       }
       return not_found_error("pod " + ns + "/" + name + " not found");
     }
-    if (v.policies) {
+    if (v.policies && may_see_namespace(req, ns)) {
       auto it = v.policies->find({ns, name});
       if (it != v.policies->end()) return render_policy(v, it->second);
     }

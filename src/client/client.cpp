@@ -1,5 +1,6 @@
 #include "client/client.h"
 
+#include <fcntl.h>
 #include <httplib.h>
 
 #include <condition_variable>
@@ -77,6 +78,9 @@ httplib::Headers identity_headers(const ClientOptions& options) {
   return headers;
 }
 
+// Close-on-exec: no process the caller starts (a pod, a lifecycle script) holds its connection.
+void close_on_exec(int socket) { ::fcntl(socket, F_SETFD, FD_CLOEXEC); }
+
 }  // namespace
 
 Result<std::pair<int, std::string>> Client::send_once(const std::string& server,
@@ -88,6 +92,7 @@ Result<std::pair<int, std::string>> Client::send_once(const std::string& server,
   if (!cli.is_valid()) {
     return validation_error("--server: \"" + server + "\" is not a URL like http://127.0.0.1:8470");
   }
+  cli.set_socket_options(close_on_exec);
   cli.set_connection_timeout(5);
   cli.set_read_timeout(options_.timeout_seconds);
   if (!options_.ca_cert.empty()) cli.set_ca_cert_path(options_.ca_cert.c_str());
@@ -192,7 +197,7 @@ struct EventWatch::Impl {
   bool stopping = false;
   std::thread reader;
 
-  explicit Impl(const std::string& server) : cli(server) {}
+  explicit Impl(const std::string& server) : cli(server) { cli.set_socket_options(close_on_exec); }
 };
 
 EventWatch::EventWatch(const ClientOptions& options, std::string path)

@@ -1,5 +1,6 @@
 #include "notify/webhook_driver.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -56,6 +57,7 @@ void WebhookDriver::run() {
     std::string error;
     try {
       httplib::Client client(base);
+      client.set_socket_options([](int socket) { ::fcntl(socket, F_SETFD, FD_CLOEXEC); });
       const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout_).count();
       client.set_connection_timeout(secs, 0);
       client.set_read_timeout(secs, 0);

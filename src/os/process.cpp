@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -65,6 +66,29 @@ std::string resolve(const std::string& name, const std::vector<std::string>& env
   return "";
 }
 
+// Closes every descriptor from `from` up, except `keep_a` and `keep_b` (-1: none): a child keeps
+// none of its spawner's sockets, journal or logs, whether or not they were opened close-on-exec
+// (a library's may not be), and a shim, which never execs, holds none either
+// (docs/security.md "Descriptors"). Async-signal-safe: system calls only.
+void close_descriptors_except(int from, int keep_a, int keep_b) {
+  int keep[2] = {std::min(keep_a, keep_b), std::max(keep_a, keep_b)};
+  int lo = from;
+  for (const int k : keep) {
+    if (k < lo) continue;
+    if (k > lo) ::close_range(static_cast<unsigned>(lo), static_cast<unsigned>(k - 1), 0);
+    lo = k + 1;
+  }
+  if (::close_range(static_cast<unsigned>(lo), ~0U, 0) == 0 || errno != ENOSYS) return;
+  // A kernel before 5.9: one by one, up to the descriptor limit the child inherited.
+  struct rlimit limit {};
+  const int top = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < (1u << 20)
+                      ? static_cast<int>(limit.rlim_cur)
+                      : (1 << 20);
+  for (int fd = from; fd < top; ++fd) {
+    if (fd != keep_a && fd != keep_b) ::close(fd);
+  }
+}
+
 // The child's side of spawn, after fork: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const std::string& file, std::vector<char*>& argv,
                              std::vector<char*>& envp, const std::string& cwd, int out,
@@ -72,6 +96,7 @@ std::string resolve(const std::string& name, const std::vector<std::string>& env
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
   ::dup2(out, STDOUT_FILENO);
   ::dup2(out, STDERR_FILENO);
+  close_descriptors_except(STDERR_FILENO + 1, -1, -1);
   if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
   // Signals the server ignores or blocks must not stay so in the child.
   sigset_t none;
@@ -198,6 +223,7 @@ Result<pid_t> spawn(const SpawnOptions& o) {
     return internal_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    close_descriptors_except(STDERR_FILENO + 1, out, devnull);
     if (o.new_session) ::setsid();
     if (o.die_with_parent) {
       // A shim between the spawner and the command, so that the command's tree (what a shell

@@ -2,6 +2,7 @@
 // instances are real `gpufleet agent` processes that run real lifecycle scripts and real pods.
 // Every wait is bounded (a broken build fails, it does not hang); the waits poll real processes,
 // which run in real time. Each test kills the agents it caused by their pid files at the end.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -51,6 +52,57 @@ int processes_running(const std::vector<std::string>& argv) {
     if (slurp("/proc/" + pid + "/cmdline") == want && os::alive(std::stoi(pid))) ++n;
   }
   return n;
+}
+
+// The pids of the processes whose command line is exactly `argv`.
+std::vector<pid_t> pids_of(const std::vector<std::string>& argv) {
+  std::string want;
+  for (const std::string& a : argv) want += a + '\0';
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (slurp("/proc/" + pid + "/cmdline") == want) out.push_back(std::stoi(pid));
+  }
+  return out;
+}
+
+// A process's open descriptors: number → what it names ("socket:[123]", a path).
+std::map<int, std::string> open_descriptors(pid_t pid) {
+  std::map<int, std::string> out;
+  std::error_code ec;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::error_code link_ec;
+    out[std::stoi(e.path().filename().string())] = fs::read_symlink(e.path(), link_ec).string();
+  }
+  return out;
+}
+
+// Whether descriptor `fd` of `pid` is close-on-exec (its fdinfo's flags, octal, hold O_CLOEXEC).
+bool close_on_exec(pid_t pid, int fd) {
+  std::istringstream in(slurp("/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(fd)));
+  for (std::string key, value; in >> key >> value;) {
+    if (key == "flags:") return (std::stoul(value, nullptr, 8) & O_CLOEXEC) != 0;
+  }
+  return false;
+}
+
+// The socket inode listening on 127.0.0.1:`port` ("socket:[N]"), from /proc/net/tcp.
+std::string listening_socket(int port) {
+  std::istringstream in(slurp("/proc/net/tcp"));
+  std::string line;
+  std::getline(in, line);  // the header
+  char local[64];
+  std::snprintf(local, sizeof local, "0100007F:%04X", port);
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string slot, addr, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    row >> slot >> addr >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >>
+        inode;
+    if (addr == local && state == "0A") return "socket:[" + inode + "]";
+  }
+  return "";
 }
 
 // The lifecycle script every node of these tests runs: it leaves a marker in its node's
@@ -542,6 +594,66 @@ TEST_F(LocalCloudTest, RestartedServerFindsItsAgentsAndLaunchesNoDuplicates) {
   int dirs = 0;
   for (const auto& e : fs::directory_iterator(root_)) dirs += fs::exists(e.path() / "agent.pid");
   EXPECT_EQ(dirs, 2);
+}
+
+// Nothing serve opens reaches what it starts: every descriptor of serve is close-on-exec, an
+// agent holds neither its port nor its journal, a pod holds only its standard streams
+// (docs/security.md "Descriptors"). So serve restarts on its own port, after a stop or a kill -9,
+// and finds its agents and their pods still running.
+TEST_F(LocalCloudTest, ServerRestartsOnItsOwnPortWhileItsAgentsAndPodsRun) {
+  const int port = server_->port();
+  ASSERT_EQ(cli({"cluster", "create", "-f", workers_cluster(2)}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return running_nodes("local").size() == 2; }));
+  apply_seed_job("715");
+  const std::vector<std::string> sleeping = {"sleep", "715"};
+  ASSERT_TRUE(eventually([&] { return processes_running(sleeping) == 3; }));
+  std::map<std::string, pid_t> agents;
+  for (const std::string& id : running_nodes("local")) agents[id] = agent_pid(id);
+  const std::vector<pid_t> pods_before = pids_of(sleeping);
+
+  const pid_t serve = server_->process().pid();
+  for (const auto& [fd, target] : open_descriptors(serve)) {
+    // What serve opened itself: its sockets, epoll and event descriptors, its files (a pipe or
+    // /dev/null may come from the test runner that started it).
+    const bool own = target.starts_with("socket:") || target.starts_with("anon_inode:") ||
+                     target.starts_with(dir_.file(""));
+    if (fd <= 2 || !own) continue;
+    EXPECT_TRUE(close_on_exec(serve, fd)) << "serve's fd " << fd << " -> " << target;
+  }
+  const std::string listener = listening_socket(port);
+  ASSERT_FALSE(listener.empty());
+  for (const auto& [id, pid] : agents) {
+    for (const auto& [fd, target] : open_descriptors(pid)) {
+      EXPECT_NE(target, listener) << "agent " << id << " holds serve's port as fd " << fd;
+      EXPECT_EQ(target.find("journal.db"), std::string::npos) << "agent " << id << ": " << target;
+    }
+  }
+  for (const pid_t pod : pods_before) {
+    for (const auto& [fd, target] : open_descriptors(pod))
+      EXPECT_LE(fd, 2) << "pod " << pod << " holds fd " << fd << " -> " << target;
+  }
+
+  const std::vector<std::string> same_port = {"--listen", "127.0.0.1:" + std::to_string(port)};
+  for (const int stop : {SIGTERM, SIGKILL}) {
+    server_->process().signal(stop);
+    server_->process().wait();
+    start_server("ml.p5.48xlarge=2", same_port);
+    ASSERT_EQ(server_->port(), port) << "signal " << stop << ": " << server_->process().output();
+    EXPECT_TRUE(eventually([&] { return running_nodes("local").size() == 2; }));
+    std::map<std::string, pid_t> again;
+    for (const std::string& id : running_nodes("local")) again[id] = agent_pid(id);
+    EXPECT_EQ(again, agents) << "signal " << stop;
+    EXPECT_EQ(pids_of(sleeping), pods_before) << "signal " << stop;
+    EXPECT_TRUE(eventually([&] {
+      const Json job = server_->get("/v1/objects/pytorchjobs/default/pytorch-test");
+      return job["status"].value("conditions", Json::array()).size() > 0 &&
+             job["status"]["conditions"].back().value("type", "") == "Running";
+    })) << server_->get("/v1/objects/pytorchjobs/default/pytorch-test").dump();
+  }
+  // The agents answer to the restarted server: deleting the job stops its pods.
+  ASSERT_EQ(cli({"delete", "pytorchjob", "pytorch-test"}).exit_code, 0);
+  EXPECT_TRUE(eventually([&] { return processes_running(sleeping) == 0; }));
+  EXPECT_TRUE(server_->get("/v1/alerts?cluster=local").value("Alerts", Json::array()).empty());
 }
 
 }  // namespace

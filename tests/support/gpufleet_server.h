@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <memory>
 #include <regex>
 #include <string>
@@ -28,8 +29,10 @@ inline Json parse_out(const CommandResult& r) {
 class GpufleetServer {
  public:
   explicit GpufleetServer(const std::string& data_dir, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {GPUFLEET_BINARY, "serve",    "--data-dir",
-                                     data_dir,        "--listen", "127.0.0.1:0"};
+    std::vector<std::string> args = {GPUFLEET_BINARY, "serve", "--data-dir", data_dir};
+    // A free port unless `extra` names one (a restart on the same address).
+    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end())
+      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
     args.insert(args.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<Process>(args);
     const std::string line = proc_->wait_for_line("serving on http");

@@ -20,7 +20,7 @@ class Process {
  public:
   explicit Process(std::vector<std::string> args) {
     int fds[2];
-    if (::pipe(fds) != 0) return;
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
