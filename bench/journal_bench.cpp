@@ -98,5 +98,50 @@ BENCHMARK(BM_DurableAppend)->ArgName("batch")->Arg(1)->Arg(100)->Arg(1000)->UseR
 BENCHMARK(BM_DurableAppendWithKeys)->ArgName("batch")->Arg(1000)->UseRealTime();
 BENCHMARK(BM_AppendNoFsync)->ArgName("batch")->Arg(1)->UseRealTime();
 
+// Opening a journal of `events` events whose latest snapshot is at its end, with and without the
+// check at open (PRAGMA integrity_check and every event's checksum below the snapshot;
+// docs/operations.md "A damaged journal"): what the check adds to a start.
+void run_open(benchmark::State& state, bool verify) {
+  const int64_t events = state.range(0);
+  BenchDir dir;
+  if (!dir.ok()) {
+    state.SkipWithError("mkdtemp failed");
+    return;
+  }
+  {
+    auto opened = SqliteJournal::open(dir.file("bench.db"), {.fsync = false});
+    if (!opened.ok()) {
+      state.SkipWithError(opened.status().to_string().c_str());
+      return;
+    }
+    std::vector<NewEvent> batch(1000);
+    for (int64_t done = 0; done < events; done += 1000) {
+      for (int64_t i = 0; i < 1000; ++i) {
+        batch[static_cast<size_t>(i)] = NewEvent{"node.state_changed", json_payload(done + i),
+                                                 "req-" + std::to_string(done + i), kSimEpoch};
+      }
+      if (!(*opened)->append(batch).ok()) {
+        state.SkipWithError("append failed");
+        return;
+      }
+    }
+    (void)(*opened)->save_snapshot({events, "state"});
+  }
+  for (auto _ : state) {
+    auto opened =
+        SqliteJournal::open(dir.file("bench.db"), {.fsync = false, .verify_on_open = verify});
+    if (!opened.ok()) {
+      state.SkipWithError(opened.status().to_string().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(opened->get());
+  }
+  state.SetItemsProcessed(state.iterations() * events);
+}
+void BM_OpenVerified(benchmark::State& state) { run_open(state, true); }
+void BM_OpenUnverified(benchmark::State& state) { run_open(state, false); }
+BENCHMARK(BM_OpenVerified)->ArgName("events")->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OpenUnverified)->ArgName("events")->Arg(100000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace gf

@@ -266,10 +266,27 @@ void Api::audit_refused(const HttpRequest& request, int code, const std::string&
                  printable(request.path), printable(request.caller, 80), code, error);
     return;
   }
-  Request w;
-  w.name = "AuditRefused";
   Json payload = audit_payload(request, "");
   if (!error.empty()) payload["Error"] = error;
+  payload["Code"] = code;
+  // Aggregated per source and reason per minute (refusal_audit.h): a caller no identity vouches
+  // for is counted by its address.
+  const bool vouched = code != 401 && !request.caller.empty();
+  if (!vouched) payload["Source"] = request.peer.empty() ? "unknown" : request.peer;
+  const Time now = clock_.now();
+  const std::string source =
+      vouched ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
+  switch (refusals_->refused(source, code, error, payload, now)) {
+    case RefusalAudit::Verdict::kCounted:
+      return;
+    case RefusalAudit::Verdict::kCountedDue:
+      record_refusal_counts(RefusalAudit::window_end(now));
+      return;
+    case RefusalAudit::Verdict::kRecordNow:
+      break;
+  }
+  Request w;
+  w.name = "AuditRefused";
   w.audit = std::move(payload);
   w.success_code = code;
   w.handle = [](const FleetState&, Time) -> Result<Decision> { return Decision{}; };
@@ -279,6 +296,18 @@ void Api::audit_refused(const HttpRequest& request, int code, const std::string&
     spdlog::warn("audit record of {} {} ({}) not yet durable", request.method,
                  printable(request.path), request.request_id);
   }
+}
+
+void Api::record_refusal_counts(Time at) {
+  Request w;
+  w.name = "AuditRefusedCounts";
+  w.handle = [refusals = refusals_](const FleetState&, Time now) -> Result<Decision> {
+    Decision d;
+    for (Json& p : refusals->take_ended(now))
+      d.events.push_back(Event{std::string(event_type::kAuditRecorded), std::move(p), ""});
+    return d;
+  };
+  loop_.submit_at(at, std::move(w));
 }
 
 HttpResponse Api::handle(HttpRequest request) {
@@ -339,15 +368,18 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
   }
   const bool exempt = request.path == "/healthz" || request.path == "/metrics";
   if (!exempt && options_.rate_limit_per_second > 0) {
+    // A caller no identity vouches for is limited by its address, at a much lower rate
+    // (docs/security.md "Connections").
     const std::string bucket =
         who.ok() ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
-    const double burst = std::max(1.0, options_.rate_limit_burst);
-    if (double wait = limiter_->take(bucket, options_.rate_limit_per_second, burst); wait > 0) {
-      HttpResponse r = error_response(
-          Status(ErrorCode::kThrottling,
-                 fmt::format("rate limit of {} requests per second exceeded for {}; retry later",
-                             static_cast<int>(options_.rate_limit_per_second),
-                             printable(request.caller, 80))));
+    const double rate =
+        who.ok() ? options_.rate_limit_per_second : options_.unauthenticated_rate_per_second;
+    const double burst = std::max(1.0, who.ok() ? options_.rate_limit_burst : 2 * rate);
+    if (double wait = limiter_->take(bucket, rate, burst); wait > 0) {
+      HttpResponse r = error_response(Status(
+          ErrorCode::kThrottling,
+          fmt::format("rate limit of {} requests per second exceeded for {}; retry later", rate,
+                      who.ok() ? printable(request.caller, 80) : "unauthenticated callers")));
       r.route = "unmatched";
       r.headers["Retry-After"] = std::to_string(static_cast<int64_t>(std::ceil(wait)));
       return r;

@@ -12,6 +12,7 @@
 
 #include "api/auth.h"
 #include "api/http.h"
+#include "api/refusal_audit.h"
 #include "api/router.h"
 #include "core/ids.h"
 #include "core/metrics.h"
@@ -39,6 +40,9 @@ struct ApiOptions {
   // /healthz and /metrics are exempt.
   double rate_limit_per_second = 0;
   double rate_limit_burst = 0;
+  // With a rate limit, callers without a valid token are limited per client address to this
+  // (burst twice as much): they cannot do anything but be refused.
+  double unauthenticated_rate_per_second = 10;
   // Manual mode (simulate, scenario tests): the caller's thread drives the loop, so a write
   // drains it right after submitting instead of waiting for a loop thread.
   bool drive_loop_inline = false;
@@ -54,6 +58,9 @@ struct ReplicaState {
   std::string leader_url{};  // where writes go ("" while no leader is known)
   Seq known_seq = 0;         // the highest seq this replica knows is journaled
   double lag_seconds = 0;    // how long it has been behind (0 when caught up)
+  // Why this replica cannot reach the journal's database now ("" when it can): writes are paused
+  // and /healthz says so (docs/operations.md "An unreachable database").
+  std::string store_error{};
 };
 
 class Api {
@@ -155,6 +162,7 @@ class Api {
   struct Limiter;
   std::unique_ptr<Limiter> limiter_;
   std::string boot_nonce_;
+  std::shared_ptr<RefusalAudit> refusals_ = std::make_shared<RefusalAudit>();
   std::atomic<uint64_t> request_counter_{0};
 
   HttpResponse handle_checked(HttpRequest& request);
@@ -168,8 +176,11 @@ class Api {
   // 401 when tokens are configured and the request carries none of them; fills caller and roles.
   Status authenticate(HttpRequest& request) const;
   Status authenticate_sigv4(HttpRequest& request, const std::string& header) const;
-  // Journals the audit record of a call that never reached the loop (refused before).
+  // Journals the audit record of a call that never reached the loop (refused before), or counts
+  // it into its source's and reason's record of the minute (refusal_audit.h).
   void audit_refused(const HttpRequest& request, int code, const std::string& error);
+  // At `at`, journals the count records of the minutes that ended.
+  void record_refusal_counts(Time at);
 
  public:
   ~Api();

@@ -104,6 +104,15 @@ std::optional<HttpResponse> Api::replica_gate(HttpRequest& request, bool mutatin
   if (state.role == "leader") return std::nullopt;
   HttpResponse r;
   r.route = "unmatched";
+  if (!state.store_error.empty()) {
+    r = error_response(unavailable_error(
+        "writes are paused: the journal's database cannot be reached (" + state.store_error +
+        "); reads go on, and writes resume by themselves once it answers again "
+        "(docs/operations.md); nothing of this request was recorded"));
+    r.route = "unmatched";
+    r.headers["Retry-After"] = "1";
+    return r;
+  }
   if (state.leader_url.empty()) {
     r = error_response(unavailable_error(
         "this replica is a follower and no leader is elected right now (a failover takes the "

@@ -12,10 +12,21 @@ void register_system_routes(Api& api) {
   api.router().add("GET", "/healthz", [&api](const HttpRequest&) {
     HttpResponse r;
     if (api.loop().failed()) {
+      // Reads go on from the last state the journal holds; writes wait for the journal
+      // (docs/operations.md).
       r.status = 503;
       r.content_type = "text/plain";
-      r.body = "control loop stopped\n";
+      r.body = "writes paused: " + api.loop().failure() + "\n";
       return r;
+    }
+    if (api.replica_list()) {
+      if (const ReplicaState st = api.replica_state(); !st.store_error.empty()) {
+        r.status = 503;
+        r.content_type = "text/plain";
+        r.body =
+            "writes paused: the journal's database cannot be reached: " + st.store_error + "\n";
+        return r;
+      }
     }
     r.content_type = "text/plain";
     r.body = "ok\n";

@@ -225,6 +225,7 @@ int run_cli(int argc, char** argv) {
   register_health_commands(app, ctx);
   register_agent_command(app, ctx);
   register_security_commands(app, ctx);
+  register_journal_command(app, ctx);
   register_slurm_commands(app, ctx);
   register_logs_commands(app, ctx);
   register_completion_command(app, ctx);

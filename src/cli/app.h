@@ -32,6 +32,7 @@ struct CommandContext {
 
 void register_serve_command(CLI::App& app, CommandContext& ctx);
 // `token create` and `audit` (security_commands.cpp).
+void register_journal_command(CLI::App& app, CommandContext& ctx);
 void register_security_commands(CLI::App& app, CommandContext& ctx);
 void register_version_command(CLI::App& app, CommandContext& ctx);
 void register_status_command(CLI::App& app, CommandContext& ctx);

@@ -215,7 +215,8 @@ void print_fields(std::ostream& out, const Fields& fields) {
   }
   for (const auto& [key, value] : fields) {
     if (value.empty()) continue;
-    out << key << ":" << std::string(width - key.size() + 1, ' ') << value << "\n";
+    out << key << ":" << std::string(width - key.size() + 1, ' ')
+        << terminal_safe(value, /*keep_lines=*/true) << "\n";
   }
 }
 

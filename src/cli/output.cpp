@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <set>
 #include <string_view>
 
@@ -201,6 +202,44 @@ std::vector<std::vector<std::string>> Table::visible(const TableStyle& style) co
       if (!columns_[i].wide || style.wide) cells.push_back(i < row.size() ? row[i] : "");
     }
     out.push_back(std::move(cells));
+  }
+  return out;
+}
+
+std::string terminal_safe(std::string_view text, bool keep_lines) {
+  std::string out;
+  out.reserve(text.size());
+  const auto escape = [&out](const char* format, unsigned value) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, format, value);
+    out += buf;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = [&](size_t k) {
+      return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+    };
+    if (c < 0x20 || c == 0x7f) {
+      if (keep_lines && (c == '\n' || c == '\t')) {
+        out += static_cast<char>(c);
+      } else {
+        escape("\\x%02x", c);
+      }
+    } else if (c == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) {  // C1 controls
+      escape("\\u%04x", next(1));
+      ++i;
+    } else if (c == 0xd8 && next(1) == 0x9c) {  // U+061C arabic letter mark
+      escape("\\u%04x", 0x061c);
+      ++i;
+    } else if (c == 0xe2 && ((next(1) == 0x80 && (next(2) == 0x8e || next(2) == 0x8f ||
+                                                  (next(2) >= 0xaa && next(2) <= 0xae))) ||
+                             (next(1) == 0x81 && next(2) >= 0xa6 && next(2) <= 0xa9))) {
+      // U+200E/F marks, U+202A-E embeddings and overrides, U+2066-9 isolates
+      escape("\\u%04x", 0x2000 + ((next(1) & 0x3f) << 6) + (next(2) & 0x3f));
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
   }
   return out;
 }

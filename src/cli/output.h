@@ -63,11 +63,20 @@ inline Column text_column(std::string header) { return Column(std::move(header),
 // Column widths fit the widest cell; no trailing spaces. Cells of the columns whose header says
 // a status (STATUS, STATE, LEVEL, SEVERITY, HEALTH, RESULT) are coloured by what they say when
 // the style has colour: failures red, warnings and what waits for a person yellow, healthy green.
+// `text` as a terminal shows it faithfully: control characters (ESC, CR, …; newlines and tabs
+// too unless `keep_lines`) and the Unicode direction controls (U+202E followed by "ecila" reads
+// "alice") are written as visible escapes (`\x1b`, `\u202e`). Every table cell and described
+// field goes through it: what a server holds comes from callers.
+std::string terminal_safe(std::string_view text, bool keep_lines = false);
+
 class Table {
  public:
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
   // One cell per column, wide columns included (they are dropped at print time).
-  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void add_row(std::vector<std::string> row) {
+    for (std::string& cell : row) cell = terminal_safe(cell);
+    rows_.push_back(std::move(row));
+  }
   bool empty() const { return rows_.empty(); }
   // The header and the rows, in aligned columns. With no rows, kubectl's habit: "No resources
   // found." on `err` and nothing on `out`, so a pipe counts no lines.

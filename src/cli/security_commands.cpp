@@ -58,10 +58,14 @@ int list_audit(CommandEnv& env, const AuditArgs& args) {
   auto answer = env.client.get("/v1/audit" + q.str());
   if (!answer.ok()) return print_error(answer.status());
   if (print_if_structured(env, *answer)) return 0;
-  Table table({"TIME", "IDENTITY", "METHOD", "PATH", "CODE", "ERROR", "REQUEST"});
+  Table table({"TIME", "IDENTITY", "METHOD", "PATH", "CODE", "ERROR", "COUNT", "REQUEST"});
   for (const Json& a : array_field(*answer, "AuditRecords")) {
-    table.add_row({text_field(a, "Time"), text_field(a, "Identity"), text_field(a, "Method"),
-                   text_field(a, "Path"), text_field(a, "Code"), text_field(a, "Error"),
+    // A caller no token vouched for is shown by its address (docs/security.md).
+    const std::string source = text_field(a, "Source");
+    table.add_row({text_field(a, "Time"),
+                   source.empty() ? text_field(a, "Identity") : "address " + source,
+                   text_field(a, "Method"), text_field(a, "Path"), text_field(a, "Code"),
+                   text_field(a, "Error"), std::to_string(a.value("Count", int64_t{1})),
                    text_field(a, "RequestId")});
   }
   table.print(std::cout);

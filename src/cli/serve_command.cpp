@@ -20,6 +20,7 @@
 #include "api/http_server.h"
 #include "cli/app.h"
 #include "cli/serve_replicas.h"
+#include "cli/serve_sqlite.h"
 #include "cloud/local/local_cloud.h"
 #include "cloud/sim/sim_cloud.h"
 #include "core/clock.h"
@@ -61,6 +62,7 @@ struct ServeArgs {
   std::string tls_key;
   double rate_limit = -1;  // -1: 1000 with --auth-file, none without (a loopback dev server)
   double rate_burst = 2000;
+  double rate_limit_unauthenticated = 10;
   std::string header_timeout = "10s";
   std::string idle_timeout = "60s";
   std::string body_timeout = "30s";
@@ -179,6 +181,11 @@ int check_server_flags(const ServeArgs& args, ServerConfig& cfg) {
     std::cerr << "error: --rate-limit and --rate-burst: must be >= 0\n";
     return 2;
   }
+  if (!(args.rate_limit_unauthenticated > 0)) {
+    std::cerr << "error: --rate-limit-unauthenticated: must be > 0, got "
+              << args.rate_limit_unauthenticated << "\n";
+    return 2;
+  }
   cfg.rate_limit = args.rate_limit >= 0 ? args.rate_limit : (cfg.tokens ? 1000 : 0);
   return 0;
 }
@@ -293,6 +300,7 @@ int runtime_options(const ServeArgs& args, double rate_limit, RuntimeOptions& ro
   ropts.api.max_body_bytes = args.max_body_bytes;
   ropts.api.rate_limit_per_second = rate_limit;
   ropts.api.rate_limit_burst = args.rate_burst;
+  ropts.api.unauthenticated_rate_per_second = args.rate_limit_unauthenticated;
   auto beat = parse_duration(args.heartbeat_interval);
   if (!beat.ok() || beat->count() <= 0) {
     std::cerr << "error: --heartbeat-interval: expected a positive duration like 10s, got \""
@@ -418,13 +426,12 @@ int local_cloud_options(const ServeArgs& args, ServerConfig& cfg, RuntimeOptions
   return 0;
 }
 
-// Rebuilds state from the journal, starts the loop and records the start: 0, or the exit code (1).
-int start_runtime(const ServeArgs& args, Runtime& runtime, const Clock& clock,
-                  ScaledClock* scaled) {
+// Rebuilds state from the journal, starts the loop and records the start.
+Status start_runtime(const ServeArgs& args, Runtime& runtime, const Clock& clock,
+                     ScaledClock* scaled) {
   ControlLoop& loop = runtime.loop();
   if (Status st = runtime.recover(); !st.ok()) {
-    std::cerr << "error: cannot rebuild state from the journal: " << st.message() << "\n";
-    return 1;
+    return Status(st.code(), "cannot rebuild state from the journal: " + st.message());
   }
   if (scaled) scaled->resume_from(loop.view()->applied_time);
   // The simulated cloud's capacity timeline counts from the first start on this data dir, so a
@@ -440,21 +447,33 @@ int start_runtime(const ServeArgs& args, Runtime& runtime, const Clock& clock,
         event_codec::to_event(plane_events::Started{GPUFLEET_VERSION, "sqlite:" + args.data_dir}));
     return d;
   };
-  if (Outcome o = loop.submit(std::move(started)).get(); !o.status.ok()) {
-    std::cerr << "error: " << o.status.message() << "\n";
-    return 1;
+  Status recorded = loop.submit(std::move(started)).get().status;
+  if (!recorded.ok()) {
+    loop.stop("start failed");
+    runtime.stop_drivers();
   }
-  return 0;
+  return recorded;
 }
 
-// Starts the HTTP server; if it cannot listen the loop is stopped: 0, or the exit code (1).
-int start_http(HttpServer& http, ControlLoop& loop, const std::pair<std::string, int>& listen) {
-  if (Status st = http.start(listen.first, listen.second); !st.ok()) {
-    std::cerr << "error: --listen: " << st.message() << "\n";
-    loop.stop("listen failed");
-    return 1;
-  }
-  return 0;
+// How serve on SQLite makes a generation: the journal opened, state rebuilt, the loop started and
+// its start recorded. The first one starts serve; a later one replaces a generation whose journal
+// failed (docs/operations.md). `local` and `agents_url` are read when it runs: the local cloud's
+// driver the last generation made, and where its agents reach this server once it listens.
+SqliteServer::Open open_generation(const ServeArgs& args, const ServerConfig& cfg,
+                                   const RuntimeOptions& ropts, Clock& clock, ScaledClock* scaled,
+                                   LocalCloud* const& local, const std::string& agents_url) {
+  return [&, scaled]() -> Result<std::shared_ptr<SqliteServer::Generation>> {
+    SqliteJournalOptions jopts;
+    jopts.fsync = !args.no_fsync;
+    auto g = std::make_shared<SqliteServer::Generation>();
+    GF_ASSIGN_OR_RETURN(g->journal, SqliteJournal::open(args.data_dir + "/journal.db", jopts));
+    restrict_data_files(args.data_dir);
+    g->runtime = std::make_unique<Runtime>(ropts, clock, *g->journal);
+    g->runtime->api().set_tokens(cfg.tokens);
+    GF_RETURN_IF_ERROR(start_runtime(args, *g->runtime, clock, scaled));
+    if (local != nullptr && !agents_url.empty()) local->set_server_url(agents_url);
+    return g;
+  };
 }
 
 void print_banner(const ServeArgs& args, const ServerConfig& cfg, const HttpServer& http,
@@ -496,16 +515,7 @@ int serve(const ServeArgs& args) {
   int lock_fd = -1;
   if (int rc = prepare_data_dir(args, lock_fd); rc != 0) return rc;
 
-  SqliteJournalOptions jopts;
-  jopts.fsync = !args.no_fsync;
-  auto journal = SqliteJournal::open(args.data_dir + "/journal.db", jopts);
-  if (!journal.ok()) {
-    std::cerr << "error: cannot open the journal: " << journal.status().message() << "\n";
-    return 1;
-  }
-  restrict_data_files(args.data_dir);
   const sigset_t signals = block_shutdown_signals();
-
   ScaledClock* scaled = nullptr;
   std::unique_ptr<Clock> clock = make_clock(args.sim_speed, scaled);
   RuntimeOptions ropts;
@@ -514,24 +524,35 @@ int serve(const ServeArgs& args) {
   if (args.cloud == "local") {
     if (int rc = local_cloud_options(args, cfg, ropts, &local); rc != 0) return rc;
   }
-  auto runtime = std::make_unique<Runtime>(ropts, *clock, **journal);
-  ControlLoop& loop = runtime->loop();
-  if (int rc = start_runtime(args, *runtime, *clock, scaled); rc != 0) return rc;
-
-  runtime->api().set_tokens(cfg.tokens);
-  HttpServer http(runtime->api(), cfg.http_options);
-  if (int rc = start_http(http, loop, cfg.listen); rc != 0) return rc;
+  std::string agents_url;  // where the local cloud's agents reach this server, once it listens
+  SqliteServer server(open_generation(args, cfg, ropts, *clock, scaled, local, agents_url),
+                      seconds(1), seconds(30));
+  if (Status st = server.start(); !st.ok()) {
+    std::cerr << "error: the journal: " << st.message() << "\n";
+    return 1;
+  }
+  HttpServer http([&server](HttpRequest r) { return server.handle(std::move(r)); },
+                  ropts.api.max_body_bytes, cfg.http_options);
+  if (Status st = http.start(cfg.listen.first, cfg.listen.second); !st.ok()) {
+    std::cerr << "error: --listen: " << st.message() << "\n";
+    server.stop("listen failed");
+    return 1;
+  }
   if (local != nullptr) {
     // Agents reach the server on loopback, whatever address it listens on.
     const std::string scheme = cfg.http_options.tls_cert_file.empty() ? "http" : "https";
-    local->set_server_url(fmt::format("{}://127.0.0.1:{}", scheme, http.port()));
+    agents_url = fmt::format("{}://127.0.0.1:{}", scheme, http.port());
+    local->set_server_url(agents_url);
   }
-  auto view = loop.view();
-  print_banner(args, cfg, http, view->applied_seq);
+  print_banner(args, cfg, http, server.current()->runtime->loop().view()->applied_seq);
 
-  const int exit_code = wait_for_shutdown(signals, [&loop] { return loop.failed(); });
+  // Every second: a generation whose journal failed is replaced once the journal takes writes.
+  const int exit_code = wait_for_shutdown(signals, [&server] {
+    server.supervise(monotonic_nanos());
+    return false;
+  });
   http.stop();
-  loop.stop(exit_code == 0 ? "signal" : "journal failure");
+  server.stop("signal");
   std::cout << "gpufleet stopped" << std::endl;
   ::close(lock_fd);
   return exit_code;
@@ -736,6 +757,10 @@ void add_http_options(CLI::App* cmd, ServeArgs& args) {
       "--auth-file, none without)");
   cmd->add_option("--rate-burst", args.rate_burst,
                   "requests an identity may send at once above the rate")
+      ->capture_default_str();
+  cmd->add_option("--rate-limit-unauthenticated", args.rate_limit_unauthenticated,
+                  "with a rate limit, requests per second per client address without a valid "
+                  "token (burst twice as much)")
       ->capture_default_str();
   cmd->add_option("--header-timeout", args.header_timeout,
                   "close a connection whose request headers take longer than this")

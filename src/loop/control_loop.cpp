@@ -117,7 +117,11 @@ std::future<Outcome> ControlLoop::submit(Request request) {
     std::lock_guard lock(mu_);
     if (failed_ || (stopping_ && !thread_.joinable())) {
       Outcome o;
-      o.status = unavailable_error("the control plane is not accepting writes (stopped)");
+      o.status = unavailable_error(
+          failed_ ? "writes are paused: " + failure_ +
+                        "; reads go on, and writes resume by themselves once the journal takes "
+                        "them again (docs/operations.md); nothing of this request was recorded"
+                  : "the control plane is not accepting writes (stopped)");
       p.promise.set_value(std::move(o));
       return future;
     }
@@ -408,16 +412,19 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
 }
 
 void ControlLoop::fail(const std::string& why, std::vector<Ack>& acks) {
-  spdlog::critical("control loop stopped: {}; restart gpufleet to recover from the journal", why);
+  spdlog::critical("control loop stopped taking writes: {}", why);
   std::deque<Pending> rest;
   {
     std::lock_guard lock(mu_);
     failed_ = true;
+    failure_ = why;
     rest.swap(queue_);
   }
   Outcome o;
-  o.status = unavailable_error("the control plane stopped after a journal failure (" + why +
-                               "); nothing of this request was recorded");
+  o.status = unavailable_error("writes are paused: " + why +
+                               "; reads go on, and writes resume by themselves once the journal "
+                               "takes them again (docs/operations.md); nothing of this request "
+                               "was recorded");
   for (Ack& a : acks) a.promise.set_value(o);
   for (Pending& p : rest) p.promise.set_value(o);
   cv_.notify_all();
@@ -456,6 +463,11 @@ std::shared_ptr<const FleetView> ControlLoop::make_view() const {
 bool ControlLoop::failed() const {
   std::lock_guard lock(mu_);
   return failed_;
+}
+
+std::string ControlLoop::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
 }
 
 void ControlLoop::maybe_snapshot(bool force) {

@@ -92,6 +92,8 @@ class ControlLoop {
   // The writer's state: only from the loop thread, or in manual mode.
   const FleetState& state() const { return state_; }
   bool failed() const;
+  // Why the loop stopped taking writes ("" while it takes them): the journal failure it met.
+  std::string failure() const;
 
  private:
   struct Pending {
@@ -144,6 +146,7 @@ class ControlLoop {
   TimerQueue timers_;
   bool stopping_ = false;
   bool failed_ = false;
+  std::string failure_;  // guarded by mu_
   std::thread thread_;
   std::string stop_reason_;
 

@@ -100,6 +100,7 @@ void ReplicaManager::round() {
 
 void ReplicaManager::follow_round() {
   auto taken = lease_->try_take(options_.lease, options_.url);
+  set_store_error(taken.ok() ? "" : taken.status().message());
   if (!taken.ok()) {
     spdlog::warn("replica {}: cannot reach the lease: {}", options_.id, taken.status().message());
     wait(options_.renew_every);
@@ -162,6 +163,7 @@ void ReplicaManager::lead_round() {
       demote(fmt::format("the lease of epoch {} was taken over", epoch));
       return;
     } else if (clock_.now() - last_renewed_ >= options_.lease) {
+      set_store_error(renewed.status().message());
       demote("cannot renew the lease: " + renewed.status().message());
       return;
     }
@@ -198,6 +200,11 @@ void ReplicaManager::promote(int64_t epoch) {
   state_.leader_url = options_.url;
   behind_since_ = Time{};
   next_report_ = Time{};
+}
+
+void ReplicaManager::set_store_error(const std::string& error) {
+  std::lock_guard lock(mu_);
+  state_.store_error = error;
 }
 
 void ReplicaManager::demote(const std::string& why) {

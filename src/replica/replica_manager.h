@@ -80,6 +80,8 @@ class ReplicaManager {
   void follow_round();
   void lead_round();
   void promote(int64_t epoch);
+  // What ReplicaState::store_error says ("" once the database answers again).
+  void set_store_error(const std::string& error);
   void demote(const std::string& why);
   void report();
   void wait(Duration d);

@@ -5,10 +5,19 @@
 namespace gf {
 
 Json AuditRecord::payload() const {
-  AuditRecorded e{identity, roles,      method,       path,        resource,
-                  code,     request_id, std::nullopt, std::nullopt};
+  AuditRecorded e;
+  e.identity = identity;
+  e.roles = roles;
+  e.method = method;
+  e.path = path;
+  e.resource = resource;
+  e.code = code;
+  e.request_id = request_id;
   if (!error.empty()) e.error = error;
   if (!idempotency_key.empty()) e.idempotency_key = idempotency_key;
+  if (count != 1) e.count = count;
+  if (!source.empty()) e.source = source;
+  if (since) e.since = format_iso8601(*since);
   return event_codec::to_json(e);
 }
 
@@ -26,6 +35,13 @@ Result<AuditRecord> AuditRecord::from_payload(const Json& payload, Seq seq, Time
   a.error = e.error.value_or("");
   a.idempotency_key = e.idempotency_key.value_or("");
   a.request_id = std::move(e.request_id);
+  a.count = e.count.value_or(1);
+  if (a.count < 1) return validation_error("audit: Count must be at least 1");
+  a.source = e.source.value_or("");
+  if (e.since) {
+    GF_ASSIGN_OR_RETURN(Time t, parse_iso8601(*e.since));
+    a.since = t;
+  }
   return a;
 }
 

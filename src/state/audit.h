@@ -29,6 +29,12 @@ struct AuditRecord {
   std::string error;     // the error type ("ValidationException"), "" on success
   std::string idempotency_key;
   std::string request_id;
+  // A record of refused calls (docs/security.md "What is audited"): how many calls it stands for
+  // (1 for one call), where the calls came from when no identity vouched for them (the client
+  // address), and since when it counts them.
+  int64_t count = 1;
+  std::string source;
+  std::optional<Time> since;
 
   // The journal payload (seq and time come from the record).
   Json payload() const;
@@ -51,6 +57,9 @@ struct AuditRecorded {
   std::string request_id;
   std::optional<std::string> error;            // none on success
   std::optional<std::string> idempotency_key;  // none when the call had none
+  std::optional<int64_t> count;                // none: one call
+  std::optional<std::string> source;           // none: the identity speaks for it
+  std::optional<std::string> since;            // ISO 8601; none: the record's own time
   static constexpr auto fields() {
     using event_codec::field;
     return std::tuple{field("Identity", &AuditRecorded::identity),
@@ -61,7 +70,10 @@ struct AuditRecorded {
                       field("Code", &AuditRecorded::code),
                       field("RequestId", &AuditRecorded::request_id),
                       field("Error", &AuditRecorded::error),
-                      field("IdempotencyKey", &AuditRecorded::idempotency_key)};
+                      field("IdempotencyKey", &AuditRecorded::idempotency_key),
+                      field("Count", &AuditRecorded::count),
+                      field("Source", &AuditRecorded::source),
+                      field("Since", &AuditRecorded::since)};
   }
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -67,6 +68,24 @@ std::map<std::string, int> job_names(const ReplicaSet& rs, int i, int64_t min_se
 int64_t applied_seq(const ReplicaSet& rs, int i) {
   const Json j = rs.get(i, "/v1/version");
   return j.is_object() ? j.value("AppliedSeq", int64_t{-1}) : -1;
+}
+
+// Polls `pred` every 100 ms for up to 60 s.
+bool eventually_true(const std::function<bool()>& pred) {
+  const auto deadline = steady_clock::now() + std::chrono::seconds(60);
+  while (steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return pred();
+}
+
+// The names of the service jobs replica 0 holds now.
+std::set<std::string> job_names_now(const ReplicaSet& rs) {
+  std::set<std::string> out;
+  for (const Json& job : rs.get(0, "/v1/service-jobs").value("jobSummaryList", Json::array()))
+    out.insert(job.value("jobName", ""));
+  return out;
 }
 
 class ReplicationTest : public ::testing::Test {
@@ -384,6 +403,81 @@ TEST_F(ReplicationTest, Followers_ServeReadsWithTheirSeqAndTheCliFollowsToTheLea
   EXPECT_NE(r.out.find("leader:  " + rs.url(0)), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("r0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("r1"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+// PostgreSQL unreachable degrades, never kills (docs/operations.md "An unreachable database"):
+// writes are refused with a 503 naming the cause, reads and /healthz (503 with the reason) go
+// on, and once PostgreSQL is back the replica leads again and takes writes by itself; every
+// acknowledged write is there and no refused one is.
+TEST_F(ReplicationTest, PostgresUnreachable_WritesPauseReadsGoOnAndWritesResumeByThemselves) {
+  // Durable: an immediate shutdown of PostgreSQL must not lose what it acknowledged.
+  ReplicaSet rs(1, "1s", {}, /*durable=*/true);
+  ASSERT_TRUE(rs.ok()) << rs.error();
+  ASSERT_TRUE(rs.start(0));
+  ASSERT_EQ(rs.wait_for_leader(std::chrono::seconds(30)), 0);
+  apply_quota_shares(rs, 0);
+  auto post = [&](const std::string& name) {
+    httplib::Client c(rs.url(0));
+    c.set_read_timeout(40, 0);
+    auto r = c.Post("/v1/service-jobs", job_body(name), "application/json");
+    return r ? std::pair{r->status, r->body} : std::pair{0, std::string()};
+  };
+  auto healthz = [&] {
+    httplib::Client c(rs.url(0));
+    auto r = c.Get("/healthz");
+    return r ? std::pair{r->status, r->body} : std::pair{0, std::string()};
+  };
+  std::set<std::string> acknowledged, refused;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(post("before-" + std::to_string(i)).first, 200);
+    acknowledged.insert("before-" + std::to_string(i));
+  }
+
+  rs.postgres().stop();
+  std::string refusal;
+  for (int i = 0; i < 20 && refusal.empty(); ++i) {
+    const std::string name = "down-" + std::to_string(i);
+    auto [status, body] = post(name);
+    ASSERT_NE(status, 0) << "the replica died when PostgreSQL went away";
+    (status == 200 ? acknowledged : refused).insert(name);
+    if (status != 200) refusal = body;
+  }
+  ASSERT_FALSE(refusal.empty());
+  EXPECT_NE(refusal.find("writes are paused"), std::string::npos) << refusal;
+  std::pair<int, std::string> health;
+  EXPECT_TRUE(eventually_true([&] {
+    health = healthz();
+    return health.first == 503;
+  })) << health.first
+      << " " << health.second;
+  EXPECT_NE(health.second.find("writes paused"), std::string::npos) << health.second;
+  EXPECT_EQ(job_names_now(rs), acknowledged);
+
+  ASSERT_TRUE(rs.postgres().restart());
+  const auto deadline = steady_clock::now() + std::chrono::seconds(90);
+  bool resumed = false;
+  std::string last;
+  while (!resumed && steady_clock::now() < deadline) {
+    const std::string name = "up-" + std::to_string(acknowledged.size() + refused.size());
+    auto [status, body] = post(name);
+    last = std::to_string(status) + " " + body;
+    (status == 200 ? acknowledged : refused).insert(name);
+    resumed = status == 200;
+    if (!resumed) std::this_thread::sleep_for(milliseconds(200));
+  }
+  if (!resumed) {
+    rs.replica(0).process().signal(SIGTERM);
+    ADD_FAILURE() << rs.replica(0).process().read_rest();
+  }
+  ASSERT_TRUE(resumed) << "writes did not resume after PostgreSQL came back: " << last;
+  EXPECT_EQ(healthz().first, 200);
+  EXPECT_EQ(job_names_now(rs), acknowledged);
 }
 
 }  // namespace

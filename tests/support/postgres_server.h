@@ -37,7 +37,7 @@ class PostgresServer {
       return;
     }
     dir_ = tmpl;
-    std::vector<std::string> as_user;
+    std::vector<std::string>& as_user = as_user_;
     if (::geteuid() == 0) {
       passwd* pw = ::getpwnam("postgres");
       if (pw == nullptr) {
@@ -50,18 +50,14 @@ class PostgresServer {
       }
       as_user = {"/usr/sbin/runuser", "-u", "postgres", "--"};
     }
-    auto run = [&](std::vector<std::string> args) {
-      std::vector<std::string> full = as_user;
-      full.insert(full.end(), args.begin(), args.end());
-      return run_command(full);
-    };
     CommandResult init = run({kPostgresBin + "/initdb", "-D", dir_ + "/data", "-A", "trust", "-U",
                               "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"});
     if (init.exit_code != 0) {
       error_ = "initdb failed: " + init.out;
       return;
     }
-    std::string settings = "-k " + dir_ + " -c listen_addresses=127.0.0.1 -c max_connections=200";
+    std::string& settings = settings_;
+    settings = "-k " + dir_ + " -c listen_addresses=127.0.0.1 -c max_connections=200";
     if (!durable) settings += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
     // Another test may take the port between our probe and the bind: try a few.
     for (int attempt = 0; attempt < 5 && port_ == 0; ++attempt) {
@@ -78,16 +74,26 @@ class PostgresServer {
   }
 
   ~PostgresServer() {
-    if (const pid_t pid = postmaster_pid(); pid > 0) {
-      // Immediate shutdown, then wait for the pid to go away (pg_ctl is not our child).
-      ::kill(pid, SIGQUIT);
-      for (int i = 0; i < 200000 && ::kill(pid, 0) == 0; ++i) ::usleep(100);
-    }
+    stop();
     std::error_code ec;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
   }
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
+
+  // Immediate shutdown, then waits for the postmaster's pid to go away (pg_ctl is not our child).
+  void stop() {
+    if (const pid_t pid = postmaster_pid(); pid > 0) {
+      ::kill(pid, SIGQUIT);
+      for (int i = 0; i < 200000 && ::kill(pid, 0) == 0; ++i) ::usleep(100);
+    }
+  }
+  // Starts it again on its port after stop(): true when it came up.
+  bool restart() {
+    return run({kPostgresBin + "/pg_ctl", "-D", dir_ + "/data", "-l", dir_ + "/server.log", "-w",
+                "-s", "-o", settings_ + " -p " + std::to_string(port_), "start"})
+               .exit_code == 0;
+  }
 
   bool ok() const { return port_ != 0; }
   const std::string& error() const { return error_; }
@@ -103,6 +109,11 @@ class PostgresServer {
   }
 
  private:
+  CommandResult run(std::vector<std::string> args) const {
+    std::vector<std::string> full = as_user_;
+    full.insert(full.end(), args.begin(), args.end());
+    return run_command(full);
+  }
   pid_t postmaster_pid() const {
     std::ifstream in(dir_ + "/data/postmaster.pid");
     long pid = 0;
@@ -117,6 +128,8 @@ class PostgresServer {
   std::string dir_;
   std::string error_;
   int port_ = 0;
+  std::vector<std::string> as_user_;  // runuser -u postgres -- when running as root
+  std::string settings_;              // the server's -o options but its port
 };
 
 }  // namespace gf::testing

@@ -3,19 +3,23 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
+#include "core/hash.h"
+
 namespace gf {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 // Everything a fresh database needs; run inside one transaction so a crash during creation leaves
-// either no schema or all of it.
+// either no schema or all of it. `sum`: the checksum of the row as written (event_sum), NULL in a
+// row written before version 2.
 constexpr const char* kCreateSchemaSql = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE events(
@@ -23,17 +27,42 @@ CREATE TABLE events(
   time_us INTEGER NOT NULL,
   type TEXT NOT NULL,
   idem_key TEXT,
-  payload BLOB NOT NULL);
+  payload BLOB NOT NULL,
+  sum INTEGER);
 CREATE UNIQUE INDEX events_idem_key ON events(idem_key) WHERE idem_key IS NOT NULL;
-CREATE TABLE snapshots(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);
-INSERT INTO meta(key, value) VALUES('schema_version', '1');
+CREATE TABLE snapshots(seq INTEGER PRIMARY KEY, data BLOB NOT NULL, sum INTEGER);
+INSERT INTO meta(key, value) VALUES('schema_version', '2');
+)sql";
+
+// Version 1 → 2: the checksum columns; the rows already written keep none.
+constexpr const char* kUpgradeFrom1Sql = R"sql(
+ALTER TABLE events ADD COLUMN sum INTEGER;
+ALTER TABLE snapshots ADD COLUMN sum INTEGER;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql";
 
 // A key that is already journaled makes the insert a no-op (sqlite3_changes() == 0) instead of an
 // error; the caller then looks up the original seq. A seq collision is still an error.
 constexpr const char* kInsertEventSql =
-    "INSERT INTO events(seq, time_us, type, idem_key, payload) VALUES(?1, ?2, ?3, ?4, ?5) "
+    "INSERT INTO events(seq, time_us, type, idem_key, payload, sum) VALUES(?1, ?2, ?3, ?4, ?5, ?6) "
     "ON CONFLICT(idem_key) WHERE idem_key IS NOT NULL DO NOTHING";
+
+// The checksum of an event row: FNV-1a 64 of its seq, time, type, key and payload. Any change of
+// one byte changes it; it guards against the disk, not against someone who rewrites the file.
+int64_t event_sum(Seq seq, int64_t time_us, std::string_view type, std::string_view key,
+                  std::string_view payload) {
+  uint64_t h = fnv1a_u64(static_cast<uint64_t>(seq));
+  h = fnv1a_u64(static_cast<uint64_t>(time_us), h);
+  h = fnv1a(type, h);
+  h = fnv1a(std::string_view("\0", 1), h);
+  h = fnv1a(key, h);
+  h = fnv1a(std::string_view("\0", 1), h);
+  return static_cast<int64_t>(fnv1a(payload, h));
+}
+
+int64_t snapshot_sum(Seq seq, std::string_view data) {
+  return static_cast<int64_t>(fnv1a(data, fnv1a_u64(static_cast<uint64_t>(seq))));
+}
 
 // Ends one use of a statement kept for the journal's lifetime: reset releases any read lock it
 // holds, clear_bindings drops pointers into the caller's buffers (everything is bound STATIC).
@@ -80,6 +109,13 @@ int bind_blob(sqlite3_stmt* stmt, int idx, std::string_view data) {
 }
 
 Status db_error(sqlite3* db, const std::string& path, std::string_view what) {
+  if (db != nullptr && ((sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT ||
+                        (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB)) {
+    return internal_error(fmt::format(
+        "journal '{}' is damaged: {}: {}; it cannot be trusted from there on (docs/operations.md "
+        "\"A damaged journal\")",
+        path, what, sqlite3_errmsg(db)));
+  }
   std::string msg = "sqlite journal '" + path + "': " + std::string(what) + ": ";
   if (db == nullptr) {
     msg += "out of memory";
@@ -118,7 +154,15 @@ Status exec(sqlite3* db, const std::string& path, const char* sql, std::string_v
 
 // Creates the schema on a fresh database, or checks the version of an existing one. Holds the
 // write lock throughout so two processes opening a new file at once cannot both create it.
-Status ensure_schema(sqlite3* db, const std::string& path) {
+Status ensure_schema(sqlite3* db, const std::string& path, bool read_only) {
+  if (read_only) {
+    GF_ASSIGN_OR_RETURN(
+        std::string version,
+        query_text(db, path, "SELECT value FROM meta WHERE key = 'schema_version'"));
+    if (version == "1" || version == std::to_string(kSchemaVersion)) return ok_status();
+    return internal_error(fmt::format(
+        "sqlite journal '{}': schema version '{}' is not supported by this build", path, version));
+  }
   GF_RETURN_IF_ERROR(exec(db, path, "BEGIN IMMEDIATE", "begin schema check"));
   Status status = [&]() -> Status {
     GF_ASSIGN_OR_RETURN(std::string has_meta,
@@ -131,6 +175,7 @@ Status ensure_schema(sqlite3* db, const std::string& path) {
     GF_ASSIGN_OR_RETURN(
         std::string version,
         query_text(db, path, "SELECT value FROM meta WHERE key = 'schema_version'"));
+    if (version == "1") return exec(db, path, kUpgradeFrom1Sql, "upgrade schema 1 to 2");
     if (version != std::to_string(kSchemaVersion)) {
       return internal_error(
           fmt::format("sqlite journal '{}': schema version '{}' is not supported by this build (it "
@@ -167,28 +212,41 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::open(const std::string& pa
                           "' does not exist; create it or choose another journal path");
   }
 
+  if (opts.read_only && !std::filesystem::exists(path, ec)) {
+    return not_found_error("sqlite journal '" + path + "' does not exist");
+  }
   sqlite3* raw = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &raw,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int flags = opts.read_only
+                        ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   DbPtr db(raw);  // Owns the handle even when open failed.
   if (rc != SQLITE_OK) return db_error(db.get(), path, "open");
   sqlite3_extended_result_codes(db.get(), 1);
   sqlite3_busy_timeout(db.get(), opts.busy_timeout_ms);
 
-  GF_ASSIGN_OR_RETURN(std::string mode, query_text(db.get(), path, "PRAGMA journal_mode=WAL"));
-  if (mode != "wal") {
-    return internal_error("sqlite journal '" + path + "': WAL mode is required but SQLite chose '" +
-                          mode + "' (in-memory and temporary databases cannot be journals)");
+  if (!opts.read_only) {
+    GF_ASSIGN_OR_RETURN(std::string mode, query_text(db.get(), path, "PRAGMA journal_mode=WAL"));
+    if (mode != "wal") {
+      return internal_error("sqlite journal '" + path +
+                            "': WAL mode is required but SQLite chose '" + mode +
+                            "' (in-memory and temporary databases cannot be journals)");
+    }
+    GF_RETURN_IF_ERROR(exec(db.get(), path,
+                            opts.fsync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                            "set synchronous"));
   }
-  GF_RETURN_IF_ERROR(exec(db.get(), path,
-                          opts.fsync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
-                          "set synchronous"));
-  GF_RETURN_IF_ERROR(ensure_schema(db.get(), path));
+  GF_RETURN_IF_ERROR(ensure_schema(db.get(), path, opts.read_only));
 
   std::unique_ptr<SqliteJournal> journal(new SqliteJournal(path, std::move(db)));
   GF_RETURN_IF_ERROR(journal->prepare_statements());
   GF_ASSIGN_OR_RETURN(journal->last_seq_, journal->read_last_seq());
+  if (opts.verify_on_open) {
+    // Replay checks what it reads; what lies below the latest snapshot it never reads, so that
+    // part is checked here, with SQLite's own check of the file's structure.
+    GF_ASSIGN_OR_RETURN(std::optional<Snapshot> snapshot, journal->latest_snapshot());
+    GF_RETURN_IF_ERROR(journal->verify(snapshot ? snapshot->seq : 0, nullptr));
+  }
   return journal;
 }
 
@@ -207,16 +265,21 @@ Status SqliteJournal::prepare_statements() {
   GF_ASSIGN_OR_RETURN(rollback_, prepare("ROLLBACK"));
   GF_ASSIGN_OR_RETURN(insert_event_, prepare(kInsertEventSql));
   GF_ASSIGN_OR_RETURN(find_key_, prepare("SELECT seq FROM events WHERE idem_key = ?1"));
-  GF_ASSIGN_OR_RETURN(replay_, prepare("SELECT seq, time_us, type, idem_key, payload FROM events "
-                                       "WHERE seq > ?1 ORDER BY seq"));
-  GF_ASSIGN_OR_RETURN(insert_snapshot_,
-                      prepare("INSERT OR REPLACE INTO snapshots(seq, data) VALUES(?1, ?2)"));
+  GF_ASSIGN_OR_RETURN(replay_,
+                      prepare("SELECT seq, time_us, type, idem_key, payload, sum FROM events "
+                              "WHERE seq > ?1 ORDER BY seq"));
+  GF_ASSIGN_OR_RETURN(verify_,
+                      prepare("SELECT seq, time_us, type, idem_key, payload, sum FROM events "
+                              "WHERE seq <= ?1 ORDER BY seq"));
+  GF_ASSIGN_OR_RETURN(
+      insert_snapshot_,
+      prepare("INSERT OR REPLACE INTO snapshots(seq, data, sum) VALUES(?1, ?2, ?3)"));
   // Deletes everything below the second-highest seq; a no-op while fewer than two exist.
   GF_ASSIGN_OR_RETURN(prune_snapshots_,
                       prepare("DELETE FROM snapshots WHERE seq < "
                               "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT 1 OFFSET 1)"));
   GF_ASSIGN_OR_RETURN(latest_snapshot_,
-                      prepare("SELECT seq, data FROM snapshots ORDER BY seq DESC LIMIT 1"));
+                      prepare("SELECT seq, data, sum FROM snapshots ORDER BY seq DESC LIMIT 1"));
   return ok_status();
 }
 
@@ -272,7 +335,10 @@ Result<Seq> SqliteJournal::insert_batch(std::span<const NewEvent> batch, AppendR
           bind_text(stmt, 3, event.type) != SQLITE_OK ||
           (keyed ? bind_text(stmt, 4, event.idempotency_key) : sqlite3_bind_null(stmt, 4)) !=
               SQLITE_OK ||
-          bind_blob(stmt, 5, event.payload) != SQLITE_OK) {
+          bind_blob(stmt, 5, event.payload) != SQLITE_OK ||
+          sqlite3_bind_int64(stmt, 6,
+                             event_sum(next, to_micros(event.time), event.type,
+                                       event.idempotency_key, event.payload)) != SQLITE_OK) {
         return error(fmt::format("bind event {}", next));
       }
       if (sqlite3_step(stmt) != SQLITE_DONE) return error(fmt::format("insert event {}", next));
@@ -335,13 +401,57 @@ Status SqliteJournal::replay(Seq after, const std::function<Status(const EventRe
     const int rc = sqlite3_step(stmt);
     if (rc == SQLITE_DONE) return ok_status();
     if (rc != SQLITE_ROW) return error(fmt::format("replay after {}", after));
-    record.seq = sqlite3_column_int64(stmt, 0);
-    record.time = from_micros(sqlite3_column_int64(stmt, 1));
-    assign_column(stmt, 2, record.type);
-    assign_column(stmt, 3, record.idempotency_key);
-    assign_column(stmt, 4, record.payload);
+    GF_RETURN_IF_ERROR(read_event_row(stmt, record));
     GF_RETURN_IF_ERROR(fn(record));
   }
+}
+
+Status SqliteJournal::read_event_row(sqlite3_stmt* stmt, EventRecord& record) const {
+  record.seq = sqlite3_column_int64(stmt, 0);
+  const int64_t time_us = sqlite3_column_int64(stmt, 1);
+  record.time = from_micros(time_us);
+  assign_column(stmt, 2, record.type);
+  assign_column(stmt, 3, record.idempotency_key);
+  assign_column(stmt, 4, record.payload);
+  if (sqlite3_column_type(stmt, 5) == SQLITE_NULL) return ok_status();  // written before sums
+  if (sqlite3_column_int64(stmt, 5) !=
+      event_sum(record.seq, time_us, record.type, record.idempotency_key, record.payload)) {
+    return damaged(fmt::format("event {} does not match the checksum written with it", record.seq));
+  }
+  return ok_status();
+}
+
+Status SqliteJournal::damaged(const std::string& what) const {
+  return Status(ErrorCode::kInternal,
+                fmt::format("journal '{}' is damaged: {}; it cannot be trusted from there on "
+                            "(docs/operations.md \"A damaged journal\")",
+                            path_, what));
+}
+
+Status SqliteJournal::verify(Seq upto, const std::function<Status(const EventRecord&)>& each) {
+  GF_ASSIGN_OR_RETURN(std::string check, query_text(db_.get(), path_, "PRAGMA integrity_check"));
+  if (check != "ok") return damaged("SQLite's integrity check says: " + check);
+  sqlite3_stmt* stmt = verify_.get();
+  StmtUse use(stmt);
+  if (sqlite3_bind_int64(stmt, 1, upto) != SQLITE_OK) return error("bind verify end");
+  EventRecord record;
+  Seq expected = 1;
+  for (;;) {
+    const int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) {
+      return damaged(fmt::format("reading the events after seq {}: {}", expected - 1,
+                                 sqlite3_errmsg(db_.get())));
+    }
+    GF_RETURN_IF_ERROR(read_event_row(stmt, record));
+    if (record.seq != expected)
+      return damaged(fmt::format("events {} to {} are missing", expected, record.seq - 1));
+    ++expected;
+    if (each) GF_RETURN_IF_ERROR(each(record));
+  }
+  if (expected - 1 < std::min(upto, last_seq_))
+    return damaged(fmt::format("events after seq {} are missing", expected - 1));
+  return ok_status();
 }
 
 Result<Seq> SqliteJournal::last_seq() { return last_seq_; }
@@ -364,7 +474,8 @@ Status SqliteJournal::save_snapshot(const Snapshot& snapshot) {
     sqlite3_stmt* stmt = insert_snapshot_.get();
     StmtUse use(stmt);
     if (sqlite3_bind_int64(stmt, 1, snapshot.seq) != SQLITE_OK ||
-        bind_blob(stmt, 2, snapshot.data) != SQLITE_OK) {
+        bind_blob(stmt, 2, snapshot.data) != SQLITE_OK ||
+        sqlite3_bind_int64(stmt, 3, snapshot_sum(snapshot.seq, snapshot.data)) != SQLITE_OK) {
       return error("bind snapshot");
     }
     if (sqlite3_step(stmt) != SQLITE_DONE) return error("insert snapshot");
@@ -385,6 +496,11 @@ Result<std::optional<Snapshot>> SqliteJournal::latest_snapshot() {
   Snapshot snapshot;
   snapshot.seq = sqlite3_column_int64(stmt, 0);
   snapshot.data = column_string(stmt, 1);
+  if (sqlite3_column_type(stmt, 2) != SQLITE_NULL &&
+      sqlite3_column_int64(stmt, 2) != snapshot_sum(snapshot.seq, snapshot.data)) {
+    return damaged(fmt::format("the snapshot at seq {} does not match the checksum written with it",
+                               snapshot.seq));
+  }
   return std::optional<Snapshot>(std::move(snapshot));
 }
 

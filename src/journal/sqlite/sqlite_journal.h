@@ -1,10 +1,13 @@
 // The embedded journal: one SQLite database file in WAL mode (docs/architecture.md).
 //
-// Layout (schema version 1):
-//   events(seq INTEGER PRIMARY KEY, time_us, type, idem_key, payload BLOB)  gapless seq 1, 2, …
-//   UNIQUE index on idem_key WHERE idem_key IS NOT NULL                      one event per key
-//   snapshots(seq INTEGER PRIMARY KEY, data BLOB)                            latest two kept
-//   meta(key TEXT PRIMARY KEY, value TEXT)                                   "schema_version" = 1
+// Layout (schema version 2; a version 1 file is upgraded when opened for writing):
+//   events(seq INTEGER PRIMARY KEY, time_us, type, idem_key, payload BLOB, sum)  gapless 1, 2, …
+//   UNIQUE index on idem_key WHERE idem_key IS NOT NULL                          one event per key
+//   snapshots(seq INTEGER PRIMARY KEY, data BLOB, sum)                           latest two kept
+//   meta(key TEXT PRIMARY KEY, value TEXT)                                       "schema_version"
+// `sum` is each row's checksum as written (NULL in rows written by version 1): every read checks
+// it, and opening checks the events below the latest snapshot, which replay never reads
+// (docs/operations.md "A damaged journal").
 //
 // Threading: NOT thread-safe. One SqliteJournal object is used by one thread at a time (the
 // control loop is the single writer), and one process writes a database file at a time: the next
@@ -34,6 +37,12 @@ struct SqliteJournalOptions {
   // How long a statement waits for a lock held by another connection before failing with
   // SQLITE_BUSY (a reader such as the sqlite3 shell can hold one briefly).
   int busy_timeout_ms = 5000;
+  // Open checks the file's structure (PRAGMA integrity_check) and the checksums of the events below
+  // the latest snapshot: damage is refused at open, naming where, not found when that history is
+  // next read.
+  bool verify_on_open = true;
+  // Opens an existing file without writing anything to it (gpufleet journal verify).
+  bool read_only = false;
 };
 
 class SqliteJournal final : public Journal {
@@ -56,6 +65,11 @@ class SqliteJournal final : public Journal {
   // Replaces a snapshot with the same seq; keeps only the two highest seqs afterwards.
   Status save_snapshot(const Snapshot& snapshot) override;
   Result<std::optional<Snapshot>> latest_snapshot() override;
+
+  // Checks the file's structure (PRAGMA integrity_check), then every event up to `upto` in order:
+  // its checksum, and that no seq is missing. `each` (may be empty) sees every event checked.
+  // The error names the first damage found.
+  Status verify(Seq upto, const std::function<Status(const EventRecord&)>& each);
 
   // Reads one connection setting, e.g. "journal_mode" -> "wal", "synchronous" -> "2" (FULL).
   // For diagnostics and tests; `name` must be a plain identifier.
@@ -86,6 +100,10 @@ class SqliteJournal final : public Journal {
   // Rolls back the open transaction, if any, and re-reads last_seq_ from disk.
   void abort_transaction();
   Status error(std::string_view what) const;
+  // "journal '<path>' is damaged: <what>; …" (docs/operations.md).
+  Status damaged(const std::string& what) const;
+  // One row of (seq, time_us, type, idem_key, payload, sum) into `record`, its checksum checked.
+  Status read_event_row(sqlite3_stmt* stmt, EventRecord& record) const;
 
   std::string path_;
   // Declared before the statements so it is destroyed after them: a connection can be closed only
@@ -97,6 +115,7 @@ class SqliteJournal final : public Journal {
   StmtPtr insert_event_;
   StmtPtr find_key_;
   StmtPtr replay_;
+  StmtPtr verify_;
   StmtPtr insert_snapshot_;
   StmtPtr prune_snapshots_;
   StmtPtr latest_snapshot_;

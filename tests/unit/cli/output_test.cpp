@@ -106,5 +106,28 @@ TEST(Output, AlignedRowsLineUpOnFixedWidths) {
   EXPECT_EQ(aligned_row({"toolong", "x"}, {3}), "toolong  x");
 }
 
+TEST(TerminalSafe, ADirectionOverrideIsShownAsAnEscapeNotObeyed) {
+  // "\u202e" + "ecila" reads "alice" on a terminal that obeys it.
+  EXPECT_EQ(terminal_safe("\u202eecila"), "\\u202eecila");
+  EXPECT_EQ(terminal_safe("a\u2066b\u2069c\u200fd\u061ce"), "a\\u2066b\\u2069c\\u200fd\\u061ce");
+}
+
+TEST(TerminalSafe, ControlCharactersAreEscapedNewlinesOnlyWhereLinesAreKept) {
+  EXPECT_EQ(terminal_safe("red\x1b[31m"), "red\\x1b[31m");
+  EXPECT_EQ(terminal_safe("a\rb\nc"), "a\\x0db\\x0ac");
+  EXPECT_EQ(terminal_safe("a\nb\tc", /*keep_lines=*/true), "a\nb\tc");
+  EXPECT_EQ(terminal_safe("\u0085next"), "\\u0085next");
+  // Other text, however foreign, is left alone.
+  EXPECT_EQ(terminal_safe("Grüße 東京 — ok"), "Grüße 東京 — ok");
+}
+
+TEST(TerminalSafe, EveryTableCellGoesThroughIt) {
+  Table t({"NAME", "NOTE"});
+  t.add_row({"\u202eecila", "x"});
+  std::ostringstream out, err;
+  t.print(out, err, TableStyle{});
+  EXPECT_NE(out.str().find("\\u202eecila"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace gf

@@ -23,7 +23,8 @@ using ::testing::HasSubstr;
 class RawDb {
  public:
   explicit RawDb(const std::string& path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+        SQLITE_OK) {
       ADD_FAILURE() << "raw open " << path << ": " << sqlite3_errmsg(db_);
     }
   }
@@ -171,10 +172,10 @@ TEST_F(SqliteJournalTest, InMemoryDatabaseIsRejectedBecauseWalIsRequired) {
   EXPECT_THAT(journal.status().message(), HasSubstr("WAL mode is required"));
 }
 
-TEST_F(SqliteJournalTest, SchemaHasVersionOneAndAPartialUniqueKeyIndex) {
+TEST_F(SqliteJournalTest, SchemaHasVersionTwoAndAPartialUniqueKeyIndex) {
   ASSERT_NE(open(), nullptr);
   RawDb raw(path());
-  EXPECT_THAT(raw.query("SELECT value FROM meta WHERE key = 'schema_version'"), ElementsAre("1"));
+  EXPECT_THAT(raw.query("SELECT value FROM meta WHERE key = 'schema_version'"), ElementsAre("2"));
   EXPECT_THAT(raw.query("SELECT sql FROM sqlite_master WHERE name = 'events_idem_key'"),
               ElementsAre(HasSubstr("UNIQUE INDEX events_idem_key ON events(idem_key) "
                                     "WHERE idem_key IS NOT NULL")));
@@ -296,6 +297,132 @@ TEST_F(SqliteJournalTest, SavingASnapshotWithANegativeSeqIsAValidationError) {
   auto journal = open();
   ASSERT_NE(journal, nullptr);
   EXPECT_EQ(journal->save_snapshot({-1, "s"}).code(), ErrorCode::kValidation);
+}
+
+// ---- integrity (docs/operations.md "A damaged journal") ---------------------------------------
+
+TEST_F(SqliteJournalTest, Integrity_EveryEventAndSnapshotIsWrittenWithItsChecksum) {
+  auto journal = open();
+  ASSERT_NE(journal, nullptr);
+  std::vector<NewEvent> batch = {make_event("a", "{}"), make_event("b", "{}", "k")};
+  ASSERT_TRUE(journal->append(batch).ok());
+  ASSERT_TRUE(journal->save_snapshot({2, "state"}).ok());
+  RawDb raw(path());
+  EXPECT_THAT(raw.query("SELECT count(*) FROM events WHERE sum IS NOT NULL"), ElementsAre("2"));
+  EXPECT_THAT(raw.query("SELECT count(*) FROM snapshots WHERE sum IS NOT NULL"), ElementsAre("1"));
+}
+
+TEST_F(SqliteJournalTest, Integrity_AChangedPayloadIsRefusedByReplayNamingItsSeq) {
+  {
+    auto journal = open();
+    ASSERT_NE(journal, nullptr);
+    std::vector<NewEvent> batch = {make_event("a", R"({"x":1})"), make_event("b", R"({"x":2})")};
+    ASSERT_TRUE(journal->append(batch).ok());
+  }
+  RawDb(path()).exec(R"(UPDATE events SET payload = '{"x":3}' WHERE seq = 2)");
+  auto journal = open();  // nothing below a snapshot: open checks only the structure
+  ASSERT_NE(journal, nullptr);
+  Status st = journal->replay(0, [](const EventRecord&) { return ok_status(); });
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("is damaged: event 2 does not match the checksum"));
+}
+
+TEST_F(SqliteJournalTest, Integrity_DamageBelowTheLatestSnapshotIsRefusedAtOpen) {
+  {
+    auto journal = open();
+    ASSERT_NE(journal, nullptr);
+    for (int i = 0; i < 10; ++i) {
+      std::vector<NewEvent> batch = {make_event("e", R"({"i":)" + std::to_string(i) + "}")};
+      ASSERT_TRUE(journal->append(batch).ok());
+    }
+    ASSERT_TRUE(journal->save_snapshot({8, "state at 8"}).ok());
+  }
+  RawDb(path()).exec("UPDATE events SET type = 'f' WHERE seq = 3");
+  auto journal = SqliteJournal::open(path());
+  ASSERT_FALSE(journal.ok());
+  EXPECT_THAT(journal.status().message(), HasSubstr("event 3 does not match the checksum"));
+  EXPECT_THAT(journal.status().message(), HasSubstr("A damaged journal"));
+}
+
+TEST_F(SqliteJournalTest, Integrity_AMissingEventBelowTheSnapshotIsRefusedAtOpen) {
+  {
+    auto journal = open();
+    ASSERT_NE(journal, nullptr);
+    for (int i = 0; i < 5; ++i) {
+      std::vector<NewEvent> batch = {make_event("e", "{}")};
+      ASSERT_TRUE(journal->append(batch).ok());
+    }
+    ASSERT_TRUE(journal->save_snapshot({5, "s"}).ok());
+  }
+  RawDb(path()).exec("DELETE FROM events WHERE seq = 2");
+  auto journal = SqliteJournal::open(path());
+  ASSERT_FALSE(journal.ok());
+  EXPECT_THAT(journal.status().message(), HasSubstr("events 2 to 2 are missing"));
+}
+
+TEST_F(SqliteJournalTest, Integrity_AChangedSnapshotIsRefused) {
+  {
+    auto journal = open();
+    ASSERT_NE(journal, nullptr);
+    ASSERT_TRUE(journal->save_snapshot({0, "state"}).ok());
+  }
+  RawDb(path()).exec("UPDATE snapshots SET data = 'other'");
+  SqliteJournalOptions opts;
+  opts.verify_on_open = false;
+  auto journal = open(opts);
+  ASSERT_NE(journal, nullptr);
+  auto snapshot = journal->latest_snapshot();
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_THAT(snapshot.status().message(), HasSubstr("the snapshot at seq 0 does not match"));
+}
+
+TEST_F(SqliteJournalTest, Integrity_AVersionOneFileIsUpgradedAndItsOldRowsStayReadable) {
+  {
+    RawDb raw(path());
+    raw.exec(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE events(seq INTEGER PRIMARY KEY, time_us INTEGER NOT NULL, type TEXT NOT "
+        "NULL, idem_key TEXT, payload BLOB NOT NULL);"
+        "CREATE UNIQUE INDEX events_idem_key ON events(idem_key) WHERE idem_key IS NOT NULL;"
+        "CREATE TABLE snapshots(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);"
+        "INSERT INTO meta VALUES('schema_version', '1');"
+        "INSERT INTO events VALUES(1, 0, 'old', NULL, '{}');");
+  }
+  auto journal = open();
+  ASSERT_NE(journal, nullptr);
+  std::vector<NewEvent> batch = {make_event("new", "{}")};
+  ASSERT_TRUE(journal->append(batch).ok());
+  EXPECT_EQ(replayed_seqs(*journal), (std::vector<Seq>{1, 2}));
+  RawDb raw(path());
+  EXPECT_THAT(raw.query("SELECT value FROM meta WHERE key = 'schema_version'"), ElementsAre("2"));
+  EXPECT_THAT(raw.query("SELECT quote(sum) IS 'NULL' FROM events ORDER BY seq"),
+              ElementsAre("1", "0"));
+}
+
+TEST_F(SqliteJournalTest, Integrity_ReadOnlyOpenWritesNothingAndVerifyWalksEveryEvent) {
+  {
+    auto journal = open();
+    ASSERT_NE(journal, nullptr);
+    std::vector<NewEvent> batch = {make_event("a", "{}"), make_event("b", "{}")};
+    ASSERT_TRUE(journal->append(batch).ok());
+  }
+  SqliteJournalOptions opts;
+  opts.read_only = true;
+  auto journal = open(opts);
+  ASSERT_NE(journal, nullptr);
+  int seen = 0;
+  EXPECT_TRUE(journal
+                  ->verify(100,
+                           [&](const EventRecord&) {
+                             ++seen;
+                             return ok_status();
+                           })
+                  .ok());
+  EXPECT_EQ(seen, 2);
+  std::vector<NewEvent> more = {make_event("c", "{}")};
+  EXPECT_FALSE(journal->append(more).ok());
+  EXPECT_FALSE(SqliteJournal::open(dir_.file("absent.db"), opts).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("absent.db")));
 }
 
 }  // namespace

@@ -214,11 +214,36 @@ TEST(TypedEvents, EveryObjectAndControlPlaneTypeRoundTrips) {
   rec.cluster_name = "c";
   EXPECT_EQ(round_trip(rec).level, EventLevel::kWarn);
   EXPECT_EQ(round_trip(rec).user_event().cluster_name, "c");
-  const AuditRecorded a = round_trip(AuditRecorded{
-      "alice", {"admin"}, "POST", "/v1/clusters", "clusters", 200, "req-1", std::nullopt, "k1"});
+  const AuditRecorded a = round_trip(AuditRecorded{"alice",
+                                                   {"admin"},
+                                                   "POST",
+                                                   "/v1/clusters",
+                                                   "clusters",
+                                                   200,
+                                                   "req-1",
+                                                   std::nullopt,
+                                                   "k1",
+                                                   std::nullopt,
+                                                   std::nullopt,
+                                                   std::nullopt});
   EXPECT_EQ(a.code, 200);
   EXPECT_EQ(a.idempotency_key, "k1");
   EXPECT_FALSE(a.error.has_value());
+  EXPECT_FALSE(a.count.has_value());
+  const AuditRecorded counted = round_trip(AuditRecorded{"",
+                                                         {},
+                                                         "POST",
+                                                         "/v1/clusters",
+                                                         "clusters",
+                                                         401,
+                                                         "req-2",
+                                                         "UnauthorizedException",
+                                                         std::nullopt,
+                                                         3728,
+                                                         "10.0.0.7",
+                                                         "2026-01-01T00:00:00Z"});
+  EXPECT_EQ(counted.count, 3728);
+  EXPECT_EQ(counted.source, "10.0.0.7");
 }
 
 TEST(TypedEvents, AMissingFieldIsAnErrorNamingTheTypeAndTheField) {
