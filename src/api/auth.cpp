@@ -185,8 +185,9 @@ const TokenEntry* TokenStore::find(std::string_view token) const {
 }
 
 Permission required_permission(std::string_view method, std::string_view route) {
-  if (route == "GET /healthz" || route == "GET /" || route == "GET /console/{file}" ||
-      route == "GET /v1/whoami")
+  // /metrics holds counts, never fleet data; scrapers carry no token (docs/security.md).
+  if (route == "GET /healthz" || route == "GET /metrics" || route == "GET /" ||
+      route == "GET /console/{file}" || route == "GET /v1/whoami")
     return Permission::kPublic;
   const bool read = method == "GET" || method == "HEAD";
   auto under = [&](std::string_view prefix) {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <mutex>
 #include <optional>
@@ -316,8 +318,34 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     http::async_write_header(
         stream_, *sr, [self = this->shared_from_this(), head, sr](beast::error_code ec, size_t) {
           if (ec) return;
+          self->watch_peer();
           self->stream_more();
         });
+  }
+
+  // A client that goes away while its stream waits is noticed at once, not at the next heartbeat:
+  // the socket turning readable with nothing to read is its close. The session then ends and its
+  // descriptor is closed (docs/security.md "Connections"). A stream's client sends nothing, so
+  // bytes that do come are dropped.
+  void watch_peer() {
+    auto& socket = beast::get_lowest_layer(stream_).socket();
+    socket.async_wait(
+        tcp::socket::wait_read, [self = this->shared_from_this()](beast::error_code ec) {
+          if (ec) return;  // the session is closing
+          const int fd = beast::get_lowest_layer(self->stream_).socket().native_handle();
+          char buf[512];
+          const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+          if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)))
+            return self->watch_peer();
+          self->peer_gone();
+        });
+  }
+
+  void peer_gone() {
+    waiting_ = false;
+    heartbeat_.cancel();
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().close(ec);
   }
 
   void stream_more() {

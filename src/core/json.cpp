@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace gf {
@@ -205,6 +206,8 @@ class JsonBuilder : public YAML::EventHandler {
       top.value.push_back(std::move(value));
     } else if (!top.key) {
       if (!text) refuse(mark, "a mapping key must be a plain value");
+      if (!limits_.allow_duplicate_keys && top.value.contains(*text))
+        refuse(mark, "the key \"" + printable(*text, 80) + "\" appears twice in one mapping");
       top.key = *text;
     } else {
       top.value[*top.key] = std::move(value);
@@ -422,13 +425,46 @@ std::string safe_dump(const Json& value, int indent) {
   return value.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
+namespace {
+
+struct DuplicateKey {
+  std::string key;
+};
+
+// nlohmann's parser with a callback that keeps the keys of every open object: a key seen twice
+// in one object throws DuplicateKey.
+Json parse_refusing_duplicate_keys(std::string_view text) {
+  std::vector<std::set<std::string, std::less<>>> open;
+  return Json::parse(
+      text.begin(), text.end(), [&open](int, Json::parse_event_t event, Json& parsed) {
+        switch (event) {
+          case Json::parse_event_t::object_start:
+            open.emplace_back();
+            break;
+          case Json::parse_event_t::object_end:
+            if (!open.empty()) open.pop_back();
+            break;
+          case Json::parse_event_t::key:
+            if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second)
+              throw DuplicateKey{parsed.get<std::string>()};
+            break;
+          default:
+            break;
+        }
+        return true;
+      });
+}
+
+}  // namespace
+
 Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
   if (json_nesting_depth(text, limits.max_depth) > limits.max_depth) {
     return validation_error(fmt::format(
         "malformed JSON: nesting is deeper than the limit of {} levels", limits.max_depth));
   }
   try {
-    Json j = Json::parse(text.begin(), text.end());
+    Json j = limits.allow_duplicate_keys ? Json::parse(text.begin(), text.end())
+                                         : parse_refusing_duplicate_keys(text);
     // Only an escape (\uFFFF) or the raw bytes can decode to a noncharacter: most texts skip
     // the walk.
     if (!limits.allow_noncharacters &&
@@ -439,6 +475,9 @@ Result<Json> parse_json(std::string_view text, const ParseLimits& limits) {
       }
     }
     return j;
+  } catch (const DuplicateKey& d) {
+    return validation_error("malformed JSON: the key \"" + printable(d.key, 80) +
+                            "\" appears twice in one object");
   } catch (const Json::out_of_range& e) {
     // nlohmann's message names the number ("number overflow parsing '1e400'").
     return validation_error(std::string("malformed JSON: a number is out of range (") +

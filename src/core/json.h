@@ -31,11 +31,15 @@ struct ParseLimits {
   // Text from outside may not hold U+FFFE/U+FFFF (YAML cannot carry them); what the server
   // journaled itself is read as it was written.
   bool allow_noncharacters = false;
+  // Text from outside may not name a key twice in one object (`{"a":1,"a":2}`): which one wins
+  // differs between parsers, so the request is refused rather than guessed.
+  bool allow_duplicate_keys = false;
 };
 // For text the server wrote itself (journal payloads, snapshots): a request accepted just under
 // the depth limit is stored a few levels deeper inside its event, and journals written before
 // noncharacters were refused must still replay.
-inline constexpr ParseLimits kStoredTextLimits{.max_depth = 1024, .allow_noncharacters = true};
+inline constexpr ParseLimits kStoredTextLimits{
+    .max_depth = 1024, .allow_noncharacters = true, .allow_duplicate_keys = true};
 
 // Errors are ValidationExceptions naming what is wrong (line/column, the limit hit); no
 // exception escapes. Numbers outside double's range (`1e400`) are an error, not infinity.

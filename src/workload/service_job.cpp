@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "model/aws_tags.h"
 #include "model/catalog.h"
 #include "quota/frontends/quota_objects.h"
 
@@ -36,21 +37,6 @@ void read_name_and_type(ObjectReader& r, Job& job) {
   if (auto type = r.optional_string("serviceJobType"); type && *type != "SAGEMAKER_TRAINING") {
     r.fail("serviceJobType", "\"" + *type + "\" is not supported (expected SAGEMAKER_TRAINING)");
   }
-}
-
-// tags: string values only; the first tag that is not a string is the error.
-std::map<std::string, std::string> read_tags(ObjectReader& r) {
-  std::map<std::string, std::string> tags;
-  if (const Json* t = r.optional_object("tags")) {
-    for (auto it = t->begin(); it != t->end(); ++it) {
-      if (!it.value().is_string()) {
-        r.fail("tags", "tag \"" + it.key() + "\" must be a string");
-        break;
-      }
-      tags[it.key()] = it.value().get<std::string>();
-    }
-  }
-  return tags;
 }
 
 // preemptionConfiguration: how many preemptions the job survives before it is terminated.
@@ -201,7 +187,7 @@ Result<Job> parse_service_job(const Json& body, const frontend::ObjectMap* quota
   job.kind = "ServiceJob";
   job.request = body;
   read_name_and_type(r, job);
-  const std::map<std::string, std::string> tags = read_tags(r);
+  const std::map<std::string, std::string> tags = read_aws_tags(r, "tags");
   auto job_queue = r.optional_string("jobQueue");
   auto share = r.optional_string("quotaShareName");
   const auto priority = r.optional_int("schedulingPriority");

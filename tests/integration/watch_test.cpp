@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -193,6 +194,39 @@ TEST(ServeIntegration, Watch_TwoHundredOpenWatchersLeaveTheApiAnsweringAndAllSee
   auto health = httplib::Client(s.url()).Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
+}
+
+// Watchers that all disconnect at once give their descriptors back at once, not at the next
+// heartbeat (15 s): serve notices each close while its stream waits (docs/security.md
+// "Connections"). Counted in serve's /proc/<pid>/fd, within 5 s.
+TEST(ServeIntegration, Watch_ThreeHundredWatchersThatDisconnectAtOnceCloseTheirSocketsAtOnce) {
+  TempDir dir;
+  Server s(dir.path() + "/data");
+  ASSERT_FALSE(s.url().empty());
+  const std::string fd_dir = "/proc/" + std::to_string(s.process().pid()) + "/fd";
+  auto open_fds = [&] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(fd_dir)) ++n;
+    return n;
+  };
+  const size_t before = open_fds();
+  std::vector<int> fds;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = open_watch(s.port());
+    ASSERT_GE(fd, 0) << "watcher " << i;
+    fds.push_back(fd);
+  }
+  read_until_all(fds, "event: watching", std::chrono::seconds(60));
+  EXPECT_GE(open_fds(), before + 300);
+  for (int fd : fds) ::close(fd);
+  const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  size_t now = open_fds();
+  while (now > before + 10 && std::chrono::steady_clock::now() < bound) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    now = open_fds();
+  }
+  EXPECT_LE(now, before + 10) << "serve still holds " << now - before
+                              << " descriptors 5 s after its watchers left";
 }
 
 // HTTP/1.0 has no chunked transfer: the events come raw, the body ending when the stream does.

@@ -53,6 +53,20 @@ TEST(ConsoleFiles, TheConsoleRoutesAndWhoamiNeedNoRole) {
   EXPECT_EQ(required_permission("GET", "GET /v1/quota-tree"), Permission::kRead);
 }
 
+TEST(Metrics, AreReadWithoutATokenAsTheDocsSay_NotRefused403) {
+  EXPECT_EQ(required_permission("GET", "GET /metrics"), Permission::kPublic);
+  Fleet f;
+  auto tokens = TokenStore::parse("tokens: [{sha256: " + sha256_hex("gf_viewer_token") +
+                                  ", subject: vera, roles: [viewer]}]");
+  ASSERT_TRUE(tokens.ok()) << tokens.status().to_string();
+  f.runtime().api().set_tokens(std::make_shared<TokenStore>(*tokens));
+  const HttpResponse r = get(f, "/metrics");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("gpufleet_state_applied_seq"), std::string::npos);
+  // Every other route still answers 401 without one.
+  EXPECT_EQ(get(f, "/v1/clusters").status, 401);
+}
+
 TEST(ConsoleFiles, WithTokensOnlyGetsOfTheConsoleAndWhoamiPassWithoutOne) {
   Fleet f;
   auto tokens = TokenStore::parse("tokens: [{sha256: " + sha256_hex("gf_viewer_token") +

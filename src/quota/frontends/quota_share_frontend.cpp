@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "model/aws_tags.h"
 #include "quota/frontends/frontend_internal.h"
 
 namespace gf::frontend {
@@ -141,7 +142,7 @@ Result<EnvSpec> decode_env(const Json& body, const std::string& path, Json& doc,
   }
   read_choice(r, doc, "state", {"ENABLED", "DISABLED"}, "ENABLED");
   e.clusters = r.optional_string_list("clusters").value_or(std::vector<std::string>{});
-  r.optional_value("tags");
+  read_aws_tags(r, "tags");
   GF_ASSIGN_OR_RETURN(e.limits, read_limits(r, 1, kMaxResources, w));
   if (!r.ok()) return r.status();
   note_unknown(r, w);
@@ -159,7 +160,7 @@ Result<PolicySpec> decode_policy(const Json& body, const std::string& path, Json
            "(idleResourceAssignmentStrategy FIFO or FAIR_SHARE)");
   }
   const Json* qsp = r.optional_object("quotaSharePolicy");
-  r.optional_value("tags");
+  read_aws_tags(r, "tags");
   if (!r.ok()) return r.status();
   const Json empty = Json::object();
   ObjectReader q(qsp ? *qsp : empty, r.field_path("quotaSharePolicy"));
@@ -190,7 +191,7 @@ Result<QueueSpec> decode_queue(const Json& body, const std::string& path, Json& 
            "serviceEnvironmentOrder");
   }
   const Json* order = r.optional_array("serviceEnvironmentOrder");
-  r.optional_value("tags");
+  read_aws_tags(r, "tags");
   if (!r.ok()) return r.status();
   const std::string field = r.field_path("serviceEnvironmentOrder");
   if (!order || order->size() != 1) {
@@ -215,7 +216,7 @@ Result<ShareSpec> decode_share(const Json& body, const std::string& path, Json& 
   s.name = read_name(r, "quotaShareName");
   s.queue = name_from_arn(r.required_string("jobQueue"));
   read_choice(r, doc, "state", {"ENABLED", "DISABLED"}, "ENABLED");
-  r.optional_value("tags");
+  read_aws_tags(r, "tags");
   GF_ASSIGN_OR_RETURN(s.limits, read_limits(r, 1, kMaxShareLimits, w));
   const Json* rsc = r.required_value("resourceSharingConfiguration");
   const Json* pc = r.optional_object("preemptionConfiguration");

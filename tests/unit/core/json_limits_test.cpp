@@ -185,5 +185,27 @@ TEST(JsonLimits, YamlEventsBuildTheSameValuesAsBefore) {
   EXPECT_FALSE(parse_yaml("{[a]: 1}").ok());
 }
 
+TEST(JsonLimits, AKeyTwiceInOneJsonObjectIsRefusedNamingIt) {
+  auto r = parse_json(R"({"ClusterName":"a","ClusterName":"b"})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kValidation);
+  EXPECT_NE(r.status().message().find("the key \"ClusterName\" appears twice in one object"),
+            std::string::npos)
+      << r.status().message();
+  // Deep inside too; the same key in two different objects is fine.
+  EXPECT_FALSE(parse_json(R"({"a":{"b":[{"c":1,"c":2}]}})").ok());
+  EXPECT_TRUE(parse_json(R"({"a":{"k":1},"b":{"k":2},"k":[{"k":3},{"k":4}]})").ok());
+  // What the server wrote itself is read as written.
+  EXPECT_TRUE(parse_json(R"({"a":1,"a":2})", kStoredTextLimits).ok());
+}
+
+TEST(JsonLimits, AKeyTwiceInOneYamlMappingIsRefusedNamingIt) {
+  auto r = parse_yaml("ClusterName: a\nClusterName: b\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the key \"ClusterName\" appears twice"), std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(parse_yaml(R"({"ClusterName":"a","ClusterName":"b"})").ok()) << "JSON read as YAML";
+}
+
 }  // namespace
 }  // namespace gf
