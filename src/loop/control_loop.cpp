@@ -137,6 +137,8 @@ void ControlLoop::submit_at(Time at, Request request) {
     timers_.schedule(at, [this, r = std::move(request)]() mutable {
       queue_.push_back(Pending{std::move(r), {}});  // runs with mu_ held (take_pending)
     });
+    // A loop waiting for an older wake-up time must look again (a timer may now be due first).
+    timers_changed_ = true;
   }
   cv_.notify_one();
 }
@@ -507,7 +509,10 @@ void ControlLoop::thread_main() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      auto has_work = [this] { return stopping_ || failed_ || !queue_.empty(); };
+      auto has_work = [this] {
+        return stopping_ || failed_ || !queue_.empty() || timers_changed_;
+      };
+      timers_changed_ = false;
       if (!has_work()) {
         lock.unlock();
         std::optional<Time> wake = next_wake();

@@ -144,6 +144,7 @@ class ControlLoop {
   std::condition_variable cv_;
   std::deque<Pending> queue_;
   TimerQueue timers_;
+  bool timers_changed_ = false;  // guarded by mu_: submit_at added a timer since the loop looked
   bool stopping_ = false;
   bool failed_ = false;
   std::string failure_;  // guarded by mu_

@@ -2,11 +2,13 @@
 // roles enforced per route and per job, identities compared after normalisation, every call
 // audited, the data directory private, TLS with a self-signed pair this test makes.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <regex>
 
+#include "core/time.h"
 #include "support/gpufleet_server.h"
 #include "support/temp_dir.h"
 
@@ -210,6 +212,76 @@ TEST_F(SecurityCli, RolesTeamsApprovalsAndTheAuditLogThroughTheRealBinary) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   ASSERT_EQ(::stat(dir_.file("data/journal.db").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// A team token reads nothing of another team's job through the real binary: not in lists, not in
+// a node's details (docs/security.md "Who sees a job"; every route is walked by
+// tests/scenario/team_visibility_test.cpp).
+TEST_F(SecurityCli, ATeamSeesNoNameOfAnotherTeamsJobInListsOrNodeDetails) {
+  std::ofstream(dir_.file("cluster.json"))
+      << R"({"ClusterName":"training","NodeProvisioningMode":"Continuous","InstanceGroups":[)"
+      << R"({"InstanceGroupName":"workers","InstanceType":"ml.g5.xlarge","InstanceCount":3}]})";
+  ASSERT_EQ(as(op, {"cluster", "create", "-f", dir_.file("cluster.json")}).exit_code, 0);
+  ASSERT_EQ(as(op, {"cluster", "wait", "training", "--full", "--timeout", "2m"}).exit_code, 0);
+  ASSERT_EQ(as(admin, {"apply", "-f", kExamples + "quota-shares.json"}).exit_code, 0);
+  std::ifstream in(kExamples + "service-job.json");
+  Json job = Json::parse(in);
+  job["jobName"] = "secret-of-team-one";
+  std::ofstream(dir_.file("job.json")) << job.dump();
+  CommandResult sub = as(qs1, {"-o", "json", "job", "submit", "-f", dir_.file("job.json")});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out;
+  const std::string id = parse_out(sub)["jobId"];
+  server_->set_token(op.plain);
+  server_->poll("/v1/jobs/" + id, [](const Json& j) { return j.value("status", "") == "RUNNING"; });
+  for (const Json& n : server_->get("/v1/clusters/training/nodes")["ClusterNodeSummaries"]) {
+    const std::string path = "/v1/clusters/training/nodes/" + n.value("InstanceId", "");
+    server_->set_token(qs2.plain);
+    const std::string other = server_->get(path).dump();
+    EXPECT_EQ(other.find("secret-of-team-one"), std::string::npos) << other;
+    EXPECT_EQ(other.find(id), std::string::npos) << other;
+    server_->set_token(op.plain);
+    if (server_->get(path).dump().find(id) != std::string::npos) {
+      server_->set_token(qs1.plain);
+      EXPECT_NE(server_->get(path).dump().find(id), std::string::npos) << "its own team sees it";
+    }
+  }
+  for (const char* list : {"/v1/service-jobs", "/v1/objects/pods", "/v1/objects/pytorchjobs",
+                           "/v1/job-queues/shared-training-queue/snapshot"}) {
+    server_->set_token(qs2.plain);
+    EXPECT_EQ(server_->get(list).dump().find(id), std::string::npos) << list;
+  }
+}
+
+// 2,000 token-less POSTs: each refused, all of them in the audit log by their count, in at most
+// two records per server minute (docs/security.md "What is audited").
+TEST_F(SecurityCli, TokenlessFloodIsAuditedByAggregateWithItsCount) {
+  httplib::Client c(server_->url());
+  const std::string start = c.Get("/healthz")->get_header_value("X-Gpufleet-Now");
+  for (int i = 0; i < 2000; ++i) {
+    auto r = c.Post("/v1/clusters", "{}", "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 401);
+  }
+  const std::string end = c.Get("/healthz")->get_header_value("X-Gpufleet-Now");
+  server_->set_token(viewer.plain);
+  Json records;
+  int64_t counted = 0;
+  server_->poll("/v1/audit?limit=10000", [&](const Json& j) {
+    counted = 0;
+    records = Json::array();
+    for (const Json& r : j.value("AuditRecords", Json::array())) {
+      if (r.value("Source", "") != "127.0.0.1") continue;
+      records.push_back(r);
+      counted += r.value("Count", int64_t{1});
+    }
+    return counted == 2000;
+  });
+  EXPECT_EQ(counted, 2000);
+  auto minutes = parse_iso8601(end).value() - parse_iso8601(start).value();
+  const int64_t windows = std::chrono::duration_cast<std::chrono::minutes>(minutes).count() + 2;
+  EXPECT_LE(records.size(), static_cast<size_t>(2 * windows)) << records.dump();
+  CommandResult table = as(viewer, {"audit"});
+  EXPECT_NE(table.out.find("address 127.0.0.1"), std::string::npos) << table.out;
 }
 
 TEST(SecurityServe, NonLoopbackListenWithoutAuthIsRefusedUnlessInsecure) {
