@@ -509,9 +509,7 @@ void ControlLoop::thread_main() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      auto has_work = [this] {
-        return stopping_ || failed_ || !queue_.empty() || timers_changed_;
-      };
+      auto has_work = [this] { return stopping_ || failed_ || !queue_.empty() || timers_changed_; };
       timers_changed_ = false;
       if (!has_work()) {
         lock.unlock();
