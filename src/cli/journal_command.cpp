@@ -61,7 +61,7 @@ void register_journal_command(CLI::App& app, CommandContext& ctx) {
   journal->require_subcommand(1);
   auto* verify = journal->add_subcommand(
       "verify",
-      "check a journal offline without writing to it: SQLite's structure check, every event's "
+      "check a journal offline without writing to it: SQLite's integrity check, every event's "
       "checksum and order, every payload JSON, the latest snapshot (exit 1 on damage)");
   auto dir = std::make_shared<std::string>();
   verify->add_option("DIR", *dir, "the data directory (serve --data-dir)")->required();
