@@ -344,6 +344,26 @@ HttpResponse Api::handle(HttpRequest request) {
   return r;
 }
 
+std::optional<HttpResponse> Api::rate_limited(const HttpRequest& request, bool vouched) {
+  if (options_.rate_limit_per_second <= 0) return std::nullopt;
+  // A caller no identity vouches for is limited by its address, at a much lower rate
+  // (docs/security.md "Connections").
+  const std::string bucket =
+      vouched ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
+  const double rate =
+      vouched ? options_.rate_limit_per_second : options_.unauthenticated_rate_per_second;
+  const double burst = std::max(1.0, vouched ? options_.rate_limit_burst : 2 * rate);
+  const double wait = limiter_->take(bucket, rate, burst);
+  if (wait <= 0) return std::nullopt;
+  HttpResponse r = error_response(
+      Status(ErrorCode::kThrottling,
+             fmt::format("rate limit of {} requests per second exceeded for {}; retry later", rate,
+                         vouched ? printable(request.caller, 80) : "unauthenticated callers")));
+  r.route = "unmatched";
+  r.headers["Retry-After"] = std::to_string(static_cast<int64_t>(std::ceil(wait)));
+  return r;
+}
+
 HttpResponse Api::handle_checked(HttpRequest& request) {
   const bool mutating = is_mutating(request.method);
   auto refuse = [&](const Status& st, bool audit) {
@@ -367,23 +387,8 @@ HttpResponse Api::handle_checked(HttpRequest& request) {
     return refuse(validation_error(problem), true);
   }
   const bool exempt = request.path == "/healthz" || request.path == "/metrics";
-  if (!exempt && options_.rate_limit_per_second > 0) {
-    // A caller no identity vouches for is limited by its address, at a much lower rate
-    // (docs/security.md "Connections").
-    const std::string bucket =
-        who.ok() ? "id:" + normalize_identity(request.caller) : "peer:" + request.peer;
-    const double rate =
-        who.ok() ? options_.rate_limit_per_second : options_.unauthenticated_rate_per_second;
-    const double burst = std::max(1.0, who.ok() ? options_.rate_limit_burst : 2 * rate);
-    if (double wait = limiter_->take(bucket, rate, burst); wait > 0) {
-      HttpResponse r = error_response(Status(
-          ErrorCode::kThrottling,
-          fmt::format("rate limit of {} requests per second exceeded for {}; retry later", rate,
-                      who.ok() ? printable(request.caller, 80) : "unauthenticated callers")));
-      r.route = "unmatched";
-      r.headers["Retry-After"] = std::to_string(static_cast<int64_t>(std::ceil(wait)));
-      return r;
-    }
+  if (!exempt) {
+    if (auto limited = rate_limited(request, who.ok())) return *limited;
   }
   // The console's files are public, and so is whoami (it answers SignedIn: false to a caller
   // without a valid token); the page then reads the API with its own token.

@@ -169,6 +169,10 @@ class Api {
   // A follower's answer to a write (a redirect to the leader), or to a read whose minSeq it has
   // not reached in time; nullopt when the request goes on to its route (replica_api.cpp).
   std::optional<HttpResponse> replica_gate(HttpRequest& request, bool mutating);
+  // A read's ?minSeq= (removed from the query): an error, or a follower's wait for it.
+  std::optional<HttpResponse> min_seq_gate(HttpRequest& request, bool mutating);
+  // 429 when the caller (its identity if `vouched`, else its address) is over its rate.
+  std::optional<HttpResponse> rate_limited(const HttpRequest& request, bool vouched);
   // A follower holding a ?minSeq= read until it applied `wanted` (bounded): true once it has.
   bool wait_for_min_seq(Seq wanted) const;
   // True on the leader and on a server without replicas: it has published every committed event.

@@ -65,58 +65,56 @@ ReplicaState Api::replica_state() const {
   return replica_state_();
 }
 
-std::optional<HttpResponse> Api::replica_gate(HttpRequest& request, bool mutating) {
+std::optional<HttpResponse> Api::min_seq_gate(HttpRequest& request, bool mutating) {
   auto min_seq = request.query.find("minSeq");
-  if (min_seq != request.query.end()) {
-    const std::string text = min_seq->second;
-    request.query.erase(min_seq);  // routes do not know it
-    Seq wanted = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), wanted);
-    if (ec != std::errc() || end != text.data() + text.size() || wanted < 0) {
-      HttpResponse r = error_response(validation_error(
-          fmt::format("minSeq: expected a journal sequence number (0 or more), got \"{}\"",
-                      printable(text, 40))));
-      r.route = "unmatched";
-      return r;
-    }
-    if (!mutating && loop_.published_seq() < wanted && leads()) {
-      // A leader (or the single server) published every committed event before answering
-      // anyone, so no answer ever carried this seq and waiting cannot reach it.
-      HttpResponse r = error_response(validation_error(fmt::format(
-          "minSeq: seq {} is past the end of the journal (seq {}); pass the X-Gpufleet-Seq "
-          "header of an answer you got",
-          wanted, loop_.published_seq())));
-      r.route = "unmatched";
-      return r;
-    }
-    if (!mutating && loop_.published_seq() < wanted && !wait_for_min_seq(wanted)) {
-      HttpResponse r = error_response(unavailable_error(fmt::format(
-          "minSeq: this replica has applied up to seq {} and has not reached {} yet; retry, or "
-          "read from the leader",
-          loop_.view()->applied_seq, wanted)));
-      r.route = "unmatched";
-      r.headers["Retry-After"] = "1";
-      return r;
-    }
+  if (min_seq == request.query.end()) return std::nullopt;
+  const std::string text = min_seq->second;
+  request.query.erase(min_seq);  // routes do not know it
+  Seq wanted = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), wanted);
+  if (ec != std::errc() || end != text.data() + text.size() || wanted < 0) {
+    HttpResponse r = error_response(validation_error(
+        fmt::format("minSeq: expected a journal sequence number (0 or more), got \"{}\"",
+                    printable(text, 40))));
+    r.route = "unmatched";
+    return r;
   }
-  if (!mutating || !replica_state_) return std::nullopt;
-  const ReplicaState state = replica_state_();
-  if (state.role == "leader") return std::nullopt;
-  HttpResponse r;
-  r.route = "unmatched";
-  if (!state.store_error.empty()) {
-    r = error_response(unavailable_error(
-        "writes are paused: the journal's database cannot be reached (" + state.store_error +
-        "); reads go on, and writes resume by themselves once it answers again "
-        "(docs/operations.md); nothing of this request was recorded"));
+  if (!mutating && loop_.published_seq() < wanted && leads()) {
+    // A leader (or the single server) published every committed event before answering
+    // anyone, so no answer ever carried this seq and waiting cannot reach it.
+    HttpResponse r = error_response(validation_error(fmt::format(
+        "minSeq: seq {} is past the end of the journal (seq {}); pass the X-Gpufleet-Seq "
+        "header of an answer you got",
+        wanted, loop_.published_seq())));
+    r.route = "unmatched";
+    return r;
+  }
+  if (!mutating && loop_.published_seq() < wanted && !wait_for_min_seq(wanted)) {
+    HttpResponse r = error_response(unavailable_error(fmt::format(
+        "minSeq: this replica has applied up to seq {} and has not reached {} yet; retry, or "
+        "read from the leader",
+        loop_.view()->applied_seq, wanted)));
     r.route = "unmatched";
     r.headers["Retry-After"] = "1";
     return r;
   }
-  if (state.leader_url.empty()) {
+  return std::nullopt;
+}
+
+namespace {
+
+// A follower's answer to a write: paused while the database cannot be reached, retry while no
+// leader is elected, else a redirect to the leader.
+HttpResponse follower_write(const ReplicaState& state, const std::string& target) {
+  HttpResponse r;
+  if (!state.store_error.empty() || state.leader_url.empty()) {
     r = error_response(unavailable_error(
-        "this replica is a follower and no leader is elected right now (a failover takes the "
-        "lease length); retry shortly"));
+        !state.store_error.empty()
+            ? "writes are paused: the journal's database cannot be reached (" + state.store_error +
+                  "); reads go on, and writes resume by themselves once it answers again "
+                  "(docs/operations.md); nothing of this request was recorded"
+            : "this replica is a follower and no leader is elected right now (a failover takes "
+              "the lease length); retry shortly"));
     r.route = "unmatched";
     r.headers["Retry-After"] = "1";
     return r;
@@ -127,9 +125,19 @@ std::optional<HttpResponse> Api::replica_gate(HttpRequest& request, bool mutatin
       fmt::format("this replica is a follower; writes go to the leader at {}", state.leader_url)));
   r.status = 307;
   r.route = "unmatched";
-  r.headers["Location"] = state.leader_url + target_of(request);
+  r.headers["Location"] = state.leader_url + target;
   r.headers["X-Gpufleet-Leader"] = state.leader_url;
   return r;
+}
+
+}  // namespace
+
+std::optional<HttpResponse> Api::replica_gate(HttpRequest& request, bool mutating) {
+  if (auto answer = min_seq_gate(request, mutating)) return answer;
+  if (!mutating || !replica_state_) return std::nullopt;
+  const ReplicaState state = replica_state_();
+  if (state.role == "leader") return std::nullopt;
+  return follower_write(state, target_of(request));
 }
 
 void register_replica_routes(Api& api) {

@@ -8,38 +8,45 @@
 
 namespace gf {
 
-void register_system_routes(Api& api) {
-  api.router().add("GET", "/healthz", [&api](const HttpRequest&) {
-    HttpResponse r;
-    if (api.loop().failed()) {
-      // Reads go on from the last state the journal holds; writes wait for the journal
-      // (docs/operations.md).
+namespace {
+
+// GET /healthz: 200 "ok" (with a replica's role, epoch and lag), or 503 saying why writes are
+// paused (docs/operations.md).
+HttpResponse healthz(Api& api) {
+  HttpResponse r;
+  if (api.loop().failed()) {
+    // Reads go on from the last state the journal holds; writes wait for the journal
+    // (docs/operations.md).
+    r.status = 503;
+    r.content_type = "text/plain";
+    r.body = "writes paused: " + api.loop().failure() + "\n";
+    return r;
+  }
+  if (api.replica_list()) {
+    if (const ReplicaState st = api.replica_state(); !st.store_error.empty()) {
       r.status = 503;
       r.content_type = "text/plain";
-      r.body = "writes paused: " + api.loop().failure() + "\n";
+      r.body = "writes paused: the journal's database cannot be reached: " + st.store_error + "\n";
       return r;
     }
-    if (api.replica_list()) {
-      if (const ReplicaState st = api.replica_state(); !st.store_error.empty()) {
-        r.status = 503;
-        r.content_type = "text/plain";
-        r.body =
-            "writes paused: the journal's database cannot be reached: " + st.store_error + "\n";
-        return r;
-      }
-    }
-    r.content_type = "text/plain";
-    r.body = "ok\n";
-    // A replicated server also says its role, lease epoch and lag (docs/replication.md).
-    if (api.replica_list()) {
-      const ReplicaState st = api.replica_state();
-      const Seq applied = api.loop().view()->applied_seq;
-      r.body += fmt::format(
-          "role: {}\nepoch: {}\napplied_seq: {}\nlag_events: {}\nlag_seconds: {:.3f}\n", st.role,
-          st.epoch, applied, std::max<Seq>(0, st.known_seq - applied), st.lag_seconds);
-    }
-    return r;
-  });
+  }
+  r.content_type = "text/plain";
+  r.body = "ok\n";
+  // A replicated server also says its role, lease epoch and lag (docs/replication.md).
+  if (api.replica_list()) {
+    const ReplicaState st = api.replica_state();
+    const Seq applied = api.loop().view()->applied_seq;
+    r.body += fmt::format(
+        "role: {}\nepoch: {}\napplied_seq: {}\nlag_events: {}\nlag_seconds: {:.3f}\n", st.role,
+        st.epoch, applied, std::max<Seq>(0, st.known_seq - applied), st.lag_seconds);
+  }
+  return r;
+}
+
+}  // namespace
+
+void register_system_routes(Api& api) {
+  api.router().add("GET", "/healthz", [&api](const HttpRequest&) { return healthz(api); });
   api.router().add("GET", "/metrics", [&api](const HttpRequest&) {
     auto view = api.loop().view();
     api.metrics()

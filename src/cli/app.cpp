@@ -179,6 +179,30 @@ ClientOptions client_options(const GlobalOptions& global, int timeout_seconds) {
   return o;
 }
 
+namespace {
+
+// Every subcommand, in the order `--help` lists them.
+void register_commands(CLI::App& app, CommandContext& ctx) {
+  register_serve_command(app, ctx);
+  register_version_command(app, ctx);
+  register_status_command(app, ctx);
+  register_events_command(app, ctx);
+  register_cluster_commands(app, ctx);
+  register_node_commands(app, ctx);
+  register_billing_command(app, ctx);
+  register_simulate_command(app, ctx);
+  register_object_commands(app, ctx);
+  register_health_commands(app, ctx);
+  register_agent_command(app, ctx);
+  register_security_commands(app, ctx);
+  register_journal_command(app, ctx);
+  register_slurm_commands(app, ctx);
+  register_logs_commands(app, ctx);
+  register_completion_command(app, ctx);
+}
+
+}  // namespace
+
 int run_cli(int argc, char** argv) {
   CLI::App app{"gpufleet — a control plane for GPU training fleets"};
   app.require_subcommand(1);
@@ -213,22 +237,7 @@ int run_cli(int argc, char** argv) {
   app.add_option("--ca-cert", ctx.global.ca_cert,
                  "PEM file of the CA that signed an https server ($GPUFLEET_CA_CERT)");
 
-  register_serve_command(app, ctx);
-  register_version_command(app, ctx);
-  register_status_command(app, ctx);
-  register_events_command(app, ctx);
-  register_cluster_commands(app, ctx);
-  register_node_commands(app, ctx);
-  register_billing_command(app, ctx);
-  register_simulate_command(app, ctx);
-  register_object_commands(app, ctx);
-  register_health_commands(app, ctx);
-  register_agent_command(app, ctx);
-  register_security_commands(app, ctx);
-  register_journal_command(app, ctx);
-  register_slurm_commands(app, ctx);
-  register_logs_commands(app, ctx);
-  register_completion_command(app, ctx);
+  register_commands(app, ctx);
 
   std::vector<std::string> words = kind_first_spelling(std::vector<std::string>(argv, argv + argc));
   std::vector<char*> spelled;

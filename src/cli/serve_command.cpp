@@ -462,9 +462,13 @@ Status start_runtime(const ServeArgs& args, Runtime& runtime, const Clock& clock
 SqliteServer::Open open_generation(const ServeArgs& args, const ServerConfig& cfg,
                                    const RuntimeOptions& ropts, Clock& clock, ScaledClock* scaled,
                                    LocalCloud* const& local, const std::string& agents_url) {
-  return [&, scaled]() -> Result<std::shared_ptr<SqliteServer::Generation>> {
+  // The whole file is checked once, by the first generation; a later one rebuilds from a
+  // journal this process has been writing, and its replay still checks what it reads.
+  auto checked = std::make_shared<bool>(false);
+  return [&, scaled, checked]() -> Result<std::shared_ptr<SqliteServer::Generation>> {
     SqliteJournalOptions jopts;
     jopts.fsync = !args.no_fsync;
+    jopts.verify_on_open = !*checked;
     auto g = std::make_shared<SqliteServer::Generation>();
     GF_ASSIGN_OR_RETURN(g->journal, SqliteJournal::open(args.data_dir + "/journal.db", jopts));
     restrict_data_files(args.data_dir);
@@ -472,6 +476,7 @@ SqliteServer::Open open_generation(const ServeArgs& args, const ServerConfig& cf
     g->runtime->api().set_tokens(cfg.tokens);
     GF_RETURN_IF_ERROR(start_runtime(args, *g->runtime, clock, scaled));
     if (local != nullptr && !agents_url.empty()) local->set_server_url(agents_url);
+    *checked = true;
     return g;
   };
 }
