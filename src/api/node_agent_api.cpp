@@ -283,9 +283,14 @@ Result<Decision> decide_pod_report(const FleetState& s, const std::string& node,
   // A gang on a real Slurm cluster: no node restarts a failed pod; its restartPolicy restarts the
   // whole gang, a new placement and allocation (docs/slurm.md "States").
   const Cluster* c = s.view().find_cluster(job->cluster);
-  const bool slurm_gang = c && c->orchestrator == Orchestrator::kSlurm && c->nodes.contains(node) &&
-                          !c->nodes.at(node).address.empty();
-  if (auto restart = slurm_gang ? workload::slurm_gang_restart(*job, pod, p.state) : std::nullopt) {
+  // A simulated node (no agent address) restarts nothing either: its gang follows the same rule.
+  const bool has_node = c && c->nodes.contains(node);
+  const bool simulated = has_node && c->nodes.at(node).address.empty();
+  const bool slurm_gang = has_node && c->orchestrator == Orchestrator::kSlurm && !simulated;
+  const std::string_view where = slurm_gang ? "in Slurm" : "on its node";
+  if (auto restart = slurm_gang || simulated
+                         ? workload::slurm_gang_restart(*job, pod, p.state, where)
+                         : std::nullopt) {
     d.events.push_back(event_codec::to_event(job_events::Interrupted{
         job->id, node, *restart, std::string(job_events::kInterruptPodFailed)}));
   } else if (auto verdict = workload::pod_verdict(after)) {

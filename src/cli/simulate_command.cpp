@@ -14,6 +14,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "sim/report.h"
+#include "sim/seed_stats.h"
 #include "sim/simulation.h"
 
 namespace gf {
@@ -32,7 +33,13 @@ struct SimulateArgs {
   std::string report;                // --report FILE
   bool journal = false;              // --journal: keep DIR/journal.db
   std::vector<std::string> compare;  // --compare: scenario files, or KEY=VALUE[,KEY=VALUE] variants
+  int seeds = 1;                     // --seeds N: each variant on N seeds
 };
+
+// The built-in variants of --compare: the remediation the failure model's fleet runs under.
+bool builtin_variant(const std::string& c) {
+  return c == "automatic" || c == "manual" || c == "none";
+}
 
 Result<std::optional<Duration>> flag_duration(const std::string& flag, const std::string& text) {
   if (text.empty()) return std::optional<Duration>();
@@ -59,10 +66,13 @@ std::string delay(const Json& seconds) {
 void print_kpis(const Json& metrics) {
   const Json& q = metrics.value("queueingDelay", Json::object());
   if (q.value("jobs", 0) > 0 || q.value("neverStarted", 0) > 0) {
-    std::cout << fmt::format("jobs {}: queueing delay p50 {}, p95 {}, max {}; never started {}\n",
-                             q.value("jobs", 0), delay(q.value("p50Seconds", Json())),
-                             delay(q.value("p95Seconds", Json())),
-                             delay(q.value("maxSeconds", Json())), q.value("neverStarted", 0));
+    // The same counts as the report's (fleet KPIs): every job, and those that never started.
+    const int64_t all = metrics.value("fleet", Json::object()).value("jobs", int64_t{0});
+    std::cout << fmt::format(
+        "jobs {} ({} started, {} never started): queueing delay p50 {}, p95 {}, max {}\n",
+        std::max<int64_t>(all, q.value("jobs", int64_t{0}) + q.value("neverStarted", int64_t{0})),
+        q.value("jobs", 0), q.value("neverStarted", 0), delay(q.value("p50Seconds", Json())),
+        delay(q.value("p95Seconds", Json())), delay(q.value("maxSeconds", Json())));
     const Json& u = metrics.value("utilization", Json::object());
     std::cout << fmt::format("GPU utilization {:.1f}% ({:.1f} of {:.1f} GPU-hours busy)\n",
                              u.value("busyFraction", 0.0) * 100, u.value("busyGpuHours", 0.0),
@@ -159,7 +169,13 @@ struct Variant {
 Result<Scenario> build_scenario(const std::string& file, const std::vector<std::string>& sets,
                                 const SimulateArgs& args) {
   GF_ASSIGN_OR_RETURN(Json doc, read_scenario_document(file));
-  for (const auto& set : sets) GF_RETURN_IF_ERROR(set_scenario_value(doc, set));
+  for (const auto& set : sets) {
+    // `failures: true` is every default: a change of one of them makes it the map it stands for.
+    if (set.starts_with("failures.") && doc.is_object() && doc.contains("failures") &&
+        doc["failures"].is_boolean() && doc["failures"].get<bool>())
+      doc["failures"] = Json::object();
+    GF_RETURN_IF_ERROR(set_scenario_value(doc, set));
+  }
   GF_ASSIGN_OR_RETURN(Scenario s, scenario_from_document(doc, file));
   for (const auto& t : args.traces) {
     GF_ASSIGN_OR_RETURN(TraceSpec spec, parse_trace_spec(Json(t), "--trace", "."));
@@ -184,12 +200,23 @@ std::vector<std::string> split_sets(const std::string& text) {
   return out;
 }
 
-Status write_report(const std::string& file, const std::vector<ReportRun>& runs) {
+Status write_report(const std::string& file, const std::vector<ReportRun>& runs,
+                    const std::vector<std::vector<std::string>>* seeds) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << render_report(runs);
+  out << render_report(runs, seeds);
   out.close();
   if (!out) return unavailable_error("--report: cannot write " + file);
   return ok_status();
+}
+
+// A table of strings, its first row the header.
+void print_rows(const std::vector<std::vector<std::string>>& rows) {
+  if (rows.empty()) return;
+  std::vector<Column> header;
+  for (const std::string& h : rows.front()) header.push_back(text_column(h));
+  Table table(std::move(header));
+  for (size_t r = 1; r < rows.size(); ++r) table.add_row(rows[r]);
+  table.print(std::cout);
 }
 
 // The side-by-side KPI table of a comparison, the first variant the baseline.
@@ -212,6 +239,9 @@ void print_comparison(const std::vector<std::pair<std::string, SimulationReport>
   }
   table.print(std::cout);
 }
+
+int run_variants(const SimulateArgs& args, std::vector<Variant>& variants,
+                 std::optional<Duration> until, std::optional<Duration> every);
 
 int simulate(const SimulateArgs& args) {
   auto until = flag_duration("--until", args.until);
@@ -238,7 +268,11 @@ int simulate(const SimulateArgs& args) {
   for (size_t i = args.scenario.empty() ? 1 : 0; i < args.compare.size(); ++i) {
     const std::string& c = args.compare[i];
     std::error_code ec;
-    if (c.find('=') != std::string::npos && !std::filesystem::exists(c, ec)) {
+    if (builtin_variant(c) && !std::filesystem::exists(c, ec)) {
+      std::vector<std::string> sets = args.sets;
+      sets.push_back("failures.remediation=" + c);
+      wanted.emplace_back(base_file, std::move(sets));
+    } else if (c.find('=') != std::string::npos && !std::filesystem::exists(c, ec)) {
       std::vector<std::string> sets = args.sets;
       for (auto& s : split_sets(c)) sets.push_back(std::move(s));
       wanted.emplace_back(base_file, std::move(sets));
@@ -258,34 +292,59 @@ int simulate(const SimulateArgs& args) {
       label.clear();
       for (size_t k = args.sets.size(); k < sets.size(); ++k)
         label += (label.empty() ? "" : ",") + sets[k];
+      if (label.starts_with("failures.remediation=") && label.find(',') == std::string::npos)
+        label = label.substr(std::string_view("failures.remediation=").size());
     }
     variants.push_back(Variant{label, std::move(*scenario)});
   }
+  return run_variants(args, variants, *until, *every);
+}
+
+// Runs every variant (on args.seeds seeds each), prints the summary, the comparison or the
+// table of intervals, and writes the report.
+int run_variants(const SimulateArgs& args, std::vector<Variant>& variants,
+                 std::optional<Duration> until, std::optional<Duration> every) {
   const bool comparing = variants.size() > 1;
-  // A comparison runs every variant on the first one's seed.
+  const bool seeded = args.seeds > 1;
+  // A comparison runs every variant on the first one's seed (then the next ones, with --seeds).
   const uint64_t seed = args.seed.value_or(variants.front().scenario.seed.value_or(1));
-  std::vector<std::pair<std::string, SimulationReport>> runs;
+  std::vector<std::pair<std::string, SimulationReport>> runs;  // each variant's first seed
+  std::vector<SeededVariant> seeded_runs;
   for (size_t i = 0; i < variants.size(); ++i) {
-    SimulationOptions opts;
-    opts.out_dir =
-        comparing ? (std::filesystem::path(args.out) / fmt::format("variant-{}", i + 1)).string()
-                  : args.out;
-    opts.seed = comparing ? std::optional<uint64_t>(seed) : args.seed;
-    opts.until = *until;
-    opts.snapshot_every = *every;
-    opts.keep_journal = args.journal;
-    // The command exits after the last run: its fleet need not be freed (a comparison frees
-    // each earlier one, so memory does not pile up).
-    opts.leave_at_exit = i + 1 == variants.size();
-    auto report = run_simulation(variants[i].scenario, opts);
-    if (!report.ok()) {
-      std::cerr << "error: " << report.status().message() << "\n";
-      return 1;
+    seeded_runs.push_back(SeededVariant{variants[i].label, {}});
+    for (int k = 0; k < args.seeds; ++k) {
+      std::filesystem::path dir = args.out;
+      if (comparing) dir /= fmt::format("variant-{}", i + 1);
+      if (seeded) dir /= fmt::format("seed-{}", seed + static_cast<uint64_t>(k));
+      SimulationOptions opts;
+      opts.out_dir = dir.string();
+      opts.seed = comparing || seeded ? std::optional<uint64_t>(seed + static_cast<uint64_t>(k))
+                                      : args.seed;
+      opts.until = until;
+      opts.snapshot_every = every;
+      opts.keep_journal = args.journal;
+      // The command exits after the last run: its fleet need not be freed (earlier ones are,
+      // so memory does not pile up).
+      opts.leave_at_exit = i + 1 == variants.size() && k + 1 == args.seeds;
+      auto report = run_simulation(variants[i].scenario, opts);
+      if (!report.ok()) {
+        std::cerr << "error: " << report.status().message() << "\n";
+        return 1;
+      }
+      if (!comparing && !seeded) print_summary(*report);
+      seeded_runs.back().metrics.push_back(report->metrics);
+      report->state = Json();  // only the metrics are compared
+      if (k == 0) runs.emplace_back(variants[i].label, std::move(*report));
     }
-    if (!comparing) print_summary(*report);
-    runs.emplace_back(variants[i].label, std::move(*report));
   }
-  if (comparing) {
+  std::vector<std::vector<std::string>> table;
+  if (seeded) {
+    std::cout << fmt::format("{} variant(s) on seeds {}..{}; outputs under {}{}\n\n", runs.size(),
+                             seed, seed + static_cast<uint64_t>(args.seeds) - 1, args.out,
+                             comparing ? "/variant-N/seed-S" : "/seed-S");
+    table = seed_table(seeded_runs);
+    print_rows(table);
+  } else if (comparing) {
     std::cout << fmt::format("{} variants on seed {}; outputs under {}/variant-N\n\n", runs.size(),
                              seed, args.out);
     print_comparison(runs);
@@ -293,7 +352,7 @@ int simulate(const SimulateArgs& args) {
   if (!args.report.empty()) {
     std::vector<ReportRun> pages;
     for (const auto& [label, r] : runs) pages.push_back(ReportRun{label, r.metrics});
-    if (Status st = write_report(args.report, pages); !st.ok()) {
+    if (Status st = write_report(args.report, pages, seeded ? &table : nullptr); !st.ok()) {
       std::cerr << "error: " << st.message() << "\n";
       return 1;
     }
@@ -335,8 +394,14 @@ void register_simulate_command(CLI::App& app, CommandContext& ctx) {
                   "write a self-contained HTML page with the KPIs and charts to this file");
   cmd->add_option("--compare", args->compare,
                   "run variants on the same seed and print their KPIs side by side: scenario "
-                  "files, or KEY=VALUE[,KEY=VALUE] changes of the scenario")
+                  "files, KEY=VALUE[,KEY=VALUE] changes of the scenario, or automatic, manual, "
+                  "none (the remediation the failure model's fleet runs under)")
       ->expected(1, 64);
+  cmd->add_option("--seeds", args->seeds,
+                  "run each variant on N seeds (the seed, then the next ones) and print each "
+                  "KPI's mean with its 95% interval and the paired differences (docs/scenarios.md "
+                  "\"What-if\")")
+      ->check(CLI::Range(1, 100));
   cmd->callback([&ctx, args] { ctx.run = [args] { return simulate(*args); }; });
 }
 

@@ -119,6 +119,9 @@ struct Node {
   // acted on (its pods are evicted). host_id: the physical machine ("" = host_of() default).
   bool cordoned = false;
   bool maintenance = false;
+  // An open alert whose fault stops jobs (fatal or hang, docs/remediation.md "Defaults by fault
+  // class") is on it: it takes no new gang until the alert resolves; running gangs are not moved.
+  bool faulted = false;
   std::string host_id;
   std::map<std::string, std::string> labels;
   // Software (docs/provisioning.md "Software updates"): the image it runs and the cluster's

@@ -155,6 +155,7 @@ Json Remediation::to_json(bool canonical) const {
   // Only when set: records from before the field keep their form (and state hashes).
   if (held_by_breaker) out["HeldByBreaker"] = true;
   if (drained_at) out["DrainedAt"] = time_json(canonical, *drained_at);
+  if (suspect) out["Suspect"] = true;
   return out;
 }
 
@@ -179,6 +180,7 @@ Result<Remediation> Remediation::from_canonical(const Json& j) {
     r.evidence = j.at("Evidence").get<std::vector<std::string>>();
     r.auto_approved = j.at("AutoApproved").get<bool>();
     r.held_by_breaker = j.value("HeldByBreaker", false);
+    r.suspect = j.value("Suspect", false);
     r.created_at = read_time(j, "CreatedAt");
     r.approved_at = read_opt_time(j, "ApprovedAt");
     r.started_at = read_opt_time(j, "StartedAt");
@@ -192,15 +194,17 @@ Result<Remediation> Remediation::from_canonical(const Json& j) {
 }
 
 Json Host::to_json(bool canonical) const {
-  return {{"HostId", id},
-          {"Status", status},
-          {"PreviousStatus", previous},
-          {"ClusterName", cluster},
-          {"NodeId", node},
-          {"InstanceType", instance_type},
-          {"Since", time_json(canonical, since)},
-          {"Reason", reason},
-          {"LastCriticalAlert", opt_time_json(canonical, last_critical)}};
+  Json out{{"HostId", id},
+           {"Status", status},
+           {"PreviousStatus", previous},
+           {"ClusterName", cluster},
+           {"NodeId", node},
+           {"InstanceType", instance_type},
+           {"Since", time_json(canonical, since)},
+           {"Reason", reason},
+           {"LastCriticalAlert", opt_time_json(canonical, last_critical)}};
+  if (suspect) out["Suspect"] = true;
+  return out;
 }
 
 Result<Host> Host::from_json(const Json& j) {
@@ -213,6 +217,7 @@ Result<Host> Host::from_json(const Json& j) {
     h.node = j.at("NodeId").get<std::string>();
     h.instance_type = j.at("InstanceType").get<std::string>();
     h.since = read_time(j, "Since");
+    h.suspect = j.value("Suspect", false);
     h.reason = j.at("Reason").get<std::string>();
     h.last_critical = read_opt_time(j, "LastCriticalAlert");
     return h;

@@ -92,6 +92,9 @@ struct Remediation {
   // The policy approves it on its own, but the circuit breaker held it for a person: once a
   // person resets the breaker, it is approved automatically if its alert still fires.
   bool held_by_breaker = false;
+  // Its host was suspect (docs/remediation.md "Suspect hosts"): it is replaced, and the old host
+  // goes to repair with a ticket instead of back to the pool.
+  bool suspect = false;
   Time created_at{};
   std::optional<Time> approved_at, started_at, acted_at, completed_at;
   std::optional<Time> drained_at;     // Draining began: the wait for idle ended
@@ -113,6 +116,7 @@ struct Host {
   Time since{};
   std::string reason;
   std::optional<Time> last_critical;  // the last critical alert that fired on it
+  bool suspect = false;               // retired as a suspect host: repair and a ticket, no burn-in
   Json to_json(bool canonical = false) const;
   static Result<Host> from_json(const Json& j);  // the canonical form
 };

@@ -121,6 +121,13 @@ Status parse_wait_for_idle(ObjectReader& r, Policy& p) {
   if (const Json* w = r.optional_object("WaitForIdle")) {
     ObjectReader wr(*w, r.field_path("WaitForIdle"));
     const bool never = wr.optional_bool("Never").value_or(false);
+    if (std::optional<std::string> f = wr.optional_string("FatalFaults")) {
+      if (*f == "Drain" || *f == "Wait") {
+        p.wait_on_fatal = *f == "Wait";
+      } else {
+        wr.fail("FatalFaults", "expected Drain or Wait, got \"" + printable(*f, 40) + "\"");
+      }
+    }
     std::optional<Duration> max = read_duration(wr, "MaxWait");
     if (never && max) wr.fail("Never", "give either MaxWait or Never: true, not both");
     if (max && *max > kMaxWaitCap) {
@@ -162,26 +169,47 @@ Status parse_alert_persistence(ObjectReader& r, Policy& p) {
 
 // MaxConcurrent: a count of at least 1 or a percent from 1% to 100%. A bad value fails `r`, like
 // Cooldown's, rather than returning: the later reads of `r` become no-ops.
-void parse_max_concurrent(ObjectReader& r, Policy& p) {
-  if (const Json* mc = r.optional_value("MaxConcurrent")) {
+void parse_count_or_percent(ObjectReader& r, const char* field, int64_t& count, int64_t& percent) {
+  if (const Json* mc = r.optional_value(field)) {
     if (mc->is_number_integer() && mc->get<int64_t>() >= 1) {
-      p.max_concurrent_count = mc->get<int64_t>();
-      p.max_concurrent_percent = 0;
+      count = mc->get<int64_t>();
+      percent = 0;
     } else if (mc->is_string() && mc->get<std::string>().ends_with("%")) {
       const std::string s = mc->get<std::string>();
       try {
         size_t used = 0;
         const int64_t pct = std::stoll(s.substr(0, s.size() - 1), &used);
         if (used != s.size() - 1 || pct < 1 || pct > 100) throw std::invalid_argument("range");
-        p.max_concurrent_percent = pct;
-        p.max_concurrent_count = 0;
+        percent = pct;
+        count = 0;
       } catch (const std::exception&) {
-        r.fail("MaxConcurrent", "'" + s + "' is not a percent from 1% to 100%");
+        r.fail(field, "'" + printable(s, 40) + "' is not a percent from 1% to 100%");
       }
     } else {
-      r.fail("MaxConcurrent", "must be a count of at least 1 or a percent such as \"5%\"");
+      r.fail(field, "must be a count of at least 1 or a percent such as \"5%\"");
     }
   }
+}
+
+// Suspect: Faults (0 turns it off) within Window.
+Status parse_suspect(ObjectReader& r, Policy& p) {
+  if (const Json* s = r.optional_object("Suspect")) {
+    ObjectReader sr(*s, r.field_path("Suspect"));
+    if (std::optional<int64_t> n = sr.optional_int("Faults")) {
+      if (*n < 0 || *n > 1000) {
+        sr.fail("Faults", "must be from 0 (never) to 1000");
+      } else {
+        p.suspect_faults = *n;
+      }
+    }
+    if (std::optional<Duration> d = read_duration(sr, "Window")) {
+      if (*d == Duration::zero()) sr.fail("Window", "must be longer than 0s");
+      p.suspect_window = *d;
+    }
+    refuse_unknown(sr);
+    if (!sr.ok()) return sr.status();
+  }
+  return ok_status();
 }
 
 // CircuitBreaker: MaxAuto of at least 1 and a Window longer than zero.
@@ -215,7 +243,10 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
   GF_RETURN_IF_ERROR(parse_wait_for_idle(r, p));
   GF_RETURN_IF_ERROR(parse_alert_persistence(r, p));
   if (std::optional<Duration> d = read_duration(r, "Cooldown")) p.cooldown = *d;
-  parse_max_concurrent(r, p);
+  parse_count_or_percent(r, "MaxConcurrent", p.max_concurrent_count, p.max_concurrent_percent);
+  parse_count_or_percent(r, "DisruptionBudget", p.budget_count, p.budget_percent);
+  if (std::optional<bool> b = r.optional_bool("UsualFixFirst")) p.usual_fix_first = *b;
+  GF_RETURN_IF_ERROR(parse_suspect(r, p));
   GF_RETURN_IF_ERROR(parse_circuit_breaker(r, p));
   if (std::optional<Duration> d = read_duration(r, "EscalationWindow")) p.escalation_window = *d;
   if (std::optional<Duration> d = read_duration(r, "MigrationEvidenceWindow"))
@@ -235,6 +266,7 @@ Json Policy::to_json() const {
     rules_json.push_back(std::move(o));
   }
   Json wait = max_wait ? Json{{"MaxWait", format_duration(*max_wait)}} : Json{{"Never", true}};
+  wait["FatalFaults"] = wait_on_fatal ? "Wait" : "Drain";
   Json persist = Json::object();
   persist["*"] = format_duration(health::kDefaultPersistence);
   for (const auto& [k, v] : persistence) persist[k] = format_duration(v);
@@ -245,6 +277,10 @@ Json Policy::to_json() const {
           {"AlertPersistence", std::move(persist)},
           {"Cooldown", format_duration(cooldown)},
           {"MaxConcurrent", std::move(mc)},
+          {"DisruptionBudget",
+           budget_count > 0 ? Json(budget_count) : Json(fmt::format("{}%", budget_percent))},
+          {"UsualFixFirst", usual_fix_first},
+          {"Suspect", {{"Faults", suspect_faults}, {"Window", format_duration(suspect_window)}}},
           {"CircuitBreaker",
            {{"MaxAuto", breaker_max_auto}, {"Window", format_duration(breaker_window)}}},
           {"EscalationWindow", format_duration(escalation_window)},
@@ -254,6 +290,11 @@ Json Policy::to_json() const {
 int64_t Policy::max_concurrent(int64_t cluster_nodes) const {
   if (max_concurrent_count > 0) return max_concurrent_count;
   return std::max<int64_t>(1, cluster_nodes * max_concurrent_percent / 100);
+}
+
+int64_t Policy::disruption_budget(int64_t pool_nodes) const {
+  if (budget_count > 0) return budget_count;
+  return std::max<int64_t>(1, pool_nodes * budget_percent / 100);
 }
 
 Duration Policy::persistence_for(std::string_view detector) const {

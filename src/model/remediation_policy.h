@@ -41,10 +41,24 @@ inline constexpr Duration kMaxWaitCap = hours(24);
 struct Policy {
   std::vector<Rule> rules;                      // matched before the default mapping
   std::optional<Duration> max_wait = hours(2);  // WaitForIdle.MaxWait; nullopt = Never (no limit)
+  // WaitForIdle.FatalFaults: Drain (false: a fault that already stopped the job drains at once)
+  // or Wait (true: it waits like any other; docs/remediation.md "Defaults by fault class").
+  bool wait_on_fatal = false;
   std::map<std::string, Duration, std::less<>> persistence;  // AlertPersistence by detector; "*"
   Duration cooldown = minutes(30);
   int64_t max_concurrent_count = 0;    // MaxConcurrent as a count (0 = use the percent)
   int64_t max_concurrent_percent = 5;  // MaxConcurrent as "N%" of the cluster's nodes
+  // DisruptionBudget: remediations in flight at once per node pool, a count or a percent of the
+  // pool's live nodes (at least 1).
+  int64_t budget_count = 0;
+  int64_t budget_percent = 10;
+  // UsualFixFirst: go straight to the repair that usually fixes the fault's cause when it is more
+  // than the default mapping's action (Xid 79: migrate), when a spare allows it.
+  bool usual_fix_first = true;
+  // Suspect: a host with this many remediated faults within SuspectWindow is suspect: replaced
+  // (migrate) and sent to repair with a ticket instead of back to the pool. 0: never.
+  int64_t suspect_faults = 3;
+  Duration suspect_window = days(30);
   int64_t breaker_max_auto = 5;        // CircuitBreaker.MaxAuto auto-approvals ...
   Duration breaker_window = hours(1);  // ... within Window trip it
   Duration escalation_window = days(7);
@@ -59,6 +73,8 @@ struct Policy {
 
   // max(1, nodes × percent / 100), or the count.
   int64_t max_concurrent(int64_t cluster_nodes) const;
+  // max(1, pool nodes × percent / 100), or the count.
+  int64_t disruption_budget(int64_t pool_nodes) const;
   // The detector's window, else "*", else the detector table's default (5 min).
   Duration persistence_for(std::string_view detector) const;
   bool operator==(const Policy&) const = default;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/ids.h"
+#include "model/fault_classes.h"
 #include "state/health_events.h"
 
 namespace gf::remediate {
@@ -137,7 +138,70 @@ std::vector<remediate::Attempt> history_of(const HealthState& h, const std::stri
   return out;
 }
 
+int action_rank(Action a) {
+  switch (a) {
+    case Action::kReboot:
+      return 1;
+    case Action::kReprovision:
+      return 2;
+    case Action::kMigrate:
+      return 3;
+    case Action::kDelete:
+      return 4;
+    case Action::kNone:
+      break;
+  }
+  return 0;
+}
+
+// Faults of `host` that a remediation fixed within `window` before `now`: a fault that came back
+// after a failed repair is the ladder's business, not a sign of a lemon.
+int64_t recent_repairs(const HealthState& h, const std::string& host, Time now, Duration window) {
+  int64_t n = 0;
+  for (const auto& [id, r] : h.remediations) {
+    n += r.host == host && r.status == RStatus::kSucceeded && r.acted_at &&
+         now - r.created_at < window;
+  }
+  return n;
+}
+
 }  // namespace
+
+bool fault_class_action(const HealthState& h, const Policy& policy, const RuleMatch& m,
+                        const AlertRecord& lead, const Node& node, Time now,
+                        const CapacityCheck& capacity, Remediation& r) {
+  if (r.action != m.action || r.effective == Action::kDelete) return false;  // a person's choice
+  const int64_t repairs = recent_repairs(h, r.host, now, policy.suspect_window);
+  const bool spare = !capacity || !capacity(node.instance_type).has_value();
+  std::string why;
+  Action to = r.effective;
+  if (policy.suspect_faults > 0 && repairs + 1 >= policy.suspect_faults) {
+    why = fmt::format(
+        "suspect host {}: fault {} within {} ({} earlier repairs); replaced by new "
+        "hardware, the host goes to repair with a ticket",
+        r.host, repairs + 1, format_duration(policy.suspect_window), repairs);
+    to = Action::kMigrate;
+    r.suspect = true;
+  } else if (policy.usual_fix_first && m.rule.starts_with("default")) {
+    const health::FaultClass fc = health::fault_class(lead.detector, lead.fault);
+    const std::optional<Action> usual = parse_action(fc.usual_fix);
+    if (!usual || action_rank(*usual) <= action_rank(r.effective)) return false;
+    if (!spare) {
+      r.effective_reason += std::string(r.effective_reason.empty() ? "" : "; ") + "no spare for " +
+                            std::string(fc.usual_fix) + ", which usually fixes " + lead.fault +
+                            ": " + std::string(to_string(r.effective)) + " first";
+      return false;
+    }
+    why = fmt::format("{} usually needs {} ({:.0f} %: {}); going straight to it", lead.fault,
+                      fc.usual_fix, fc.usual_fix_share * 100, fc.source);
+    to = *usual;
+  } else {
+    return false;
+  }
+  r.effective = to;
+  r.effective_reason = why;
+  return true;
+}
 
 Result<std::vector<Event>> propose(const FleetState& state, Time now, const ProposalRequest& req,
                                    const CapacityCheck& capacity, int64_t auto_now, int64_t taken) {
@@ -224,6 +288,9 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   r.effective_reason = eff.reason;
   if (!ev.reason.empty())
     r.effective_reason += (r.effective_reason.empty() ? "" : "; ") + ev.reason;
+  // Defaults by fault class (docs/remediation.md): a suspect host is replaced; otherwise a fault
+  // whose cause a bigger repair usually needs goes straight to it, when a spare allows it.
+  const bool by_class = fault_class_action(h, policy, m, lead, *node, now, capacity, r);
   if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) &&
       !req.from_detector && capacity) {
     if (std::optional<std::string> why = capacity(node->instance_type)) {
@@ -238,7 +305,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   // the evidence; anything else (a record-only alert, another action) waits for a second person.
   if (!req.from_detector && m.action != r.effective) auto_ok = false;
   if ((r.effective == Action::kMigrate || r.effective == Action::kDelete) &&
-      m.action != r.effective)
+      m.action != r.effective && !by_class)
     auto_ok = false;
   if (r.effective == Action::kDelete) auto_ok = false;
   std::vector<Event> out;

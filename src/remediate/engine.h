@@ -68,6 +68,15 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
                                    const CapacityCheck& capacity, int64_t auto_now = 0,
                                    int64_t taken = 0);
 
+// Defaults by fault class (docs/remediation.md): a suspect host (Policy.suspect_faults faults
+// within suspect_window, this one and those earlier remediations fixed) is replaced (migrate,
+// r.suspect); otherwise, with UsualFixFirst and the default mapping, a fault whose usual fix is
+// more than r's effective action goes straight to it when a spare exists. True when it changed r's
+// effective action (which the matched rule's approval then covers).
+bool fault_class_action(const HealthState& h, const Policy& policy, const RuleMatch& m,
+                        const AlertRecord& lead, const Node& node, Time now,
+                        const CapacityCheck& capacity, Remediation& r);
+
 // A remediation.updated event: the struct (to add a deadline or a new host), and as an event.
 health_events::RemediationUpdated updated(const remediate::Remediation& r, remediate::Status status,
                                           std::string reason, std::string by = "");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/fault_classes.h"
 #include "state/cluster_events.h"
 #include "state/health_events.h"
 
@@ -229,8 +230,9 @@ void RemediationController::proposals(const FleetState& state, Time now, Control
 // from its own remediations: HealthState::cooldown_until).
 struct RemediationController::Gates {
   std::map<std::string, int64_t> in_flight_cluster;
-  std::set<std::string> busy_pool;            // "<cluster>/<group>"
-  std::map<std::string, int64_t> live_nodes;  // by cluster, counted once a pass when first needed
+  std::map<std::string, int64_t> in_flight_pool;  // by "<cluster>/<group>"
+  std::map<std::string, int64_t> live_nodes;      // by cluster, counted once a pass when needed
+  std::map<std::string, int64_t> pool_nodes;      // by "<cluster>/<group>", likewise
 };
 
 void RemediationController::progress(const FleetState& state, Time now, ControllerDecision& d) {
@@ -250,7 +252,7 @@ void RemediationController::progress(const FleetState& state, Time now, Controll
   for (const Remediation* r : open) {
     if (remediate::in_flight(r->status)) {
       gates.in_flight_cluster[r->cluster] += 1;
-      gates.busy_pool.insert(r->cluster + "/" + r->group);
+      gates.in_flight_pool[r->cluster + "/" + r->group] += 1;
     }
   }
   std::map<std::string, int64_t> resumed;  // by cluster, in this pass
@@ -380,16 +382,21 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
     }
   }
   const std::string pool = r.cluster + "/" + r.group;
-  if (gates.busy_pool.contains(pool)) {
-    waiting(
-        "another remediation is in flight in node pool " + r.group + " (one per pool at a time)",
-        std::nullopt);
-    return;
-  }
   const remediate::Policy& policy = h.policy(r.cluster);
   auto [counted, first] = gates.live_nodes.try_emplace(r.cluster, 0);
   if (first) {
-    for (const auto& [nid, n] : cluster.nodes) counted->second += n.is_live() ? 1 : 0;
+    for (const auto& [nid, n] : cluster.nodes) {
+      if (!n.is_live()) continue;
+      counted->second += 1;
+      gates.pool_nodes[r.cluster + "/" + n.group] += 1;
+    }
+  }
+  const int64_t budget = policy.disruption_budget(gates.pool_nodes[pool]);
+  if (gates.in_flight_pool[pool] >= budget) {
+    waiting(fmt::format("disruption budget of node pool {} reached: {} remediation(s) in flight",
+                        r.group, budget),
+            std::nullopt);
+    return;
   }
   const int64_t nodes = counted->second;
   const int64_t cap = policy.max_concurrent(nodes);
@@ -415,7 +422,19 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
   if (policy.max_wait) u.idle_deadline = now + *policy.max_wait;
   d.events.push_back(to_event(u));
   gates.in_flight_cluster[r.cluster] += 1;
-  gates.busy_pool.insert(pool);
+  gates.in_flight_pool[pool] += 1;
+}
+
+// Whether r's faults stop the jobs on its node (fatal or hang) and the policy drains such nodes
+// at once (WaitForIdle.FatalFaults: Drain, the default).
+bool RemediationController::stops_jobs(const FleetState& state, const Remediation& r) {
+  const HealthState& h = state.view().health_state();
+  if (h.policy(r.cluster).wait_on_fatal) return false;
+  for (const std::string& aid : r.evidence) {
+    const AlertRecord* a = h.find_alert(aid);
+    if (a && health::stops_job(health::fault_class(a->detector, a->fault).effect)) return true;
+  }
+  return false;
 }
 
 void RemediationController::wait_for_idle(const FleetState& state, const Remediation& r, Time now,
@@ -433,6 +452,14 @@ void RemediationController::wait_for_idle(const FleetState& state, const Remedia
         fmt::format("node unreachable: its pods are lost; evicting {} job(s) (their gangs restart "
                     "elsewhere)",
                     jobs)));
+  } else if (stops_jobs(state, r)) {
+    // The fault already stopped the job on it (docs/remediation.md "Defaults by fault class"):
+    // waiting for idle would only hold its gang on a broken node.
+    d.events.push_back(update_event(
+        r, RStatus::kDraining,
+        fmt::format("{} stops the jobs on the node: draining at once; evicting {} job(s) (their "
+                    "gangs restart elsewhere)",
+                    r.fault, jobs)));
   } else if (r.idle_deadline && *r.idle_deadline <= now) {
     d.events.push_back(update_event(
         r, RStatus::kDraining,
@@ -492,6 +519,12 @@ void RemediationController::burn_in(const FleetState& state, ControllerDecision&
   for (const std::string& id : h.hosts_in_inspection) {
     if (burning_.contains(id)) continue;
     const remediate::Host& host = h.hosts.at(id);
+    if (host.suspect && host.status == "Inspecting") {
+      // Its faults recur: no burn-in would prove it sound (docs/remediation.md "Suspect hosts").
+      d.events.push_back(to_event(health_events::HostStatus{
+          id, "Repair", host.reason + "; sent to repair without a burn-in", std::nullopt}));
+      continue;
+    }
     burning_.insert(id);
     if (host.status == "Inspecting") {
       d.events.push_back(to_event(

@@ -277,8 +277,9 @@ void SchedulingCache::sync_clusters(const FleetState& state) {
         // responding) takes no gang; the gangs running there go on, as a cordon's do.
         const bool slurm_out = n.slurm && slurm_unschedulable(*n.slurm);
         d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
-                        !slurm_out && !d.capacity.is_zero();
-        d.cordoned = (n.cordoned || slurm_out) && n.status == NodeStatus::kRunning && n.healthy;
+                        !n.faulted && !slurm_out && !d.capacity.is_zero();
+        d.cordoned =
+            (n.cordoned || n.faulted || slurm_out) && n.status == NodeStatus::kRunning && n.healthy;
         if (slurm_out && d.cordoned) slurm_out_nodes.emplace_back(id, n);
         return d;
       };

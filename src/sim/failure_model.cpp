@@ -12,24 +12,30 @@ namespace gf {
 namespace {
 
 // Llama 3 405B pre-training, Table 5 (419 unexpected interruptions in 54 days on 16,384 H100s),
-// mapped onto the detector inputs below; docs/scenarios.md "Failures" has the table.
+// mapped onto the detector inputs below, with each cause's effect on a synchronous job and the
+// shares of faults each repair fixes; docs/scenarios.md "Failures" has the table and its sources.
+using E = health::JobEffect;
 struct CauseRow {
   const char* name;
   double weight;
+  E effect;
+  double hang_share;
+  double reboot, reprovision, replace, none;
+  Duration clears_after;
 };
 constexpr CauseRow kLlama3Mix[] = {
-    {"gpu", 148},
-    {"hbm", 72},
-    {"software", 54},
-    {"network", 35},
-    {"host-maintenance", 32},
-    {"sram", 19},
-    {"gsp", 17},
-    {"nic", 7},
-    {"nccl", 7},
-    {"sdc", 6},
-    {"thermal", 6},
-    {"host-hardware", 16},
+    {"gpu", 148, E::kFatal, 0.5, 0.32, 0, 0.68, 0, {}},
+    {"hbm", 72, E::kFatal, 0, 0.8, 0, 0.2, 0, {}},
+    {"software", 54, E::kFatal, 0.1, 0, 0, 0, 1, minutes(10)},
+    {"network", 35, E::kFatal, 0, 0.14, 0, 0.36, 0.5, hours(1)},
+    {"host-maintenance", 32, E::kFatal, 0, 0, 0, 0, 1, hours(2)},
+    {"sram", 19, E::kFatal, 0, 0.8, 0, 0.2, 0, {}},
+    {"gsp", 17, E::kFatal, 0, 0.9, 0.05, 0.05, 0, {}},
+    {"nic", 7, E::kFatal, 0, 0.28, 0, 0.72, 0, {}},
+    {"nccl", 7, E::kHang, 1, 0, 0, 0, 1, minutes(10)},
+    {"sdc", 6, E::kFatal, 0, 0, 0, 1, 0, {}},
+    {"thermal", 6, E::kDegraded, 0, 0, 0, 1, 0, {}},
+    {"host-hardware", 16, E::kFatal, 0, 0, 0, 1, 0, {}},
 };
 
 // The detector input a fault of `cause` produces: what a node agent would report.
@@ -82,12 +88,102 @@ Result<double> read_weight(const Json& v, const std::string& path, bool allow_ze
   return x;
 }
 
+// causes: {NAME: {effect, hangShare, fix: {reboot, reprovision, replace, none}, clearsAfter}}:
+// changes of a cause's defaults (a cause the mix dropped cannot be changed).
+Status parse_cause(const Json& v, const std::string& path, FailureCause& c) {
+  ObjectReader o(v, path);
+  if (std::optional<std::string> e = o.optional_string("effect")) {
+    std::optional<health::JobEffect> effect = health::parse_job_effect(*e);
+    if (!effect) {
+      return validation_error(o.field_path("effect") +
+                              ": expected fatal, hang, degraded or none, got \"" +
+                              printable(*e, 40) + "\"");
+    }
+    c.effect = *effect;
+  }
+  if (const Json* h = o.optional_value("hangShare")) {
+    GF_ASSIGN_OR_RETURN(c.hang_share, read_weight(*h, o.field_path("hangShare"), true));
+    if (c.hang_share > 1)
+      return validation_error(o.field_path("hangShare") + ": must be at most 1");
+  }
+  if (const Json* f = o.optional_object("fix")) {
+    ObjectReader fr(*f, o.field_path("fix"));
+    for (const auto& [key, target] :
+         {std::pair{"reboot", &c.fix_reboot}, std::pair{"reprovision", &c.fix_reprovision},
+          std::pair{"replace", &c.fix_replace}, std::pair{"none", &c.fix_none}}) {
+      if (const Json* w = fr.optional_value(key)) {
+        GF_ASSIGN_OR_RETURN(*target, read_weight(*w, fr.field_path(key), true));
+      }
+    }
+    GF_RETURN_IF_ERROR(fr.status());
+    if (auto u = fr.unknown_fields(); !u.empty()) {
+      return validation_error(fr.field_path(u.front()) +
+                              ": unknown field; expected reboot, reprovision, replace or none");
+    }
+    if (c.fix_reboot + c.fix_reprovision + c.fix_replace + c.fix_none <= 0)
+      return validation_error(o.field_path("fix") + ": the shares add up to 0");
+  }
+  if (const Json* d = o.optional_value("clearsAfter")) {
+    auto dur = read_bounded_duration(*d, days(365));
+    if (!dur.ok()) return dur.status().with_prefix(o.field_path("clearsAfter"));
+    c.clears_after = *dur;
+  }
+  GF_RETURN_IF_ERROR(o.status());
+  if (auto u = o.unknown_fields(); !u.empty()) {
+    return validation_error(o.field_path(u.front()) +
+                            ": unknown field; expected effect, hangShare, fix or clearsAfter");
+  }
+  return ok_status();
+}
+
+Status parse_causes(const Json& v, const std::string& path, FailureModelSpec& spec) {
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string where = path_join(path, it.key());
+    auto c = std::find_if(spec.mix.begin(), spec.mix.end(),
+                          [&](const FailureCause& x) { return x.name == it.key(); });
+    if (c == spec.mix.end()) {
+      std::string list;
+      for (const auto& x : spec.mix) list += (list.empty() ? "" : ", ") + x.name;
+      return validation_error(where + ": not a cause of the mix; expected one of " + list);
+    }
+    GF_RETURN_IF_ERROR(parse_cause(it.value(), where, *c));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 std::vector<FailureCause> default_failure_mix() {
   std::vector<FailureCause> mix;
-  for (const auto& row : kLlama3Mix) mix.push_back(FailureCause{row.name, row.weight});
+  for (const auto& r : kLlama3Mix) {
+    mix.push_back(FailureCause{r.name, r.weight, r.effect, r.hang_share, r.reboot, r.reprovision,
+                               r.replace, r.none, r.clears_after});
+  }
   return mix;
+}
+
+std::string_view to_string(RemediationMode m) {
+  switch (m) {
+    case RemediationMode::kManual:
+      return "manual";
+    case RemediationMode::kNone:
+      return "none";
+    case RemediationMode::kAutomatic:
+      break;
+  }
+  return "automatic";
+}
+
+Json FaultInjection::to_json() const {
+  Json j{{"at_us", to_micros(at)},
+         {"cluster", cluster},
+         {"node", node},
+         {"host", host},
+         {"cause", cause},
+         {"effect", health::to_string(effect)},
+         {"fix", fix},
+         {"injected", injected}};
+  return j;
 }
 
 std::vector<std::string> failure_cause_names() {
@@ -128,12 +224,14 @@ Result<FailureModelSpec> parse_failure_model(const Json& value, const std::strin
   if (const Json* m = r.optional_object("mix")) {
     const std::vector<std::string> known = failure_cause_names();
     // Causes not listed keep no weight: the mix given is the whole mix.
+    const std::vector<FailureCause> defaults = std::move(spec.mix);
     spec.mix.clear();
-    for (const auto& name : known) {
-      if (!m->contains(name)) continue;
+    for (const FailureCause& d : defaults) {
+      if (!m->contains(d.name)) continue;
       GF_ASSIGN_OR_RETURN(double w,
-                          read_weight(m->at(name), path_join(r.field_path("mix"), name), true));
-      spec.mix.push_back(FailureCause{name, w});
+                          read_weight(m->at(d.name), path_join(r.field_path("mix"), d.name), true));
+      spec.mix.push_back(d);
+      spec.mix.back().weight = w;
     }
     for (auto it = m->begin(); it != m->end(); ++it) {
       if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
@@ -147,22 +245,30 @@ Result<FailureModelSpec> parse_failure_model(const Json& value, const std::strin
     for (const auto& c : spec.mix) total += c.weight;
     if (total <= 0) return validation_error(r.field_path("mix") + ": the weights add up to 0");
   }
-  if (const Json* v = r.optional_object("repair")) {
-    ObjectReader rr(*v, r.field_path("repair"));
-    for (const auto& [key, target] : {std::pair{"reboot", &spec.repair_reboot},
-                                      std::pair{"reprovision", &spec.repair_reprovision},
-                                      std::pair{"migrate", &spec.repair_migrate}}) {
-      if (const Json* w = rr.optional_value(key)) {
-        GF_ASSIGN_OR_RETURN(*target, read_weight(*w, rr.field_path(key), true));
-      }
-    }
-    GF_RETURN_IF_ERROR(rr.status());
-    if (auto u = rr.unknown_fields(); !u.empty()) {
-      return validation_error(rr.field_path(u.front()) +
-                              ": unknown field; expected reboot, reprovision or migrate");
-    }
-    if (spec.repair_reboot + spec.repair_reprovision + spec.repair_migrate <= 0) {
-      return validation_error(r.field_path("repair") + ": the shares add up to 0");
+  if (r.optional_value("repair") != nullptr) {
+    return validation_error(r.field_path("repair") +
+                            ": replaced by causes.<cause>.fix, which fixes each cause by its own "
+                            "shares (docs/scenarios.md \"Failures\")");
+  }
+  if (const Json* v = r.optional_object("causes")) {
+    GF_RETURN_IF_ERROR(parse_causes(*v, r.field_path("causes"), spec));
+  }
+  if (const Json* v = r.optional_value("hangDetection")) {
+    auto d = read_bounded_duration(*v, days(1));
+    if (!d.ok()) return d.status().with_prefix(r.field_path("hangDetection"));
+    spec.hang_detection = *d;
+  }
+  if (std::optional<std::string> m = r.optional_string("remediation")) {
+    if (*m == "automatic") {
+      spec.remediation = RemediationMode::kAutomatic;
+    } else if (*m == "manual") {
+      spec.remediation = RemediationMode::kManual;
+    } else if (*m == "none") {
+      spec.remediation = RemediationMode::kNone;
+    } else {
+      return validation_error(r.field_path("remediation") +
+                              ": expected automatic, manual or none, got \"" + printable(*m, 40) +
+                              "\"");
     }
   }
   if (const Json* v = r.optional_value("operator")) {
@@ -192,14 +298,14 @@ Result<FailureModelSpec> parse_failure_model(const Json& value, const std::strin
   GF_RETURN_IF_ERROR(r.status());
   if (auto u = r.unknown_fields(); !u.empty()) {
     return validation_error(r.field_path(u.front()) +
-                            ": unknown field; expected ratePer1000NodeDays, lemons, mix, repair, "
-                            "operator, instanceGroups or sweep");
+                            ": unknown field; expected ratePer1000NodeDays, lemons, mix, causes, "
+                            "hangDetection, remediation, operator, instanceGroups or sweep");
   }
   return spec;
 }
 
 FailureInjector::FailureInjector(FailureModelSpec spec, uint64_t seed)
-    : spec_(std::move(spec)), rng_(seed ^ 0xfa1150eedull) {
+    : spec_(std::move(spec)), seed_(seed ^ 0xfa1150eedull) {
   if (spec_.mix.empty()) spec_.mix = default_failure_mix();
   for (const auto& c : spec_.mix) total_weight_ += c.weight;
 }
@@ -207,16 +313,44 @@ FailureInjector::FailureInjector(FailureModelSpec spec, uint64_t seed)
 Time FailureInjector::next_due() const {
   Time t = next_sweep_;
   if (!queue_.empty()) t = std::min(t, queue_.begin()->first);
+  if (!effects_.empty()) t = std::min(t, effects_.begin()->first);
   return t;
 }
 
-Duration FailureInjector::draw_gap(const std::string& host) {
-  double rate = spec_.rate_per_1000_node_days / 1000.0 / 86400e6;  // per microsecond
-  if (host_lemon_[host]) rate *= spec_.lemon_factor;
+namespace {
+
+// A stream's seed from the run's seed and a name (FNV-1a of the name, mixed with the seed).
+uint64_t stream_seed(uint64_t seed, std::string_view name) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : name) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  return h ^ (seed * 0x9e3779b97f4a7c15ull);
+}
+
+// The gap to the next candidate fault at the rate of a lemon (the highest rate): candidates are
+// thinned to the host's own rate when they come due, so a node's candidate times do not depend
+// on which host it runs on (docs/scenarios.md "What-if": common random numbers).
+Duration draw_candidate_gap(Random& rng, const FailureModelSpec& spec) {
+  const double rate = spec.rate_per_1000_node_days / 1000.0 / 86400e6 *
+                      std::max(1.0, spec.lemon_factor);  // per microsecond
+  const double u = rng.uniform_unit();
   if (rate <= 0) return Duration::max() / 4;
-  const double u = rng_.uniform_unit();
   const double gap = -std::log1p(-u) / rate;
   return Duration(static_cast<int64_t>(std::min(gap, 1e17)));
+}
+
+}  // namespace
+
+bool FailureInjector::is_lemon(const std::string& host) {
+  auto [it, first] = host_lemon_.try_emplace(host, false);
+  if (first) {
+    Random rng(stream_seed(seed_, "host/" + host));
+    it->second = rng.uniform_unit() < spec_.lemon_share;
+    if (it->second) lemons_.insert(host);
+  }
+  return it->second;
 }
 
 void FailureInjector::sync(const FleetState& state, Time now) {
@@ -283,17 +417,16 @@ bool FailureInjector::watch(const std::string& cluster, const std::string& id, c
     if (info == nullptr || info->gpus == 0) return false;
   }
   const std::string host = n.host();
+  is_lemon(host);
   auto it = nodes_.find(id);
-  if (it != nodes_.end() && it->second.host == host) return true;
-  if (it != nodes_.end()) queue_.erase({it->second.next, id});  // migrated: new hardware
-  if (!host_lemon_.contains(host)) {
-    const bool lemon = rng_.uniform_unit() < spec_.lemon_share;
-    host_lemon_[host] = lemon;
-    if (lemon) lemons_.insert(host);
+  if (it != nodes_.end()) {
+    it->second.host = host;  // migrated: new hardware, the node's stream goes on
+    return true;
   }
-  Tracked t{cluster, host, now + draw_gap(host)};
+  Tracked t{cluster, host, Random(stream_seed(seed_, "node/" + id)), {}};
+  t.next = now + draw_candidate_gap(t.rng, spec_);
   queue_.insert({t.next, id});
-  nodes_[id] = std::move(t);
+  nodes_.emplace(id, std::move(t));
   return true;
 }
 
@@ -304,32 +437,47 @@ void FailureInjector::forget(const std::string& id) {
   nodes_.erase(it);
 }
 
-FaultInjection FailureInjector::make_fault(const std::string& node, const Tracked& t) {
-  double pick = rng_.uniform_unit() * total_weight_;
-  std::string cause = spec_.mix.back().name;
+FaultInjection FailureInjector::make_fault(const std::string& node, Tracked& t, Time now) {
+  // Every draw comes from the node's stream, in the same order whatever the fleet did.
+  double pick = t.rng.uniform_unit() * total_weight_;
+  const FailureCause* cause = &spec_.mix.back();
   for (const auto& c : spec_.mix) {
     if (pick < c.weight) {
-      cause = c.name;
+      cause = &c;
       break;
     }
     pick -= c.weight;
   }
+  const double hang = t.rng.uniform_unit();
+  const double fix = t.rng.uniform_unit();
   FaultInjection f;
+  f.at = now;
   f.cluster = t.cluster;
   f.node = node;
   f.host = t.host;
-  f.cause = cause;
-  f.signal = cause_signal(cause, rng_);
-  const double total = spec_.repair_reboot + spec_.repair_reprovision + spec_.repair_migrate;
-  const double r = rng_.uniform_unit() * total;
-  if (r < spec_.repair_reboot) {
-    f.repair = "reboot";  // any remediation fixes it
-  } else if (r < spec_.repair_reboot + spec_.repair_reprovision) {
-    f.repair = "reprovision";
+  f.cause = cause->name;
+  f.signal = cause_signal(cause->name, t.rng);
+  f.effect = cause->effect;
+  if (f.effect == health::JobEffect::kFatal && hang < cause->hang_share)
+    f.effect = health::JobEffect::kHang;
+  if (f.effect == health::JobEffect::kFatal) f.stops_at = now;
+  if (f.effect == health::JobEffect::kHang) f.stops_at = now + spec_.hang_detection;
+  const double total =
+      cause->fix_reboot + cause->fix_reprovision + cause->fix_replace + cause->fix_none;
+  const double x = fix * (total > 0 ? total : 1);
+  if (total <= 0 || x < cause->fix_reboot) {
+    f.fix = "reboot";  // any remediation fixes it
+  } else if (x < cause->fix_reboot + cause->fix_reprovision) {
+    f.fix = "reprovision";
     f.cleared_by = {"reprovision", "migrate", "delete"};
-  } else {
-    f.repair = "migrate";
+  } else if (x < cause->fix_reboot + cause->fix_reprovision + cause->fix_replace) {
+    f.fix = "replace";
     f.cleared_by = {"migrate", "delete"};
+  } else {
+    // No node action helps; other hardware sidesteps it, and it goes away by itself.
+    f.fix = "none";
+    f.cleared_by = {"migrate", "delete"};
+    f.clears_at = now + cause->clears_after;
   }
   return f;
 }
@@ -339,27 +487,51 @@ std::vector<FaultInjection> FailureInjector::due(const FleetState& state, Time n
   const FleetView& view = state.view();
   std::vector<FaultInjection> out;
   const remediate::HealthState& health = view.health_state();
+  const double keep_normal = 1.0 / std::max(1.0, spec_.lemon_factor);
   while (!queue_.empty() && queue_.begin()->first <= now) {
     const std::string id = queue_.begin()->second;
     queue_.erase(queue_.begin());
     auto it = nodes_.find(id);
     if (it == nodes_.end()) continue;
     Tracked& t = it->second;
+    const double thin = t.rng.uniform_unit();
+    const bool lemon = is_lemon(t.host);
+    FaultInjection f = make_fault(id, t, now);  // drawn either way: the stream stays aligned
+    t.next = now + draw_candidate_gap(t.rng, spec_);
+    queue_.insert({t.next, id});
+    if (!lemon && thin >= keep_normal) continue;  // thinned to a normal host's rate
     // A node already failing (an open alert or remediation) does not fail again until fixed.
     const auto alert = health.open_alerts.lower_bound(id + "|");
-    const bool failing =
-        (alert != health.open_alerts.end() && alert->first.starts_with(id + "|")) ||
-        health.open_by_node.contains(id);
-    if (!failing) {
-      FaultInjection f = make_fault(id, t);
+    f.injected = !((alert != health.open_alerts.end() && alert->first.starts_with(id + "|")) ||
+                   health.open_by_node.contains(id));
+    if (f.injected) {
+      const int64_t gen = ++generation_[id];
+      if (f.stops_at)
+        effects_.emplace(*f.stops_at,
+                         std::pair{FaultEffect{*f.stops_at, f.cluster, id, f.cause, true}, gen});
+      if (f.clears_at)
+        effects_.emplace(*f.clears_at,
+                         std::pair{FaultEffect{*f.clears_at, f.cluster, id, f.cause, false}, gen});
       ++injected_;
       ++by_cause_[f.cause];
-      ++by_repair_[f.repair];
+      ++by_fix_[f.fix];
+      ++by_effect_[std::string(health::to_string(f.effect))];
       ++by_host_[f.host];
-      out.push_back(std::move(f));
+    } else {
+      ++absorbed_;
     }
-    t.next = now + draw_gap(t.host);
-    queue_.insert({t.next, id});
+    history_.push_back(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<FaultEffect> FailureInjector::due_effects(Time now) {
+  std::vector<FaultEffect> out;
+  while (!effects_.empty() && effects_.begin()->first <= now) {
+    auto [effect, gen] = std::move(effects_.begin()->second);
+    effects_.erase(effects_.begin());
+    if (generation_[effect.node] == gen) out.push_back(std::move(effect));
   }
   return out;
 }

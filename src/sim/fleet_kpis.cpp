@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "core/resources.h"
 #include "model/catalog.h"
@@ -86,6 +87,8 @@ struct LargeJob {
   double ettr = 0;
   int64_t restarts = 0, preemptions = 0;
   bool finished = false;
+  int64_t interruptions = 0;  // runs a fault (or a failover) ended
+  double wall_hours = 0;      // first start to its end (or the end of the run)
 };
 
 }  // namespace
@@ -130,7 +133,7 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
                         const FailureInjector* failures) const {
   std::vector<double> busy_series(buckets_, 0.0), waiting_series(buckets_, 0.0);
   std::map<std::string, TenantAcc> tenants;
-  double busy = 0, kept = 0, in_progress = 0;
+  double busy = 0, kept = 0, in_progress = 0, in_progress_useful = 0;
   std::map<std::string, double> lost;  // cause -> GPU·µs
   lost["failure"] = lost["preemption"] = lost["other"] = 0;
   double trace_work = 0;  // GPU·µs of work the finished jobs asked for
@@ -155,8 +158,8 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
     } else {
       t.waits.push_back(secs(job.runs.front().start - job.created_at));
     }
-    double job_busy = 0;
-    int64_t restarts = 0;
+    double job_busy = 0, open_useful = 0;
+    int64_t restarts = 0, interruptions = 0;
     for (size_t i = 0; i < job.runs.size(); ++i) {
       const JobRun& run = job.runs[i];
       spread(waiting_series, wait_from, run.start, 1.0);
@@ -168,10 +171,19 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
       t.cost_micros += static_cast<double>(run.cost_micros(run.start, e));
       wait_from = e;
       if (!run.end) {
+        // Work an open run did since its overhead counts as done (productive time): it is lost
+        // only if the run later ends before its next checkpoint.
         in_progress += g * dur;
+        const double remaining =
+            job.duration ? static_cast<double>((*job.duration - job.progress).count()) : dur;
+        open_useful = std::clamp(dur - static_cast<double>(run.overhead.count()), 0.0,
+                                 std::max(0.0, remaining));
+        in_progress_useful += g * open_useful;
+        t.kept_us += g * open_useful;
         continue;
       }
       if (i > 0) ++restarts;
+      interruptions += loss_cause(run.ended_by) == "failure";
       kept += g * static_cast<double>(run.kept.count());
       t.kept_us += g * static_cast<double>(run.kept.count());
       // A run cut short during its restart overhead spent only what it ran.
@@ -200,8 +212,10 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
       const Time first = job.runs.front().start;
       const Time last =
           job.status == JobStatus::kSucceeded && job.stopped_at ? *job.stopped_at : end_;
-      const double progress = static_cast<double>(job.progress.count());
+      const double progress = static_cast<double>(job.progress.count()) + open_useful;
       if (last > first) lj.ettr = progress / static_cast<double>((last - first).count());
+      lj.interruptions = interruptions;
+      lj.wall_hours = hours(static_cast<double>((last - first).count()));
       large.push_back(std::move(lj));
     }
   }
@@ -216,14 +230,19 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
   double ettr_sum = 0;
   for (const LargeJob& lj : large) {
     ettr_sum += lj.ettr;
-    large_json.push_back({{"job", lj.name},
-                          {"tenant", lj.tenant},
-                          {"gpus", lj.gpus},
-                          {"gpuHours", r4(lj.gpu_hours)},
-                          {"effectiveTrainingTimeRatio", r4(lj.ettr)},
-                          {"restarts", lj.restarts},
-                          {"preemptions", lj.preemptions},
-                          {"finished", lj.finished}});
+    large_json.push_back(
+        {{"job", lj.name},
+         {"tenant", lj.tenant},
+         {"gpus", lj.gpus},
+         {"gpuHours", r4(lj.gpu_hours)},
+         {"effectiveTrainingTimeRatio", r4(lj.ettr)},
+         {"restarts", lj.restarts},
+         {"interruptions", lj.interruptions},
+         {"mtbiHours", lj.interruptions > 0
+                           ? Json(r4(lj.wall_hours / static_cast<double>(lj.interruptions)))
+                           : Json(nullptr)},
+         {"preemptions", lj.preemptions},
+         {"finished", lj.finished}});
   }
 
   Json tenants_json = Json::object();
@@ -252,17 +271,18 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
 
   const double paid_us = paid_gpu_hours * 3.6e9;
   Json out = {
-      {"goodput", ratio(kept, paid_us)},
+      {"goodput", ratio(kept + in_progress_useful, paid_us)},
       {"gpuHours",
        {{"paid", r4(paid_gpu_hours)},
         {"busy", r4(hours(busy))},
         {"kept", r4(hours(kept))},
         {"inProgress", r4(hours(in_progress))},
+        {"inProgressDone", r4(hours(in_progress_useful))},
         {"lostToFailures", r4(hours(lost["failure"]))},
         {"lostToPreemption", r4(hours(lost["preemption"]))},
         {"lostOther", r4(hours(lost["other"]))},
         {"finishedJobsWork", r4(hours(trace_work))}}},
-      {"jobGoodput", ratio(kept, busy)},
+      {"jobGoodput", ratio(kept + in_progress_useful, busy)},
       {"utilization", ratio(busy, paid_us)},
       {"jobs", jobs},
       {"queueingDelay", summary(all_waits, true)},
@@ -346,27 +366,38 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
     Json causes = Json::object();
     for (const auto& [c, n] : failures->by_cause()) causes[c] = n;
     Json repairs = Json::object();
-    for (const auto& [c, n] : failures->by_repair()) repairs[c] = n;
-    // Lemons found: hosts with at least 3 faults and at least 5x the mean per host.
-    const auto& by_host = failures->faults_by_host();
-    double mean = 0;
-    for (const auto& [h, n] : by_host) mean += static_cast<double>(n);
-    const size_t hosts = std::max<size_t>(1, by_host.size());
-    mean /= static_cast<double>(hosts);
+    for (const auto& [c, n] : failures->by_fix()) repairs[c] = n;
+    Json effects = Json::object();
+    for (const auto& [e, n] : failures->by_effect()) effects[e] = n;
+    // Lemons found: the hosts the control plane marked suspect (docs/remediation.md "Suspect
+    // hosts"), each with whether the model made it a lemon; and the modelled lemons that showed
+    // themselves (at least 2 faults), the most any detector could find.
+    std::set<std::string> suspect;
+    for (const auto& [rid, r] : health.remediations) {
+      if (r.suspect) suspect.insert(r.host);
+    }
     Json found = Json::array();
     int64_t true_found = 0;
-    for (const auto& [h, n] : by_host) {
-      if (n >= 3 && static_cast<double>(n) >= 5 * mean) {
-        found.push_back(
-            {{"host", h}, {"faults", n}, {"lemon", failures->lemon_hosts().contains(h)}});
-        true_found += failures->lemon_hosts().contains(h);
-      }
+    for (const std::string& h : suspect) {
+      const bool lemon = failures->lemon_hosts().contains(h);
+      auto n = failures->faults_by_host().find(h);
+      found.push_back({{"host", h},
+                       {"faults", n == failures->faults_by_host().end() ? 0 : n->second},
+                       {"lemon", lemon}});
+      true_found += lemon;
+    }
+    int64_t showed = 0;
+    for (const std::string& h : failures->lemon_hosts()) {
+      auto n = failures->faults_by_host().find(h);
+      showed += n != failures->faults_by_host().end() && n->second >= 2;
     }
     const int64_t injected = failures->injected();
     out["failures"] = {
         {"injected", injected},
+        {"absorbed", failures->absorbed()},
         {"byCause", std::move(causes)},
-        {"byRepairNeeded", std::move(repairs)},
+        {"byFixNeeded", std::move(repairs)},
+        {"byEffect", std::move(effects)},
         {"nodeDays", r4(node_days)},
         {"per1000NodeDays", node_days > 0
                                 ? Json(r4(1000.0 * static_cast<double>(injected) / node_days))
@@ -374,6 +405,7 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
         {"meanTimeBetweenIncidentsPerNodeDays",
          injected > 0 ? Json(r4(node_days / static_cast<double>(injected))) : Json(nullptr)},
         {"lemonHostsModelled", failures->lemon_hosts().size()},
+        {"lemonHostsThatShowed", showed},
         {"lemonHostsFound", std::move(found)},
         {"lemonHostsFoundThatAreLemons", true_found}};
   }

@@ -255,14 +255,14 @@ std::string charts_for(const ReportRun& run) {
 std::vector<KpiRow> kpi_rows(const Json& m) {
   const Json& f = at_path(m, {"fleet"});
   return {
-      {"goodput (work kept / GPU-h paid)", f["goodput"], "percent", true},
-      {"GPU utilization (busy / paid)", f["utilization"], "percent", true},
+      {"goodput (work kept / GPU-h paid)", at_path(f, {"goodput"}), "percent", true},
+      {"GPU utilization (busy / paid)", at_path(f, {"utilization"}), "percent", true},
       {"GPU-hours paid", at_path(f, {"gpuHours", "paid"}), "gpu-h", false},
       {"GPU-hours of work kept", at_path(f, {"gpuHours", "kept"}), "gpu-h", true},
       {"GPU-hours lost to failures", at_path(f, {"gpuHours", "lostToFailures"}), "gpu-h", false},
       {"GPU-hours lost to preemption", at_path(f, {"gpuHours", "lostToPreemption"}), "gpu-h",
        false},
-      {"jobs", f["jobs"], "count", true},
+      {"jobs", at_path(f, {"jobs"}), "count", true},
       {"queueing delay p50", at_path(f, {"queueingDelay", "p50Seconds"}), "s", false},
       {"queueing delay p95", at_path(f, {"queueingDelay", "p95Seconds"}), "s", false},
       {"queueing delay p99", at_path(f, {"queueingDelay", "p99Seconds"}), "s", false},
@@ -272,6 +272,14 @@ std::vector<KpiRow> kpi_rows(const Json& m) {
       {"faults injected", at_path(f, {"failures", "injected"}), "count", false},
       {"incident MTTR p50", at_path(f, {"mttr", "incidents", "p50Seconds"}), "s", false},
       {"incident MTTR p95", at_path(f, {"mttr", "incidents", "p95Seconds"}), "s", false},
+      {"MTTR p50, automatic", at_path(f, {"mttr", "automatic", "total", "p50Seconds"}), "s", false},
+      {"MTTR p50, approved by a person", at_path(f, {"mttr", "manual", "total", "p50Seconds"}), "s",
+       false},
+      {"node-days between incidents",
+       at_path(f, {"failures", "meanTimeBetweenIncidentsPerNodeDays"}), "days", true},
+      {"remediations failed", at_path(m, {"remediations", "failed"}), "count", false},
+      {"suspect hosts found", at_path(f, {"failures", "lemonHostsFoundThatAreLemons"}), "count",
+       true},
       {"incidents open at the end", at_path(f, {"mttr", "openAtEnd"}), "count", false},
       {"remediations succeeded", at_path(m, {"remediations", "succeeded"}), "count", true},
       {"remediations auto-approved", at_path(m, {"remediations", "autoApproved"}), "count", true},
@@ -296,6 +304,7 @@ std::string format_kpi(const Json& value, const std::string& unit) {
   if (unit == "gpu-h") return fmt::format("{:.1f} GPU-h", v);
   if (unit == "s") return format_duration(seconds(static_cast<int64_t>(std::llround(v))));
   if (unit == "usd") return fmt::format("{:.2f}", v);
+  if (unit == "days") return fmt::format("{:.1f} d", v);
   return fmt::format("{:.0f}", v);
 }
 
@@ -323,7 +332,13 @@ std::string format_kpi_delta(const Json& base, const Json& value, const std::str
   return std::fabs(pct) < 0.05 ? "0%" : fmt::format("{:+.1f}%", pct);
 }
 
-std::string render_report(const std::vector<ReportRun>& runs) {
+namespace {
+std::string seed_table_html(const std::vector<std::vector<std::string>>& t);
+std::string kpi_table_html(const std::vector<ReportRun>& runs);
+}  // namespace
+
+std::string render_report(const std::vector<ReportRun>& runs,
+                          const std::vector<std::vector<std::string>>* seeds) {
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -344,6 +359,42 @@ std::string render_report(const std::vector<ReportRun>& runs) {
   html += fmt::format("<p>Scenario <b>{}</b>, seed {}, simulated to {} ({}).</p>\n",
                       esc(first.value("scenario", "")), first.value("seed", 0),
                       esc(first.value("until", "")), esc(first.value("EventTime", "")));
+  if (seeds != nullptr && !seeds->empty()) {
+    html += seed_table_html(*seeds);
+  } else {
+    html += kpi_table_html(runs);
+  }
+  for (const auto& r : runs) {
+    if (runs.size() > 1)
+      html += "<h2>" + esc(r.label) + "</h2>\n";
+    else
+      html += "<h2>Charts</h2>\n";
+    html += charts_for(r) + "\n";
+  }
+  html +=
+      "<p><small>Written by gpufleet simulate; the numbers are those of metrics.json "
+      "(docs/scenarios.md explains each).</small></p>\n</body></html>\n";
+  return html;
+}
+
+namespace {
+
+std::string seed_table_html(const std::vector<std::vector<std::string>>& t) {
+  std::string html =
+      "<h2>Fleet KPIs</h2><p>Mean and 95 % interval over the seeds; &Delta;: the paired "
+      "difference from the first variant (same seed), mean [95 % interval].</p><table>";
+  for (size_t r = 0; r < t.size(); ++r) {
+    html += "<tr>";
+    for (const std::string& cell : t[r])
+      html += (r == 0 ? "<th>" : "<td>") + esc(cell) + (r == 0 ? "</th>" : "</td>");
+    html += "</tr>\n";
+  }
+  return html + "</table>\n";
+}
+
+std::string kpi_table_html(const std::vector<ReportRun>& runs) {
+  const Json& first = runs.front().metrics;
+  std::string html;
   // The KPI table: one column per run, and the change from the first.
   html += "<h2>Fleet KPIs</h2><table><tr><th>KPI</th>";
   for (const auto& r : runs) html += "<th>" + esc(r.label) + "</th>";
@@ -368,17 +419,9 @@ std::string render_report(const std::vector<ReportRun>& runs) {
     html += "</tr>\n";
   }
   html += "</table>\n";
-  for (const auto& r : runs) {
-    if (runs.size() > 1)
-      html += "<h2>" + esc(r.label) + "</h2>\n";
-    else
-      html += "<h2>Charts</h2>\n";
-    html += charts_for(r) + "\n";
-  }
-  html +=
-      "<p><small>Written by gpufleet simulate; the numbers are those of metrics.json "
-      "(docs/scenarios.md explains each).</small></p>\n</body></html>\n";
   return html;
 }
+
+}  // namespace
 
 }  // namespace gf

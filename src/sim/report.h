@@ -18,7 +18,11 @@ struct ReportRun {
 };
 
 // The page. `runs` has one entry, or several for a comparison (the first is the baseline).
-std::string render_report(const std::vector<ReportRun>& runs);
+// With `seeds` (a seed_table(), --seeds N), the KPI table is that table: every variant's mean and
+// 95 % interval over the seeds and the paired differences; the charts are of each variant's first
+// seed.
+std::string render_report(const std::vector<ReportRun>& runs,
+                          const std::vector<std::vector<std::string>>* seeds = nullptr);
 
 // One row of the KPI table shared by the report and `--compare`.
 struct KpiRow {

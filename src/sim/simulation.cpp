@@ -18,6 +18,7 @@
 #include "sim/fleet_kpis.h"
 #include "sim/metrics_replay.h"
 #include "state/cluster_events.h"
+#include "workload/pod_rules.h"
 
 namespace gf {
 
@@ -321,7 +322,36 @@ class Simulation {
     }
   }
 
-  // The failure model's faults due now, as signals calls, then what the on-call person does.
+  // A fault that stops jobs: every gang with a pod on the node fails that pod through the
+  // pod-status API, as a node agent reports a crashed process, so the job's restartPolicy
+  // restarts the gang (docs/scenarios.md "Failures"). Only while the fault is still there.
+  void stop_gangs(const FaultEffect& e) {
+    const remediate::HealthState& health = fleet().health_state();
+    const auto alert = health.open_alerts.lower_bound(e.node + "|");
+    if (alert == health.open_alerts.end() || !alert->first.starts_with(e.node + "|")) return;
+    std::vector<std::pair<std::string, Json>> reports;
+    for (const auto& [id, job] : fleet().jobs) {
+      if (job->status != JobStatus::kRunning || job->cluster != e.cluster) continue;
+      const std::vector<std::string> names = workload::pod_names(*job);
+      for (size_t i = 0; i < job->pod_nodes.size() && i < names.size(); ++i) {
+        if (job->pod_nodes[i] != e.node) continue;
+        reports.emplace_back(names[i], Json{{"JobId", job->id},
+                                            {"Placement", job->placements},
+                                            {"Phase", "Failed"},
+                                            {"ExitCode", 1},
+                                            {"Message", "node fault (" + e.cause + ")"}});
+        break;  // one failed pod restarts the gang
+      }
+    }
+    for (const auto& [pod, body] : reports) {
+      call("POST", "/v1/clusters/" + e.cluster + "/nodes/" + e.node + "/pods/" + pod + "/status",
+           {}, body.dump(), "failure-model");
+      ++report_.operator_actions["gang-stopped"];
+    }
+  }
+
+  // The failure model's faults due now, as signals calls, what they do to the gangs on their
+  // nodes, then what the on-call person does.
   void inject_failures(std::string& calls) {
     const Time now = clock_.now();
     std::vector<FaultInjection> faults;
@@ -332,6 +362,7 @@ class Simulation {
       actions = injector_->operator_actions(*view, now);
     }
     for (const FaultInjection& f : faults) {
+      if (!f.injected) continue;
       Json body = {{"Signal", f.signal}};
       if (!f.cleared_by.empty()) body["ClearedBy"] = f.cleared_by;
       HttpResponse r = call("POST", "/v1/clusters/" + f.cluster + "/nodes/" + f.node + "/signals",
@@ -346,6 +377,14 @@ class Simulation {
                        {"body", response_body(r)}})
                 .dump() +
             "\n";
+      }
+    }
+    for (const FaultEffect& e : injector_->due_effects(now)) {
+      if (e.stop) {
+        stop_gangs(e);
+      } else {
+        call("POST", "/v1/clusters/" + e.cluster + "/nodes/" + e.node + "/signals/clear", {}, "{}",
+             "failure-model");
       }
     }
     for (const OperatorAction& a : actions) {
@@ -481,6 +520,19 @@ class Simulation {
     GF_ASSIGN_OR_RETURN(report_.metrics, metrics());
     GF_RETURN_IF_ERROR(write_file(out_ / "metrics.json", report_.metrics.dump(2) + "\n"));
     report_.files.push_back((out_ / "metrics.json").string());
+    if (injector_) {
+      // Every fault the model drew, injected or absorbed by a node already failing: the same
+      // lines in every variant of a run (common random numbers, docs/scenarios.md "What-if").
+      std::string faults;
+      for (const FaultInjection& f : injector_->history()) {
+        Json line = f.to_json();
+        line.erase("at_us");
+        line["t"] = seconds_since_start(f.at);
+        faults += line.dump() + "\n";
+      }
+      GF_RETURN_IF_ERROR(write_file(out_ / "faults.jsonl", faults));
+      report_.files.push_back((out_ / "faults.jsonl").string());
+    }
     return ok_status();
   }
 
@@ -650,13 +702,36 @@ Result<SimulationReport> run_and_maybe_leave(std::unique_ptr<Simulation> sim,
 
 }  // namespace
 
+namespace {
+
+// `failures.remediation` (docs/scenarios.md "What-if"): manual leaves every remediation to the
+// on-call (NodeRecovery None on every cluster the scenario creates); none also has no on-call.
+void apply_remediation_mode(Scenario& scenario) {
+  if (!scenario.failures || scenario.failures->remediation == RemediationMode::kAutomatic) return;
+  if (scenario.failures->remediation == RemediationMode::kNone)
+    scenario.failures->operator_response.reset();
+  for (ScenarioStep& step : scenario.steps) {
+    if (step.kind != StepKind::kCall || step.method != "POST" || step.path != "/v1/clusters" ||
+        !step.body || !step.body->is_object())
+      continue;
+    (*step.body)["NodeRecovery"] = "None";
+  }
+}
+
+}  // namespace
+
 Result<SimulationReport> run_simulation(const Scenario& scenario,
                                         const SimulationOptions& options) {
-  if (!scenario.traces.empty() && scenario.trace_jobs.empty()) {
+  const bool mode =
+      scenario.failures && scenario.failures->remediation != RemediationMode::kAutomatic;
+  const bool traces = !scenario.traces.empty() && scenario.trace_jobs.empty();
+  if (mode || traces) {
+    Scenario changed = scenario;
+    apply_remediation_mode(changed);
     // Traces not read yet (the CLI reads them first, to tell a bad trace by its exit status).
-    Scenario with_jobs = scenario;
-    GF_RETURN_IF_ERROR(load_traces(with_jobs, options.seed.value_or(scenario.seed.value_or(1))));
-    return run_and_maybe_leave(std::make_unique<Simulation>(with_jobs, options), options);
+    if (traces)
+      GF_RETURN_IF_ERROR(load_traces(changed, options.seed.value_or(scenario.seed.value_or(1))));
+    return run_and_maybe_leave(std::make_unique<Simulation>(changed, options), options);
   }
   return run_and_maybe_leave(std::make_unique<Simulation>(scenario, options), options);
 }

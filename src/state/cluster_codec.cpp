@@ -36,6 +36,7 @@ Json node_to_json(const Node& n) {
   if (!n.image.empty()) j["Image"] = n.image;
   if (n.software_generation != 0) j["SoftwareGeneration"] = n.software_generation;
   if (!n.address.empty()) j["Address"] = n.address;
+  if (n.faulted) j["Faulted"] = true;
   if (n.slurm_slot != 0) j["SlurmSlot"] = n.slurm_slot;
   if (n.slurm) {
     j["Slurm"] =
@@ -63,6 +64,7 @@ Result<Node> node_from_json(const Json& j) {
   n.price_micros_per_hour = r.optional_int("PriceMicrosPerHour").value_or(0);
   n.cordoned = r.optional_bool("Cordoned").value_or(false);
   n.maintenance = r.optional_bool("Maintenance").value_or(false);
+  n.faulted = r.optional_bool("Faulted").value_or(false);
   n.host_id = r.optional_string("HostId").value_or("");
   n.image = r.optional_string("Image").value_or("");
   n.software_generation = r.optional_int("SoftwareGeneration").value_or(0);

@@ -299,6 +299,7 @@ class FleetState {
   void add_alert_user_event(const EventRecord& record, const remediate::AlertRecord& a,
                             const std::string& what);
   remediate::HealthState& mutable_health();
+  void set_node_faulted(const std::string& cluster, const std::string& node, bool faulted);
   void set_node_flags(const std::string& cluster, const std::string& node,
                       std::optional<bool> cordoned, std::optional<bool> maintenance);
   // The job no longer runs (nor is about to): its pending completion and start are dropped.

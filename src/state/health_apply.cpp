@@ -3,6 +3,7 @@
 // Host | Cluster), so a remediation's whole timeline — proposed, approved, cordon, drain, act,
 // rejoin — is in GET /v1/events and events.jsonl.
 #include "core/ids.h"
+#include "model/fault_classes.h"
 #include "state/fleet_state.h"
 #include "state/health_events.h"
 
@@ -38,7 +39,28 @@ void FleetState::set_node_flags(const std::string& cluster, const std::string& n
   mark_cluster_dirty(cluster, node);
 }
 
+void FleetState::set_node_faulted(const std::string& cluster, const std::string& node,
+                                  bool faulted) {
+  const Cluster* c = view_.find_cluster(cluster);
+  if (!c) return;
+  auto it = c->nodes.find(node);
+  if (it == c->nodes.end() || it->second.faulted == faulted) return;
+  mutable_cluster(cluster)->nodes.at(node).faulted = faulted;
+  mark_cluster_dirty(cluster, node);
+}
+
 namespace {
+
+// Whether an open alert of the node is of a fault that stops jobs (fatal or hang).
+bool node_has_job_stopping_alert(const HealthState& h, const std::string& node) {
+  const std::string prefix = node + "|";
+  for (auto it = h.open_alerts.lower_bound(prefix);
+       it != h.open_alerts.end() && it->first.starts_with(prefix); ++it) {
+    const AlertRecord& o = h.alerts.at(it->second);
+    if (health::stops_job(health::fault_class(o.detector, o.fault).effect)) return true;
+  }
+  return false;
+}
 
 EventLevel alert_level(const AlertRecord& a) {
   if (a.state == "resolved" || a.state == "discarded") return EventLevel::kInfo;
@@ -167,11 +189,15 @@ Status FleetState::on_health_event(const EventRecord& rec, const health_events::
                                  : "pending (fires after " + format_duration(a.persistence) + ")";
     auto& stored = h.alerts[a.id] = std::move(a);
     add_alert_user_event(rec, stored, what);
+    if (health::stops_job(health::fault_class(e.detector, e.fault).effect))
+      set_node_faulted(e.cluster, e.node, true);
     return ok_status();
   }
   if (open == h.open_alerts.end()) return ok_status();
   AlertRecord& a = h.alerts.at(open->second);
   h.open_alerts.erase(open);
+  if (health::stops_job(health::fault_class(a.detector, a.fault).effect))
+    set_node_faulted(a.cluster, a.node, node_has_job_stopping_alert(h, a.node));
   observe(a, t, false, e.evidence);
   a.resolved_at = t;
   a.resolved_by = *e.resolved_by;
@@ -257,6 +283,8 @@ std::string FleetState::retire_host(const EventRecord& rec, Remediation& r,
   old.node = r.node;
   old.since = rec.time;
   old.reason = fmt::format("{} by {}", to_string(r.effective), r.id);
+  old.suspect = r.suspect;
+  if (r.suspect) old.reason += ": suspect host (" + r.effective_reason + ")";
   if (const Cluster* c = view_.find_cluster(r.cluster); c && c->nodes.contains(r.node)) {
     old.instance_type = c->nodes.at(r.node).instance_type;
   }
@@ -388,7 +416,9 @@ Status FleetState::on_health_event(const EventRecord& rec, const health_events::
     tk.opened_at = rec.time;
     tk.summary = e.reason;
     tk.checks = e.checks.value_or(Json::array());
-    text += fmt::format("burn-in failed; hardware ticket {} opened: {}", tk.id, e.reason);
+    text += fmt::format("{}; hardware ticket {} opened: {}",
+                        host.suspect ? "suspect host kept out of the pool" : "burn-in failed",
+                        tk.id, e.reason);
     h.tickets.push_back(std::move(tk));
   } else {
     return internal_error("host.status: unknown status \"" + status + "\"");

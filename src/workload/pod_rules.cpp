@@ -14,7 +14,7 @@ std::vector<std::string> pod_names(const Job& job) {
 }
 
 std::optional<std::string> slurm_gang_restart(const Job& job, const std::string& pod,
-                                              const PodState& state) {
+                                              const PodState& state, std::string_view where) {
   if (!job.dispatch || state.phase != "Failed") return std::nullopt;
   const Dispatch& d = *job.dispatch;
   std::string role;
@@ -31,9 +31,10 @@ std::optional<std::string> slurm_gang_restart(const Job& job, const std::string&
   const int32_t attempts = d.restarts + d.failed_starts + (d.restarting ? 1 : 0);
   if (d.backoff_limit && attempts >= *d.backoff_limit) return std::nullopt;
   return fmt::format(
-      "pod {} failed in Slurm with exit code {}{}; the {} replica's restartPolicy "
+      "pod {} failed {} with exit code {}{}; the {} replica's restartPolicy "
       "is {}: the gang is placed again",
-      pod, state.exit_code, state.message.empty() ? "" : " (" + state.message + ")", role, policy);
+      pod, where, state.exit_code, state.message.empty() ? "" : " (" + state.message + ")", role,
+      policy);
 }
 
 std::optional<PodVerdict> pod_verdict(const Job& job) {

@@ -30,9 +30,12 @@ std::optional<PodVerdict> pod_verdict(const Job& job);
 // for the whole gang. The message of the restart (a new placement, a new allocation) when
 // Always or OnFailure, or ExitCode with a retryable code (128 and up), within
 // runPolicy.backoffLimit; nullopt when the job fails instead (Never, a permanent exit code, the
-// limit reached, or not a PyTorchJob).
+// limit reached, or not a PyTorchJob). A gang on simulated nodes (no agent restarts their pods:
+// a scenario's fault that ends the run, docs/scenarios.md "Failures") follows the same rule;
+// `where` names the place in the message ("in Slurm").
 std::optional<std::string> slurm_gang_restart(const Job& job, const std::string& pod,
-                                              const PodState& state);
+                                              const PodState& state,
+                                              std::string_view where = "in Slurm");
 
 // The pod names of the job's current placement, in pod-set order ("<job>-<role>-<index>").
 std::vector<std::string> pod_names(const Job& job);

@@ -97,7 +97,10 @@ TEST_F(LocalSlurmTest, SeedClusterBecomesARealSlurmClusterWhoseWorkersJoinAsCapa
 TEST_F(LocalSlurmTest, RemediationDrainsWithOurReasonWaitsForTheSlurmJobRebootsAndResumes) {
   // A smaller cluster of the seed's shape: controller, login, 3 workers.
   ASSERT_NO_FATAL_FAILURE(create_seed_cluster(3));
-  std::ofstream(dir_.file("policy.yaml")) << "AlertPersistence: 1s\n";
+  // The Xid line is injected: the Slurm job really runs on. Fatal faults wait for it here, and
+  // the detector's reboot runs (not the usual fix), so the test follows Slurm's drain and reboot.
+  std::ofstream(dir_.file("policy.yaml"))
+      << "AlertPersistence: 1s\nWaitForIdle: {FatalFaults: Wait}\nUsualFixFirst: false\n";
   ASSERT_EQ(cli({"policy", "set", "my-training-cluster", "-f", dir_.file("policy.yaml")}).exit_code,
             0);
   ASSERT_EQ(workers().size(), 3u);

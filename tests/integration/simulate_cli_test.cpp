@@ -52,8 +52,10 @@ TEST(SimulateCli, SummaryPrintsTheKpisTheScenarioExercises) {
                    std::string(GPUFLEET_SOURCE_DIR) + "/examples/scenarios/fragmented-fleet.yaml",
                    "--out", dir.file("frag")});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.out;
-  EXPECT_TRUE(
-      std::regex_search(jobs.out, std::regex(R"(jobs [0-9]+: queueing delay p50 \S+, p95 )")))
+  EXPECT_TRUE(std::regex_search(
+      jobs.out,
+      std::regex(
+          R"(jobs [0-9]+ \([0-9]+ started, [0-9]+ never started\): queueing delay p50 \S+, p95 )")))
       << jobs.out;
   EXPECT_TRUE(std::regex_search(jobs.out, std::regex(R"(GPU utilization [0-9.]+% \()")))
       << jobs.out;

@@ -69,7 +69,8 @@ struct RealSlurmFleet {
     EXPECT_EQ(f.call("POST", "/v1/clusters", shared_example("create_cluster.json")).status, 200);
     f.run_for(hours(1));
     node = testing::group_nodes(f, "my-training-cluster", "worker-gpu-a")[0];
-    testing::put_policy(f, "my-training-cluster", Json{{"AlertPersistence", "1s"}});
+    testing::put_policy(f, "my-training-cluster",
+                        testing::classic_policy(Json{{"AlertPersistence", "1s"}}));
   }
   HttpResponse report(const Json& body) {
     return f.call("POST", "/v1/clusters/my-training-cluster/nodes/" + node + "/slurm", body.dump());

@@ -80,6 +80,19 @@ inline Json remediation(Fleet& f, const std::string& id) {
   return f.json("GET", "/v1/remediations/" + id);
 }
 
+// `p` with the rules of the seed's remediation before the defaults by fault class
+// (docs/remediation.md): fatal faults wait for idle too, the detector's action first (the ladder
+// climbs), no suspect hosts, one remediation per pool. The tests of those rules use it.
+inline Json classic_policy(Json p = Json::object()) {
+  Json wait = p.value("WaitForIdle", Json::object());
+  if (!wait.contains("FatalFaults")) wait["FatalFaults"] = "Wait";
+  p["WaitForIdle"] = wait;
+  if (!p.contains("UsualFixFirst")) p["UsualFixFirst"] = false;
+  if (!p.contains("Suspect")) p["Suspect"] = Json{{"Faults", 0}};
+  if (!p.contains("DisruptionBudget")) p["DisruptionBudget"] = 1;
+  return p;
+}
+
 inline void put_policy(Fleet& f, const std::string& cluster, const Json& policy) {
   HttpResponse r = f.call("PUT", "/v1/clusters/" + cluster + "/remediation-policy", policy.dump());
   ASSERT_EQ(r.status, 200) << r.body;

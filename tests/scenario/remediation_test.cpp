@@ -26,6 +26,7 @@ TEST(Remediation,
      Xid119AndXid95OnBusyNodes_AutoApprovedRebootWaitsForIdleThenCordonDrainRebootRejoin) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 6}});
+  put_policy(f, "heal", classic_policy());
   run_job(f, "short", 1, "1h");
   run_job(f, "long", 1, "10h");
   const std::vector<std::string> short_nodes = job_nodes(f, "short"),
@@ -166,7 +167,7 @@ Duration wait_for_idle_with(const Json& policy, const std::string& duration,
                             std::string* how = nullptr) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 4}});
-  if (!policy.is_null()) put_policy(f, "heal", policy);
+  put_policy(f, "heal", classic_policy(policy.is_null() ? Json::object() : policy));
   run_job(f, "train", 1, duration);
   const std::string node = job_nodes(f, "train").at(0);
   const Time t0 = f.now();
@@ -240,6 +241,7 @@ std::vector<std::string> ladder(Fleet& f, const std::string& node, size_t count)
 TEST(Remediation, Escalation_ThirdRebootBecomesReprovision_ThirdReprovisionBecomesMigrate) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
+  put_policy(f, "heal", classic_policy());
   const std::string node = group_nodes(f, "heal", "workers")[0];
   ASSERT_EQ(send_signal(f, "heal", node, kXid79, Json{{"Recurs", 4}}).status, 200);
   const std::vector<std::string> actions = ladder(f, node, 5);
@@ -262,6 +264,7 @@ TEST(Remediation, Escalation_ThirdRebootBecomesReprovision_ThirdReprovisionBecom
 TEST(Remediation, Escalation_OldAttemptsCancelledProposalsAndSelfClearedFaultsDoNotCount) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
+  put_policy(f, "heal", classic_policy());
   const std::string node = group_nodes(f, "heal", "workers")[0];
   // Reboot #1 runs (fires at 5 min, reboot 5 min, checks 2 min).
   ASSERT_EQ(send_signal(f, "heal", node, kXid79).status, 200);
@@ -299,6 +302,7 @@ TEST(Remediation, Escalation_OldAttemptsCancelledProposalsAndSelfClearedFaultsDo
 TEST(Remediation, MigrateWithoutCriticalEvidence_BecomesReprovisionWithTheReason) {
   Fleet f;
   heal_cluster(f, "heal", {{"workers", 2}});
+  put_policy(f, "heal", classic_policy());
   const std::string node = group_nodes(f, "heal", "workers")[0];
   // Sustained thermal throttle: migrate [warning] — a warning is no evidence for migrate.
   ASSERT_EQ(send_signal(
@@ -412,6 +416,7 @@ TEST(Remediation,
      SurgeOf20NodesInOnePool_CapAndOnePerPoolHoldAtEveryInstant_BreakerTripsUntilReset) {
   Fleet f;
   heal_cluster(f, "heal", {{"pool-a", 20}, {"pool-b", 20}});
+  put_policy(f, "heal", classic_policy());
   const std::vector<std::string> a = group_nodes(f, "heal", "pool-a");
   ASSERT_EQ(a.size(), 20u);
   for (const std::string& n : a) ASSERT_EQ(send_signal(f, "heal", n, kXid119).status, 200);

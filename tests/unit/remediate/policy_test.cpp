@@ -124,7 +124,7 @@ TEST(PolicyRoundTrip, NeverAndPercentSurvive) {
   p.max_concurrent_percent = 20;
   p.persistence = {{"*", minutes(5)}};
   const Json j = p.to_json();
-  EXPECT_EQ(j.at("WaitForIdle"), Json({{"Never", true}}));
+  EXPECT_EQ(j.at("WaitForIdle"), Json({{"Never", true}, {"FatalFaults", "Drain"}}));
   EXPECT_EQ(j.at("MaxConcurrent"), "20%");
   Result<Policy> back = Policy::from_json(j);
   ASSERT_TRUE(back.ok()) << back.status().message();
@@ -560,6 +560,52 @@ TEST(ActionNames, RoundTripAndUnknown) {
   EXPECT_EQ(parse_action(""), std::nullopt);
   EXPECT_EQ(to_string(Approval::kAuto), "auto");
   EXPECT_EQ(to_string(Approval::kManual), "manual");
+}
+
+}  // namespace
+}  // namespace gf::remediate
+
+namespace gf::remediate {
+namespace {
+
+TEST(PolicyFaultClass, DefaultsDrainFatalFaultsGoToTheUsualFixAndBudgetTenPercentOfAPool) {
+  const Policy p;
+  EXPECT_FALSE(p.wait_on_fatal);
+  EXPECT_TRUE(p.usual_fix_first);
+  EXPECT_EQ(p.suspect_faults, 3);
+  EXPECT_EQ(p.suspect_window, days(30));
+  EXPECT_EQ(p.disruption_budget(100), 10);
+  EXPECT_EQ(p.disruption_budget(5), 1);  // at least one
+  const Json j = p.to_json();
+  EXPECT_EQ(j["WaitForIdle"]["FatalFaults"], "Drain");
+  EXPECT_EQ(j["DisruptionBudget"], "10%");
+  EXPECT_EQ(j["UsualFixFirst"], true);
+  EXPECT_EQ(j["Suspect"]["Faults"], 3);
+}
+
+TEST(PolicyFaultClass, FieldsRoundTripAndBadValuesNameTheField) {
+  auto p = Policy::from_json(Json::parse(
+      R"({"WaitForIdle": {"MaxWait": "1h", "FatalFaults": "Wait"}, "DisruptionBudget": 3,
+          "UsualFixFirst": false, "Suspect": {"Faults": 0, "Window": "7d"}})"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(p->wait_on_fatal);
+  EXPECT_EQ(p->disruption_budget(1000), 3);
+  EXPECT_FALSE(p->usual_fix_first);
+  EXPECT_EQ(p->suspect_faults, 0);
+  auto back = Policy::from_json(p->to_json());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->to_json(), p->to_json());
+  for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"WaitForIdle": {"FatalFaults": "Later"}})", "WaitForIdle.FatalFaults"},
+           {R"({"DisruptionBudget": "0%"})", "DisruptionBudget"},
+           {R"({"DisruptionBudget": -1})", "DisruptionBudget"},
+           {R"({"Suspect": {"Faults": -2}})", "Suspect.Faults"},
+           {R"({"Suspect": {"Often": 2}})", "Suspect.Often"},
+           {R"({"UsualFixFirst": "yes"})", "UsualFixFirst"}}) {
+    auto bad = Policy::from_json(Json::parse(text));
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_TRUE(bad.status().message().starts_with(field)) << bad.status().message();
+  }
 }
 
 }  // namespace

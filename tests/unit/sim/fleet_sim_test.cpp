@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "sim/report.h"
@@ -232,14 +233,15 @@ TEST(FleetSimTest, LostWorkModelKeepsWholeCheckpointsAndChargesRestartOverhead) 
 }
 
 // The on-call rule: a proposal that repeats an action which already failed on that node for the
-// same alert is rejected and the node replaced. A thermal fault only new hardware fixes, whose
-// warning alert cannot justify a migrate, used to be reprovisioned every cooldown for ever.
+// same alert is rejected and the node replaced. An HBM fault that only new hardware fixes, with
+// every remediation left to the on-call: without the rule, the reboot a person approves fails,
+// comes back after the cooldown, is approved again, for ever.
 TEST(FleetSimTest, OnCall_ARepeatOfAFailedActionIsRejectedAndTheNodeReplaced_NoRemediationStorm) {
   TempDir dir;
   const Scenario s = scenario_of(fleet_scenario(
       16,
-      "failures: {ratePer1000NodeDays: 300, mix: {thermal: 1}, repair: {reboot: 0, reprovision: 0, "
-      "migrate: 1}, operator: {responseTime: 1h}}\n"));
+      "failures: {ratePer1000NodeDays: 300, mix: {hbm: 1}, causes: {hbm: {fix: {replace: 1}}}, "
+      "operator: {responseTime: 1h}, remediation: manual}\n"));
   const SimulationReport r = run(s, dir.path(), days(12));
   const Json& ops = r.metrics["operator"];
   EXPECT_GT(ops.value("reject", 0), 0) << ops.dump();
@@ -261,6 +263,43 @@ TEST(FleetSimTest, OnCall_ARepeatOfAFailedActionIsRejectedAndTheNodeReplaced_NoR
     }
   }
   EXPECT_EQ(deletes, ops.value("replace", 0));
+}
+
+// Common random numbers (docs/scenarios.md "What-if"): every variant of a run draws the same
+// faults — the same nodes, times, causes, effects and fixes — from streams of their own, whatever
+// the remediation did. Only a node moved to new hardware may then differ (a lemon is a host).
+TEST(FleetSimTest, CommonRandomNumbers_TwoVariantsDrawByteIdenticalFaults) {
+  TempDir dir;
+  const std::string faults = "failures: {ratePer1000NodeDays: 300, operator: {responseTime: 1h}";
+  const Scenario automatic = scenario_of(fleet_scenario(16, faults + "}\n"));
+  const Scenario none = scenario_of(fleet_scenario(16, faults + ", remediation: none}\n"));
+  run(automatic, dir.file("a"), days(8));
+  run(none, dir.file("n"), days(8));
+  auto lines = [&](const std::string& run) {
+    std::vector<Json> out;
+    std::istringstream in(read(dir.file(run + "/faults.jsonl")));
+    for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
+    return out;
+  };
+  const std::vector<Json> a = lines("a"), n = lines("n");
+  ASSERT_GT(a.size(), 10u);
+  std::set<std::string> moved;  // nodes the automatic run put on new hardware
+  for (const Json& f : a)
+    if (f["host"].get<std::string>().starts_with("host-m")) moved.insert(f["node"]);
+  auto drawn = [&](const std::vector<Json>& fs) {
+    std::string out;
+    for (Json f : fs) {
+      if (moved.contains(f["node"].get<std::string>())) continue;
+      f.erase("injected");  // a node still failing in one variant absorbs the fault
+      out += f.dump() + "\n";
+    }
+    return out;
+  };
+  EXPECT_FALSE(drawn(a).empty());
+  EXPECT_EQ(drawn(a), drawn(n));
+  // And the variants did differ: nobody repaired anything in the second.
+  const Json rn = Json::parse(read(dir.file("n/metrics.json")));
+  EXPECT_EQ(rn.at("remediations").at("succeeded"), 0);
 }
 
 }  // namespace

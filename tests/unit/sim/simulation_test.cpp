@@ -328,7 +328,7 @@ TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) 
   std::vector<std::string> ladder_79, hung;
   std::string migrated;
   for (const auto& [node, rems] : by_node) {
-    if (rems.front()["Fault"] == "xid:79") {
+    if (rems.front()["Fault"] == "xid:119") {
       for (const Json& x : rems) ladder_79.push_back(x["EffectiveAction"]);
     } else if (rems.front()["Fault"].get<std::string>().rfind("npd-", 0) == 0) {
       for (const Json& x : rems)
@@ -340,7 +340,7 @@ TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) 
       EXPECT_EQ(rems.front()["Status"], "Succeeded");
     }
   }
-  EXPECT_EQ(ladder_79, (std::vector<std::string>{"reboot", "reboot", "reprovision"}));
+  EXPECT_EQ(ladder_79, (std::vector<std::string>{"reboot", "reboot", "migrate"}));
   EXPECT_EQ(hung,
             (std::vector<std::string>{"reboot:Failed", "reboot:Failed", "reprovision:Succeeded"}));
   EXPECT_FALSE(migrated.empty());
@@ -351,13 +351,20 @@ TEST(Simulation, NodeFaultsScenario_DetectorsPolicyEscalationApprovalAndBurnIn) 
   }
   EXPECT_EQ(discarded, 1);
   EXPECT_EQ(disk, 1);
-  ASSERT_EQ(state["tickets"].size(), 1u);
-  EXPECT_EQ(state["tickets"][0]["Checks"][1]["Result"], "fail");
+  // Two tickets: the host that failed its NCCL burn-in, and the suspect host (no burn-in).
+  ASSERT_EQ(state["tickets"].size(), 2u);
+  int burn_in_failed = 0, suspect = 0;
+  for (const Json& t : state["tickets"]) {
+    if (t["Checks"].size() > 1 && t["Checks"][1]["Result"] == "fail") ++burn_in_failed;
+    if (t["Summary"].get<std::string>().find("suspect host") != std::string::npos) ++suspect;
+  }
+  EXPECT_EQ(burn_in_failed, 1);
+  EXPECT_EQ(suspect, 1);
   auto m = parse_json(read(dir.file("metrics.json")));
   ASSERT_TRUE(m.ok());
   EXPECT_EQ((*m)["remediations"]["proposed"], 7);
   EXPECT_EQ((*m)["remediations"]["escalated"], 2);
-  EXPECT_EQ((*m)["remediations"]["tickets"], 1);
+  EXPECT_EQ((*m)["remediations"]["tickets"], 2);
   // The same seed gives the same run.
   TempDir again;
   SimulationReport r2 =
