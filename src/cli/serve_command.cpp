@@ -19,6 +19,7 @@
 #include "api/api.h"
 #include "api/http_server.h"
 #include "cli/app.h"
+#include "cli/serve_options.h"
 #include "cli/serve_replicas.h"
 #include "cli/serve_sqlite.h"
 #include "cloud/local/local_cloud.h"
@@ -34,55 +35,6 @@
 namespace gf {
 
 namespace {
-
-struct ServeArgs {
-  std::string data_dir = "./gpufleet-data";
-  std::string listen = "127.0.0.1:8470";
-  std::string store = "sqlite";
-  int64_t snapshot_every = 10000;
-  size_t max_body_bytes = 4 << 20;
-  bool no_fsync = false;
-  uint64_t seed = 0;  // 0 = from the OS's entropy
-  int64_t sim_speed = 1;
-  std::string cloud_file;
-  std::string min_count_timeout = "3h";
-  std::string retry_base = "30s";
-  std::string retry_max = "10m";
-  std::string min_run_time = "0s";
-  std::string requeue_base = "10s";
-  std::string requeue_max = "10m";
-  bool reservation = true;
-  std::string webhook;
-  std::string support_webhook;
-  std::string region = "local";
-  std::string account = "000000000000";
-  std::string auth_file;
-  bool insecure = false;
-  std::string tls_cert;
-  std::string tls_key;
-  double rate_limit = -1;  // -1: 1000 with --auth-file, none without (a loopback dev server)
-  double rate_burst = 2000;
-  double rate_limit_unauthenticated = 10;
-  std::string header_timeout = "10s";
-  std::string idle_timeout = "60s";
-  std::string body_timeout = "30s";
-  size_t max_connections = 20000;
-  int workers = 16;
-  // The cloud: sim (default) or local (docs/local-cloud.md).
-  std::string cloud = "sim";
-  std::string local_root;  // default <data-dir>/local
-  std::string local_capacity;
-  int64_t local_max_instances = 64;
-  std::vector<std::string> lifecycle_roots;
-  std::string lifecycle_timeout = "30m";
-  std::vector<std::string> burn_in_checks;
-  std::string heartbeat_interval = "10s";
-  std::string rejoin_check = "2m";
-  // Replicas on PostgreSQL (docs/replication.md).
-  std::string lease = "5s";
-  std::string replica_id;
-  std::string advertise_url;
-};
 
 bool is_postgres_url(const std::string& store) {
   return store.rfind("postgres://", 0) == 0 || store.rfind("postgresql://", 0) == 0;
@@ -350,22 +302,9 @@ Result<std::string> agent_token(const std::string& root) {
   return token;
 }
 
-// --cloud local: the driver's settings from the flags: 0, or the exit code (2).
-int local_cloud_options(const ServeArgs& args, ServerConfig& cfg, RuntimeOptions& ropts,
-                        LocalCloud** driver) {
-  if (args.sim_speed > 1) {
-    std::cerr << "error: --sim-speed: the local cloud runs real processes in real time; leave it "
-                 "out with --cloud local\n";
-    return 2;
-  }
-  if (!args.cloud_file.empty()) {
-    std::cerr << "error: --sim-cloud: settings of the simulated cloud, not of --cloud local\n";
-    return 2;
-  }
-  LocalCloudConfig c;
-  c.root = args.local_root.empty() ? args.data_dir + "/local" : args.local_root;
-  c.max_instances = args.local_max_instances;
-  c.heartbeat_interval = ropts.healing.heartbeat_interval;
+// --cloud local: the flags that describe the instances (capacity, lifecycle scripts, burn-in
+// checks) into `c`: 0, or the exit code (2).
+int parse_local_instance_flags(const ServeArgs& args, LocalCloudConfig& c) {
   auto capacity = LocalCloudConfig::parse_capacity(args.local_capacity);
   if (!capacity.ok()) {
     std::cerr << "error: " << capacity.status().message() << "\n";
@@ -397,6 +336,26 @@ int local_cloud_options(const ServeArgs& args, ServerConfig& cfg, RuntimeOptions
     }
     c.burn_in_checks[check] = b.substr(eq + 1);
   }
+  return 0;
+}
+
+// --cloud local: the driver's settings from the flags: 0, or the exit code (2).
+int local_cloud_options(const ServeArgs& args, ServerConfig& cfg, RuntimeOptions& ropts,
+                        LocalCloud** driver) {
+  if (args.sim_speed > 1) {
+    std::cerr << "error: --sim-speed: the local cloud runs real processes in real time; leave it "
+                 "out with --cloud local\n";
+    return 2;
+  }
+  if (!args.cloud_file.empty()) {
+    std::cerr << "error: --sim-cloud: settings of the simulated cloud, not of --cloud local\n";
+    return 2;
+  }
+  LocalCloudConfig c;
+  c.root = args.local_root.empty() ? args.data_dir + "/local" : args.local_root;
+  c.max_instances = args.local_max_instances;
+  c.heartbeat_interval = ropts.healing.heartbeat_interval;
+  if (int rc = parse_local_instance_flags(args, c); rc != 0) return rc;
   std::error_code ec;
   std::filesystem::create_directories(c.root, ec);
   if (ec) {
@@ -563,21 +522,21 @@ int serve(const ServeArgs& args) {
   return exit_code;
 }
 
-// A replica of a control plane on PostgreSQL (docs/replication.md): follows the journal, leads
-// when it holds the lease, steps down when it loses it; exits only on a signal.
-int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
+// The flags of a replica on PostgreSQL, checked: its lease into `lease`; 0, or the exit code (2).
+int check_replica_flags(const ServeArgs& args, const ServerConfig& cfg, Duration& lease) {
   if (args.cloud == "local") {
     std::cerr << "error: --cloud local: the local cloud's instances are processes of one serve and "
                  "do not move between replicas; use the simulated cloud with --store postgres "
                  "(docs/replication.md)\n";
     return 2;
   }
-  auto lease = parse_duration(args.lease);
-  if (!lease.ok() || *lease < milliseconds(300)) {
+  auto parsed = parse_duration(args.lease);
+  if (!parsed.ok() || *parsed < milliseconds(300)) {
     std::cerr << "error: --lease: expected a duration of at least 300ms like 5s, got \""
               << args.lease << "\"\n";
     return 2;
   }
+  lease = *parsed;
   const std::string& host = cfg.listen.first;
   if (args.advertise_url.empty() && (host == "0.0.0.0" || host == "::" || host == "[::]")) {
     std::cerr << "error: --advertise-url: --listen " << host
@@ -585,6 +544,34 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
                  "followers should send writers to, e.g. --advertise-url http://10.0.0.5:8470\n";
     return 2;
   }
+  return 0;
+}
+
+// A replica that won the lease: its clock resumes where the journal stopped, its cloud and loop
+// start, and its start is recorded with the store and epoch.
+Status start_leading(Runtime& runtime, int64_t epoch, ScaledClock* scaled, const Clock& clock,
+                     const std::string& store) {
+  ControlLoop& loop = runtime.loop();
+  if (scaled) scaled->resume_from(loop.view()->applied_time);
+  const Time first = loop.view()->control_plane.first_started;
+  runtime.cloud().started(first != Time{} ? first : clock.now());
+  loop.start();
+  Request started;
+  started.name = "ControlPlaneStarted";
+  const std::string where = fmt::format("{} epoch {}", store, epoch);
+  started.handle = [where](const FleetState&, Time) -> Result<Decision> {
+    Decision d;
+    d.events.push_back(event_codec::to_event(plane_events::Started{GPUFLEET_VERSION, where}));
+    return d;
+  };
+  return loop.submit(std::move(started)).get().status;
+}
+
+// A replica of a control plane on PostgreSQL (docs/replication.md): follows the journal, leads
+// when it holds the lease, steps down when it loses it; exits only on a signal.
+int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
+  Duration lease{};
+  if (int rc = check_replica_flags(args, cfg, lease); rc != 0) return rc;
   ::umask(077);
   ::mallopt(M_ARENA_MAX, 2);
   const sigset_t signals = block_shutdown_signals();
@@ -596,27 +583,14 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
 
   ReplicatedServeConfig rc;
   rc.store_url = args.store;
-  rc.lease = *lease;
+  rc.lease = lease;
   rc.make_runtime = [&](Journal& journal) {
     auto runtime = std::make_unique<Runtime>(ropts, *clock, journal);
     runtime->api().set_tokens(cfg.tokens);
     return runtime;
   };
-  rc.start_leading = [&](Runtime& runtime, int64_t epoch) -> Status {
-    ControlLoop& loop = runtime.loop();
-    if (scaled) scaled->resume_from(loop.view()->applied_time);
-    const Time first = loop.view()->control_plane.first_started;
-    runtime.cloud().started(first != Time{} ? first : clock->now());
-    loop.start();
-    Request started;
-    started.name = "ControlPlaneStarted";
-    const std::string where = fmt::format("{} epoch {}", store, epoch);
-    started.handle = [where](const FleetState&, Time) -> Result<Decision> {
-      Decision d;
-      d.events.push_back(event_codec::to_event(plane_events::Started{GPUFLEET_VERSION, where}));
-      return d;
-    };
-    return loop.submit(std::move(started)).get().status;
+  rc.start_leading = [&](Runtime& runtime, int64_t epoch) {
+    return start_leading(runtime, epoch, scaled, *clock, store);
   };
   auto server = ReplicatedServer::open(std::move(rc));
   if (!server.ok()) {
@@ -637,7 +611,7 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
                : fmt::format("{}://{}:{}", scheme, cfg.listen.first, http.port());
   ro.id = !args.replica_id.empty() ? args.replica_id
                                    : fmt::format("{}:{}", cfg.listen.first, http.port());
-  ro.lease = *lease;
+  ro.lease = lease;
   if (Status st = replica.start(ro); !st.ok()) {
     std::cerr << "error: --store: " << st.message() << "\n";
     return 1;
@@ -653,148 +627,12 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
   return exit_code;
 }
 
-// The flags of where serve listens and keeps its journal.
-void add_server_options(CLI::App* cmd, ServeArgs& args) {
-  cmd->add_option("--data-dir", args.data_dir, "where the embedded journal lives")
-      ->capture_default_str();
-  cmd->add_option("--listen", args.listen, "HOST:PORT to listen on (port 0 = any free port)")
-      ->capture_default_str();
-  cmd->add_option("--store", args.store,
-                  "state store: sqlite (embedded, in --data-dir) or postgres://user@host:port/db "
-                  "(several replicas share it; docs/replication.md)")
-      ->capture_default_str();
-  cmd->add_option("--lease", args.lease,
-                  "postgres store: the leader's lease; a follower takes over this long after the "
-                  "leader stops renewing")
-      ->capture_default_str();
-  cmd->add_option("--replica-id", args.replica_id,
-                  "postgres store: this replica's name (default HOST:PORT of --listen)");
-  cmd->add_option("--advertise-url", args.advertise_url,
-                  "postgres store: the URL followers send writers to when this replica leads "
-                  "(default from --listen)");
-  cmd->add_option("--snapshot-every", args.snapshot_every, "journal events between snapshots")
-      ->capture_default_str();
-  cmd->add_option("--max-body-bytes", args.max_body_bytes, "largest request body accepted")
-      ->capture_default_str();
-  cmd->add_option("--seed", args.seed, "seed for ids and retry jitter (default: random)");
-}
-
-// The flags of the simulated cloud, provisioning, scheduling, alert webhooks and ARNs.
-void add_runtime_options(CLI::App* cmd, ServeArgs& args) {
-  cmd->add_option("--sim-speed", args.sim_speed,
-                  "run the clock N times faster than real time (demos of the simulated cloud)")
-      ->capture_default_str();
-  cmd->add_option("--sim-cloud", args.cloud_file,
-                  "simulated cloud settings (a scenario's cloud: block, YAML or JSON)");
-  cmd->add_option("--min-count-timeout", args.min_count_timeout,
-                  "how long a group may stay below MinCount before it rolls back")
-      ->capture_default_str();
-  cmd->add_option("--retry-base", args.retry_base, "first delay after a failed launch round")
-      ->capture_default_str();
-  cmd->add_option("--retry-max", args.retry_max, "cap of the launch retry backoff")
-      ->capture_default_str();
-  cmd->add_option("--min-run-time", args.min_run_time,
-                  "how long a job runs before it may be preempted to reclaim borrowed quota")
-      ->capture_default_str();
-  cmd->add_option("--requeue-base", args.requeue_base, "first requeue backoff of a preempted job")
-      ->capture_default_str();
-  cmd->add_option("--requeue-max", args.requeue_max, "cap of the requeue backoff")
-      ->capture_default_str();
-  cmd->add_option("--reservation", args.reservation,
-                  "reserve real per-node capacity before dispatching a gang (false: estimate a "
-                  "cluster's room "
-                  "by summing its free resources, as a fleet without resource reservation does)")
-      ->capture_default_str();
-  cmd->add_option("--webhook", args.webhook,
-                  "URL that receives every alert (firing and resolved) unchanged, as JSON; retried "
-                  "with backoff");
-  cmd->add_option("--support-webhook", args.support_webhook,
-                  "URL that receives alerts with no remediation mapped (support)");
-  cmd->add_option("--heartbeat-interval", args.heartbeat_interval,
-                  "how often node agents beat; three missed beats raise host-reachability")
-      ->capture_default_str();
-  cmd->add_option("--rejoin-check", args.rejoin_check,
-                  "how long a remediated node must stay free of firing alerts before it is "
-                  "uncordoned")
-      ->capture_default_str();
-  cmd->add_option("--region", args.region, "region part of ARNs")->capture_default_str();
-  cmd->add_option("--account", args.account, "account part of ARNs")->capture_default_str();
-}
-
-// The flags of the local cloud (docs/local-cloud.md).
-void add_local_cloud_options(CLI::App* cmd, ServeArgs& args) {
-  cmd->add_option("--cloud", args.cloud,
-                  "sim: the simulated cloud; local: every instance is a gpufleet agent process on "
-                  "this machine that runs its lifecycle script and pods for real")
-      ->capture_default_str();
-  cmd->add_option("--local-root", args.local_root,
-                  "local cloud: the instances' directories (default <data-dir>/local)");
-  cmd->add_option("--local-capacity", args.local_capacity,
-                  "local cloud: instances per type, e.g. ml.p5.48xlarge=10,ml.m5.xlarge=4 "
-                  "(unlisted: unlimited); raise it while serving in <local-root>/capacity.json");
-  cmd->add_option("--local-max-instances", args.local_max_instances,
-                  "local cloud: instances at most, whatever the types")
-      ->capture_default_str();
-  cmd->add_option("--lifecycle-root", args.lifecycle_roots,
-                  "local cloud: s3://bucket[/prefix]=DIR maps LifeCycleConfig.SourceS3Uri to a "
-                  "local directory (repeatable; file:// URIs need none)");
-  cmd->add_option("--lifecycle-timeout", args.lifecycle_timeout,
-                  "local cloud: a lifecycle script running longer fails")
-      ->capture_default_str();
-  cmd->add_option("--burn-in-check", args.burn_in_checks,
-                  "local cloud: CHECK=COMMAND for burn-in of a freed host (gpu, nccl, infiniband, "
-                  "storage; repeatable); its exit code decides");
-}
-
-// The flags of authentication, TLS and the HTTP server's limits.
-void add_http_options(CLI::App* cmd, ServeArgs& args) {
-  cmd->add_option("--auth-file", args.auth_file,
-                  "YAML file of tokens (SHA-256 hashes, subjects, roles) and AWS access keys; "
-                  "requests then need Authorization: Bearer <token> (see gpufleet token create) "
-                  "or a Signature V4 under a listed key (docs/security.md)");
-  cmd->add_flag("--insecure", args.insecure, "allow a non-loopback --listen without --auth-file");
-  cmd->add_option("--tls-cert", args.tls_cert,
-                  "PEM certificate chain: serve HTTPS (with --tls-key)");
-  cmd->add_option("--tls-key", args.tls_key, "PEM private key for --tls-cert");
-  cmd->add_option(
-      "--rate-limit", args.rate_limit,
-      "requests per second per identity, answered 429 beyond (0 = no limit; default 1000 with "
-      "--auth-file, none without)");
-  cmd->add_option("--rate-burst", args.rate_burst,
-                  "requests an identity may send at once above the rate")
-      ->capture_default_str();
-  cmd->add_option("--rate-limit-unauthenticated", args.rate_limit_unauthenticated,
-                  "with a rate limit, requests per second per client address without a valid "
-                  "token (burst twice as much)")
-      ->capture_default_str();
-  cmd->add_option("--header-timeout", args.header_timeout,
-                  "close a connection whose request headers take longer than this")
-      ->capture_default_str();
-  cmd->add_option("--idle-timeout", args.idle_timeout,
-                  "close a keep-alive connection idle this long")
-      ->capture_default_str();
-  cmd->add_option("--body-timeout", args.body_timeout,
-                  "close a connection whose body takes longer than this")
-      ->capture_default_str();
-  cmd->add_option("--max-connections", args.max_connections, "open connections at most")
-      ->capture_default_str();
-  cmd->add_option("--workers", args.workers, "threads that run request handlers")
-      ->capture_default_str();
-}
-
 }  // namespace
 
-// --help lists the flags in the order they are added.
 void register_serve_command(CLI::App& app, CommandContext& ctx) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand("serve", "run the control plane (API, controllers, journal)");
-  add_server_options(cmd, *args);
-  add_runtime_options(cmd, *args);
-  add_local_cloud_options(cmd, *args);
-  add_http_options(cmd, *args);
-  cmd->add_flag(
-      "--no-fsync", args->no_fsync,
-      "do not fsync each batch (faster, loses the last batches on power loss; tests only)");
+  add_serve_options(cmd, *args);
   cmd->callback([&ctx, args] { ctx.run = [args] { return serve(*args); }; });
 }
 

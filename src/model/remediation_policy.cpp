@@ -191,46 +191,33 @@ void parse_count_or_percent(ObjectReader& r, const char* field, int64_t& count, 
   }
 }
 
-// Suspect: Faults (0 turns it off) within Window.
-Status parse_suspect(ObjectReader& r, Policy& p) {
-  if (const Json* s = r.optional_object("Suspect")) {
-    ObjectReader sr(*s, r.field_path("Suspect"));
-    if (std::optional<int64_t> n = sr.optional_int("Faults")) {
-      if (*n < 0 || *n > 1000) {
-        sr.fail("Faults", "must be from 0 (never) to 1000");
-      } else {
-        p.suspect_faults = *n;
-      }
-    }
-    if (std::optional<Duration> d = read_duration(sr, "Window")) {
-      if (*d == Duration::zero()) sr.fail("Window", "must be longer than 0s");
-      p.suspect_window = *d;
-    }
-    refuse_unknown(sr);
-    if (!sr.ok()) return sr.status();
-  }
-  return ok_status();
-}
+// A count within a window: `field: {<count>: N, Window: D}` (CircuitBreaker: MaxAuto at least 1;
+// Suspect: Faults from 0, which turns it off, to 1000), the window longer than zero.
+struct CountInWindow {
+  const char* field;
+  const char* count;
+  int64_t min, max;
+  const char* range;  // how the count's range reads in the error
+};
 
-// CircuitBreaker: MaxAuto of at least 1 and a Window longer than zero.
-Status parse_circuit_breaker(ObjectReader& r, Policy& p) {
-  if (const Json* cb = r.optional_object("CircuitBreaker")) {
-    ObjectReader cr(*cb, r.field_path("CircuitBreaker"));
-    if (std::optional<int64_t> n = cr.optional_int("MaxAuto")) {
-      if (*n < 1) {
-        cr.fail("MaxAuto", "must be at least 1");
-      } else {
-        p.breaker_max_auto = *n;
-      }
+Status parse_count_in_window(ObjectReader& r, const CountInWindow& spec, int64_t& count,
+                             Duration& window) {
+  const Json* v = r.optional_object(spec.field);
+  if (v == nullptr) return ok_status();
+  ObjectReader cr(*v, r.field_path(spec.field));
+  if (std::optional<int64_t> n = cr.optional_int(spec.count)) {
+    if (*n < spec.min || *n > spec.max) {
+      cr.fail(spec.count, spec.range);
+    } else {
+      count = *n;
     }
-    if (std::optional<Duration> d = read_duration(cr, "Window")) {
-      if (*d == Duration::zero()) cr.fail("Window", "must be longer than 0s");
-      p.breaker_window = *d;
-    }
-    refuse_unknown(cr);
-    if (!cr.ok()) return cr.status();
   }
-  return ok_status();
+  if (std::optional<Duration> d = read_duration(cr, "Window")) {
+    if (*d == Duration::zero()) cr.fail("Window", "must be longer than 0s");
+    window = *d;
+  }
+  refuse_unknown(cr);
+  return cr.ok() ? ok_status() : cr.status();
 }
 
 }  // namespace
@@ -246,8 +233,12 @@ Result<Policy> Policy::from_json(const Json& j, const std::string& path) {
   parse_count_or_percent(r, "MaxConcurrent", p.max_concurrent_count, p.max_concurrent_percent);
   parse_count_or_percent(r, "DisruptionBudget", p.budget_count, p.budget_percent);
   if (std::optional<bool> b = r.optional_bool("UsualFixFirst")) p.usual_fix_first = *b;
-  GF_RETURN_IF_ERROR(parse_suspect(r, p));
-  GF_RETURN_IF_ERROR(parse_circuit_breaker(r, p));
+  GF_RETURN_IF_ERROR(
+      parse_count_in_window(r, {"Suspect", "Faults", 0, 1000, "must be from 0 (never) to 1000"},
+                            p.suspect_faults, p.suspect_window));
+  GF_RETURN_IF_ERROR(
+      parse_count_in_window(r, {"CircuitBreaker", "MaxAuto", 1, INT64_MAX, "must be at least 1"},
+                            p.breaker_max_auto, p.breaker_window));
   if (std::optional<Duration> d = read_duration(r, "EscalationWindow")) p.escalation_window = *d;
   if (std::optional<Duration> d = read_duration(r, "MigrationEvidenceWindow"))
     p.migration_evidence_window = *d;

@@ -116,6 +116,7 @@ struct Attempt {
   std::string fault;
   Time at{};           // when it was proposed
   bool counts = true;  // false: cancelled/rejected, or its fault cleared on its own
+  bool fixed = false;  // it acted and succeeded (a suspect host counts these)
 };
 
 struct Effective {

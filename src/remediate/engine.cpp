@@ -132,8 +132,9 @@ std::vector<remediate::Attempt> history_of(const HealthState& h, const std::stri
     // theirs) do not count; only what ran does.
     const bool ran = r.status == RStatus::kSucceeded || r.status == RStatus::kFailed ||
                      remediate::in_flight(r.status);
-    out.push_back(
-        remediate::Attempt{r.effective, r.fault, r.created_at, ran && r.acted_at.has_value()});
+    out.push_back(remediate::Attempt{r.effective, r.fault, r.created_at,
+                                     ran && r.acted_at.has_value(),
+                                     r.status == RStatus::kSucceeded && r.acted_at.has_value()});
   }
   return out;
 }
@@ -154,25 +155,21 @@ int action_rank(Action a) {
   return 0;
 }
 
-// Faults of `host` that a remediation fixed within `window` before `now`: a fault that came back
-// after a failed repair is the ladder's business, not a sign of a lemon.
-int64_t recent_repairs(const HealthState& h, const std::string& host, Time now, Duration window) {
+// Faults of the host that a remediation fixed within `window` before `now`: a fault that came
+// back after a failed repair is the ladder's business, not a sign of a lemon.
+int64_t recent_repairs(std::span<const Attempt> history, Time now, Duration window) {
   int64_t n = 0;
-  for (const auto& [id, r] : h.remediations) {
-    n += r.host == host && r.status == RStatus::kSucceeded && r.acted_at &&
-         now - r.created_at < window;
-  }
+  for (const Attempt& a : history) n += a.fixed && now - a.at < window;
   return n;
 }
 
 }  // namespace
 
-bool fault_class_action(const HealthState& h, const Policy& policy, const RuleMatch& m,
+bool fault_class_action(std::span<const Attempt> history, const Policy& policy, const RuleMatch& m,
                         const AlertRecord& lead, const Node& node, Time now,
                         const CapacityCheck& capacity, Remediation& r) {
   if (r.action != m.action || r.effective == Action::kDelete) return false;  // a person's choice
-  const int64_t repairs = recent_repairs(h, r.host, now, policy.suspect_window);
-  const bool spare = !capacity || !capacity(node.instance_type).has_value();
+  const int64_t repairs = recent_repairs(history, now, policy.suspect_window);
   std::string why;
   Action to = r.effective;
   if (policy.suspect_faults > 0 && repairs + 1 >= policy.suspect_faults) {
@@ -186,7 +183,7 @@ bool fault_class_action(const HealthState& h, const Policy& policy, const RuleMa
     const health::FaultClass fc = health::fault_class(lead.detector, lead.fault);
     const std::optional<Action> usual = parse_action(fc.usual_fix);
     if (!usual || action_rank(*usual) <= action_rank(r.effective)) return false;
-    if (!spare) {
+    if (capacity && capacity(node.instance_type)) {  // no spare for it now
       r.effective_reason += std::string(r.effective_reason.empty() ? "" : "; ") + "no spare for " +
                             std::string(fc.usual_fix) + ", which usually fixes " + lead.fault +
                             ": " + std::string(to_string(r.effective)) + " first";
@@ -203,17 +200,12 @@ bool fault_class_action(const HealthState& h, const Policy& policy, const RuleMa
   return true;
 }
 
-Result<std::vector<Event>> propose(const FleetState& state, Time now, const ProposalRequest& req,
-                                   const CapacityCheck& capacity, int64_t auto_now, int64_t taken) {
-  GF_ASSIGN_OR_RETURN(const Node* node, live_node(state, req.cluster, req.node));
-  const Cluster& cluster = *state.view().find_cluster(req.cluster);
-  const HealthState& h = state.view().health_state();
-  if (const Remediation* open = h.open_remediation(req.node)) {
-    return conflict_error("NodeId: node " + req.node + " already has remediation " + open->id +
-                          " (" + std::string(to_string(open->status)) +
-                          "); each remediation targets one node and a node has one at a time");
-  }
-  // Evidence: a failing health check (a firing alert) on that node.
+namespace {
+
+// The node's firing alerts a remediation may rest on (the request's, else every one a detector
+// may act on), most severe first; an error when there is none.
+Result<std::vector<const AlertRecord*>> gather_evidence(const HealthState& h,
+                                                        const ProposalRequest& req) {
   std::vector<const AlertRecord*> evidence;
   if (!req.evidence.empty()) {
     for (const std::string& id : req.evidence) {
@@ -221,11 +213,12 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
       if (a && a->state == "firing" && a->node == req.node) evidence.push_back(a);
     }
   } else {
-    for (const auto& [key, id] : h.open_alerts) {
-      const AlertRecord& a = h.alerts.at(id);
+    const std::string prefix = req.node + "|";
+    for (auto it = h.open_alerts.lower_bound(prefix);
+         it != h.open_alerts.end() && it->first.starts_with(prefix); ++it) {
+      const AlertRecord& a = h.alerts.at(it->second);
       // A detector proposes only for alerts with an action; a person may act on any failing check.
-      if (a.node == req.node && a.state == "firing" && (!req.from_detector || a.action != "none"))
-        evidence.push_back(&a);
+      if (a.state == "firing" && (!req.from_detector || a.action != "none")) evidence.push_back(&a);
     }
   }
   if (evidence.empty()) {
@@ -238,12 +231,106 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
                    [](const AlertRecord* a, const AlertRecord* b) {
                      return severity_rank(a->severity) > severity_rank(b->severity);
                    });
+  return evidence;
+}
+
+// r's effective action and its reason: the ladder, the evidence rule for migrate, then the
+// defaults by fault class. True when the fault class chose it (the rule's approval covers it).
+bool decide_effective(const HealthState& h, const Policy& policy, const RuleMatch& m,
+                      const AlertRecord& lead, const Node& node, Time now,
+                      const CapacityCheck& capacity, Remediation& r) {
+  const std::vector<Attempt> hist = history_of(h, r.host);
+  Effective eff{r.action, ""};
+  if (r.action == Action::kReboot || r.action == Action::kReprovision)
+    eff = escalate(r.action, lead.fault, hist, now, policy.escalation_window);
+  bool critical_now = false;
+  const std::string prefix = r.node + "|";
+  for (auto it = h.open_alerts.lower_bound(prefix);
+       it != h.open_alerts.end() && it->first.starts_with(prefix); ++it) {
+    const AlertRecord& a = h.alerts.at(it->second);
+    critical_now =
+        critical_now || (a.state == "firing" && a.severity == health::Severity::kCritical);
+  }
+  std::optional<Time> last_critical;
+  if (auto it = h.host_last_critical.find(r.host); it != h.host_last_critical.end())
+    last_critical = it->second;
+  const Effective ev = require_migration_evidence(eff.action, critical_now, last_critical, now,
+                                                  policy.migration_evidence_window);
+  r.effective = ev.action;
+  r.effective_reason = eff.reason;
+  if (!ev.reason.empty())
+    r.effective_reason += (r.effective_reason.empty() ? "" : "; ") + ev.reason;
+  // Defaults by fault class (docs/remediation.md): a suspect host is replaced; otherwise a fault
+  // whose cause a bigger repair usually needs goes straight to it, when a spare allows it.
+  return fault_class_action(hist, policy, m, lead, node, now, capacity, r);
+}
+
+// Approval: the rule's, a person's always for migrate and delete unless a rule (or the fault
+// class under a rule's auto-approval) chose exactly that; NodeRecovery None and an open or
+// tripping circuit breaker leave it to a person. Sets r's approval; may add breaker.tripped.
+void decide_approval(const HealthState& h, const Policy& policy, const Cluster& cluster,
+                     const RuleMatch& m, const ProposalRequest& req, Time now, int64_t auto_now,
+                     bool by_class, Remediation& r, std::vector<Event>& out) {
+  bool auto_ok = m.approval == Approval::kAuto && !m.support && m.action != Action::kNone;
+  // A person's request runs on its own only when the policy auto-approves exactly that action for
+  // the evidence; anything else (a record-only alert, another action) waits for a second person.
+  if (!req.from_detector && m.action != r.effective) auto_ok = false;
+  if ((r.effective == Action::kMigrate || r.effective == Action::kDelete) &&
+      m.action != r.effective && !by_class)
+    auto_ok = false;
+  if (r.effective == Action::kDelete) auto_ok = false;
+  auto hold = [&](const std::string& why) {
+    auto_ok = false;
+    r.reason += std::string(r.reason.empty() ? "" : "; ") + why;
+  };
+  if (auto_ok && cluster.node_recovery == "None")
+    hold("NodeRecovery is None: a person must approve");
+  auto breaker = h.breakers.find(req.cluster);
+  if (auto_ok && breaker != h.breakers.end() && breaker->second.open) {
+    r.held_by_breaker = true;
+    hold(
+        "circuit breaker open: automatic remediation halted until reset (gpufleet "
+        "circuit-breaker reset " +
+        req.cluster + ")");
+  } else if (auto_ok) {
+    const int64_t recent =
+        recent_auto_approvals(h, req.cluster, now, policy.breaker_window) + auto_now;
+    if (recent + 1 > policy.breaker_max_auto) {
+      const std::string why =
+          fmt::format("{} automatic remediations within {} (limit {})", recent + 1,
+                      format_duration(policy.breaker_window), policy.breaker_max_auto);
+      out.push_back(to_event(health_events::BreakerTripped{req.cluster, why}));
+      r.held_by_breaker = true;
+      hold("circuit breaker tripped: " + why + "; a person must approve");
+    }
+  }
+  if (auto_ok) {
+    r.status = RStatus::kApproved;
+    r.auto_approved = true;
+    r.approver = "policy:" + m.rule;
+    r.approved_at = now;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Event>> propose(const FleetState& state, Time now, const ProposalRequest& req,
+                                   const CapacityCheck& capacity, int64_t auto_now, int64_t taken) {
+  GF_ASSIGN_OR_RETURN(const Node* node, live_node(state, req.cluster, req.node));
+  const Cluster& cluster = *state.view().find_cluster(req.cluster);
+  const HealthState& h = state.view().health_state();
+  if (const Remediation* open = h.open_remediation(req.node)) {
+    return conflict_error("NodeId: node " + req.node + " already has remediation " + open->id +
+                          " (" + std::string(to_string(open->status)) +
+                          "); each remediation targets one node and a node has one at a time");
+  }
+  // Evidence: a failing health check (a firing alert) on that node.
+  GF_ASSIGN_OR_RETURN(const std::vector<const AlertRecord*> evidence, gather_evidence(h, req));
   const AlertRecord& lead = *evidence.front();
-  const remediate::Policy& policy = h.policy(req.cluster);
+  const Policy& policy = h.policy(req.cluster);
   std::optional<Action> default_action;
-  if (lead.fault == "xid:154") default_action = remediate::parse_action(lead.action);
-  const remediate::RuleMatch m =
-      remediate::match(policy, lead.detector, lead.fault, node->group, default_action);
+  if (lead.fault == "xid:154") default_action = parse_action(lead.action);
+  const RuleMatch m = match(policy, lead.detector, lead.fault, node->group, default_action);
   const Action asked = req.action.value_or(m.action);
   if (asked == Action::kNone) {
     return validation_error("Action: the policy maps " + lead.fault + " on pool " + node->group +
@@ -267,30 +354,7 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
   r.created_at = now;
   r.reason = req.reason;
   for (const AlertRecord* a : evidence) r.evidence.push_back(a->id);
-  // Effective action: the ladder, then the evidence rule for migrate.
-  remediate::Effective eff{asked, ""};
-  if (asked == Action::kReboot || asked == Action::kReprovision) {
-    const std::vector<remediate::Attempt> hist = history_of(h, r.host);
-    eff = remediate::escalate(asked, lead.fault, hist, now, policy.escalation_window);
-  }
-  bool critical_now = false;
-  for (const auto& [key, id] : h.open_alerts) {
-    const AlertRecord& a = h.alerts.at(id);
-    if (a.node == req.node && a.state == "firing" && a.severity == health::Severity::kCritical)
-      critical_now = true;
-  }
-  std::optional<Time> last_critical;
-  if (auto it = h.host_last_critical.find(r.host); it != h.host_last_critical.end())
-    last_critical = it->second;
-  const remediate::Effective ev = remediate::require_migration_evidence(
-      eff.action, critical_now, last_critical, now, policy.migration_evidence_window);
-  r.effective = ev.action;
-  r.effective_reason = eff.reason;
-  if (!ev.reason.empty())
-    r.effective_reason += (r.effective_reason.empty() ? "" : "; ") + ev.reason;
-  // Defaults by fault class (docs/remediation.md): a suspect host is replaced; otherwise a fault
-  // whose cause a bigger repair usually needs goes straight to it, when a spare allows it.
-  const bool by_class = fault_class_action(h, policy, m, lead, *node, now, capacity, r);
+  const bool by_class = decide_effective(h, policy, m, lead, *node, now, capacity, r);
   if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) &&
       !req.from_detector && capacity) {
     if (std::optional<std::string> why = capacity(node->instance_type)) {
@@ -298,51 +362,8 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
                             node->instance_type + ": " + *why);
     }
   }
-  // Approval: the rule's, a person's always for migrate and delete unless a rule auto-approves
-  // exactly that; NodeRecovery None and an open circuit breaker leave everything to a person.
-  bool auto_ok = m.approval == Approval::kAuto && !m.support && m.action != Action::kNone;
-  // A person's request runs on its own only when the policy auto-approves exactly that action for
-  // the evidence; anything else (a record-only alert, another action) waits for a second person.
-  if (!req.from_detector && m.action != r.effective) auto_ok = false;
-  if ((r.effective == Action::kMigrate || r.effective == Action::kDelete) &&
-      m.action != r.effective && !by_class)
-    auto_ok = false;
-  if (r.effective == Action::kDelete) auto_ok = false;
   std::vector<Event> out;
-  if (auto_ok && cluster.node_recovery == "None") {
-    auto_ok = false;
-    r.reason +=
-        std::string(r.reason.empty() ? "" : "; ") + "NodeRecovery is None: a person must approve";
-  }
-  const remediate::Breaker* breaker = nullptr;
-  if (auto it = h.breakers.find(req.cluster); it != h.breakers.end()) breaker = &it->second;
-  if (auto_ok && breaker && breaker->open) {
-    auto_ok = false;
-    r.held_by_breaker = true;
-    r.reason += std::string(r.reason.empty() ? "" : "; ") +
-                "circuit breaker open: automatic remediation halted until reset (gpufleet "
-                "circuit-breaker reset " +
-                req.cluster + ")";
-  } else if (auto_ok) {
-    const int64_t recent =
-        recent_auto_approvals(h, req.cluster, now, policy.breaker_window) + auto_now;
-    if (recent + 1 > policy.breaker_max_auto) {
-      auto_ok = false;
-      const std::string why =
-          fmt::format("{} automatic remediations within {} (limit {})", recent + 1,
-                      format_duration(policy.breaker_window), policy.breaker_max_auto);
-      out.push_back(to_event(health_events::BreakerTripped{req.cluster, why}));
-      r.held_by_breaker = true;
-      r.reason += std::string(r.reason.empty() ? "" : "; ") + "circuit breaker tripped: " + why +
-                  "; a person must approve";
-    }
-  }
-  if (auto_ok) {
-    r.status = RStatus::kApproved;
-    r.auto_approved = true;
-    r.approver = "policy:" + m.rule;
-    r.approved_at = now;
-  }
+  decide_approval(h, policy, cluster, m, req, now, auto_now, by_class, r, out);
   out.insert(out.begin(), to_event(health_events::RemediationProposed{r}, req.key));
   return out;
 }

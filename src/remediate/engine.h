@@ -69,11 +69,11 @@ Result<std::vector<Event>> propose(const FleetState& state, Time now, const Prop
                                    int64_t taken = 0);
 
 // Defaults by fault class (docs/remediation.md): a suspect host (Policy.suspect_faults faults
-// within suspect_window, this one and those earlier remediations fixed) is replaced (migrate,
-// r.suspect); otherwise, with UsualFixFirst and the default mapping, a fault whose usual fix is
-// more than r's effective action goes straight to it when a spare exists. True when it changed r's
-// effective action (which the matched rule's approval then covers).
-bool fault_class_action(const HealthState& h, const Policy& policy, const RuleMatch& m,
+// within suspect_window, this one and those earlier remediations of `history`, the host's, fixed)
+// is replaced (migrate, r.suspect); otherwise, with UsualFixFirst and the default mapping, a fault
+// whose usual fix is more than r's effective action goes straight to it when a spare exists. True
+// when it changed r's effective action (which the matched rule's approval then covers).
+bool fault_class_action(std::span<const Attempt> history, const Policy& policy, const RuleMatch& m,
                         const AlertRecord& lead, const Node& node, Time now,
                         const CapacityCheck& capacity, Remediation& r);
 

@@ -233,6 +233,31 @@ struct RemediationController::Gates {
   std::map<std::string, int64_t> in_flight_pool;  // by "<cluster>/<group>"
   std::map<std::string, int64_t> live_nodes;      // by cluster, counted once a pass when needed
   std::map<std::string, int64_t> pool_nodes;      // by "<cluster>/<group>", likewise
+
+  // Why r may not start now for lack of room (the pool's disruption budget, the cluster's
+  // concurrency cap); nullopt when there is room.
+  std::optional<std::string> no_room(const remediate::Policy& policy, const Remediation& r,
+                                     const Cluster& cluster) {
+    auto [counted, first] = live_nodes.try_emplace(r.cluster, 0);
+    if (first) {
+      for (const auto& [nid, n] : cluster.nodes) {
+        if (!n.is_live()) continue;
+        counted->second += 1;
+        pool_nodes[r.cluster + "/" + n.group] += 1;
+      }
+    }
+    const std::string pool = r.cluster + "/" + r.group;
+    const int64_t budget = policy.disruption_budget(pool_nodes[pool]);
+    if (in_flight_pool[pool] >= budget) {
+      return fmt::format("disruption budget of node pool {} reached: {} remediation(s) in flight",
+                         r.group, budget);
+    }
+    const int64_t cap = policy.max_concurrent(counted->second);
+    if (in_flight_cluster[r.cluster] >= cap)
+      return fmt::format("concurrency cap reached: {} remediation(s) in flight in {}", cap,
+                         r.cluster);
+    return std::nullopt;
+  }
 };
 
 void RemediationController::progress(const FleetState& state, Time now, ControllerDecision& d) {
@@ -381,29 +406,9 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
       return;
     }
   }
-  const std::string pool = r.cluster + "/" + r.group;
   const remediate::Policy& policy = h.policy(r.cluster);
-  auto [counted, first] = gates.live_nodes.try_emplace(r.cluster, 0);
-  if (first) {
-    for (const auto& [nid, n] : cluster.nodes) {
-      if (!n.is_live()) continue;
-      counted->second += 1;
-      gates.pool_nodes[r.cluster + "/" + n.group] += 1;
-    }
-  }
-  const int64_t budget = policy.disruption_budget(gates.pool_nodes[pool]);
-  if (gates.in_flight_pool[pool] >= budget) {
-    waiting(fmt::format("disruption budget of node pool {} reached: {} remediation(s) in flight",
-                        r.group, budget),
-            std::nullopt);
-    return;
-  }
-  const int64_t nodes = counted->second;
-  const int64_t cap = policy.max_concurrent(nodes);
-  if (gates.in_flight_cluster[r.cluster] >= cap) {
-    waiting(
-        fmt::format("concurrency cap reached: {} remediation(s) in flight in {}", cap, r.cluster),
-        std::nullopt);
+  if (std::optional<std::string> why = gates.no_room(policy, r, cluster)) {
+    waiting(*why, std::nullopt);
     return;
   }
   if ((r.effective == Action::kMigrate || r.effective == Action::kReprovision) && capacity_) {
@@ -414,21 +419,22 @@ void RemediationController::start_if_allowed(const HealthState& h, const Remedia
       return;
     }
   }
+  const std::string how = stops_jobs(h, r)
+                              ? std::string(" (its fault stopped them: draining at once)")
+                          : policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
+                                            : std::string(" (never interrupts running jobs)");
   health_events::RemediationUpdated u =
       updated(r, RStatus::kWaitingForIdle,
-              "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" +
-                  (policy.max_wait ? " (at most " + format_duration(*policy.max_wait) + ")"
-                                   : std::string(" (never interrupts running jobs)")));
+              "cordoned: no new pods; waiting until no GPU pods or Slurm allocations remain" + how);
   if (policy.max_wait) u.idle_deadline = now + *policy.max_wait;
   d.events.push_back(to_event(u));
   gates.in_flight_cluster[r.cluster] += 1;
-  gates.in_flight_pool[pool] += 1;
+  gates.in_flight_pool[r.cluster + "/" + r.group] += 1;
 }
 
 // Whether r's faults stop the jobs on its node (fatal or hang) and the policy drains such nodes
 // at once (WaitForIdle.FatalFaults: Drain, the default).
-bool RemediationController::stops_jobs(const FleetState& state, const Remediation& r) {
-  const HealthState& h = state.view().health_state();
+bool RemediationController::stops_jobs(const HealthState& h, const Remediation& r) {
   if (h.policy(r.cluster).wait_on_fatal) return false;
   for (const std::string& aid : r.evidence) {
     const AlertRecord* a = h.find_alert(aid);
@@ -452,7 +458,7 @@ void RemediationController::wait_for_idle(const FleetState& state, const Remedia
         fmt::format("node unreachable: its pods are lost; evicting {} job(s) (their gangs restart "
                     "elsewhere)",
                     jobs)));
-  } else if (stops_jobs(state, r)) {
+  } else if (stops_jobs(state.view().health_state(), r)) {
     // The fault already stopped the job on it (docs/remediation.md "Defaults by fault class"):
     // waiting for idle would only hold its gang on a broken node.
     d.events.push_back(update_event(

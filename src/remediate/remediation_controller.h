@@ -79,7 +79,7 @@ class RemediationController : public Controller {
                    std::map<std::string, int64_t>& resumed, ControllerDecision& d);
   void start_if_allowed(const HealthState& h, const Remediation& r, const Cluster& cluster,
                         const Node& node, Gates& gates, Time now, ControllerDecision& d);
-  static bool stops_jobs(const FleetState& state, const Remediation& r);
+  static bool stops_jobs(const HealthState& h, const Remediation& r);
   void wait_for_idle(const FleetState& state, const Remediation& r, Time now,
                      ControllerDecision& d);
   void request_action(const Remediation& r, const Node& node, ControllerDecision& d);

@@ -238,74 +238,90 @@ void SchedulingCache::drop_interrupts(sched::JobKey key) {
   std::erase_if(interrupts_, [&](const sched::Action& a) { return a.job == key; });
 }
 
+namespace {
+
+// The node as the scheduler sees it, or nullopt when it is not a place for pods at all.
+std::optional<sched::Scheduler::NodeDesc> node_desc(
+    const std::string& id, const Node& n, bool usable,
+    const std::set<std::string, std::less<>>& compute_groups) {
+  if (!compute_groups.contains(n.group) || !n.is_live() || n.maintenance) return std::nullopt;
+  sched::Scheduler::NodeDesc d;
+  d.instance_id = id;
+  d.instance_type = n.instance_type;
+  d.capacity = FleetState::node_capacity(n.instance_type);
+  // A real Slurm node that slurmctld will start nothing on (drained by anyone, down, not
+  // responding) takes no gang; the gangs running there go on, as a cordon's do. So does a node
+  // with an open alert of a fault that stops jobs (docs/remediation.md "Defaults by fault class").
+  const bool slurm_out = n.slurm && slurm_unschedulable(*n.slurm);
+  d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
+                  !n.faulted && !slurm_out && !d.capacity.is_zero();
+  d.cordoned =
+      (n.cordoned || n.faulted || slurm_out) && n.status == NodeStatus::kRunning && n.healthy;
+  return d;
+}
+
+// One cluster's part of a sync: its nodes as the scheduler sees them (only `changed` ones when
+// the state's node log says which; the others it no longer holds are `removed`), the targets and
+// capacities of its compute groups, and the nodes Slurm keeps out that carry gangs.
+struct ClusterSync {
+  std::vector<sched::Scheduler::NodeDesc> nodes;
+  std::vector<std::string> removed;
+  std::map<std::string, int64_t, std::less<>> targets;
+  std::map<std::string, ResourceVector, std::less<>> capacities;
+  std::vector<std::pair<std::string, const Node*>> slurm_out;
+
+  void read(const Cluster& c, const std::optional<std::vector<std::string>>& changed) {
+    const bool usable = c.runs_jobs();
+    std::set<std::string, std::less<>> compute_groups;
+    for (const InstanceGroup& g : c.groups) {
+      if (g.spec.node_type == NodeType::kController || g.spec.node_type == NodeType::kLogin)
+        continue;
+      compute_groups.insert(g.spec.name);
+      if (usable) {
+        targets[g.spec.instance_type] += g.spec.target;
+        capacities[g.spec.instance_type] = FleetState::node_capacity(g.spec.instance_type);
+      }
+    }
+    auto add = [&](const std::string& id, const Node& n) {
+      std::optional<sched::Scheduler::NodeDesc> d = node_desc(id, n, usable, compute_groups);
+      if (!d) return false;
+      if (d->cordoned && n.slurm && slurm_unschedulable(*n.slurm)) slurm_out.emplace_back(id, &n);
+      nodes.push_back(std::move(*d));
+      return true;
+    };
+    if (!changed) {
+      for (const auto& [id, n] : c.nodes) add(id, n);
+      return;
+    }
+    for (const std::string& id : *changed) {
+      auto it = c.nodes.find(id);
+      if (it == c.nodes.end() || !add(id, it->second)) removed.push_back(id);
+    }
+  }
+};
+
+}  // namespace
+
 // Brings the node index in step with every cluster changed since the last sync: only the nodes
 // that changed, when the state's node log says which (docs/performance.md "Fleet-scale
 // simulation"), else all of them.
 void SchedulingCache::sync_clusters(const FleetState& state) {
   if (state.cluster_revision() == synced_revision_) return;
-  std::vector<std::pair<std::string, const Node&>> slurm_out_nodes;
   for (const auto& [name, revision] : state.cluster_revisions()) {
     if (revision <= synced_revision_) continue;
-    std::vector<sched::Scheduler::NodeDesc> nodes;
-    std::vector<std::string> removed;
-    std::map<std::string, int64_t, std::less<>> targets;
-    std::map<std::string, ResourceVector, std::less<>> capacities;
+    ClusterSync sync;
     const Cluster* c = state.view().find_cluster(name);
     std::optional<std::vector<std::string>> changed;
-    if (c) changed = state.nodes_changed_since(name, synced_revision_);
     if (c) {
-      const bool usable = c->runs_jobs();
-      std::set<std::string, std::less<>> compute_groups;
-      for (const InstanceGroup& g : c->groups) {
-        if (g.spec.node_type == NodeType::kController || g.spec.node_type == NodeType::kLogin)
-          continue;
-        compute_groups.insert(g.spec.name);
-        if (usable) {
-          targets[g.spec.instance_type] += g.spec.target;
-          capacities[g.spec.instance_type] = FleetState::node_capacity(g.spec.instance_type);
-        }
-      }
-      // The node as the scheduler sees it, or nullopt when it is not a place for pods at all.
-      auto desc = [&](const std::string& id,
-                      const Node& n) -> std::optional<sched::Scheduler::NodeDesc> {
-        if (!compute_groups.contains(n.group) || !n.is_live() || n.maintenance) return std::nullopt;
-        sched::Scheduler::NodeDesc d;
-        d.instance_id = id;
-        d.instance_type = n.instance_type;
-        d.capacity = FleetState::node_capacity(n.instance_type);
-        // A real Slurm node that slurmctld will start nothing on (drained by anyone, down, not
-        // responding) takes no gang; the gangs running there go on, as a cordon's do.
-        const bool slurm_out = n.slurm && slurm_unschedulable(*n.slurm);
-        d.schedulable = usable && n.status == NodeStatus::kRunning && n.healthy && !n.cordoned &&
-                        !n.faulted && !slurm_out && !d.capacity.is_zero();
-        d.cordoned =
-            (n.cordoned || n.faulted || slurm_out) && n.status == NodeStatus::kRunning && n.healthy;
-        if (slurm_out && d.cordoned) slurm_out_nodes.emplace_back(id, n);
-        return d;
-      };
-      if (changed) {
-        for (const std::string& id : *changed) {
-          auto it = c->nodes.find(id);
-          std::optional<sched::Scheduler::NodeDesc> d;
-          if (it != c->nodes.end()) d = desc(id, it->second);
-          if (d) {
-            nodes.push_back(std::move(*d));
-          } else {
-            removed.push_back(id);
-          }
-        }
-      } else {
-        for (const auto& [id, n] : c->nodes) {
-          if (auto d = desc(id, n)) nodes.push_back(std::move(*d));
-        }
-      }
+      changed = state.nodes_changed_since(name, synced_revision_);
+      sync.read(*c, changed);
     }
     std::vector<sched::Action> down =
-        changed ? scheduler_.sync_nodes(name, nodes, removed, targets, capacities)
-                : scheduler_.sync_cluster(name, nodes, targets, capacities);
+        changed
+            ? scheduler_.sync_nodes(name, sync.nodes, sync.removed, sync.targets, sync.capacities)
+            : scheduler_.sync_cluster(name, sync.nodes, sync.targets, sync.capacities);
     for (sched::Action& a : down) interrupts_.push_back(std::move(a));
-    for (const auto& [id, n] : slurm_out_nodes) move_unstarted_gangs(state, name, id, n);
-    slurm_out_nodes.clear();
+    for (const auto& [id, n] : sync.slurm_out) move_unstarted_gangs(state, name, id, *n);
   }
   synced_revision_ = state.cluster_revision();
 }
@@ -447,6 +463,32 @@ Status SchedulingCache::on_submitted(const FleetState& state, const std::string&
   return submit(*job);
 }
 
+// job.admitted: the gang's placement, as the scheduler holds it.
+Status SchedulingCache::on_admitted(sched::JobKey key, const Json& p, Time t) {
+  sched::Scheduler& s = scheduler_;
+  const sched::JobSpec* spec = s.spec(key);
+  GF_ASSIGN_OR_RETURN(const job_events::Admitted e, job_events::decode<job_events::Admitted>(p));
+  sched::Action a;
+  a.kind = sched::ActionKind::kAdmit;
+  a.job = key;
+  a.alternative = static_cast<uint16_t>(e.alternative);
+  a.replaced = e.replaced;
+  GF_ASSIGN_OR_RETURN(a.placement,
+                      to_placement(s, e.cluster, e.nodes, *spec->shape, e.alternative));
+  return s.apply(a, t);
+}
+
+// job.preempted: the gang unbound, requeued (or terminated).
+Status SchedulingCache::on_preempted(sched::JobKey key, const Json& p, Time t) {
+  GF_ASSIGN_OR_RETURN(const job_events::Preempted e, job_events::decode<job_events::Preempted>(p));
+  sched::Action a;
+  a.kind = sched::ActionKind::kPreempt;
+  a.job = key;
+  a.terminated = e.terminated;
+  a.until = e.until;
+  return scheduler_.apply(a, t);
+}
+
 Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& rec,
                                     const Json& p) {
   sched::Scheduler& s = scheduler_;
@@ -461,28 +503,9 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
 
   if (rec.type == event_type::kJobAdmitted) {
     if (!held) return internal_error("job " + id + " unknown to the scheduler");
-    const sched::JobSpec* spec = s.spec(key);
-    GF_ASSIGN_OR_RETURN(const job_events::Admitted e, job_events::decode<job_events::Admitted>(p));
-    const int32_t alternative = e.alternative;
-    sched::Action a;
-    a.kind = sched::ActionKind::kAdmit;
-    a.job = key;
-    a.alternative = static_cast<uint16_t>(alternative);
-    a.replaced = e.replaced;
-    GF_ASSIGN_OR_RETURN(a.placement,
-                        to_placement(s, e.cluster, e.nodes, *spec->shape, alternative));
-    return s.apply(a, t);
+    return on_admitted(key, p, t);
   }
-  if (rec.type == event_type::kJobPreempted) {
-    sched::Action a;
-    a.kind = sched::ActionKind::kPreempt;
-    a.job = key;
-    GF_ASSIGN_OR_RETURN(const job_events::Preempted e,
-                        job_events::decode<job_events::Preempted>(p));
-    a.terminated = e.terminated;
-    a.until = e.until;
-    return s.apply(a, t);
-  }
+  if (rec.type == event_type::kJobPreempted) return on_preempted(key, p, t);
   if (rec.type == event_type::kJobInterrupted) {
     sched::Action a;
     a.kind = sched::ActionKind::kInterrupt;

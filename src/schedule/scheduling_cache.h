@@ -56,6 +56,8 @@ class SchedulingCache : public EventObserver {
   // Adds a sample of `status` to the history when the last one is `kHistoryInterval` old.
   void sample_history(Time at, const std::vector<QuotaNodeStatus>& status);
   Status observe_job(const FleetState& state, const EventRecord& record, const Json& payload);
+  Status on_admitted(sched::JobKey key, const Json& payload, Time t);
+  Status on_preempted(sched::JobKey key, const Json& payload, Time t);
   // Interrupts the gangs on a Slurm node that takes no work now and that have not started.
   void move_unstarted_gangs(const FleetState& state, const std::string& cluster,
                             const std::string& instance_id, const Node& node);

@@ -192,6 +192,94 @@ std::vector<std::string> failure_cause_names() {
   return names;
 }
 
+namespace {
+
+// A duration of at most `max` into `out`; errors carry `path`.
+Status read_duration_into(const Json& v, const std::string& path, Duration max, Duration& out) {
+  auto d = read_bounded_duration(v, max);
+  if (!d.ok()) return d.status().with_prefix(path);
+  out = *d;
+  return ok_status();
+}
+
+// lemons: {share, factor}.
+Status parse_lemons(const Json& v, const std::string& path, FailureModelSpec& spec) {
+  ObjectReader l(v, path);
+  if (const Json* s = l.optional_value("share")) {
+    GF_ASSIGN_OR_RETURN(spec.lemon_share, read_weight(*s, l.field_path("share"), true));
+    if (spec.lemon_share > 1)
+      return validation_error(l.field_path("share") + ": must be at most 1");
+  }
+  if (const Json* f = l.optional_value("factor")) {
+    GF_ASSIGN_OR_RETURN(spec.lemon_factor, read_weight(*f, l.field_path("factor"), false));
+  }
+  GF_RETURN_IF_ERROR(l.status());
+  if (auto u = l.unknown_fields(); !u.empty())
+    return validation_error(l.field_path(u.front()) + ": unknown field; expected share or factor");
+  return ok_status();
+}
+
+// mix: {CAUSE: weight}; causes not listed keep no weight (the mix given is the whole mix), and
+// the ones listed keep their default effects and fixes.
+Status parse_mix(const Json& m, const std::string& path, FailureModelSpec& spec) {
+  const std::vector<FailureCause> defaults = std::move(spec.mix);
+  spec.mix.clear();
+  for (const FailureCause& d : defaults) {
+    if (!m.contains(d.name)) continue;
+    GF_ASSIGN_OR_RETURN(double w, read_weight(m.at(d.name), path_join(path, d.name), true));
+    spec.mix.push_back(d);
+    spec.mix.back().weight = w;
+  }
+  const std::vector<std::string> known = failure_cause_names();
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      return validation_error(path_join(path, it.key()) + ": unknown cause; expected one of " +
+                              list);
+    }
+  }
+  double total = 0;
+  for (const auto& c : spec.mix) total += c.weight;
+  if (total <= 0) return validation_error(path + ": the weights add up to 0");
+  return ok_status();
+}
+
+// remediation: automatic | manual | none.
+Status parse_remediation_mode(const std::string& m, const std::string& path,
+                              FailureModelSpec& spec) {
+  for (RemediationMode mode :
+       {RemediationMode::kAutomatic, RemediationMode::kManual, RemediationMode::kNone}) {
+    if (m != to_string(mode)) continue;
+    spec.remediation = mode;
+    return ok_status();
+  }
+  return validation_error(path + ": expected automatic, manual or none, got \"" + printable(m, 40) +
+                          "\"");
+}
+
+// operator: {responseTime} or none.
+Status parse_operator(const Json& v, const std::string& path, FailureModelSpec& spec) {
+  if (v.is_string() && v.get<std::string>() == "none") {
+    spec.operator_response.reset();
+    return ok_status();
+  }
+  ObjectReader o(v, path);
+  if (const Json* t = o.optional_value("responseTime")) {
+    Duration d{};
+    GF_RETURN_IF_ERROR(read_duration_into(*t, o.field_path("responseTime"), days(365), d));
+    spec.operator_response = d;
+  }
+  GF_RETURN_IF_ERROR(o.status());
+  if (auto u = o.unknown_fields(); !u.empty()) {
+    return validation_error(o.field_path(u.front()) +
+                            ": unknown field; expected responseTime (or operator: none)");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<FailureModelSpec> parse_failure_model(const Json& value, const std::string& path) {
   FailureModelSpec spec;
   spec.mix = default_failure_mix();
@@ -205,95 +293,29 @@ Result<FailureModelSpec> parse_failure_model(const Json& value, const std::strin
     GF_ASSIGN_OR_RETURN(spec.rate_per_1000_node_days,
                         read_weight(*v, r.field_path("ratePer1000NodeDays"), true));
   }
-  if (const Json* v = r.optional_object("lemons")) {
-    ObjectReader l(*v, r.field_path("lemons"));
-    if (const Json* s = l.optional_value("share")) {
-      GF_ASSIGN_OR_RETURN(spec.lemon_share, read_weight(*s, l.field_path("share"), true));
-      if (spec.lemon_share > 1)
-        return validation_error(l.field_path("share") + ": must be at most 1");
-    }
-    if (const Json* f = l.optional_value("factor")) {
-      GF_ASSIGN_OR_RETURN(spec.lemon_factor, read_weight(*f, l.field_path("factor"), false));
-    }
-    GF_RETURN_IF_ERROR(l.status());
-    if (auto u = l.unknown_fields(); !u.empty()) {
-      return validation_error(l.field_path(u.front()) +
-                              ": unknown field; expected share or factor");
-    }
-  }
-  if (const Json* m = r.optional_object("mix")) {
-    const std::vector<std::string> known = failure_cause_names();
-    // Causes not listed keep no weight: the mix given is the whole mix.
-    const std::vector<FailureCause> defaults = std::move(spec.mix);
-    spec.mix.clear();
-    for (const FailureCause& d : defaults) {
-      if (!m->contains(d.name)) continue;
-      GF_ASSIGN_OR_RETURN(double w,
-                          read_weight(m->at(d.name), path_join(r.field_path("mix"), d.name), true));
-      spec.mix.push_back(d);
-      spec.mix.back().weight = w;
-    }
-    for (auto it = m->begin(); it != m->end(); ++it) {
-      if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
-        std::string list;
-        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-        return validation_error(path_join(r.field_path("mix"), it.key()) +
-                                ": unknown cause; expected one of " + list);
-      }
-    }
-    double total = 0;
-    for (const auto& c : spec.mix) total += c.weight;
-    if (total <= 0) return validation_error(r.field_path("mix") + ": the weights add up to 0");
-  }
+  if (const Json* v = r.optional_object("lemons"))
+    GF_RETURN_IF_ERROR(parse_lemons(*v, r.field_path("lemons"), spec));
+  if (const Json* m = r.optional_object("mix"))
+    GF_RETURN_IF_ERROR(parse_mix(*m, r.field_path("mix"), spec));
   if (r.optional_value("repair") != nullptr) {
     return validation_error(r.field_path("repair") +
                             ": replaced by causes.<cause>.fix, which fixes each cause by its own "
                             "shares (docs/scenarios.md \"Failures\")");
   }
-  if (const Json* v = r.optional_object("causes")) {
+  if (const Json* v = r.optional_object("causes"))
     GF_RETURN_IF_ERROR(parse_causes(*v, r.field_path("causes"), spec));
-  }
-  if (const Json* v = r.optional_value("hangDetection")) {
-    auto d = read_bounded_duration(*v, days(1));
-    if (!d.ok()) return d.status().with_prefix(r.field_path("hangDetection"));
-    spec.hang_detection = *d;
-  }
-  if (std::optional<std::string> m = r.optional_string("remediation")) {
-    if (*m == "automatic") {
-      spec.remediation = RemediationMode::kAutomatic;
-    } else if (*m == "manual") {
-      spec.remediation = RemediationMode::kManual;
-    } else if (*m == "none") {
-      spec.remediation = RemediationMode::kNone;
-    } else {
-      return validation_error(r.field_path("remediation") +
-                              ": expected automatic, manual or none, got \"" + printable(*m, 40) +
-                              "\"");
-    }
-  }
-  if (const Json* v = r.optional_value("operator")) {
-    if (v->is_string() && v->get<std::string>() == "none") {
-      spec.operator_response.reset();
-    } else {
-      ObjectReader o(*v, r.field_path("operator"));
-      if (const Json* t = o.optional_value("responseTime")) {
-        auto d = read_bounded_duration(*t, days(365));
-        if (!d.ok()) return d.status().with_prefix(o.field_path("responseTime"));
-        spec.operator_response = *d;
-      }
-      GF_RETURN_IF_ERROR(o.status());
-      if (auto u = o.unknown_fields(); !u.empty()) {
-        return validation_error(o.field_path(u.front()) +
-                                ": unknown field; expected responseTime (or operator: none)");
-      }
-    }
-  }
+  if (const Json* v = r.optional_value("hangDetection"))
+    GF_RETURN_IF_ERROR(
+        read_duration_into(*v, r.field_path("hangDetection"), days(1), spec.hang_detection));
+  if (std::optional<std::string> m = r.optional_string("remediation"))
+    GF_RETURN_IF_ERROR(parse_remediation_mode(*m, r.field_path("remediation"), spec));
+  if (const Json* v = r.optional_value("operator"))
+    GF_RETURN_IF_ERROR(parse_operator(*v, r.field_path("operator"), spec));
   if (auto groups = r.optional_string_list("instanceGroups")) spec.instance_groups = *groups;
   if (const Json* v = r.optional_value("sweep")) {
-    auto d = read_bounded_duration(*v, days(1));
-    if (!d.ok()) return d.status().with_prefix(r.field_path("sweep"));
-    if (*d < minutes(1)) return validation_error(r.field_path("sweep") + ": must be at least 1m");
-    spec.sweep = *d;
+    GF_RETURN_IF_ERROR(read_duration_into(*v, r.field_path("sweep"), days(1), spec.sweep));
+    if (spec.sweep < minutes(1))
+      return validation_error(r.field_path("sweep") + ": must be at least 1m");
   }
   GF_RETURN_IF_ERROR(r.status());
   if (auto u = r.unknown_fields(); !u.empty()) {

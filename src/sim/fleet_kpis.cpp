@@ -91,135 +91,122 @@ struct LargeJob {
   double wall_hours = 0;      // first start to its end (or the end of the run)
 };
 
-}  // namespace
-
-FleetKpis::FleetKpis(Time start, Time end, size_t buckets) : start_(start), end_(end) {
-  const Duration span = std::max(end - start, Duration(minutes(1)));
-  buckets_ = std::max<size_t>(1, buckets);
-  width_ = std::max<Duration>(minutes(1), (span + Duration(static_cast<int64_t>(buckets_) - 1)) /
-                                              static_cast<int64_t>(buckets_));
-  buckets_ = static_cast<size_t>((span + width_ - Duration(1)) / width_);
-  offered_us_.assign(buckets_, 0.0);
-}
-
-size_t FleetKpis::bucket_of(Time t) const {
-  if (t <= start_) return 0;
-  return std::min(buckets_ - 1, static_cast<size_t>((t - start_) / width_));
-}
-
-void FleetKpis::spread(std::vector<double>& series, Time from, Time to, double weight) const {
-  from = std::max(from, start_);
-  to = std::min(to, end_);
-  if (to <= from || weight == 0) return;
-  for (size_t b = bucket_of(from); b < buckets_; ++b) {
-    const Time lo = std::max(from, start_ + width_ * static_cast<int64_t>(b));
-    const Time hi = std::min(to, start_ + width_ * static_cast<int64_t>(b + 1));
-    if (hi <= lo) break;
-    series[b] += weight * static_cast<double>((hi - lo).count());
-  }
-}
-
-void FleetKpis::add_offered(Time from, Time to, double gpus) {
-  spread(offered_us_, from, to, gpus);
-}
-
-double FleetKpis::offered_gpu_hours() const {
-  double total = 0;
-  for (double v : offered_us_) total += v;
-  return hours(total);
-}
-
-Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
-                        const FailureInjector* failures) const {
-  std::vector<double> busy_series(buckets_, 0.0), waiting_series(buckets_, 0.0);
+// Sums over every job of a run.
+struct JobTotals {
+  std::vector<double> busy_series, waiting_series;
   std::map<std::string, TenantAcc> tenants;
   double busy = 0, kept = 0, in_progress = 0, in_progress_useful = 0;
-  std::map<std::string, double> lost;  // cause -> GPU·µs
-  lost["failure"] = lost["preemption"] = lost["other"] = 0;
+  std::map<std::string, double> lost{{"failure", 0}, {"preemption", 0}, {"other", 0}};  // GPU·µs
   double trace_work = 0;  // GPU·µs of work the finished jobs asked for
   std::vector<LargeJob> large;
   int64_t jobs = 0, preempted_jobs = 0, max_preemptions = 0, preemptions = 0;
-  for (const auto& [id, jp] : view.jobs) {
-    const Job& job = *jp;
-    const int64_t gpus = job_gpus(job);
-    const auto g = static_cast<double>(gpus);
-    TenantAcc& t = tenants[tenant_of(job)];
-    ++jobs;
-    ++t.jobs;
-    preemptions += job.preempted_count;
-    t.preemptions += job.preempted_count;
-    preempted_jobs += job.preempted_count > 0;
-    max_preemptions = std::max<int64_t>(max_preemptions, job.preempted_count);
-    // Waiting: created → first start, between runs, and after the last run while not finished.
-    const Time stop = job.stopped_at ? *job.stopped_at : end_;
-    Time wait_from = job.created_at;
-    if (job.runs.empty()) {
-      ++t.never_started;
-    } else {
-      t.waits.push_back(secs(job.runs.front().start - job.created_at));
+};
+
+// What a job's runs added up to, for its own line.
+struct JobRuns {
+  double busy = 0;         // GPU·µs
+  double open_useful = 0;  // µs of work its open run did since its overhead
+  int64_t restarts = 0, interruptions = 0;
+  Time wait_from{};  // the end of its last run (or its creation)
+};
+
+// A job's runs: busy, kept, lost by cause and in progress into the totals and its tenant's, its
+// waits between runs into the queue series. `spread(series, from, to, weight)` adds to a series.
+template <typename Spread>
+JobRuns add_runs(const Job& job, double g, Time end, const Spread& spread, TenantAcc& t,
+                 JobTotals& a) {
+  JobRuns out;
+  out.wait_from = job.created_at;
+  for (size_t i = 0; i < job.runs.size(); ++i) {
+    const JobRun& run = job.runs[i];
+    spread(a.waiting_series, out.wait_from, run.start, 1.0);
+    const Time e = run.end ? *run.end : end;
+    const double dur = static_cast<double>((e - run.start).count());
+    a.busy += g * dur;
+    out.busy += g * dur;
+    spread(a.busy_series, run.start, e, g);
+    t.cost_micros += static_cast<double>(run.cost_micros(run.start, e));
+    out.wait_from = e;
+    if (!run.end) {
+      // Work an open run did since its overhead counts as done (productive time): it is lost
+      // only if the run later ends before its next checkpoint.
+      a.in_progress += g * dur;
+      const double remaining =
+          job.duration ? static_cast<double>((*job.duration - job.progress).count()) : dur;
+      out.open_useful = std::clamp(dur - static_cast<double>(run.overhead.count()), 0.0,
+                                   std::max(0.0, remaining));
+      a.in_progress_useful += g * out.open_useful;
+      t.kept_us += g * out.open_useful;
+      continue;
     }
-    double job_busy = 0, open_useful = 0;
-    int64_t restarts = 0, interruptions = 0;
-    for (size_t i = 0; i < job.runs.size(); ++i) {
-      const JobRun& run = job.runs[i];
-      spread(waiting_series, wait_from, run.start, 1.0);
-      const Time e = run.end ? *run.end : end_;
-      const double dur = static_cast<double>((e - run.start).count());
-      busy += g * dur;
-      job_busy += g * dur;
-      spread(busy_series, run.start, e, g);
-      t.cost_micros += static_cast<double>(run.cost_micros(run.start, e));
-      wait_from = e;
-      if (!run.end) {
-        // Work an open run did since its overhead counts as done (productive time): it is lost
-        // only if the run later ends before its next checkpoint.
-        in_progress += g * dur;
-        const double remaining =
-            job.duration ? static_cast<double>((*job.duration - job.progress).count()) : dur;
-        open_useful = std::clamp(dur - static_cast<double>(run.overhead.count()), 0.0,
-                                 std::max(0.0, remaining));
-        in_progress_useful += g * open_useful;
-        t.kept_us += g * open_useful;
-        continue;
-      }
-      if (i > 0) ++restarts;
-      interruptions += loss_cause(run.ended_by) == "failure";
-      kept += g * static_cast<double>(run.kept.count());
-      t.kept_us += g * static_cast<double>(run.kept.count());
-      // A run cut short during its restart overhead spent only what it ran.
-      const double over = std::min(dur, static_cast<double>(run.overhead.count()));
-      const double rest = dur - over - static_cast<double>(run.kept.count());
-      lost[loss_cause(run.ended_by)] += g * std::max(0.0, rest);
-      // A restart's overhead is lost to whatever ended the run before it.
-      lost[i > 0 ? loss_cause(job.runs[i - 1].ended_by) : "other"] += g * over;
-    }
-    t.busy_us += job_busy;
-    if (!is_terminal(job.status) && (job.runs.empty() || job.runs.back().end)) {
-      spread(waiting_series, wait_from, stop, 1.0);
-    }
-    if (job.status == JobStatus::kSucceeded && job.duration) {
-      trace_work += g * static_cast<double>(job.duration->count());
-    }
-    if (gpus > 0 && job.duration && !job.runs.empty()) {
-      LargeJob lj{job.name,
-                  tenant_of(job),
-                  gpus,
-                  hours(job_busy),
-                  0,
-                  restarts,
-                  job.preempted_count,
-                  job.status == JobStatus::kSucceeded};
-      const Time first = job.runs.front().start;
-      const Time last =
-          job.status == JobStatus::kSucceeded && job.stopped_at ? *job.stopped_at : end_;
-      const double progress = static_cast<double>(job.progress.count()) + open_useful;
-      if (last > first) lj.ettr = progress / static_cast<double>((last - first).count());
-      lj.interruptions = interruptions;
-      lj.wall_hours = hours(static_cast<double>((last - first).count()));
-      large.push_back(std::move(lj));
-    }
+    if (i > 0) ++out.restarts;
+    out.interruptions += loss_cause(run.ended_by) == "failure";
+    a.kept += g * static_cast<double>(run.kept.count());
+    t.kept_us += g * static_cast<double>(run.kept.count());
+    // A run cut short during its restart overhead spent only what it ran.
+    const double over = std::min(dur, static_cast<double>(run.overhead.count()));
+    const double rest = dur - over - static_cast<double>(run.kept.count());
+    a.lost[loss_cause(run.ended_by)] += g * std::max(0.0, rest);
+    // A restart's overhead is lost to whatever ended the run before it.
+    a.lost[i > 0 ? loss_cause(job.runs[i - 1].ended_by) : "other"] += g * over;
   }
-  // The largest jobs by GPUs, then GPU-hours: their effective training time ratio.
+  return out;
+}
+
+// A job's line among the large jobs: its effective training time ratio (work done ÷ wall time
+// since its first start) and interruptions.
+LargeJob large_job(const Job& job, int64_t gpus, const JobRuns& runs, Time end) {
+  LargeJob lj{job.name,
+              tenant_of(job),
+              gpus,
+              hours(runs.busy),
+              0,
+              runs.restarts,
+              job.preempted_count,
+              job.status == JobStatus::kSucceeded};
+  const Time first = job.runs.front().start;
+  const Time last = job.status == JobStatus::kSucceeded && job.stopped_at ? *job.stopped_at : end;
+  const double progress = static_cast<double>(job.progress.count()) + runs.open_useful;
+  if (last > first) lj.ettr = progress / static_cast<double>((last - first).count());
+  lj.interruptions = runs.interruptions;
+  lj.wall_hours = hours(static_cast<double>((last - first).count()));
+  return lj;
+}
+
+// One job's part of the totals: its runs, its waits, its tenant's sums, and its line among the
+// large jobs. `end` is the end of the simulated run.
+template <typename Spread>
+void add_job(const Job& job, Time end, const Spread& spread, JobTotals& a) {
+  const int64_t gpus = job_gpus(job);
+  const auto g = static_cast<double>(gpus);
+  TenantAcc& t = a.tenants[tenant_of(job)];
+  ++a.jobs;
+  ++t.jobs;
+  a.preemptions += job.preempted_count;
+  t.preemptions += job.preempted_count;
+  a.preempted_jobs += job.preempted_count > 0;
+  a.max_preemptions = std::max<int64_t>(a.max_preemptions, job.preempted_count);
+  // Waiting: created → first start, between runs, and after the last run while not finished.
+  const Time stop = job.stopped_at ? *job.stopped_at : end;
+  if (job.runs.empty()) {
+    ++t.never_started;
+  } else {
+    t.waits.push_back(secs(job.runs.front().start - job.created_at));
+  }
+  const JobRuns runs = add_runs(job, g, end, spread, t, a);
+  t.busy_us += runs.busy;
+  if (!is_terminal(job.status) && (job.runs.empty() || job.runs.back().end)) {
+    spread(a.waiting_series, runs.wait_from, stop, 1.0);
+  }
+  if (job.status == JobStatus::kSucceeded && job.duration) {
+    a.trace_work += g * static_cast<double>(job.duration->count());
+  }
+  if (gpus > 0 && job.duration && !job.runs.empty())
+    a.large.push_back(large_job(job, gpus, runs, end));
+}
+
+// The 20 largest jobs (by GPUs, then GPU-hours) and their mean effective training time ratio.
+Json large_jobs_json(std::vector<LargeJob> large) {
   std::sort(large.begin(), large.end(), [](const LargeJob& a, const LargeJob& b) {
     if (a.gpus != b.gpus) return a.gpus > b.gpus;
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
@@ -245,63 +232,30 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
          {"finished", lj.finished}});
   }
 
-  Json tenants_json = Json::object();
-  std::vector<double> all_waits;
-  for (auto& [name, t] : tenants) {
+  return Json{
+      {"jobs", std::move(large_json)},
+      {"meanEffectiveTrainingTimeRatio",
+       large.empty() ? Json(nullptr) : Json(r4(ettr_sum / static_cast<double>(large.size())))}};
+}
+
+// Per tenant: jobs, waits, GPU-hours, preemptions, cost; `all_waits` gets every wait.
+Json tenants_json(const std::map<std::string, TenantAcc>& tenants, std::vector<double>& all_waits) {
+  Json out = Json::object();
+  for (const auto& [name, t] : tenants) {
     all_waits.insert(all_waits.end(), t.waits.begin(), t.waits.end());
-    tenants_json[name] = {{"jobs", t.jobs},
-                          {"neverStarted", t.never_started},
-                          {"queueingDelay", summary(t.waits, true)},
-                          {"busyGpuHours", r4(hours(t.busy_us))},
-                          {"keptGpuHours", r4(hours(t.kept_us))},
-                          {"preemptions", t.preemptions},
-                          {"costUsd", r4(t.cost_micros / 1e6)}};
+    out[name] = {{"jobs", t.jobs},
+                 {"neverStarted", t.never_started},
+                 {"queueingDelay", summary(t.waits, true)},
+                 {"busyGpuHours", r4(hours(t.busy_us))},
+                 {"keptGpuHours", r4(hours(t.kept_us))},
+                 {"preemptions", t.preemptions},
+                 {"costUsd", r4(t.cost_micros / 1e6)}};
   }
+  return out;
+}
 
-  // Time series.
-  Json series = Json::array();
-  const double w = static_cast<double>(width_.count());
-  for (size_t b = 0; b < buckets_; ++b) {
-    series.push_back({{"t", r4(secs(width_ * static_cast<int64_t>(b)))},
-                      {"offeredGpus", r4(offered_us_[b] / w)},
-                      {"busyGpus", r4(busy_series[b] / w)},
-                      {"utilization", ratio(busy_series[b], offered_us_[b])},
-                      {"queueDepth", r4(waiting_series[b] / w)}});
-  }
-
-  const double paid_us = paid_gpu_hours * 3.6e9;
-  Json out = {
-      {"goodput", ratio(kept + in_progress_useful, paid_us)},
-      {"gpuHours",
-       {{"paid", r4(paid_gpu_hours)},
-        {"busy", r4(hours(busy))},
-        {"kept", r4(hours(kept))},
-        {"inProgress", r4(hours(in_progress))},
-        {"inProgressDone", r4(hours(in_progress_useful))},
-        {"lostToFailures", r4(hours(lost["failure"]))},
-        {"lostToPreemption", r4(hours(lost["preemption"]))},
-        {"lostOther", r4(hours(lost["other"]))},
-        {"finishedJobsWork", r4(hours(trace_work))}}},
-      {"jobGoodput", ratio(kept + in_progress_useful, busy)},
-      {"utilization", ratio(busy, paid_us)},
-      {"jobs", jobs},
-      {"queueingDelay", summary(all_waits, true)},
-      {"tenants", std::move(tenants_json)},
-      {"preemptions",
-       {{"total", preemptions},
-        {"jobsPreempted", preempted_jobs},
-        {"perJob", jobs > 0 ? Json(r4(static_cast<double>(preemptions) / static_cast<double>(jobs)))
-                            : Json(0)},
-        {"max", max_preemptions}}},
-      {"largeJobs",
-       {{"jobs", std::move(large_json)},
-        {"meanEffectiveTrainingTimeRatio",
-         large.empty() ? Json(nullptr) : Json(r4(ettr_sum / static_cast<double>(large.size())))}}},
-      {"bucketSeconds", r4(secs(width_))},
-      {"series", std::move(series)}};
-
-  // Repairs: MTTR by phase, automatic vs manual (docs/scenarios.md "Fleet KPIs").
-  const remediate::HealthState& health = view.health_state();
+// Repairs: MTTR by phase, automatic vs manual (docs/scenarios.md "Fleet KPIs").
+Json mttr_json(const remediate::HealthState& health) {
   struct Phases {
     std::vector<double> detection, approval, gates, idle, repair, rejoin, total;
   };
@@ -355,60 +309,152 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
       incident_secs.push_back(secs(*a.resolved_at - a.first_seen));
     }
   }
-  out["mttr"] = {{"incidents", summary(incident_secs, true)},
-                 {"openAtEnd", open_incidents},
-                 {"all", phases_json(all)},
-                 {"automatic", phases_json(automatic)},
-                 {"manual", phases_json(manual)}};
+  return Json{{"incidents", summary(incident_secs, true)},
+              {"openAtEnd", open_incidents},
+              {"all", phases_json(all)},
+              {"automatic", phases_json(automatic)},
+              {"manual", phases_json(manual)}};
+}
 
-  if (failures != nullptr) {
-    const double node_days = failures->node_days();
-    Json causes = Json::object();
-    for (const auto& [c, n] : failures->by_cause()) causes[c] = n;
-    Json repairs = Json::object();
-    for (const auto& [c, n] : failures->by_fix()) repairs[c] = n;
-    Json effects = Json::object();
-    for (const auto& [e, n] : failures->by_effect()) effects[e] = n;
-    // Lemons found: the hosts the control plane marked suspect (docs/remediation.md "Suspect
-    // hosts"), each with whether the model made it a lemon; and the modelled lemons that showed
-    // themselves (at least 2 faults), the most any detector could find.
-    std::set<std::string> suspect;
-    for (const auto& [rid, r] : health.remediations) {
-      if (r.suspect) suspect.insert(r.host);
-    }
-    Json found = Json::array();
-    int64_t true_found = 0;
-    for (const std::string& h : suspect) {
-      const bool lemon = failures->lemon_hosts().contains(h);
-      auto n = failures->faults_by_host().find(h);
-      found.push_back({{"host", h},
-                       {"faults", n == failures->faults_by_host().end() ? 0 : n->second},
-                       {"lemon", lemon}});
-      true_found += lemon;
-    }
-    int64_t showed = 0;
-    for (const std::string& h : failures->lemon_hosts()) {
-      auto n = failures->faults_by_host().find(h);
-      showed += n != failures->faults_by_host().end() && n->second >= 2;
-    }
-    const int64_t injected = failures->injected();
-    out["failures"] = {
-        {"injected", injected},
-        {"absorbed", failures->absorbed()},
-        {"byCause", std::move(causes)},
-        {"byFixNeeded", std::move(repairs)},
-        {"byEffect", std::move(effects)},
-        {"nodeDays", r4(node_days)},
-        {"per1000NodeDays", node_days > 0
-                                ? Json(r4(1000.0 * static_cast<double>(injected) / node_days))
-                                : Json(nullptr)},
-        {"meanTimeBetweenIncidentsPerNodeDays",
-         injected > 0 ? Json(r4(node_days / static_cast<double>(injected))) : Json(nullptr)},
-        {"lemonHostsModelled", failures->lemon_hosts().size()},
-        {"lemonHostsThatShowed", showed},
-        {"lemonHostsFound", std::move(found)},
-        {"lemonHostsFoundThatAreLemons", true_found}};
+// The failure model's counts and the lemon hosts found (docs/scenarios.md "Fleet KPIs").
+Json failures_json(const remediate::HealthState& health, const FailureInjector& failures) {
+  const double node_days = failures.node_days();
+  Json causes = Json::object();
+  for (const auto& [c, n] : failures.by_cause()) causes[c] = n;
+  Json repairs = Json::object();
+  for (const auto& [c, n] : failures.by_fix()) repairs[c] = n;
+  Json effects = Json::object();
+  for (const auto& [e, n] : failures.by_effect()) effects[e] = n;
+  // Lemons found: the hosts the control plane marked suspect (docs/remediation.md "Suspect
+  // hosts"), each with whether the model made it a lemon; and the modelled lemons that showed
+  // themselves (at least 2 faults), the most any detector could find.
+  std::set<std::string> suspect;
+  for (const auto& [rid, r] : health.remediations) {
+    if (r.suspect) suspect.insert(r.host);
   }
+  Json found = Json::array();
+  int64_t true_found = 0;
+  for (const std::string& h : suspect) {
+    const bool lemon = failures.lemon_hosts().contains(h);
+    auto n = failures.faults_by_host().find(h);
+    found.push_back({{"host", h},
+                     {"faults", n == failures.faults_by_host().end() ? 0 : n->second},
+                     {"lemon", lemon}});
+    true_found += lemon;
+  }
+  int64_t showed = 0;
+  for (const std::string& h : failures.lemon_hosts()) {
+    auto n = failures.faults_by_host().find(h);
+    showed += n != failures.faults_by_host().end() && n->second >= 2;
+  }
+  const int64_t injected = failures.injected();
+  return Json{{"injected", injected},
+              {"absorbed", failures.absorbed()},
+              {"byCause", std::move(causes)},
+              {"byFixNeeded", std::move(repairs)},
+              {"byEffect", std::move(effects)},
+              {"nodeDays", r4(node_days)},
+              {"per1000NodeDays", node_days > 0
+                                      ? Json(r4(1000.0 * static_cast<double>(injected) / node_days))
+                                      : Json(nullptr)},
+              {"meanTimeBetweenIncidentsPerNodeDays",
+               injected > 0 ? Json(r4(node_days / static_cast<double>(injected))) : Json(nullptr)},
+              {"lemonHostsModelled", failures.lemon_hosts().size()},
+              {"lemonHostsThatShowed", showed},
+              {"lemonHostsFound", std::move(found)},
+              {"lemonHostsFoundThatAreLemons", true_found}};
+}
+
+}  // namespace
+
+FleetKpis::FleetKpis(Time start, Time end, size_t buckets) : start_(start), end_(end) {
+  const Duration span = std::max(end - start, Duration(minutes(1)));
+  buckets_ = std::max<size_t>(1, buckets);
+  width_ = std::max<Duration>(minutes(1), (span + Duration(static_cast<int64_t>(buckets_) - 1)) /
+                                              static_cast<int64_t>(buckets_));
+  buckets_ = static_cast<size_t>((span + width_ - Duration(1)) / width_);
+  offered_us_.assign(buckets_, 0.0);
+}
+
+size_t FleetKpis::bucket_of(Time t) const {
+  if (t <= start_) return 0;
+  return std::min(buckets_ - 1, static_cast<size_t>((t - start_) / width_));
+}
+
+void FleetKpis::spread(std::vector<double>& series, Time from, Time to, double weight) const {
+  from = std::max(from, start_);
+  to = std::min(to, end_);
+  if (to <= from || weight == 0) return;
+  for (size_t b = bucket_of(from); b < buckets_; ++b) {
+    const Time lo = std::max(from, start_ + width_ * static_cast<int64_t>(b));
+    const Time hi = std::min(to, start_ + width_ * static_cast<int64_t>(b + 1));
+    if (hi <= lo) break;
+    series[b] += weight * static_cast<double>((hi - lo).count());
+  }
+}
+
+void FleetKpis::add_offered(Time from, Time to, double gpus) {
+  spread(offered_us_, from, to, gpus);
+}
+
+double FleetKpis::offered_gpu_hours() const {
+  double total = 0;
+  for (double v : offered_us_) total += v;
+  return hours(total);
+}
+
+Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
+                        const FailureInjector* failures) const {
+  JobTotals a;
+  a.busy_series.assign(buckets_, 0.0);
+  a.waiting_series.assign(buckets_, 0.0);
+  auto spread = [this](std::vector<double>& s, Time from, Time to, double w) {
+    this->spread(s, from, to, w);
+  };
+  for (const auto& [id, jp] : view.jobs) add_job(*jp, end_, spread, a);
+  std::vector<double> all_waits;
+  Json tenants = tenants_json(a.tenants, all_waits);
+  // Time series.
+  Json series = Json::array();
+  const double w = static_cast<double>(width_.count());
+  for (size_t b = 0; b < buckets_; ++b) {
+    series.push_back({{"t", r4(secs(width_ * static_cast<int64_t>(b)))},
+                      {"offeredGpus", r4(offered_us_[b] / w)},
+                      {"busyGpus", r4(a.busy_series[b] / w)},
+                      {"utilization", ratio(a.busy_series[b], offered_us_[b])},
+                      {"queueDepth", r4(a.waiting_series[b] / w)}});
+  }
+  const double paid_us = paid_gpu_hours * 3.6e9;
+  const double done = a.kept + a.in_progress_useful;
+  Json out = {
+      {"goodput", ratio(done, paid_us)},
+      {"gpuHours",
+       {{"paid", r4(paid_gpu_hours)},
+        {"busy", r4(hours(a.busy))},
+        {"kept", r4(hours(a.kept))},
+        {"inProgress", r4(hours(a.in_progress))},
+        {"inProgressDone", r4(hours(a.in_progress_useful))},
+        {"lostToFailures", r4(hours(a.lost["failure"]))},
+        {"lostToPreemption", r4(hours(a.lost["preemption"]))},
+        {"lostOther", r4(hours(a.lost["other"]))},
+        {"finishedJobsWork", r4(hours(a.trace_work))}}},
+      {"jobGoodput", ratio(done, a.busy)},
+      {"utilization", ratio(a.busy, paid_us)},
+      {"jobs", a.jobs},
+      {"queueingDelay", summary(all_waits, true)},
+      {"tenants", std::move(tenants)},
+      {"preemptions",
+       {{"total", a.preemptions},
+        {"jobsPreempted", a.preempted_jobs},
+        {"perJob", a.jobs > 0
+                       ? Json(r4(static_cast<double>(a.preemptions) / static_cast<double>(a.jobs)))
+                       : Json(0)},
+        {"max", a.max_preemptions}}},
+      {"largeJobs", large_jobs_json(std::move(a.large))},
+      {"bucketSeconds", r4(secs(width_))},
+      {"series", std::move(series)}};
+  out["mttr"] = mttr_json(view.health_state());
+  if (failures != nullptr) out["failures"] = failures_json(view.health_state(), *failures);
   return out;
 }
 

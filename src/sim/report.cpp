@@ -287,19 +287,22 @@ std::vector<KpiRow> kpi_rows(const Json& m) {
   };
 }
 
-std::string format_kpi(const Json& value, const std::string& unit) {
-  double v = 0;
-  if (value.is_number()) {
-    v = value.get<double>();
-  } else if (value.is_string()) {  // billing totals are decimal strings
+std::optional<double> kpi_number(const Json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) {  // billing totals are decimal strings
     try {
-      v = std::stod(value.get<std::string>());
+      return std::stod(value.get<std::string>());
     } catch (...) {
-      return "-";
+      return std::nullopt;
     }
-  } else {
-    return "-";
   }
+  return std::nullopt;
+}
+
+std::string format_kpi(const Json& value, const std::string& unit) {
+  const std::optional<double> number = kpi_number(value);
+  if (!number) return "-";
+  const double v = *number;
   if (unit == "percent") return fmt::format("{:.1f}%", v * 100);
   if (unit == "gpu-h") return fmt::format("{:.1f} GPU-h", v);
   if (unit == "s") return format_duration(seconds(static_cast<int64_t>(std::llround(v))));
@@ -309,18 +312,7 @@ std::string format_kpi(const Json& value, const std::string& unit) {
 }
 
 std::string format_kpi_delta(const Json& base, const Json& value, const std::string& unit) {
-  auto as_num = [](const Json& j) -> std::optional<double> {
-    if (j.is_number()) return j.get<double>();
-    if (j.is_string()) {
-      try {
-        return std::stod(j.get<std::string>());
-      } catch (...) {
-        return std::nullopt;
-      }
-    }
-    return std::nullopt;
-  };
-  const auto a = as_num(base), b = as_num(value);
+  const auto a = kpi_number(base), b = kpi_number(value);
   if (!a || !b) return "-";
   // A change that rounds to nothing shows as 0, without a sign.
   if (unit == "percent") {

@@ -4,6 +4,7 @@
 // variant of a comparison. No script, no external resource: it opens offline.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,8 @@ struct KpiRow {
   bool higher_is_better = true;
 };
 std::vector<KpiRow> kpi_rows(const Json& metrics);
+// A KPI's value as a number: a JSON number, or a decimal string (billing totals); nullopt else.
+std::optional<double> kpi_number(const Json& value);
 // A value as the tables show it ("93.1%", "1,234.5 GPU-h", "3m12s", "-").
 std::string format_kpi(const Json& value, const std::string& unit);
 // The change from `base` to `value` ("+2.3 pts", "-12.0%", "-").

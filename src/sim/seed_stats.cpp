@@ -36,18 +36,6 @@ std::optional<Interval> interval_of(const std::vector<double>& values) {
 
 namespace {
 
-std::optional<double> number(const Json& v) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    try {
-      return std::stod(v.get<std::string>());
-    } catch (...) {
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
 // A spread or a difference in the KPI's unit: percent as points, seconds as a duration.
 std::string amount(double v, const std::string& unit) {
   if (unit == "percent") return fmt::format("{:.1f} pts", v * 100);
@@ -107,7 +95,7 @@ std::vector<std::vector<std::string>> seed_table(const std::vector<SeededVariant
     for (size_t v = 0; v < variants.size(); ++v) {
       std::vector<double> xs;
       for (const auto& run : rows[v]) {
-        vals[v].push_back(number(run[k].value));
+        vals[v].push_back(kpi_number(run[k].value));
         if (vals[v].back()) xs.push_back(*vals[v].back());
       }
       row.push_back(mean_cell(xs, base[k].unit));
