@@ -22,6 +22,10 @@ struct FaultClass {
   std::string_view usual_fix;
   double usual_fix_share = 0;  // the published share of faults that need it
   std::string_view source;     // where the effect and the share come from
+  double slowdown = 1;         // degraded: how many times as long the gang's steps take
+  // After a repair of it failed on the host: the next step ("migrate" for hardware that a reset
+  // did not fix: a reimage will not either); empty: the escalation ladder's.
+  std::string_view after_failure = {};
 };
 
 // The class of an alert's (detector, fault): a row naming the fault ("xid:79") before the

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace gf {
 namespace {
@@ -195,6 +196,11 @@ Json runs_json(const std::vector<JobRun>& runs) {
     if (r.overhead != Duration::zero()) run["overhead_us"] = r.overhead.count();
     if (r.kept != Duration::zero()) run["kept_us"] = r.kept.count();
     if (!r.ended_by.empty()) run["ended_by"] = r.ended_by;
+    if (r.slowed != Duration::zero()) run["slowed_us"] = r.slowed.count();
+    if (r.slow_since) {
+      run["slow_since_us"] = to_micros(*r.slow_since);
+      run["slow_factor"] = r.slow_factor;
+    }
     run_list.push_back(std::move(run));
   }
   return run_list;
@@ -267,6 +273,9 @@ void read_job_runs_and_history(const Json& j, Job& job) {
       run.overhead = Duration(r.value("overhead_us", int64_t{0}));
       run.kept = Duration(r.value("kept_us", int64_t{0}));
       run.ended_by = r.value("ended_by", std::string());
+      run.slowed = Duration(r.value("slowed_us", int64_t{0}));
+      run.slow_since = read_opt_time(r, "slow_since_us");
+      run.slow_factor = r.value("slow_factor", 1.0);
       job.runs.push_back(std::move(run));
     }
   }
@@ -291,11 +300,30 @@ std::vector<Job::Pod> Job::pods() const {
   return out;
 }
 
+Duration JobRun::slow_loss(Time t) const {
+  Duration loss = slowed;
+  const Time from = slow_since ? std::max(*slow_since, start + overhead) : t;
+  if (slow_since && t > from && slow_factor > 1) {
+    const double open = static_cast<double>((t - from).count());
+    loss += Duration(std::llround(open * (1 - 1 / slow_factor)));
+  }
+  return loss;
+}
+
 std::optional<Time> Job::completion_time() const {
   if (status != JobStatus::kRunning || !duration || !started_at) return std::nullopt;
-  const Duration overhead =
-      runs.empty() || runs.back().end ? Duration::zero() : runs.back().overhead;
-  return *started_at + overhead + std::max(Duration::zero(), *duration - progress);
+  const bool open = !runs.empty() && !runs.back().end;
+  const Duration overhead = open ? runs.back().overhead : Duration::zero();
+  const Duration remaining = std::max(Duration::zero(), *duration - progress);
+  const Time working = *started_at + overhead;  // progress starts after the overhead
+  if (!open) return working + remaining;
+  const JobRun& run = runs.back();
+  if (!run.slow_since || run.slow_factor <= 1) return working + remaining + run.slowed;
+  // Slowed since s: the work left then takes slow_factor times as long.
+  const Time s = std::max(*run.slow_since, working);
+  const Duration done = std::max(Duration::zero(), s - working - run.slowed);
+  const double left = static_cast<double>(std::max(Duration::zero(), remaining - done).count());
+  return s + Duration(std::llround(left * run.slow_factor));
 }
 
 Json Job::to_json() const {

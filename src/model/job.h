@@ -74,7 +74,15 @@ struct JobRun {
   Duration overhead{};
   Duration kept{};
   std::string ended_by;
+  // A straggler (docs/scenarios.md "Failures"): while a node of the gang is degraded the whole
+  // gang runs `slow_factor` times slower (since `slow_since`); `slowed` is the wall time such
+  // stretches already cost (time that made no progress).
+  Duration slowed{};
+  std::optional<Time> slow_since;
+  double slow_factor = 1;
   bool operator==(const JobRun&) const = default;
+  // Wall time lost to slowness by `t`: the closed stretches and the open one.
+  Duration slow_loss(Time t) const;
   // Cost within [from, to), micro-dollars.
   int64_t cost_micros(Time from, Time to) const;
   Duration billed(Time from, Time to) const;

@@ -114,9 +114,10 @@ std::vector<DefaultRule> default_rules();
 struct Attempt {
   Action action = Action::kReboot;  // the effective action that ran
   std::string fault;
-  Time at{};           // when it was proposed
-  bool counts = true;  // false: cancelled/rejected, or its fault cleared on its own
-  bool fixed = false;  // it acted and succeeded (a suspect host counts these)
+  Time at{};            // when it was proposed
+  bool counts = true;   // false: cancelled/rejected, or its fault cleared on its own
+  bool fixed = false;   // it acted and succeeded (a suspect host counts these)
+  bool failed = false;  // it acted and the fault was still there after it
 };
 
 struct Effective {

@@ -132,9 +132,9 @@ std::vector<remediate::Attempt> history_of(const HealthState& h, const std::stri
     // theirs) do not count; only what ran does.
     const bool ran = r.status == RStatus::kSucceeded || r.status == RStatus::kFailed ||
                      remediate::in_flight(r.status);
-    out.push_back(remediate::Attempt{r.effective, r.fault, r.created_at,
-                                     ran && r.acted_at.has_value(),
-                                     r.status == RStatus::kSucceeded && r.acted_at.has_value()});
+    out.push_back(remediate::Attempt{
+        r.effective, r.fault, r.created_at, ran && r.acted_at.has_value(),
+        r.status == RStatus::kSucceeded && r.acted_at.has_value(), r.status == RStatus::kFailed});
   }
   return out;
 }
@@ -165,38 +165,61 @@ int64_t recent_repairs(std::span<const Attempt> history, Time now, Duration wind
 
 }  // namespace
 
+namespace {
+
+// The usual fix of `lead`'s fault class for r, with the reason, or nullopt: after a repair of
+// the same fault on this host failed within `window`, the class's next step (a GPU that a reset
+// did not fix needs other hardware, not a reimage); else its usual fix, when it is more than r's.
+std::optional<std::pair<Action, std::string>> class_fix(std::span<const Attempt> history,
+                                                        const Policy& policy,
+                                                        const AlertRecord& lead, Time now,
+                                                        const Remediation& r) {
+  const health::FaultClass fc = health::fault_class(lead.detector, lead.fault);
+  for (const Attempt& a : history) {
+    if (!a.failed || a.fault != lead.fault || now - a.at >= policy.escalation_window) continue;
+    const std::optional<Action> next = parse_action(fc.after_failure);
+    if (!next || action_rank(*next) <= action_rank(r.effective)) break;
+    return std::pair{*next,
+                     fmt::format("{} came back after a {} on this host within {}: {} "
+                                 "(what did not fix it once will not)",
+                                 lead.fault, to_string(a.action),
+                                 format_duration(policy.escalation_window), to_string(*next))};
+  }
+  const std::optional<Action> usual = parse_action(fc.usual_fix);
+  if (!usual || action_rank(*usual) <= action_rank(r.effective)) return std::nullopt;
+  return std::pair{
+      *usual, fmt::format("{} usually needs {} ({:.0f} %: {}); going straight to it", lead.fault,
+                          fc.usual_fix, fc.usual_fix_share * 100, fc.source)};
+}
+
+}  // namespace
+
 bool fault_class_action(std::span<const Attempt> history, const Policy& policy, const RuleMatch& m,
                         const AlertRecord& lead, const Node& node, Time now,
                         const CapacityCheck& capacity, Remediation& r) {
   if (r.action != m.action || r.effective == Action::kDelete) return false;  // a person's choice
   const int64_t repairs = recent_repairs(history, now, policy.suspect_window);
-  std::string why;
-  Action to = r.effective;
   if (policy.suspect_faults > 0 && repairs + 1 >= policy.suspect_faults) {
-    why = fmt::format(
+    r.effective_reason = fmt::format(
         "suspect host {}: fault {} within {} ({} earlier repairs); replaced by new "
         "hardware, the host goes to repair with a ticket",
         r.host, repairs + 1, format_duration(policy.suspect_window), repairs);
-    to = Action::kMigrate;
+    r.effective = Action::kMigrate;
     r.suspect = true;
-  } else if (policy.usual_fix_first && m.rule.starts_with("default")) {
-    const health::FaultClass fc = health::fault_class(lead.detector, lead.fault);
-    const std::optional<Action> usual = parse_action(fc.usual_fix);
-    if (!usual || action_rank(*usual) <= action_rank(r.effective)) return false;
-    if (capacity && capacity(node.instance_type)) {  // no spare for it now
-      r.effective_reason += std::string(r.effective_reason.empty() ? "" : "; ") + "no spare for " +
-                            std::string(fc.usual_fix) + ", which usually fixes " + lead.fault +
-                            ": " + std::string(to_string(r.effective)) + " first";
-      return false;
-    }
-    why = fmt::format("{} usually needs {} ({:.0f} %: {}); going straight to it", lead.fault,
-                      fc.usual_fix, fc.usual_fix_share * 100, fc.source);
-    to = *usual;
-  } else {
+    return true;
+  }
+  if (!policy.usual_fix_first || !m.rule.starts_with("default")) return false;
+  const std::optional<std::pair<Action, std::string>> fix =
+      class_fix(history, policy, lead, now, r);
+  if (!fix) return false;
+  if (capacity && capacity(node.instance_type)) {  // no spare for it now
+    r.effective_reason += std::string(r.effective_reason.empty() ? "" : "; ") + "no spare for " +
+                          std::string(to_string(fix->first)) + ", which " + lead.fault +
+                          " needs: " + std::string(to_string(r.effective)) + " first";
     return false;
   }
-  r.effective = to;
-  r.effective_reason = why;
+  r.effective = fix->first;
+  r.effective_reason = fix->second;
   return true;
 }
 

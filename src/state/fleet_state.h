@@ -300,6 +300,11 @@ class FleetState {
                             const std::string& what);
   remediate::HealthState& mutable_health();
   void set_node_faulted(const std::string& cluster, const std::string& node, bool faulted);
+  // Stragglers (docs/scenarios.md "Failures"): how many times slower a degraded node makes a
+  // gang (1: not degraded), a run's pace, and the pace of every gang on a node.
+  double node_slowdown(const std::string& node) const;
+  void set_run_pace(Job& job, Time t, double factor);
+  void repace_jobs_on(const std::string& node, Time t);
   void set_node_flags(const std::string& cluster, const std::string& node,
                       std::optional<bool> cordoned, std::optional<bool> maintenance);
   // The job no longer runs (nor is about to): its pending completion and start are dropped.

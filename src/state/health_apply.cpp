@@ -49,6 +49,37 @@ void FleetState::set_node_faulted(const std::string& cluster, const std::string&
   mark_cluster_dirty(cluster, node);
 }
 
+double FleetState::node_slowdown(const std::string& node) const {
+  const HealthState& h = view_.health_state();
+  const std::string prefix = node + "|";
+  double slowdown = 1;
+  for (auto it = h.open_alerts.lower_bound(prefix);
+       it != h.open_alerts.end() && it->first.starts_with(prefix); ++it) {
+    const AlertRecord& a = h.alerts.at(it->second);
+    const health::FaultClass c = health::fault_class(a.detector, a.fault);
+    if (c.effect == health::JobEffect::kDegraded) slowdown = std::max(slowdown, c.slowdown);
+  }
+  return slowdown;
+}
+
+// A degraded alert opened or closed on `node` at `t`: every simulated gang running there runs
+// at the pace of its slowest node. Alerts are rare next to jobs, and only a degraded one scans
+// the running jobs.
+void FleetState::repace_jobs_on(const std::string& node, Time t) {
+  std::vector<std::string> ids;
+  for (const auto& [id, j] : view_.jobs) {
+    if (j->status == JobStatus::kRunning && j->duration &&
+        std::find(j->pod_nodes.begin(), j->pod_nodes.end(), node) != j->pod_nodes.end())
+      ids.push_back(id);
+  }
+  for (const std::string& id : ids) {
+    Job* job = mutable_job(id);
+    double pace = 1;
+    for (const std::string& n : job->pod_nodes) pace = std::max(pace, node_slowdown(n));
+    set_run_pace(*job, t, pace);
+  }
+}
+
 namespace {
 
 // Whether an open alert of the node is of a fault that stops jobs (fatal or hang).
@@ -189,15 +220,18 @@ Status FleetState::on_health_event(const EventRecord& rec, const health_events::
                                  : "pending (fires after " + format_duration(a.persistence) + ")";
     auto& stored = h.alerts[a.id] = std::move(a);
     add_alert_user_event(rec, stored, what);
-    if (health::stops_job(health::fault_class(e.detector, e.fault).effect))
-      set_node_faulted(e.cluster, e.node, true);
+    const health::JobEffect effect = health::fault_class(e.detector, e.fault).effect;
+    if (health::stops_job(effect)) set_node_faulted(e.cluster, e.node, true);
+    if (effect == health::JobEffect::kDegraded) repace_jobs_on(e.node, t);
     return ok_status();
   }
   if (open == h.open_alerts.end()) return ok_status();
   AlertRecord& a = h.alerts.at(open->second);
   h.open_alerts.erase(open);
-  if (health::stops_job(health::fault_class(a.detector, a.fault).effect))
+  const health::JobEffect effect = health::fault_class(a.detector, a.fault).effect;
+  if (health::stops_job(effect))
     set_node_faulted(a.cluster, a.node, node_has_job_stopping_alert(h, a.node));
+  if (effect == health::JobEffect::kDegraded) repace_jobs_on(a.node, t);
   observe(a, t, false, e.evidence);
   a.resolved_at = t;
   a.resolved_by = *e.resolved_by;

@@ -265,9 +265,12 @@ void FleetState::end_run(Job& job, Time t, std::string_view cause) {
     JobRun& run = job.runs.back();
     run.end = t;
     run.ended_by = std::string(cause);
+    // A slow stretch still open ends with the run.
+    run.slowed = run.slow_loss(t);
+    run.slow_since.reset();
     if (job.duration) {
       const Duration remaining = std::max(Duration::zero(), *job.duration - job.progress);
-      const Duration worked = std::max(Duration::zero(), t - run.start - run.overhead);
+      const Duration worked = std::max(Duration::zero(), t - run.start - run.overhead - run.slowed);
       Duration kept{0};
       if (cause == "finished") {
         kept = std::min(remaining, worked);
@@ -279,6 +282,24 @@ void FleetState::end_run(Job& job, Time t, std::string_view cause) {
     }
   }
   drop_job_run(job.key);
+}
+
+// The open run's pace: `factor` > 1 slows the gang from `t` (a straggler: a node of it is
+// degraded), 1 gives it back its speed; its completion moves with it. A run already slow keeps
+// the factor it has until it gets its speed back (one straggler sets the pace).
+void FleetState::set_run_pace(Job& job, Time t, double factor) {
+  if (job.runs.empty() || job.runs.back().end || !job.duration) return;
+  JobRun& run = job.runs.back();
+  if ((factor > 1) == run.slow_since.has_value()) return;
+  if (factor > 1) {
+    run.slow_since = t;
+    run.slow_factor = factor;
+  } else {
+    run.slowed = run.slow_loss(t);
+    run.slow_since.reset();
+    run.slow_factor = 1;
+  }
+  if (auto end = job.completion_time()) index_->add_completion(*end, job.key);
 }
 
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitted& e, Job& job) {
@@ -359,6 +380,10 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Runnin
   job.started_at = t;  // the latest start: a gang placed again resumes from its kept progress
   index_->scheduled.erase(job.key);
   if (auto end = job.completion_time()) index_->add_completion(*end, job.key);
+  // A gang placed on a degraded node runs at its pace from the start.
+  double pace = 1;
+  for (const std::string& node : job.pod_nodes) pace = std::max(pace, node_slowdown(node));
+  set_run_pace(job, t, pace);
   if (job.dispatch) {
     Dispatch& d = *job.dispatch;
     if (d.restarting) d.restarts += 1;

@@ -143,6 +143,62 @@ TEST(FaultEffects, WithoutRemediationTheFaultedNodeStaysOut_ASecondFaultLeavesTh
   EXPECT_EQ(resumed[0], Duration::max());  // its second run ended; no third run started
 }
 
+TEST(FaultEffects, DegradedNode_SlowsTheWholeGangUntilTheFaultGoes_ThenItsPaceComesBack) {
+  // A thermal slowdown on one node of the gang from 1h to 4h: the gang runs 1.2 times slower for
+  // those 3 hours (a straggler sets the pace), so its 10 h of work end 30 minutes late.
+  Fleet f;
+  heal_cluster(f, "c", {{"gpu", 5}});
+  run_gang(f);
+  const Job* job = job_named(f, "train");
+  ASSERT_NE(job, nullptr);
+  ASSERT_EQ(job->runs.size(), 1u);
+  const Time start = job->runs[0].start;
+  f.run_for(hours(1));
+  const std::string node = job_nodes(f, "train")[0];
+  const Json thermal{{"dcgm", {{"field", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"}, {"value", 64}}}};
+  ASSERT_EQ(send_signal(f, "c", node, thermal).status, 200);
+  f.run_for(minutes(1));
+  job = job_named(f, "train");
+  EXPECT_DOUBLE_EQ(job->runs[0].slow_factor, 1.2);
+  EXPECT_TRUE(job->runs[0].slow_since.has_value());
+  EXPECT_FALSE(node_of(f, "c", node).faulted);  // it keeps its gang: slow, not stopped
+  f.run_until(start + hours(4));
+  ASSERT_EQ(clear_signal(f, "c", node).status, 200);
+  f.run_until(start + hours(12));
+  job = job_named(f, "train");
+  ASSERT_EQ(job->runs.size(), 1u);
+  EXPECT_EQ(job->status, JobStatus::kSucceeded);
+  EXPECT_EQ(job->runs[0].ended_by, "finished");
+  const Duration late = *job->runs[0].end - start - hours(10);
+  EXPECT_GE(late, minutes(29));
+  EXPECT_LE(late, minutes(31));
+  EXPECT_EQ(job->runs[0].kept, hours(10));
+}
+
+TEST(FaultEffects, AfterAFailedResetAGpuFaultGoesToNewHardwareNotUpTheLadder) {
+  // An Xid 48 only new hardware fixes: the reset (reboot) fails; the next proposal is a migrate,
+  // not a second reboot and two reprovisions.
+  Fleet f;
+  heal_cluster(f, "c", {{"gpu", 4}});
+  const std::string node = group_nodes(f, "c", "gpu")[0];
+  const std::string xid48 =
+      "NVRM: Xid (PCI:0000:18:00): 48, pid=1, An uncorrectable double bit error (DBE) has been "
+      "detected on GPU in the framebuffer at partition 6, subpartition 0.";
+  ASSERT_EQ(send_signal(f, "c", node, xid48, Json{{"ClearedBy", {"migrate", "delete"}}}).status,
+            200);
+  f.run_for(hours(3));
+  const Json rems = remediations(f, node);
+  ASSERT_EQ(rems.size(), 2u) << rems.dump(2);
+  EXPECT_EQ(rems[0]["EffectiveAction"], "reboot");
+  EXPECT_EQ(rems[0]["Status"], "Failed");
+  EXPECT_EQ(rems[1]["EffectiveAction"], "migrate");
+  EXPECT_NE(rems[1]["EffectiveActionReason"].get<std::string>().find("came back after a reboot"),
+            std::string::npos)
+      << rems[1].dump(2);
+  EXPECT_EQ(rems[1]["AutoApproved"], true);
+  EXPECT_EQ(rems[1]["Status"], "Succeeded");
+}
+
 TEST(FaultEffects, SuspectHost_ItsThirdRepairedFaultReplacesItAndSendsTheHostToRepair) {
   Fleet f;
   heal_cluster(f, "c", {{"gpu", 4}});

@@ -233,15 +233,16 @@ TEST(FleetSimTest, LostWorkModelKeepsWholeCheckpointsAndChargesRestartOverhead) 
 }
 
 // The on-call rule: a proposal that repeats an action which already failed on that node for the
-// same alert is rejected and the node replaced. An HBM fault that only new hardware fixes, with
-// every remediation left to the on-call: without the rule, the reboot a person approves fails,
-// comes back after the cooldown, is approved again, for ever.
+// same alert is rejected and the node replaced. A hung task that only new hardware fixes (its
+// fault class has no hardware step after a failure: the ladder's reboot comes again), with every
+// remediation left to the on-call: without the rule, the reboot a person approves fails, comes
+// back after the cooldown, is approved again, for ever.
 TEST(FleetSimTest, OnCall_ARepeatOfAFailedActionIsRejectedAndTheNodeReplaced_NoRemediationStorm) {
   TempDir dir;
   const Scenario s = scenario_of(fleet_scenario(
       16,
-      "failures: {ratePer1000NodeDays: 300, mix: {hbm: 1}, causes: {hbm: {fix: {replace: 1}}}, "
-      "operator: {responseTime: 1h}, remediation: manual}\n"));
+      "failures: {ratePer1000NodeDays: 300, mix: {software: 1}, causes: {software: {fix: "
+      "{replace: 1}}}, operator: {responseTime: 1h}, remediation: manual}\n"));
   const SimulationReport r = run(s, dir.path(), days(12));
   const Json& ops = r.metrics["operator"];
   EXPECT_GT(ops.value("reject", 0), 0) << ops.dump();
