@@ -175,15 +175,13 @@ std::string_view to_string(RemediationMode m) {
 }
 
 Json FaultInjection::to_json() const {
-  Json j{{"at_us", to_micros(at)},
-         {"cluster", cluster},
-         {"node", node},
-         {"host", host},
-         {"cause", cause},
-         {"effect", health::to_string(effect)},
-         {"fix", fix},
-         {"injected", injected}};
-  return j;
+  return Json{{"cluster", cluster},
+              {"node", node},
+              {"host", host},
+              {"cause", cause},
+              {"effect", health::to_string(effect)},
+              {"fix", fix},
+              {"injected", injected}};
 }
 
 std::vector<std::string> failure_cause_names() {

@@ -80,7 +80,7 @@ struct FaultInjection {
   std::optional<Time> stops_at;   // when the gangs on the node stop (fatal, hang)
   std::optional<Time> clears_at;  // fix none: when it goes away by itself
   bool injected = true;           // false: the node was failing already (absorbed)
-  Json to_json() const;           // a line of faults.jsonl
+  Json to_json() const;           // a line of faults.jsonl, without its time
 };
 
 // What a fault does later: stop the gangs on its node (fatal at once, hang after the watchdog),

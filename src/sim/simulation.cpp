@@ -526,7 +526,6 @@ class Simulation {
       std::string faults;
       for (const FaultInjection& f : injector_->history()) {
         Json line = f.to_json();
-        line.erase("at_us");
         line["t"] = seconds_since_start(f.at);
         faults += line.dump() + "\n";
       }
@@ -699,10 +698,6 @@ Result<SimulationReport> run_and_maybe_leave(std::unique_ptr<Simulation> sim,
   }
   return report;
 }
-
-}  // namespace
-
-namespace {
 
 // `failures.remediation` (docs/scenarios.md "What-if"): manual leaves every remediation to the
 // on-call (NodeRecovery None on every cluster the scenario creates); none also has no on-call.
