@@ -186,6 +186,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_health_routes(*this);
     register_audit_routes(*this);
     register_aws_routes(*this);  // last: its routes become the ones above
+    register_k8s_routes(*this);
   }
   router_.set_authorizer([](const std::string& route, const HttpRequest& req) {
     if (t_scope && route == "POST /v1/clusters/{name}/nodes/{id}/heartbeat")
@@ -328,6 +329,7 @@ HttpResponse Api::handle(HttpRequest request) {
                                       "; the error is in the server's log"));
     r.route = "unmatched";
   }
+  for (const ResponseShaper& shape : shapers_) shape(request, r);
   r.headers["X-Request-Id"] = request.request_id;
   r.headers["x-amzn-RequestId"] = request.request_id;  // where the AWS SDKs look for it
   // The server's clock (a --sim-speed server runs ahead of the client's): the CLI computes ages

@@ -88,6 +88,10 @@ class Api {
   // An AWS door names the operation it serves and whether it writes, before it dispatches: a
   // write it refuses before it made any REST call is still audited, as the operation.
   void door_call(const std::string& operation, bool writes);
+  // A door whose protocol answers errors its own way (the Kubernetes door's Status objects)
+  // reshapes every answer, however early it failed (401, 413, 429): called last, on each answer.
+  using ResponseShaper = std::function<void(const HttpRequest&, HttpResponse&)>;
+  void add_response_shaper(ResponseShaper s) { shapers_.push_back(std::move(s)); }
   ControlLoop& loop() { return loop_; }
   const Clock& clock() const { return clock_; }
   const ClusterSettings& clusters() const { return *clusters_; }
@@ -157,6 +161,7 @@ class Api {
   InstanceDirectory instance_directory_;
   SlurmDirectory slurm_directory_;
   std::shared_ptr<const TokenStore> tokens_;
+  std::vector<ResponseShaper> shapers_;
   ReplicaStateFn replica_state_;
   ReplicaListFn replica_list_;
   struct Limiter;
@@ -216,6 +221,9 @@ void register_console_routes(Api& api);
 // The AWS SDKs' doors (src/api/aws/, docs/aws-compatibility.md): SageMaker's awsJson1_1 at
 // `POST /` and AWS Batch's REST-JSON at `POST /v1/<operation>`, onto the routes above.
 void register_aws_routes(Api& api);
+// The Kubernetes door (src/api/k8s/, docs/kubernetes.md): /version, /api, /apis and /openapi for
+// kubectl and the Kubernetes clients, onto the routes above.
+void register_k8s_routes(Api& api);
 bool is_console_path(std::string_view path);
 
 // Every read answers from the view the loop published after its last batch, on the caller's

@@ -47,6 +47,9 @@ class ResponseStream {
   virtual void when_ready(std::function<void()> wake) = 0;
   // Bytes the server sends while nothing else comes, so proxies and clients see it alive.
   virtual std::string heartbeat() const { return ": keep-alive\n\n"; }
+  // Whether the stream is over though nothing woke it (a deadline passed): asked at each
+  // heartbeat, and the server then ends the stream instead of writing one.
+  virtual bool expired() const { return false; }
 };
 
 struct HttpResponse {

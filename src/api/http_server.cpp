@@ -389,6 +389,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void on_heartbeat() {
     if (!waiting_ || writing_) return;
+    if (body_->expired()) {
+      waiting_ = false;
+      return finish_stream();
+    }
     write_chunk(body_->heartbeat(), false);
   }
 

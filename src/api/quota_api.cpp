@@ -218,10 +218,18 @@ Json queue_json(const FleetView& v, const frontend::CompiledQuota& q,
               {"pendingJobs", c != nullptr ? c->pending : 0},
               {"usage", c != nullptr ? c->usage : Json::object()}};
   if (spec.max_jobs) status["maxJobs"] = *spec.max_jobs;
+  // A queue is as old as the ElasticQuotaTree it was compiled from (the one there is).
+  Json meta{{"name", qo.name}, {"namespace", qo.ns}};
+  for (const auto& [key, o] : objects_of(v)) {
+    if (key.kind != Kind::kElasticQuotaTree) continue;
+    const Json m = o.doc.value("metadata", Json::object());
+    if (m.contains("creationTimestamp")) meta["creationTimestamp"] = m["creationTimestamp"];
+    if (m.contains("uid")) meta["uid"] = m.value("uid", "") + "-" + qo.name;
+  }
   return Json{
       {"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
       {"kind", "Queue"},
-      {"metadata", {{"name", qo.name}, {"namespace", qo.ns}}},
+      {"metadata", std::move(meta)},
       {"spec", {{"quotaNode", qo.tree_node}, {"leaf", spec.kind == quota::NodeKind::kQueue}}},
       {"status", std::move(status)}};
 }

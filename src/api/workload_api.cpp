@@ -116,6 +116,54 @@ Json result_item(std::string_view kind, const std::string& ns, const std::string
   return item;
 }
 
+// A PyTorchJob applied again: unchanged, or "configured" when only what may change once a job
+// exists changed — runPolicy.suspend and the annotations (Kubeflow's rule for a running job;
+// kubectl keeps its last-applied configuration in an annotation).
+Status decide_job_update(const Job& existing, const PyTorchJob& pj, std::vector<Event>& events,
+                         Json& items) {
+  const std::string what = "PyTorchJob " + qualified(pj.ns, pj.name);
+  const Json before = comparable(existing.request);
+  const Json after = comparable(pj.doc);
+  if (before == after) {
+    items.push_back(
+        result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "unchanged", pj.warnings));
+    return ok_status();
+  }
+  auto annotations = [](const Json& d) {
+    return d.value("metadata", Json::object()).value("annotations", Json::object());
+  };
+  auto strip = [](Json d) {
+    if (d.contains("metadata") && d["metadata"].is_object()) d["metadata"].erase("annotations");
+    if (d.contains("spec") && d["spec"].contains("runPolicy"))
+      d["spec"]["runPolicy"].erase("suspend");
+    if (d.contains("spec") && d["spec"].contains("runPolicy") && d["spec"]["runPolicy"].empty())
+      d["spec"].erase("runPolicy");
+    return d;
+  };
+  if (strip(before) != strip(after)) {
+    return validation_error("spec: " + what +
+                            " exists and only spec.runPolicy.suspend and metadata.annotations may "
+                            "change; delete it and apply again to change anything else");
+  }
+  if (!annotations(after).is_object())
+    return validation_error("metadata.annotations: expected an object of strings");
+  if (annotations(before) != annotations(after)) {
+    events.push_back(
+        job_events::to_event(job_events::Annotations{existing.id, annotations(after)}));
+  }
+  if (existing.dispatch && existing.dispatch->suspended != pj.suspend) {
+    if (is_terminal(existing.status)) {
+      return validation_error(
+          "spec.runPolicy.suspend: " + what + " has already " +
+          std::string(workload_state(existing) == "Succeeded" ? "succeeded" : "failed"));
+    }
+    events.push_back(job_events::to_event(job_events::Suspend{existing.id, pj.suspend}));
+  }
+  items.push_back(
+      result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "configured", pj.warnings));
+  return ok_status();
+}
+
 }  // namespace
 
 bool is_workload_kind(std::string_view api_version, std::string_view kind) {
@@ -180,34 +228,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
       return validation_error("metadata.name: " + what + " appears twice in one request");
     }
     if (const Job* existing = s.view().find_workload(workload::kPyTorchJobKind, pj.ns, pj.name)) {
-      Json before = comparable(existing->request);
-      Json after = comparable(pj.doc);
-      if (before == after) {
-        items.push_back(
-            result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "unchanged", pj.warnings));
-        continue;
-      }
-      // Only runPolicy.suspend may change once a job exists (Kubeflow's rule for a running job).
-      auto strip = [](Json d) {
-        if (d.contains("spec") && d["spec"].contains("runPolicy"))
-          d["spec"]["runPolicy"].erase("suspend");
-        if (d.contains("spec") && d["spec"].contains("runPolicy") && d["spec"]["runPolicy"].empty())
-          d["spec"].erase("runPolicy");
-        return d;
-      };
-      if (strip(before) != strip(after)) {
-        return validation_error("spec: " + what +
-                                " exists and only spec.runPolicy.suspend may change; delete it and "
-                                "apply again to change anything else");
-      }
-      if (is_terminal(existing->status)) {
-        return validation_error(
-            "spec.runPolicy.suspend: " + what + " has already " +
-            std::string(workload_state(*existing) == "Succeeded" ? "succeeded" : "failed"));
-      }
-      events.push_back(job_events::to_event(job_events::Suspend{existing->id, pj.suspend}));
-      items.push_back(
-          result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "configured", pj.warnings));
+      GF_RETURN_IF_ERROR(decide_job_update(*existing, pj, events, items));
       continue;
     }
     const PropagationPolicy* policy =

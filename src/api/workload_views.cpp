@@ -244,6 +244,8 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
     for (const auto& [k, val] : pod.env) env.push_back(Json{{"name", k}, {"value", val}});
     return env;
   };
+  const std::string job_uid =
+      j.request.value("metadata", Json::object()).value("uid", "uid-" + j.id);
   auto add = [&](const std::string& cluster, const std::string& phase, int32_t restarts,
                  Time created, bool with_nodes) {
     for (size_t i = 0; i < pods.size(); ++i) {
@@ -263,10 +265,14 @@ void add_pods(const FleetView& v, const Job& j, Json& out) {
                  {"namespace", j.ns},
                  {"labels", std::move(labels)},
                  {"creationTimestamp", format_iso8601(created)},
+                 {"uid", job_uid + "-" + pod.name},
                  {"ownerReferences",
                   Json::array({Json{{"apiVersion", std::string(workload::kPyTorchJobApiVersion)},
                                     {"kind", "PyTorchJob"},
-                                    {"name", j.name}}})}}},
+                                    {"name", j.name},
+                                    {"uid", job_uid},
+                                    {"controller", true},
+                                    {"blockOwnerDeletion", true}}})}}},
                {"spec", std::move(spec)},
                {"status", std::move(status)}});
     }

@@ -35,6 +35,10 @@ void register_serve_command(CLI::App& app, CommandContext& ctx);
 void register_journal_command(CLI::App& app, CommandContext& ctx);
 void register_security_commands(CLI::App& app, CommandContext& ctx);
 void register_version_command(CLI::App& app, CommandContext& ctx);
+// `gpufleet kubeconfig` (kubeconfig_command.cpp, docs/kubernetes.md).
+void register_kubeconfig_command(CLI::App& app, CommandContext& ctx);
+// The `kubectl amc` plugin: this binary run as `kubectl-amc` (docs/kubernetes.md).
+int run_kubectl_amc(int argc, char** argv);
 void register_status_command(CLI::App& app, CommandContext& ctx);
 void register_events_command(CLI::App& app, CommandContext& ctx);
 void register_cluster_commands(CLI::App& app, CommandContext& ctx);

@@ -106,7 +106,7 @@ std::string Status::to_string() const {
 }
 
 Status Status::with_prefix(std::string_view prefix) const {
-  if (ok()) return *this;
+  if (ok() || prefix.empty()) return *this;
   return Status(code_, std::string(prefix) + ": " + message_);
 }
 

@@ -45,7 +45,8 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   std::string to_string() const;
 
-  // Returns a copy whose message is "prefix: message" (used to add a field path).
+  // Returns a copy whose message is "prefix: message" (used to add a field path); an empty
+  // prefix leaves it as it is.
   Status with_prefix(std::string_view prefix) const;
 
  private:

@@ -206,6 +206,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       {job_events::Failover::kType, &FleetState::apply_typed_job_event<job_events::Failover>},
       {job_events::CopyPurged::kType, &FleetState::apply_typed_job_event<job_events::CopyPurged>},
       {job_events::Suspend::kType, &FleetState::apply_typed_job_event<job_events::Suspend>},
+      {job_events::Annotations::kType, &FleetState::apply_typed_job_event<job_events::Annotations>},
       {job_events::Deleted::kType, &FleetState::apply_typed_job_event<job_events::Deleted>},
       {job_events::PodStatus::kType, &FleetState::apply_typed_job_event<job_events::PodStatus>},
   };

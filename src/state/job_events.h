@@ -177,6 +177,17 @@ struct Suspend {
     return std::tuple{field("id", &Suspend::id), field("suspend", &Suspend::suspend)};
   }
 };
+// metadata.annotations of the workload's document changed (kubectl keeps its last-applied
+// configuration there): the new annotations, {} for none.
+struct Annotations {
+  static constexpr std::string_view kType = "job.annotations";
+  std::string id;
+  Json annotations = Json::object();
+  static constexpr auto fields() {
+    return std::tuple{field("id", &Annotations::id),
+                      field("annotations", &Annotations::annotations)};
+  }
+};
 // The workload is deleted (user, ttlSecondsAfterFinished) with every copy.
 struct Deleted {
   static constexpr std::string_view kType = "job.deleted";
@@ -227,6 +238,7 @@ inline constexpr std::string_view kJobWaiting = job_events::Waiting::kType;
 inline constexpr std::string_view kJobFailover = job_events::Failover::kType;
 inline constexpr std::string_view kJobCopyPurged = job_events::CopyPurged::kType;
 inline constexpr std::string_view kJobSuspend = job_events::Suspend::kType;
+inline constexpr std::string_view kJobAnnotations = job_events::Annotations::kType;
 inline constexpr std::string_view kJobDeleted = job_events::Deleted::kType;
 inline constexpr std::string_view kJobPodStatus = job_events::PodStatus::kType;
 

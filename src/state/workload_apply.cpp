@@ -167,6 +167,15 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspen
   const bool suspend = e.suspend;
   if (suspend == d.suspended) return ok_status();
   d.suspended = suspend;
+  // The stored document says so too: a client that reads the job back sees what it applied.
+  Json& spec = job.request["spec"];
+  if (spec.is_object()) {
+    if (suspend) {
+      spec["runPolicy"]["suspend"] = true;
+    } else if (spec.contains("runPolicy") && spec["runPolicy"].is_object()) {
+      spec["runPolicy"]["suspend"] = false;
+    }
+  }
   if (suspend) {
     end_run(job, t, "suspended");
     job.waiting.reset();
@@ -184,6 +193,21 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspen
     job.status = JobStatus::kRunnable;
     job.status_reason = "waiting in the queue";
     job.add_history(t, "Resumed", "runPolicy.suspend cleared: queued again");
+  }
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::Annotations& e,
+                                Job& job) {
+  GF_RETURN_IF_ERROR(require_workload(rec, job));
+  if (!e.annotations.is_object())
+    return internal_error("job " + job.id + ": annotations must be an object");
+  Json& meta = job.request["metadata"];
+  if (!meta.is_object()) meta = Json::object();
+  if (e.annotations.empty()) {
+    meta.erase("annotations");
+  } else {
+    meta["annotations"] = e.annotations;
   }
   return ok_status();
 }

@@ -13,7 +13,8 @@
 //  - Api::handle never throws, and every answer is 2xx or 4xx: a 5xx (InternalFailure from an
 //    escaping exception, or ServiceUnavailable from a failed journal write) is a finding;
 //  - every JSON answer is a JSON document, and every 4xx is the docs/api.md error shape
-//    {"__type": "<Code>", "message": "<non-empty>"};
+//    {"__type": "<Code>", "message": "<non-empty>"}, or under the Kubernetes door's paths
+//    (/api, /apis, /openapi, /version; docs/kubernetes.md) a Status with its reason and message;
 //  - the scheduler's own invariants hold after the requests;
 //  - what was journaled replays: a control plane restarted on the same journal recovers and
 //    reaches the same state hash (a request the API accepts but the state cannot re-apply
@@ -141,6 +142,21 @@ std::string describe(const HttpRequest& req, const HttpResponse& r) {
 void check_response(const HttpRequest& req, const HttpResponse& r) {
   FUZZ_CHECK((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500),
              describe(req, r));
+  const bool kube =
+      req.path == "/version" || req.path.starts_with("/api") || req.path.starts_with("/openapi");
+  if (r.stream && kube) {  // a Kubernetes watch: NDJSON events, one per line
+    bool end = false;
+    const std::string first = r.stream->next(end);
+    for (size_t at = 0; at < first.size();) {
+      const size_t nl = first.find('\n', at);
+      FUZZ_CHECK(nl != std::string::npos, "a watch event without its newline: " + first);
+      const Json event = Json::parse(first.substr(at, nl - at), nullptr, false);
+      FUZZ_CHECK(event.is_object() && event.contains("type") && event.contains("object"),
+                 "not a watch event: " + describe(req, r) + first);
+      at = nl + 1;
+    }
+    return;
+  }
   if (r.stream) {  // GET /v1/watch: its first piece says what it watches, as event: watching
     bool end = false;
     const std::string first = r.stream->next(end);
@@ -154,6 +170,15 @@ void check_response(const HttpRequest& req, const HttpResponse& r) {
   }
   const Json body = Json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   FUZZ_CHECK(!body.is_discarded(), "not JSON: " + describe(req, r));
+  if (r.status >= 400 && kube) {
+    FUZZ_CHECK(body.is_object() && body.value("kind", "") == "Status" &&
+                   body.value("status", "") == "Failure" && body.value("code", 0) == r.status &&
+                   body.contains("reason") && body.contains("message") &&
+                   body["message"].is_string() &&
+                   !body["message"].get_ref<const std::string&>().empty(),
+               "not a Kubernetes Status: " + describe(req, r));
+    return;
+  }
   if (r.status >= 400) {
     FUZZ_CHECK(body.is_object() && body.contains("__type") && body["__type"].is_string() &&
                    body.contains("message") && body["message"].is_string() &&

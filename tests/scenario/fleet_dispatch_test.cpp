@@ -581,7 +581,7 @@ TEST(BadManifests, ClearErrorsNamingTheField_AndNothingIsCreated) {
   apply_yaml(f, job);
   std::string changed = job;
   changed.replace(changed.find("replicas: 2"), 11, "replicas: 3");
-  refused(changed, "only spec.runPolicy.suspend may change");
+  refused(changed, "only spec.runPolicy.suspend and metadata.annotations may change");
 }
 
 }  // namespace

@@ -37,33 +37,6 @@ bool is_read_operation(std::string_view op) {
   return starts("describe") || starts("list") || starts("get");
 }
 
-Answer call(Api& api, const HttpRequest& outer, Inner inner) {
-  if (auto dry = outer.query.find("dryRun"); dry != outer.query.end())
-    inner.query["dryRun"] = dry->second;
-  HttpRequest r;
-  r.method = std::move(inner.method);
-  r.path = std::move(inner.path);
-  r.query = std::move(inner.query);
-  r.headers = outer.headers;
-  if (inner.body) r.body = safe_dump(*inner.body);
-  r.caller = outer.caller;
-  r.roles = outer.roles;
-  r.peer = outer.peer;
-  r.request_id = outer.request_id;
-  Answer a;
-  a.response = api.dispatch_inner(std::move(r));
-  if (a.ok()) {
-    auto parsed = parse_json(a.response.body);
-    if (parsed.ok()) {
-      a.body = std::move(parsed).value();
-    } else {
-      a.response = error_response(internal_error("the answer of " + a.response.route +
-                                                 " is not JSON: " + parsed.status().message()));
-    }
-  }
-  return a;
-}
-
 void iso_times_to_epoch(Json& body) {
   if (body.is_array()) {
     for (Json& item : body) iso_times_to_epoch(item);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/api.h"
+#include "api/door.h"
 #include "api/http.h"
 #include "core/json.h"
 
@@ -19,27 +20,12 @@ namespace gf::aws {
 // The input of a call: its JSON body, an object ({} when the body is empty).
 Result<Json> read_input(const HttpRequest& outer);
 
-// The REST request a call becomes.
-struct Inner {
-  std::string method = "GET";
-  std::string path;
-  std::map<std::string, std::string> query;
-  std::optional<Json> body;
-};
-
-// What the REST route answered: its JSON body when it succeeded, else the error answer itself.
-struct Answer {
-  HttpResponse response;
-  Json body;
-  bool ok() const { return response.status < 300; }
-};
+using door::Answer;
+using door::call;
+using door::Inner;
 
 // Whether an operation only reads: AWS names those Describe*, List* and Get* (any case).
 bool is_read_operation(std::string_view operation);
-
-// Runs `inner` as the caller of `outer` (its identity, roles, headers and request id, and its
-// `?dryRun=All`, which then changes nothing here either).
-Answer call(Api& api, const HttpRequest& outer, Inner inner);
 
 // SageMaker's timestamps: every ISO 8601 string under a key that ends in "Time", anywhere in
 // `body`, becomes epoch seconds (a number; fractions for sub-second times).

@@ -47,6 +47,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
         "remediate", "health", "orchestrator/slurm", "console"}},
       // The AWS doors sit on the API (its handlers and router); the API never includes them.
       {"api/aws", {"core", "api"}},
+      // So is the Kubernetes door (it reads the instance catalog for a Node's GPUs).
+      {"api/k8s", {"core", "model", "api"}},
       {"runtime",
        {"core", "model", "quota", "quota/frontends", "journal", "journal/sqlite", "health", "state",
         "loop", "workload", "schedule", "provision", "cloud", "remediate", "notify", "api",
