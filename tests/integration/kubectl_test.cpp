@@ -208,6 +208,26 @@ TEST_F(KubernetesDoor, ValidationErrorsAndRolesReadAsKubectlPrintsThem) {
   CommandResult warn = kubectl(k, {"apply", "-f", dir_.file("typo.yaml"), "--validate=warn"});
   EXPECT_EQ(warn.exit_code, 0) << warn.out;
   EXPECT_NE(warn.out.find("Warning: spec.bogusField"), std::string::npos) << warn.out;
+  // Server-side apply: created, then a changed field conflicts until --force-conflicts.
+  CommandResult ssa =
+      kubectl(k, {"apply", "--server-side", "-f", kExamples + "propagationpolicy-gang.yaml"});
+  EXPECT_NE(ssa.out.find("example-policy serverside-applied"), std::string::npos) << ssa.out;
+  {
+    std::ifstream in(kExamples + "propagationpolicy-gang.yaml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::ofstream(dir_.file("pp60.yaml")) << std::regex_replace(
+        ss.str(), std::regex("tolerationSeconds: 30"), "tolerationSeconds: 60");
+  }
+  CommandResult conflict = kubectl(k, {"apply", "--server-side", "-f", dir_.file("pp60.yaml")});
+  EXPECT_EQ(conflict.exit_code, 1);
+  EXPECT_NE(conflict.out.find("Apply failed with 1 conflict"), std::string::npos) << conflict.out;
+  EXPECT_NE(conflict.out.find(".spec.failover.application.decisionConditions.tolerationSeconds"),
+            std::string::npos)
+      << conflict.out;
+  CommandResult forced =
+      kubectl(k, {"apply", "--server-side", "--force-conflicts", "-f", dir_.file("pp60.yaml")});
+  EXPECT_EQ(forced.exit_code, 0) << forced.out;
   // A viewer reads but may not write; a token the server does not know is not logged in.
   const std::string viewer = write_kubeconfig(viewer_, "viewer.kubeconfig");
   EXPECT_EQ(kubectl(k, {"get", "pytorchjobs"}, viewer).exit_code, 0);

@@ -117,10 +117,13 @@ Json kind_schema(const KindInfo& k) {
 }
 
 Json operation(const KindInfo& k, const std::string& action, bool patch) {
-  Json params = Json::array(
-      {{{"name", "dryRun"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
-       {{"name", "fieldManager"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
-       {{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}}}});
+  Json params = Json::array();
+  for (const char* name : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
+    params.push_back(
+        {{"name", name},
+         {"in", "query"},
+         {"schema", {{"type", std::string_view(name) == "force" ? "boolean" : "string"}}}});
+  }
   Json schema_ref{{"$ref", "#/components/schemas/" + schema_name(k)}};
   Json ok{{"description", "OK"}, {"content", {{"application/json", {{"schema", schema_ref}}}}}};
   Json op{{"operationId", action + k.kind},
@@ -132,7 +135,8 @@ Json operation(const KindInfo& k, const std::string& action, bool patch) {
   if (patch) {
     Json object_schema{{"schema", {{"type", "object"}}}};
     Json content{{"application/json-patch+json", object_schema},
-                 {"application/merge-patch+json", object_schema}};
+                 {"application/merge-patch+json", object_schema},
+                 {"application/apply-patch+yaml", object_schema}};
     op["requestBody"] = Json{{"content", content}};
   }
   return op;

@@ -182,17 +182,82 @@ Json as_written(Json o) {
   return o;
 }
 
+// The paths (".spec.x.y") where `applied` sets a value other than the one `current` has; a list
+// is one value (lists are atomic here), and a field `current` lacks conflicts with nothing.
+void differing_fields(const Json& applied, const Json& current, const std::string& path,
+                      std::vector<std::string>& out) {
+  if (applied.is_object() && current.is_object()) {
+    for (auto it = applied.begin(); it != applied.end(); ++it) {
+      auto c = current.find(it.key());
+      if (c != current.end()) differing_fields(it.value(), *c, path + "." + it.key(), out);
+    }
+    return;
+  }
+  if (applied != current) out.push_back(path);
+}
+
+// Server-side apply (`kubectl apply --server-side`, docs/kubernetes.md): the object is created
+// when missing; otherwise the applied fields are set over the current object. gpufleet keeps no
+// field managers, so a field whose current value differs from the applied one is a conflict
+// until `force` takes it, whoever set it.
+HttpResponse server_side_apply(Api& api, const HttpRequest& req, const Target& t) {
+  if (req.query_or("fieldManager", "").empty()) {
+    return status_response(
+        422, "Invalid",
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
+        "is required for apply patch");
+  }
+  bool force = false;
+  if (auto f = req.query.find("force"); f != req.query.end() && !parse_go_bool(f->second, force))
+    return bad_request("force: expected a boolean");
+  auto applied = one_object(req);
+  if (!applied.ok()) return bad_request(applied.status().message());
+  if (auto bad = check_identity(t, *applied, false)) return *bad;
+  Fetched current = get_object(api, req, t);
+  if (current.error) {
+    if (current.error->status != 404) return *current.error;
+    return apply_and_read(api, req, t, std::move(*applied), 201);
+  }
+  Json doc = as_written(current.items.front());
+  std::vector<std::string> conflicts;
+  differing_fields(*applied, doc, "", conflicts);
+  if (!conflicts.empty() && !force) {
+    Json causes = Json::array();
+    std::string list;
+    for (const std::string& c : conflicts) {
+      causes.push_back({{"reason", "FieldManagerConflict"},
+                        {"message", "conflict with the current value"},
+                        {"field", c}});
+      list += "\n- " + c;
+    }
+    return status_response(
+        409, "Conflict",
+        fmt::format("Apply failed with {} conflict{}: conflict with the current value (gpufleet "
+                    "keeps no field managers; docs/kubernetes.md):{}",
+                    conflicts.size(), conflicts.size() == 1 ? "" : "s", list),
+        Json{{"name", t.name},
+             {"group", t.kind->group},
+             {"kind", t.kind->plural},
+             {"causes", std::move(causes)}});
+  }
+  doc.merge_patch(*applied);
+  return apply_and_read(api, req, t, as_written(std::move(doc)), 200);
+}
+
 HttpResponse patch(Api& api, const HttpRequest& req, const Target& t) {
   if (!t.kind->writable || t.name.empty() || !t.sub.empty()) return not_writable(t, req);
   const std::string type = req.header_or("content-type", "");
+  if (type.rfind("application/apply-patch+yaml", 0) == 0) return server_side_apply(api, req, t);
+  if (req.query.contains("force"))
+    return bad_request("force: Forbidden: may not be specified for non-apply patch");
   const bool merge = type.rfind("application/merge-patch+json", 0) == 0;
   const bool json_patch = type.rfind("application/json-patch+json", 0) == 0;
   if (!merge && !json_patch) {
     return status_response(
         415, "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: "
-        "application/json-patch+json, application/merge-patch+json (server-side apply, "
-        "application/apply-patch+yaml, is not served yet: docs/kubernetes.md)");
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/apply-patch+yaml");
   }
   auto body = parse_json(req.body);
   if (!body.ok()) return bad_request("body: " + body.status().message());

@@ -233,9 +233,36 @@ TEST_F(K8sDoor, MergeAndJsonPatchChangeWhatMayChangeAndRefuseTheRestAsInvalid) {
   EXPECT_EQ(spec.status, 422);
   EXPECT_EQ(body(spec)["reason"], "Invalid");
   EXPECT_EQ(body(spec)["details"]["causes"][0]["field"], "spec");
-  HttpResponse apply = call("PATCH", url, {{"fieldManager", "kubectl"}}, "{}",
-                            {{"content-type", "application/apply-patch+yaml"}});
-  EXPECT_EQ(apply.status, 415) << "server-side apply is not served";
+  HttpResponse forced = call("PATCH", url, {{"force", "true"}}, "{}",
+                             {{"content-type", "application/merge-patch+json"}});
+  EXPECT_EQ(forced.status, 400) << "force is for apply patches only";
+}
+
+TEST_F(K8sDoor, ServerSideApplyCreatesThenConflictsOnAChangedFieldUntilForced) {
+  auto apply = [&](const Json& doc, std::map<std::string, std::string> query) {
+    return call("PATCH", std::string(kPolicies) + "/gang", std::move(query), doc.dump(),
+                {{"content-type", "application/apply-patch+yaml"}});
+  };
+  Json first = policy();
+  first["spec"]["failover"]["application"]["decisionConditions"]["tolerationSeconds"] = 30;
+  EXPECT_EQ(body(apply(first, {}))["reason"], "Invalid") << "fieldManager is required";
+  HttpResponse created = apply(first, {{"fieldManager", "kubectl"}, {"force", "false"}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(apply(first, {{"fieldManager", "kubectl"}}).status, 200) << "same values: no conflict";
+  Json changed = first;
+  changed["spec"]["failover"]["application"]["decisionConditions"]["tolerationSeconds"] = 60;
+  HttpResponse conflict = apply(changed, {{"fieldManager", "alice"}, {"force", "false"}});
+  ASSERT_EQ(conflict.status, 409) << conflict.body;
+  Json c = body(conflict);
+  EXPECT_EQ(c["reason"], "Conflict");
+  EXPECT_EQ(c["message"].get<std::string>().rfind("Apply failed with 1 conflict:", 0), 0u);
+  EXPECT_EQ(c["details"]["causes"][0]["field"],
+            ".spec.failover.application.decisionConditions.tolerationSeconds");
+  HttpResponse forced = apply(changed, {{"fieldManager", "alice"}, {"force", "true"}});
+  ASSERT_EQ(forced.status, 200) << forced.body;
+  EXPECT_EQ(
+      body(forced)["spec"]["failover"]["application"]["decisionConditions"]["tolerationSeconds"],
+      60);
 }
 
 TEST_F(K8sDoor, ListsFilterBySelectorsPageWithContinueAndPrintTables) {
