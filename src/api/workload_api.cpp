@@ -57,9 +57,12 @@ const frontend::QuotaObject* find_object(const FleetView& v, frontend::Kind kind
   return it == v.quota_objects->end() ? nullptr : &it->second;
 }
 
-// The job record a new PyTorchJob becomes, dispatched per `policy`.
-Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const PropagationPolicy& policy,
-                         Json doc) {
+// The job record a new PyTorchJob becomes, dispatched per `policy`; with none, held until a
+// policy selects it (docs/dispatch.md "A job before its policy").
+Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj,
+                         const PropagationPolicy* held_or, Json doc) {
+  static const PropagationPolicy kNone;
+  const PropagationPolicy& policy = held_or != nullptr ? *held_or : kNone;
   Job job;
   job.kind = std::string(workload::kPyTorchJobKind);
   job.name = pj.name;
@@ -100,9 +103,12 @@ Result<Job> workload_job(const FleetState& s, const PyTorchJob& pj, const Propag
   d.active_deadline_seconds = pj.active_deadline_seconds;
   d.ttl_seconds_after_finished = pj.ttl_seconds_after_finished;
   d.suspended = pj.suspend;
+  d.awaiting_policy = held_or == nullptr;
   job.dispatch = std::move(d);
-  job.status = pj.suspend ? JobStatus::kSubmitted : JobStatus::kRunnable;
-  job.status_reason = pj.suspend ? "suspended (runPolicy.suspend)" : "waiting to be dispatched";
+  job.status = pj.suspend || held_or == nullptr ? JobStatus::kSubmitted : JobStatus::kRunnable;
+  job.status_reason = pj.suspend           ? "suspended (runPolicy.suspend)"
+                      : held_or == nullptr ? std::string(kAwaitingPolicyReason)
+                                           : "waiting to be dispatched";
   return job;
 }
 
@@ -114,6 +120,29 @@ Json result_item(std::string_view kind, const std::string& ns, const std::string
             {"result", std::string(result)}};
   if (!warnings.empty()) item["warnings"] = warnings;
   return item;
+}
+
+// Jobs held for want of a policy (docs/dispatch.md "A job before its policy") that one of
+// `candidates` (the policies after this request) now selects: each takes that policy's settings.
+void bind_held_jobs(const FleetState& s, const std::vector<const PropagationPolicy*>& candidates,
+                    std::vector<Event>& events) {
+  for (const auto& [id, j] : s.view().jobs) {
+    if (!j->dispatch || !j->dispatch->awaiting_policy || is_terminal(j->status)) continue;
+    std::map<std::string, std::string> labels;
+    const Json meta = j->request.value("metadata", Json::object());
+    const Json given = meta.value("labels", Json::object());
+    for (auto it = given.begin(); it != given.end(); ++it) {
+      if (it->is_string()) labels[it.key()] = it->get<std::string>();
+    }
+    const PropagationPolicy* p =
+        workload::match_policy(candidates, workload::kPyTorchJobApiVersion,
+                               workload::kPyTorchJobKind, j->name, j->ns, labels);
+    if (p == nullptr) continue;
+    events.push_back(job_events::to_event(
+        job_events::PolicyBound{j->id, p->name, p->suspend_scheduling, p->toleration_seconds,
+                                std::string(workload::to_string(p->purge_mode)),
+                                p->grace_period_seconds, p->cluster_names}));
+  }
 }
 
 // A PyTorchJob applied again: unchanged, or "configured" when only what may change once a job
@@ -219,6 +248,7 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
   std::vector<const PropagationPolicy*> candidates;
   candidates.reserve(policies.size());
   for (const auto& [key, p] : policies) candidates.push_back(&p);
+  if (!docs.policies.empty()) bind_held_jobs(s, candidates, events);
   int64_t counter = s.view().job_counter;
   std::set<std::string> seen;
   for (size_t i = 0; i < docs.jobs.size(); ++i) {
@@ -234,21 +264,20 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
     const PropagationPolicy* policy =
         workload::match_policy(candidates, workload::kPyTorchJobApiVersion,
                                workload::kPyTorchJobKind, pj.name, pj.ns, pj.labels);
-    if (policy == nullptr) {
-      return validation_error("metadata: no PropagationPolicy in namespace " + pj.ns + " selects " +
-                              what + " (apply one whose spec.resourceSelectors match apiVersion " +
-                              std::string(workload::kPyTorchJobApiVersion) +
-                              ", kind PyTorchJob first)");
-    }
     counter += 1;
     const std::string uid = fmt::format("uid-{}-j{}", s.applied_seq() + 1, i);
     GF_ASSIGN_OR_RETURN(Job job,
-                        workload_job(s, pj, *policy, with_identity(pj.doc, nullptr, uid, now)));
+                        workload_job(s, pj, policy, with_identity(pj.doc, nullptr, uid, now)));
     job.key = static_cast<uint64_t>(counter);
     job.id = job_id(counter, job.name);
     events.push_back(job_events::to_event(job_events::Submitted{std::move(job)}));
-    Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", pj.warnings);
-    item["policy"] = policy->name;
+    std::vector<std::string> warnings = pj.warnings;
+    if (policy == nullptr) {
+      warnings.push_back("metadata: no PropagationPolicy in namespace " + pj.ns + " selects " +
+                         what + " yet: it is held (not queued) until one does");
+    }
+    Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", warnings);
+    if (policy != nullptr) item["policy"] = policy->name;
     items.push_back(std::move(item));
   }
   return ok_status();

@@ -40,6 +40,10 @@ Json conditions(const Job& j) {
   const std::string who = "PyTorchJob " + j.name;
   Json out = Json::array();
   out.push_back(condition("Created", "PyTorchJobCreated", who + " is created.", j.created_at));
+  // Held until a PropagationPolicy selects it (docs/dispatch.md "A job before its policy").
+  if (j.dispatch && j.dispatch->awaiting_policy && !is_terminal(j.status)) {
+    out.push_back(condition("Queued", "NoPropagationPolicy", j.status_reason, j.created_at));
+  }
   // Held back by quota or placement (Kueue's Workload says the same): gone once admitted.
   if (j.waiting && !j.admitted && !is_terminal(j.status)) {
     out.push_back(condition("Queued", j.waiting->reason, j.waiting->message, j.waiting->since));

@@ -100,6 +100,7 @@ Json Dispatch::to_json() const {
            {"left", std::move(copies)},
            {"failovers", failovers}};
   if (failed_starts > 0) out["failed_starts"] = failed_starts;  // absent before issue 39
+  if (awaiting_policy) out["awaiting_policy"] = true;           // absent unless held
   return out;
 }
 
@@ -123,6 +124,7 @@ Result<Dispatch> Dispatch::from_json(const Json& j) {
     d.restarting = j.at("restarting").get<bool>();
     d.restarts = j.at("restarts").get<int32_t>();
     d.failed_starts = j.value("failed_starts", 0);
+    d.awaiting_policy = j.value("awaiting_policy", false);
     d.excluded = j.at("excluded").get<std::vector<std::string>>();
     for (const Json& c : j.at("left")) {
       d.left.push_back(MemberCopy{c.at("cluster").get<std::string>(),

@@ -104,6 +104,10 @@ struct MemberCopy {
 // Fleet dispatch of a Kubernetes workload (PyTorchJob, docs/dispatch.md): what its
 // PropagationPolicy and run policy decided at submission, and where it stands on its member
 // cluster.
+// What a job held for want of a PropagationPolicy says it waits for.
+inline constexpr std::string_view kAwaitingPolicyReason =
+    "waiting for a PropagationPolicy in its namespace that selects it";
+
 struct Dispatch {
   std::string policy;   // the PropagationPolicy (same namespace) that selected it
   bool queued = false;  // suspension.scheduling: waits for its namespace's quota leaf
@@ -115,6 +119,9 @@ struct Dispatch {
   std::optional<int64_t> active_deadline_seconds;
   std::optional<int64_t> ttl_seconds_after_finished;
   bool suspended = false;  // runPolicy.suspend
+  // Applied before any PropagationPolicy selected it: held, not queued, until one does
+  // (docs/dispatch.md "A job before its policy").
+  bool awaiting_policy = false;
   // On the member cluster.
   std::string cluster;                    // bound member cluster; kept across interrupts
   std::optional<Time> bound_at;           // when its pods were created there

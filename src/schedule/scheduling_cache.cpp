@@ -459,7 +459,9 @@ Status SchedulingCache::observe_submitted(const FleetState& state, const EventRe
 Status SchedulingCache::on_submitted(const FleetState& state, const std::string& id) {
   const Job* job = state.view().job(id);
   if (job == nullptr) return internal_error("job " + id + " not in the state");
-  if (job->dispatch && job->dispatch->suspended) return ok_status();
+  // Suspended, or held until a PropagationPolicy selects it: not the scheduler's yet.
+  if (job->dispatch && (job->dispatch->suspended || job->dispatch->awaiting_policy))
+    return ok_status();
   return submit(*job);
 }
 
@@ -533,6 +535,11 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
     drop_interrupts(key);
     return ok_status();
   }
+  if (rec.type == event_type::kJobPolicyBound) {
+    if (job == nullptr || !job->dispatch) return internal_error("job.policy_bound for " + id);
+    if (!held && !job->dispatch->suspended) return submit(*job);
+    return ok_status();
+  }
   if (rec.type == event_type::kJobSuspend) {
     if (job == nullptr || !job->dispatch) return internal_error("job.suspend for " + id);
     if (job->dispatch->suspended) {
@@ -540,7 +547,7 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
       drop_interrupts(key);
       return ok_status();
     }
-    if (!held) return submit(*job);
+    if (!held && !job->dispatch->awaiting_policy) return submit(*job);
     return ok_status();
   }
   return ok_status();  // running, waiting, copy purged: nothing the scheduler holds
@@ -563,7 +570,8 @@ Status SchedulingCache::restore(const FleetState& state) {
   GF_RETURN_IF_ERROR(set_quota(state));
   std::vector<const Job*> live;
   for (const auto& [id, j] : state.view().jobs) {
-    if (!is_terminal(j->status) && !(j->dispatch && j->dispatch->suspended))
+    if (!is_terminal(j->status) &&
+        !(j->dispatch && (j->dispatch->suspended || j->dispatch->awaiting_policy)))
       live.push_back(j.get());
   }
   std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });

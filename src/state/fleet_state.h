@@ -328,6 +328,7 @@ class FleetState {
   Status on_job_event(const EventRecord& record, const job_events::CopyPurged& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::Suspend& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::Annotations& e, Job& job);
+  Status on_job_event(const EventRecord& record, const job_events::PolicyBound& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::Deleted& e, Job& job);
   Status on_job_event(const EventRecord& record, const job_events::PodStatus& e, Job& job);
   void end_run(Job& job, Time t, std::string_view cause);

@@ -206,6 +206,7 @@ Status FleetState::apply_job_event(const EventRecord& rec, const Json& p) {
       {job_events::Failover::kType, &FleetState::apply_typed_job_event<job_events::Failover>},
       {job_events::CopyPurged::kType, &FleetState::apply_typed_job_event<job_events::CopyPurged>},
       {job_events::Suspend::kType, &FleetState::apply_typed_job_event<job_events::Suspend>},
+      {job_events::PolicyBound::kType, &FleetState::apply_typed_job_event<job_events::PolicyBound>},
       {job_events::Annotations::kType, &FleetState::apply_typed_job_event<job_events::Annotations>},
       {job_events::Deleted::kType, &FleetState::apply_typed_job_event<job_events::Deleted>},
       {job_events::PodStatus::kType, &FleetState::apply_typed_job_event<job_events::PodStatus>},
@@ -234,11 +235,13 @@ Status FleetState::on_submitted(const EventRecord& rec, Job job) {
   job.created_at = t;
   job.submit_seq = rec.seq;
   if (job.dispatch) {
-    job.add_history(t, "Created",
-                    "PyTorchJob " + job.ns + "/" + job.name + " is created; PropagationPolicy " +
-                        job.dispatch->policy +
-                        (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota"
-                                              : " sends it straight to placement"));
+    const std::string how =
+        job.dispatch->awaiting_policy
+            ? "no PropagationPolicy selects it yet: held until one does"
+            : "PropagationPolicy " + job.dispatch->policy +
+                  (job.dispatch->queued ? " queues it in namespace " + job.ns + "'s quota"
+                                        : " sends it straight to placement");
+    job.add_history(t, "Created", "PyTorchJob " + job.ns + "/" + job.name + " is created; " + how);
     set_workload_id(workload_key(job.kind, job.ns, job.name), job.id);
   } else {
     job.add_history(

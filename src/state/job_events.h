@@ -177,6 +177,27 @@ struct Suspend {
     return std::tuple{field("id", &Suspend::id), field("suspend", &Suspend::suspend)};
   }
 };
+// A PropagationPolicy now selects a job that was held for want of one: the job takes the
+// policy's dispatch settings and is queued (unless suspended).
+struct PolicyBound {
+  static constexpr std::string_view kType = "job.policy_bound";
+  std::string id;
+  std::string policy;
+  bool queued = false;
+  std::optional<int64_t> toleration_seconds;
+  std::string purge_mode = "Immediately";
+  int64_t grace_period_seconds = 600;
+  std::vector<std::string> clusters;
+  static constexpr auto fields() {
+    return std::tuple{field("id", &PolicyBound::id),
+                      field("policy", &PolicyBound::policy),
+                      field("queued", &PolicyBound::queued),
+                      field("toleration_seconds", &PolicyBound::toleration_seconds),
+                      field("purge_mode", &PolicyBound::purge_mode),
+                      field("grace_period_seconds", &PolicyBound::grace_period_seconds),
+                      field("clusters", &PolicyBound::clusters)};
+  }
+};
 // metadata.annotations of the workload's document changed (kubectl keeps its last-applied
 // configuration there): the new annotations, {} for none.
 struct Annotations {
@@ -239,6 +260,7 @@ inline constexpr std::string_view kJobFailover = job_events::Failover::kType;
 inline constexpr std::string_view kJobCopyPurged = job_events::CopyPurged::kType;
 inline constexpr std::string_view kJobSuspend = job_events::Suspend::kType;
 inline constexpr std::string_view kJobAnnotations = job_events::Annotations::kType;
+inline constexpr std::string_view kJobPolicyBound = job_events::PolicyBound::kType;
 inline constexpr std::string_view kJobDeleted = job_events::Deleted::kType;
 inline constexpr std::string_view kJobPodStatus = job_events::PodStatus::kType;
 

@@ -189,11 +189,36 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Suspen
     job.status = JobStatus::kSubmitted;
     job.status_reason = "suspended (runPolicy.suspend)";
     job.add_history(t, "Suspended", "runPolicy.suspend set: pods deleted, quota released");
+  } else if (d.awaiting_policy) {
+    job.status_reason = std::string(kAwaitingPolicyReason);
+    job.add_history(t, "Resumed", "runPolicy.suspend cleared: still waiting for a policy");
   } else {
     job.status = JobStatus::kRunnable;
     job.status_reason = "waiting in the queue";
     job.add_history(t, "Resumed", "runPolicy.suspend cleared: queued again");
   }
+  return ok_status();
+}
+
+Status FleetState::on_job_event(const EventRecord& rec, const job_events::PolicyBound& e,
+                                Job& job) {
+  GF_RETURN_IF_ERROR(require_workload(rec, job));
+  Dispatch& d = *job.dispatch;
+  if (!d.awaiting_policy) return internal_error("job " + job.id + " was not waiting for a policy");
+  d.awaiting_policy = false;
+  d.policy = e.policy;
+  d.queued = e.queued;
+  d.toleration_seconds = e.toleration_seconds;
+  d.purge_mode = e.purge_mode;
+  d.grace_period_seconds = e.grace_period_seconds;
+  job.clusters = e.clusters;
+  if (!d.suspended) {
+    job.status = JobStatus::kRunnable;
+    job.status_reason = "waiting to be dispatched";
+  }
+  job.add_history(rec.time, "PolicySelected",
+                  "PropagationPolicy " + e.policy +
+                      " selects it: " + (d.suspended ? "still suspended" : "queued"));
   return ok_status();
 }
 

@@ -173,14 +173,14 @@ TEST_F(DispatchCli, SeedWalkthrough_QueueGangBindingAndMemberViews) {
 }
 
 TEST_F(DispatchCli, BadManifestsAreRefusedNamingTheField) {
-  // No policy selects the job yet.
+  // No policy selects the job yet: it is held, and says so.
   CommandResult r = cli({"apply", "-f", kExamples + "pytorchjob.yaml"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(
-      r.out.find(
-          "no PropagationPolicy in namespace default selects PyTorchJob default/pytorch-test"),
-      std::string::npos)
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("no PropagationPolicy in namespace default selects PyTorchJob "
+                       "default/pytorch-test yet: it is held (not queued) until one does"),
+            std::string::npos)
       << r.out;
+  ASSERT_EQ(cli({"delete", "pytorchjob", "pytorch-test"}).exit_code, 0);
   ASSERT_EQ(cli({"apply", "-f", kExamples + "propagationpolicy-gang.yaml"}).exit_code, 0);
   std::ifstream in(kExamples + "pytorchjob.yaml");
   std::string job((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -241,6 +241,31 @@ TEST_F(KubernetesDoor, ValidationErrorsAndRolesReadAsKubectlPrintsThem) {
   EXPECT_NE(who.out.find("You must be logged in to the server"), std::string::npos) << who.out;
 }
 
+TEST_F(KubernetesDoor, AFolderWhoseJobSortsBeforeItsPolicyHoldsTheJobThenQueuesIt) {
+  const std::string k = kCloudSdk + "kubectl.1.32";
+  ASSERT_TRUE(executable(k)) << k << " is missing (the image's kubectl package)";
+  const std::string folder = dir_.file("manifests");
+  ASSERT_EQ(run_command({"mkdir", "-p", folder}).exit_code, 0);
+  ASSERT_EQ(run_command({"cp", kExamples + "pytorchjob.yaml", folder + "/a-job.yaml"}).exit_code,
+            0);
+  ASSERT_EQ(
+      run_command({"cp", kExamples + "propagationpolicy-gang.yaml", folder + "/b-policy.yaml"})
+          .exit_code,
+      0);
+  CommandResult a = kubectl(k, {"apply", "-f", folder});
+  EXPECT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_NE(a.out.find("Warning: metadata: no PropagationPolicy in namespace default selects "
+                       "PyTorchJob default/pytorch-test yet: it is held"),
+            std::string::npos)
+      << a.out;
+  EXPECT_NE(a.out.find("example-policy created"), std::string::npos) << a.out;
+  CommandResult policy = kubectl(
+      k, {"get", "pytorchjob", "pytorch-test", "-o", "jsonpath={.status.propagationPolicy}"});
+  EXPECT_EQ(policy.out, "example-policy");
+  CommandResult d = kubectl(k, {"describe", "pytorchjob", "pytorch-test"});
+  EXPECT_NE(d.out.find("PolicySelected"), std::string::npos) << d.out;
+}
+
 TEST_F(KubernetesDoor, OlderKubectlsApplyGetAndDelete) {
   std::vector<std::string> clients = {kubectl_120(), kCloudSdk + "kubectl.1.27"};
   for (const std::string& k : clients) {

@@ -554,8 +554,6 @@ TEST(BadManifests, ClearErrorsNamingTheField_AndNothingIsCreated) {
     EXPECT_EQ(r.status, 400) << body;
     EXPECT_NE(r.body.find(expect), std::string::npos) << r.body;
   };
-  // No policy selects the job yet.
-  refused(job, "no PropagationPolicy in namespace default selects PyTorchJob default/pytorch-test");
   // A policy selecting nothing.
   refused(
       "apiVersion: policy.one.alibabacloud.com/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: "
@@ -582,6 +580,47 @@ TEST(BadManifests, ClearErrorsNamingTheField_AndNothingIsCreated) {
   std::string changed = job;
   changed.replace(changed.find("replicas: 2"), 11, "replicas: 3");
   refused(changed, "only spec.runPolicy.suspend and metadata.annotations may change");
+}
+
+// issue 42: kubectl applies a folder a document at a time, so a PyTorchJob may come before the
+// PropagationPolicy that selects it: it is accepted and held (not queued, whatever capacity there
+// is) with a Queued condition naming why, and queued the moment a policy selects it.
+TEST(HeldJobs, AJobBeforeItsPolicyIsHeldThenQueuedWhenAPolicySelectsIt) {
+  Fleet f;
+  cluster(f, "gpu", "ml.p4d.24xlarge", 2);
+  HttpResponse r = f.call("POST", "/v1/apply", job_yaml({.name = "early", .app = "late"}));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json item = Json::parse(r.body)["items"][0];
+  EXPECT_EQ(item["result"], "created");
+  EXPECT_NE(item["warnings"].dump().find("held (not queued) until one does"), std::string::npos)
+      << item.dump();
+  f.run_for(minutes(10));
+  Json held = pytorchjob(f, "early");
+  EXPECT_EQ(held["status"]["state"], "Created");
+  EXPECT_EQ(held["status"]["conditions"].back()["reason"], "NoPropagationPolicy");
+  EXPECT_TRUE(held["status"]["members"].empty()) << "capacity is free, but nothing selects it";
+  // A policy for other jobs leaves it held; one whose selector matches it queues it.
+  apply_yaml(f, policy_yaml("others", "someone-else"));
+  f.run_for(seconds(1));
+  EXPECT_EQ(pytorchjob(f, "early")["status"]["conditions"].back()["reason"], "NoPropagationPolicy");
+  apply_yaml(f, policy_yaml("late-policy", "late"));
+  f.run_for(seconds(1));
+  const Json placed = pytorchjob(f, "early", "describe=true");
+  EXPECT_EQ(placed["status"]["state"], "Running") << placed.dump();
+  EXPECT_EQ(placed["status"]["propagationPolicy"], "late-policy");
+  EXPECT_NE(placed["events"].dump().find("PolicySelected"), std::string::npos);
+}
+
+TEST(HeldJobs, AHeldJobSurvivesARestartStillHeld) {
+  Fleet f;
+  cluster(f, "gpu", "ml.p4d.24xlarge", 1);
+  apply_yaml(f, job_yaml({.name = "early", .app = "late"}));
+  f.restart();
+  f.run_for(minutes(5));
+  EXPECT_EQ(pytorchjob(f, "early")["status"]["conditions"].back()["reason"], "NoPropagationPolicy");
+  apply_yaml(f, policy_yaml("late-policy", "late"));
+  f.run_for(seconds(1));
+  EXPECT_EQ(state(f, "early"), "Running");
 }
 
 }  // namespace

@@ -78,9 +78,12 @@ HttpResponse apply_and_read(Api& api, const HttpRequest& req, const Target& t, J
       return dry.response;
     }
     collect(dry);
-    if (!warnings.empty()) {
-      std::string joined;
-      for (const std::string& w : warnings) joined += (joined.empty() ? "" : ", ") + w;
+    std::string joined;  // Strict refuses unknown fields; other warnings (a held job) still warn
+    for (const std::string& w : warnings) {
+      if (w.find(": unknown field") != std::string::npos)
+        joined += (joined.empty() ? "" : ", ") + w;
+    }
+    if (!joined.empty()) {
       return bad_request(
           fmt::format("{} in version \"{}\" cannot be handled as a {}: strict "
                       "decoding error: {}",
@@ -102,7 +105,12 @@ HttpResponse apply_and_read(Api& api, const HttpRequest& req, const Target& t, J
     if (f.error) return *f.error;
     out = json_response(code, f.items.front());
   }
-  if (*mode == "Warn" && !warnings.empty()) out.headers["Warning"] = warning_header(warnings);
+  if (*mode == "Ignore") {
+    std::erase_if(warnings, [](const std::string& w) {
+      return w.find(": unknown field") != std::string::npos;
+    });
+  }
+  if (!warnings.empty()) out.headers["Warning"] = warning_header(warnings);
   return out;
 }
 
