@@ -553,6 +553,23 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
   return ok_status();  // running, waiting, copy purged: nothing the scheduler holds
 }
 
+namespace {
+
+// The jobs the scheduler holds, in submission order: not finished, not suspended, not held for
+// want of a PropagationPolicy.
+std::vector<const Job*> schedulable_jobs(const FleetState& state) {
+  std::vector<const Job*> live;
+  for (const auto& [id, j] : state.view().jobs) {
+    if (!is_terminal(j->status) &&
+        !(j->dispatch && (j->dispatch->suspended || j->dispatch->awaiting_policy)))
+      live.push_back(j.get());
+  }
+  std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
+  return live;
+}
+
+}  // namespace
+
 // After a snapshot load: quota, nodes, then every live job in submission order, placed where
 // the snapshot says.
 Status SchedulingCache::restore(const FleetState& state) {
@@ -568,13 +585,7 @@ Status SchedulingCache::restore(const FleetState& state) {
   interrupts_.clear();
   generation_ += 1;
   GF_RETURN_IF_ERROR(set_quota(state));
-  std::vector<const Job*> live;
-  for (const auto& [id, j] : state.view().jobs) {
-    if (!is_terminal(j->status) &&
-        !(j->dispatch && (j->dispatch->suspended || j->dispatch->awaiting_policy)))
-      live.push_back(j.get());
-  }
-  std::sort(live.begin(), live.end(), [](const Job* a, const Job* b) { return a->key < b->key; });
+  const std::vector<const Job*> live = schedulable_jobs(state);
   sched::Scheduler& s = scheduler_;
   for (const Job* j : live) {
     GF_ASSIGN_OR_RETURN(sched::JobSpec spec, job_spec(*j));

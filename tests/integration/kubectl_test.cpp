@@ -4,12 +4,14 @@
 // discovery caches), through a kubeconfig `gpufleet kubeconfig` wrote. The product document's
 // commands run verbatim, `kubectl amc` included.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <regex>
 
 #include "support/gpufleet_server.h"
+#include "support/process.h"
 #include "support/temp_dir.h"
 
 namespace gf {
@@ -123,7 +125,17 @@ TEST_F(KubernetesDoor, TheProductDocumentsCommandsWorkVerbatimWithKubectl132) {
   EXPECT_TRUE(std::regex_search(q.out, std::regex(R"(NAME\s+AGE\n)"))) << q.out;
   EXPECT_TRUE(std::regex_search(q.out, std::regex(R"(\nroot-child-2-\w+\s+\d+[smhd])"))) << q.out;
 
+  // kubectl get -w: the list, then the job's changes as gpufleet places it and it runs.
+  testing::Process watcher({"/usr/bin/env", "KUBECONFIG=" + kubeconfig_,
+                            "HOME=" + dir_.file("home-watch"), k, "get", "pytorchjobs", "-w",
+                            "--output-watch-events", "--request-timeout=60s"});
+  EXPECT_NE(watcher.wait_for_line("pytorch-test"), "") << watcher.output();
   create_member_cluster();
+  const std::string running = watcher.wait_for_line("Running");
+  EXPECT_TRUE(std::regex_search(running, std::regex(R"(^MODIFIED\s+pytorch-test\s+Running)")))
+      << watcher.output();
+  watcher.signal(SIGTERM);
+  watcher.wait();
   CommandResult w =
       kubectl(k, {"wait", "--for=condition=Running", "pytorchjob/pytorch-test", "--timeout=120s"});
   ASSERT_EQ(w.exit_code, 0) << w.out;
