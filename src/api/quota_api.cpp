@@ -566,6 +566,21 @@ Json capacity_usage(const Json& usage, const Json& limits) {
   return out;
 }
 
+// Adds a share's [{capacityUnit, quantity}] to `total` (unit -> quantity), integers staying
+// integers.
+void add_usage(Json& total, const Json& used) {
+  for (const Json& u : used) {
+    const Json& q = u["quantity"];
+    Json& t = total[u.value("capacityUnit", "")];
+    if (!t.is_number()) t = 0;
+    if (q.is_number_integer() && t.is_number_integer()) {
+      t = t.get<int64_t>() + q.get<int64_t>();
+    } else if (q.is_number()) {
+      t = t.get<double>() + q.get<double>();
+    }
+  }
+}
+
 // GET /v1/job-queues/{name}/snapshot: GetJobQueueSnapshot, AWS's showback of a queue: the jobs at
 // the front (admission order: priority, then submission), per quota share too, and what each
 // share uses now.
@@ -607,16 +622,7 @@ HttpResponse job_queue_snapshot(Api& api, const HttpRequest& req) {
     const Json rendered = render(*view, o);
     Json used = capacity_usage(rendered.value("usage", Json::object()),
                                o.doc.value("capacityLimits", Json::array()));
-    for (const Json& u : used) {
-      const Json& q = u["quantity"];
-      Json& t = total[u.value("capacityUnit", "")];
-      if (!t.is_number()) t = 0;
-      if (q.is_number_integer() && t.is_number_integer()) {
-        t = t.get<int64_t>() + q.get<int64_t>();
-      } else if (q.is_number()) {
-        t = t.get<double>() + q.get<double>();
-      }
-    }
+    add_usage(total, used);
     shares.push_back({{"quotaShareName", key.name}, {"capacityUsage", std::move(used)}});
   }
   Json total_list = Json::array();
@@ -632,6 +638,49 @@ HttpResponse job_queue_snapshot(Api& api, const HttpRequest& req) {
                   {"lastUpdatedAt", now_ms}}}});
 }
 
+// GET /v1/objects/{kind}: queues, workloads or quota objects (in ?namespace= when given).
+HttpResponse objects_list(Api& api, const HttpRequest& req) {
+  const std::string plural = req.path_params.at("kind");
+  if (is_queue_plural(plural)) return list_queues(api, req.query_or("namespace", ""));
+  if (is_workload_plural(plural)) return workload_list(api, plural, req);
+  auto kind = kind_param(req);
+  if (!kind) return unknown_kind(req);
+  return list_objects(api, *kind, req.query_or("namespace", ""), "items");
+}
+
+// GET /v1/objects/{kind}/[{namespace}/]{name}: one of them (a queue's namespace may also come as
+// ?namespace=).
+HttpResponse objects_get(Api& api, const HttpRequest& req) {
+  const std::string& plural = req.path_params.at("kind");
+  if (is_queue_plural(plural)) {
+    auto ns = req.path_params.find("namespace");
+    return get_queue(api, ns != req.path_params.end() ? ns->second : req.query_or("namespace", ""),
+                     req.path_params.at("name"));
+  }
+  if (is_workload_plural(plural)) return workload_get(api, plural, req);
+  auto kind = kind_param(req);
+  if (!kind) return unknown_kind(req);
+  return get_object(api, *key_from_path(req, *kind));
+}
+
+// DELETE /v1/objects/{kind}/[{namespace}/]{name}: a workload, or a quota object (admin only).
+HttpResponse objects_delete(Api& api, const HttpRequest& req) {
+  if (is_workload_plural(req.path_params.at("kind")))
+    return workload_delete(api, req.path_params.at("kind"), req);
+  auto kind = kind_param(req);
+  if (!kind) return unknown_kind(req);
+  if (!has_role(req, "admin")) {
+    return error_response(
+        Status(ErrorCode::kForbidden,
+               "deleting quota objects needs the admin role; " + req.caller + " does not have it"));
+  }
+  Request w;
+  w.name = "DeleteObject";
+  const ObjectKey key = *key_from_path(req, *kind);
+  w.handle = [key](const FleetState& s, Time) { return decide_delete(s, key); };
+  return Api::respond(api.write(std::move(w)));
+}
+
 }  // namespace
 
 void register_quota_routes(Api& api) {
@@ -641,48 +690,12 @@ void register_quota_routes(Api& api) {
   r.add("GET", "/v1/history/queues",
         [&api](const HttpRequest& req) { return queue_history(api, req); });
   r.add("POST", "/v1/apply", [&api](const HttpRequest& req) { return apply(api, req); });
-  r.add("GET", "/v1/objects/{kind}", [&api](const HttpRequest& req) {
-    const std::string plural = req.path_params.at("kind");
-    if (is_queue_plural(plural)) return list_queues(api, req.query_or("namespace", ""));
-    if (is_workload_plural(plural)) return workload_list(api, plural, req);
-    auto kind = kind_param(req);
-    if (!kind) return unknown_kind(req);
-    return list_objects(api, *kind, req.query_or("namespace", ""), "items");
-  });
-  r.add("GET", "/v1/objects/{kind}/{name}", [&api](const HttpRequest& req) {
-    if (is_queue_plural(req.path_params.at("kind")))
-      return get_queue(api, req.query_or("namespace", ""), req.path_params.at("name"));
-    if (is_workload_plural(req.path_params.at("kind")))
-      return workload_get(api, req.path_params.at("kind"), req);
-    auto kind = kind_param(req);
-    if (!kind) return unknown_kind(req);
-    return get_object(api, *key_from_path(req, *kind));
-  });
-  r.add("GET", "/v1/objects/{kind}/{namespace}/{name}", [&api](const HttpRequest& req) {
-    if (is_queue_plural(req.path_params.at("kind")))
-      return get_queue(api, req.path_params.at("namespace"), req.path_params.at("name"));
-    if (is_workload_plural(req.path_params.at("kind")))
-      return workload_get(api, req.path_params.at("kind"), req);
-    auto kind = kind_param(req);
-    if (!kind) return unknown_kind(req);
-    return get_object(api, *key_from_path(req, *kind));
-  });
-  auto del = [&api](const HttpRequest& req) {
-    if (is_workload_plural(req.path_params.at("kind")))
-      return workload_delete(api, req.path_params.at("kind"), req);
-    auto kind = kind_param(req);
-    if (!kind) return unknown_kind(req);
-    if (!has_role(req, "admin")) {
-      return error_response(Status(
-          ErrorCode::kForbidden,
-          "deleting quota objects needs the admin role; " + req.caller + " does not have it"));
-    }
-    Request w;
-    w.name = "DeleteObject";
-    const ObjectKey key = *key_from_path(req, *kind);
-    w.handle = [key](const FleetState& s, Time) { return decide_delete(s, key); };
-    return Api::respond(api.write(std::move(w)));
-  };
+  r.add("GET", "/v1/objects/{kind}",
+        [&api](const HttpRequest& req) { return objects_list(api, req); });
+  auto get = [&api](const HttpRequest& req) { return objects_get(api, req); };
+  r.add("GET", "/v1/objects/{kind}/{name}", get);
+  r.add("GET", "/v1/objects/{kind}/{namespace}/{name}", get);
+  auto del = [&api](const HttpRequest& req) { return objects_delete(api, req); };
   r.add("DELETE", "/v1/objects/{kind}/{name}", del);
   r.add("DELETE", "/v1/objects/{kind}/{namespace}/{name}", del);
 

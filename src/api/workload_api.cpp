@@ -193,6 +193,33 @@ Status decide_job_update(const Job& existing, const PyTorchJob& pj, std::vector<
   return ok_status();
 }
 
+// A PyTorchJob new to the fleet: submitted per the policy that selects it, or held until one
+// does (docs/dispatch.md "A job before its policy"). `index` is its place in the request, `counter`
+// its job number.
+Status decide_new_job(const FleetState& s, Time now, const PyTorchJob& pj, size_t index,
+                      int64_t counter, const std::vector<const PropagationPolicy*>& candidates,
+                      std::vector<Event>& events, Json& items) {
+  const PropagationPolicy* policy =
+      workload::match_policy(candidates, workload::kPyTorchJobApiVersion, workload::kPyTorchJobKind,
+                             pj.name, pj.ns, pj.labels);
+  const std::string uid = fmt::format("uid-{}-j{}", s.applied_seq() + 1, index);
+  GF_ASSIGN_OR_RETURN(Job job,
+                      workload_job(s, pj, policy, with_identity(pj.doc, nullptr, uid, now)));
+  job.key = static_cast<uint64_t>(counter);
+  job.id = job_id(counter, job.name);
+  events.push_back(job_events::to_event(job_events::Submitted{std::move(job)}));
+  std::vector<std::string> warnings = pj.warnings;
+  if (policy == nullptr) {
+    warnings.push_back("metadata: no PropagationPolicy in namespace " + pj.ns + " selects " +
+                       "PyTorchJob " + qualified(pj.ns, pj.name) +
+                       " yet: it is held (not queued) until one does");
+  }
+  Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", warnings);
+  if (policy != nullptr) item["policy"] = policy->name;
+  items.push_back(std::move(item));
+  return ok_status();
+}
+
 }  // namespace
 
 bool is_workload_kind(std::string_view api_version, std::string_view kind) {
@@ -261,24 +288,8 @@ Status decide_workload_apply(const FleetState& s, Time now, const WorkloadDocs& 
       GF_RETURN_IF_ERROR(decide_job_update(*existing, pj, events, items));
       continue;
     }
-    const PropagationPolicy* policy =
-        workload::match_policy(candidates, workload::kPyTorchJobApiVersion,
-                               workload::kPyTorchJobKind, pj.name, pj.ns, pj.labels);
     counter += 1;
-    const std::string uid = fmt::format("uid-{}-j{}", s.applied_seq() + 1, i);
-    GF_ASSIGN_OR_RETURN(Job job,
-                        workload_job(s, pj, policy, with_identity(pj.doc, nullptr, uid, now)));
-    job.key = static_cast<uint64_t>(counter);
-    job.id = job_id(counter, job.name);
-    events.push_back(job_events::to_event(job_events::Submitted{std::move(job)}));
-    std::vector<std::string> warnings = pj.warnings;
-    if (policy == nullptr) {
-      warnings.push_back("metadata: no PropagationPolicy in namespace " + pj.ns + " selects " +
-                         what + " yet: it is held (not queued) until one does");
-    }
-    Json item = result_item(workload::kPyTorchJobKind, pj.ns, pj.name, "created", warnings);
-    if (policy != nullptr) item["policy"] = policy->name;
-    items.push_back(std::move(item));
+    GF_RETURN_IF_ERROR(decide_new_job(s, now, pj, i, counter, candidates, events, items));
   }
   return ok_status();
 }

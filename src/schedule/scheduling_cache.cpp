@@ -465,6 +465,21 @@ Status SchedulingCache::on_submitted(const FleetState& state, const std::string&
   return submit(*job);
 }
 
+// job.policy_bound or job.suspend: a job the scheduler did not hold may now be queued (a policy
+// selected it, or it was resumed), and a suspended one leaves the scheduler.
+Status SchedulingCache::on_hold_changed(const std::string& type, const std::string& id,
+                                        const Job* job, bool held, sched::JobKey key) {
+  if (job == nullptr || !job->dispatch) return internal_error(type + " for " + id);
+  const Dispatch& d = *job->dispatch;
+  if (type == event_type::kJobSuspend && d.suspended) {
+    if (held) GF_RETURN_IF_ERROR(scheduler_.finish(key));
+    drop_interrupts(key);
+    return ok_status();
+  }
+  if (!held && !d.suspended && !d.awaiting_policy) return submit(*job);
+  return ok_status();
+}
+
 // job.admitted: the gang's placement, as the scheduler holds it.
 Status SchedulingCache::on_admitted(sched::JobKey key, const Json& p, Time t) {
   sched::Scheduler& s = scheduler_;
@@ -535,21 +550,8 @@ Status SchedulingCache::observe_job(const FleetState& state, const EventRecord& 
     drop_interrupts(key);
     return ok_status();
   }
-  if (rec.type == event_type::kJobPolicyBound) {
-    if (job == nullptr || !job->dispatch) return internal_error("job.policy_bound for " + id);
-    if (!held && !job->dispatch->suspended) return submit(*job);
-    return ok_status();
-  }
-  if (rec.type == event_type::kJobSuspend) {
-    if (job == nullptr || !job->dispatch) return internal_error("job.suspend for " + id);
-    if (job->dispatch->suspended) {
-      if (held) GF_RETURN_IF_ERROR(s.finish(key));
-      drop_interrupts(key);
-      return ok_status();
-    }
-    if (!held && !job->dispatch->awaiting_policy) return submit(*job);
-    return ok_status();
-  }
+  if (rec.type == event_type::kJobPolicyBound || rec.type == event_type::kJobSuspend)
+    return on_hold_changed(rec.type, id, job, held, key);
   return ok_status();  // running, waiting, copy purged: nothing the scheduler holds
 }
 

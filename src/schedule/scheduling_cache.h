@@ -57,6 +57,8 @@ class SchedulingCache : public EventObserver {
   void sample_history(Time at, const std::vector<QuotaNodeStatus>& status);
   Status observe_job(const FleetState& state, const EventRecord& record, const Json& payload);
   Status on_admitted(sched::JobKey key, const Json& payload, Time t);
+  Status on_hold_changed(const std::string& type, const std::string& id, const Job* job, bool held,
+                         sched::JobKey key);
   Status on_preempted(sched::JobKey key, const Json& payload, Time t);
   // Interrupts the gangs on a Slurm node that takes no work now and that have not started.
   void move_unstarted_gangs(const FleetState& state, const std::string& cluster,
