@@ -185,6 +185,7 @@ Api::Api(ApiOptions options, ControlLoop& loop, Metrics& metrics, const Clock& c
     register_job_routes(*this);
     register_health_routes(*this);
     register_audit_routes(*this);
+    register_history_routes(*this);
     register_aws_routes(*this);  // last: its routes become the ones above
     register_k8s_routes(*this);
   }

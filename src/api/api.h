@@ -138,6 +138,10 @@ class Api {
   ReplicaState replica_state() const;
   const ReplicaListFn& replica_list() const { return replica_list_; }
   const SlurmDirectory& slurm_directory() const { return slurm_directory_; }
+  // The journal's history table (what left the hot state: docs/operations.md "What is kept
+  // where"); null on a control plane that keeps none (a simulation without a journal).
+  void set_history(std::shared_ptr<HistoryReader> h) { history_ = std::move(h); }
+  HistoryReader* history() const { return history_.get(); }
 
   // Runs a write through the loop and waits for the commit (or the timeout). Called from a
   // handler that Api::handle runs, it carries that call's audit record and fingerprints its
@@ -160,6 +164,7 @@ class Api {
   LogSource log_source_;
   InstanceDirectory instance_directory_;
   SlurmDirectory slurm_directory_;
+  std::shared_ptr<HistoryReader> history_;
   std::shared_ptr<const TokenStore> tokens_;
   std::vector<ResponseShaper> shapers_;
   ReplicaStateFn replica_state_;
@@ -214,6 +219,7 @@ void register_quota_tree_routes(Api& api);
 void register_job_routes(Api& api);
 void register_health_routes(Api& api);
 void register_audit_routes(Api& api);
+void register_history_routes(Api& api);
 // GET /v1/replicas (replica_api.cpp).
 void register_replica_routes(Api& api);
 // GET / and GET /console/{file}: the web console, public (console_api.cpp, docs/console.md).

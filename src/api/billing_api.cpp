@@ -86,7 +86,7 @@ Result<BillingQuery> parse_billing_query(const FleetView& v, const HttpRequest& 
 
 // groupBy=share: what the jobs of each quota share ran on, the price of the node capacity their
 // pods held while they ran (idle instances are in groupBy=cluster, not here).
-Json share_billing(const FleetView& v, const BillingQuery& q) {
+Result<Json> share_billing(const FleetView& v, const BillingQuery& q, HistoryReader* history) {
   const std::string& cluster = q.cluster;
   const Time from = q.from, to = q.to;
   struct ShareLine {
@@ -96,17 +96,31 @@ Json share_billing(const FleetView& v, const BillingQuery& q) {
   };
   std::map<std::pair<std::string, std::string>, ShareLine> shares;
   int64_t sum = 0;
+  auto add = [&](const JobRun& run, const std::string& id, const std::string& queue,
+                 const std::string& share) {
+    if (!cluster.empty() && run.cluster != cluster) return;
+    const Duration billed = run.billed(from == Time::min() ? run.start : from, to);
+    if (billed <= Duration::zero()) return;
+    ShareLine& l = shares[{queue, share}];
+    const int64_t cost = run.cost_micros(from == Time::min() ? run.start : from, to);
+    l.cost += cost;
+    l.billed_us += billed.count();
+    l.jobs.insert(id);
+    sum += cost;
+  };
   for (const auto& [id, j] : v.jobs) {
-    for (const JobRun& run : j->runs) {
-      if (!cluster.empty() && run.cluster != cluster) continue;
-      const Duration billed = run.billed(from == Time::min() ? run.start : from, to);
-      if (billed <= Duration::zero()) continue;
-      ShareLine& l = shares[{j->job_queue, j->quota_share}];
-      const int64_t cost = run.cost_micros(from == Time::min() ? run.start : from, to);
-      l.cost += cost;
-      l.billed_us += billed.count();
-      l.jobs.insert(id);
-      sum += cost;
+    for (const JobRun& run : j->runs) add(run, id, j->job_queue, j->quota_share);
+  }
+  // The jobs retention took out of memory bill from their runs in history, as they did before.
+  if (history != nullptr) {
+    GF_ASSIGN_OR_RETURN(std::vector<HistoryRun> runs, history->runs_between(from, to, cluster));
+    for (const HistoryRun& h : runs) {
+      JobRun run;
+      run.start = h.start;
+      run.end = h.end;
+      run.cluster = h.cluster;
+      run.micros_per_hour = h.micros_per_hour;
+      add(run, h.job_id, h.job_queue, h.quota_share);
     }
   }
   Json items = Json::array();
@@ -194,10 +208,14 @@ HttpResponse get_billing(Api& api, const HttpRequest& req) {
   if (!q.ok()) return error_response(q.status());
   std::vector<BillingRecord> records;
   if (q->group_by != "share") records = billing_records(*view);
-  auto window = [&](const BillingQuery& w) {
-    return w.group_by == "share" ? share_billing(*view, w) : instance_billing(records, w);
+  HistoryReader* history = api.history();
+  auto window = [&](const BillingQuery& w) -> Result<Json> {
+    if (w.group_by == "share") return share_billing(*view, w, history);
+    return instance_billing(records, w);
   };
-  Json out = window(*q);
+  Result<Json> first = window(*q);
+  if (!first.ok()) return error_response(first.status());
+  Json out = std::move(first).value();
   if (q->step > Duration::zero()) {
     // The same answer per bucket [from + k·step, from + (k+1)·step), the last one cut at `to`:
     // cost over time (the console's billing chart).
@@ -209,7 +227,9 @@ HttpResponse get_billing(Api& api, const HttpRequest& req) {
       BillingQuery b = *q;
       b.from = start;
       b.to = q->to - start <= q->step ? q->to : start + q->step;
-      Json bucket = window(b);
+      Result<Json> got = window(b);
+      if (!got.ok()) return error_response(got.status());
+      Json& bucket = *got;
       series.push_back({{"From", bucket["From"]},
                         {"To", bucket["To"]},
                         {"Items", std::move(bucket["Items"])},

@@ -9,6 +9,8 @@
 #include <cstdio>
 
 #include "api/api.h"
+#include "api/history_api.h"
+#include "api/job_views.h"
 #include "api/workload_wire.h"
 #include "core/ids.h"
 #include "state/job_events.h"
@@ -25,6 +27,8 @@ Result<Json> parse_one(const HttpRequest& req) {
 }
 
 int64_t millis(Time t) { return to_micros(t) / 1000; }
+
+}  // namespace
 
 Json describe_service_job(const Job& j) {
   Json out{{"jobId", j.id},
@@ -63,6 +67,8 @@ Json describe_service_job(const Job& j) {
   return out;
 }
 
+namespace {
+
 // Why the job waits, as the scheduler's last pass recorded it (docs/scheduling.md).
 Json explanation_json(const JobWait& w) {
   Json e{{"kind", w.kind}, {"reason", w.reason}, {"message", w.message}};
@@ -84,8 +90,8 @@ Json pods_json(const Job& j) {
   return pods;
 }
 
-// A job as `describe job` shows it: the record, why it waits, and its history. Its pods are named
-// and its preemptors are named as well as identified (`view`).
+}  // namespace
+
 Json describe_job(const FleetView& view, const Job& j) {
   Json out = describe_service_job(j);
   out["kind"] = j.kind;
@@ -112,14 +118,25 @@ Json describe_job(const FleetView& view, const Job& j) {
   return out;
 }
 
+namespace {
+
 // Served from the published view, never through the writer (docs/api.md "Reads").
 HttpResponse read_job(Api& api, const HttpRequest& req, const std::string& id, bool service_shape) {
   auto view = api.loop().view();
   const Job* j = view->find_job(id);
+  // A job retention took out of memory answers from history, marked so.
+  std::optional<Job> retired;
+  if (j == nullptr) {
+    auto found = find_history_job(api, id);
+    if (!found.ok()) return error_response(found.status());
+    retired = std::move(*found);
+    if (retired) j = &*retired;
+  }
   // Another team's job is not found, not forbidden: its name does not leak.
   if (j == nullptr || !may_see_job(req, *view, *j))
     return error_response(not_found_error("job \"" + id + "\" not found"));
   Json body = describe_job(*view, *j);
+  if (retired) body["fromHistory"] = true;
   if (service_shape) body.erase("events");
   return json_response(200, body);
 }

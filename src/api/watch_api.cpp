@@ -133,6 +133,18 @@ void register_watch_routes(Api& api) {
   api.router().add("GET", "/v1/watch", [&api](const HttpRequest& req) {
     auto q = parse_watch_query(req, api.loop().published_seq());
     if (!q.ok()) return error_response(q.status());
+    // Events after sinceSeq that retention dropped cannot be sent: the client must re-read the
+    // state and watch from now (docs/api.md "Watch"), as a Kubernetes watch answers 410.
+    if (const auto view = api.loop().view(); view && q->since < view->events.dropped_through()) {
+      HttpResponse gone = json_response(
+          410, Json{{"__type", "ExpiredException"},
+                    {"message", fmt::format("sinceSeq {}: the events through seq {} are no longer "
+                                            "kept (retention); read the state again and watch "
+                                            "from its appliedSeq",
+                                            q->since, view->events.dropped_through())}});
+      gone.error_type = "ExpiredException";
+      return gone;
+    }
     HttpResponse r;
     r.content_type = "text/event-stream";
     r.headers["Cache-Control"] = "no-cache";

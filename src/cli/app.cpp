@@ -196,6 +196,7 @@ void register_commands(CLI::App& app, CommandContext& ctx) {
   register_agent_command(app, ctx);
   register_security_commands(app, ctx);
   register_journal_command(app, ctx);
+  register_history_command(app, ctx);
   register_slurm_commands(app, ctx);
   register_logs_commands(app, ctx);
   register_kubeconfig_command(app, ctx);

@@ -34,6 +34,7 @@ void register_serve_command(CLI::App& app, CommandContext& ctx);
 // `token create` and `audit` (security_commands.cpp).
 void register_journal_command(CLI::App& app, CommandContext& ctx);
 void register_security_commands(CLI::App& app, CommandContext& ctx);
+void register_history_command(CLI::App& app, CommandContext& ctx);
 void register_version_command(CLI::App& app, CommandContext& ctx);
 // `gpufleet kubeconfig` (kubeconfig_command.cpp, docs/kubernetes.md).
 void register_kubeconfig_command(CLI::App& app, CommandContext& ctx);

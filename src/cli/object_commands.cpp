@@ -281,7 +281,10 @@ int describe_job(CommandEnv& env, const std::string& name) {
                            {"Reason", text_field(*j, "statusReason")},
                            {"Cluster", text_field(pl, "cluster")},
                            {"Preemptions",
-                            text_field(field(*j, "preemptionSummary"), "preemptedAttemptCount")}});
+                            text_field(field(*j, "preemptionSummary"), "preemptedAttemptCount")},
+                           {"Record", j->value("fromHistory", false)
+                                          ? "from history (it left memory after --job-retention)"
+                                          : ""}});
   const Json& why = field(*j, "explanation");
   if (why.is_object() && text_field(why, "kind") != "NotWaiting") {
     std::cout << "\nWaiting:\n";

@@ -208,6 +208,37 @@ std::unique_ptr<Clock> make_clock(int64_t sim_speed, ScaledClock*& scaled) {
   return std::make_unique<RealClock>();
 }
 
+// The retention flags (docs/operations.md "What is kept where"): 0, or the exit code (2).
+int parse_retention(const ServeArgs& args, RuntimeOptions& ropts) {
+  auto positive = [](const char* flag, const std::string& text, Duration min) -> Result<Duration> {
+    auto d = parse_duration(text);
+    if (!d.ok() || *d < min) {
+      return validation_error(
+          fmt::format("{}: expected a duration of at least {} like 7d or 12h, got \"{}\"", flag,
+                      format_duration(min), text));
+    }
+    return *d;
+  };
+  auto job = positive("--job-retention", args.job_retention, std::chrono::minutes(1));
+  auto event = positive("--event-retention", args.event_retention, std::chrono::minutes(1));
+  auto audit = positive("--audit-retention", args.audit_retention, std::chrono::hours(24));
+  Result<Duration> journal = Duration{};
+  if (args.journal_retention != "never")
+    journal = positive("--journal-retention", args.journal_retention, std::chrono::hours(24));
+  for (const Status& st : {job.status(), event.status(), audit.status(), journal.status()}) {
+    if (!st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return 2;
+    }
+  }
+  ropts.retention = RetentionOptions{};
+  ropts.retention->job_retention = *job;
+  ropts.retention->event_retention = *event;
+  ropts.loop.audit_retention = *audit;
+  if (args.journal_retention != "never") ropts.loop.journal_retention = *journal;
+  return 0;
+}
+
 // The duration flags of provisioning and scheduling: 0, or the exit code (2).
 int parse_runtime_durations(const ServeArgs& args, RuntimeOptions& ropts) {
   struct DurationFlag {
@@ -230,6 +261,7 @@ int parse_runtime_durations(const ServeArgs& args, RuntimeOptions& ropts) {
     }
     *f.out = *d;
   }
+  if (int rc = parse_retention(args, ropts); rc != 0) return rc;
   auto d = parse_duration(args.min_run_time);
   if (!d.ok() || d->count() < 0) {
     std::cerr << "error: --min-run-time: expected a duration like 0s or 10m, got \""
@@ -428,6 +460,7 @@ SqliteServer::Open open_generation(const ServeArgs& args, const ServerConfig& cf
     SqliteJournalOptions jopts;
     jopts.fsync = !args.no_fsync;
     jopts.verify_on_open = !*checked;
+    jopts.archive_dir = args.journal_archive;
     auto g = std::make_shared<SqliteServer::Generation>();
     GF_ASSIGN_OR_RETURN(g->journal, SqliteJournal::open(args.data_dir + "/journal.db", jopts));
     restrict_data_files(args.data_dir);
@@ -579,6 +612,9 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
   std::unique_ptr<Clock> clock = make_clock(args.sim_speed, scaled);
   RuntimeOptions ropts;
   if (int rc = runtime_options(args, cfg.rate_limit, ropts); rc != 0) return rc;
+  // The PostgreSQL journal files no history table yet: its finished jobs stay in memory rather
+  // than be lost to reads (docs/operations.md "What is kept where").
+  ropts.retention->retire_jobs = false;
   const std::string store = pg::redact_url(args.store);
 
   ReplicatedServeConfig rc;

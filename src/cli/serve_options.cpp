@@ -25,6 +25,23 @@ void add_server_options(CLI::App* cmd, ServeArgs& args) {
                   "(default from --listen)");
   cmd->add_option("--snapshot-every", args.snapshot_every, "journal events between snapshots")
       ->capture_default_str();
+  cmd->add_option("--job-retention", args.job_retention,
+                  "how long a finished job stays in memory before it moves to history "
+                  "(docs/operations.md)")
+      ->capture_default_str();
+  cmd->add_option("--event-retention", args.event_retention,
+                  "how long user events stay in memory (GET /v1/events, watches)")
+      ->capture_default_str();
+  cmd->add_option("--journal-retention", args.journal_retention,
+                  "how long events stay in the live journal after a snapshot holds them (at "
+                  "least 24h; \"never\" keeps every event)")
+      ->capture_default_str();
+  cmd->add_option("--audit-retention", args.audit_retention,
+                  "how long audit records stay in the live journal")
+      ->capture_default_str();
+  cmd->add_option("--journal-archive", args.journal_archive,
+                  "sqlite store: write the events compaction removes to compressed segments in "
+                  "this directory (read with gpufleet journal export)");
   cmd->add_option("--max-body-bytes", args.max_body_bytes, "largest request body accepted")
       ->capture_default_str();
   cmd->add_option("--seed", args.seed, "seed for ids and retry jitter (default: random)");

@@ -15,6 +15,12 @@ struct ServeArgs {
   std::string listen = "127.0.0.1:8470";
   std::string store = "sqlite";
   int64_t snapshot_every = 10000;
+  // What is kept where (docs/operations.md "What is kept where").
+  std::string job_retention = "7d";
+  std::string event_retention = "7d";
+  std::string journal_retention = "7d";
+  std::string audit_retention = "90d";
+  std::string journal_archive;
   size_t max_body_bytes = 4 << 20;
   bool no_fsync = false;
   uint64_t seed = 0;  // 0 = from the OS's entropy

@@ -76,7 +76,12 @@ Metrics::Metrics()
       append_latency(histogram("gpufleet_journal_append_seconds",
                                "Latency of one journal append (one transaction per batch).")),
       controller_latency(histogram("gpufleet_controller_seconds",
-                                   "Time the controllers spent deciding, per loop batch.")) {}
+                                   "Time the controllers spent deciding, per loop batch.")),
+      snapshots(counter("gpufleet_journal_snapshots_total", "Snapshots the loop saved.")),
+      snapshot_latency(histogram("gpufleet_journal_snapshot_seconds",
+                                 "Time one snapshot took on the loop (serialize and save).")),
+      journal_compacted_events(counter("gpufleet_journal_compacted_events_total",
+                                       "Events compaction removed from the live journal.")) {}
 
 Metrics::Family& Metrics::family(const std::string& name, const std::string& help,
                                  const std::string& type) {

@@ -80,6 +80,9 @@ class Metrics {
   Counter& events_appended;
   Histogram& append_latency;
   Histogram& controller_latency;
+  Counter& snapshots;
+  Histogram& snapshot_latency;
+  Counter& journal_compacted_events;
 };
 
 // Escapes a label value per the exposition format.

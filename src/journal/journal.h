@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "core/result.h"
 #include "core/time.h"
+#include "journal/history.h"
 
 namespace gf {
 
@@ -23,6 +25,9 @@ struct NewEvent {
   std::string payload;          // canonical JSON text
   std::string idempotency_key;  // empty = none
   Time time{};                  // the loop's clock when the event was decided
+  // Records this event removes from the hot state, filed in the history table in the same
+  // transaction (journal/history.h); empty for most events and for a journal that keeps none.
+  std::vector<HistoryRecord> history = {};
 };
 
 struct EventRecord {
@@ -39,6 +44,19 @@ struct AppendResult {
   // event's sequence number.
   std::vector<Seq> seqs;
   std::vector<bool> duplicate;
+};
+
+// What compaction may remove (docs/operations.md "What is kept where"): events up to and
+// including `through` (never past a snapshot the journal still keeps) decided before
+// `events_before`, except audit records decided at or after `audit_before`.
+struct CompactionRule {
+  Seq through = 0;
+  Time events_before{};
+  Time audit_before{};
+};
+struct CompactionResult {
+  int64_t removed = 0;        // events deleted (and archived, where asked)
+  Seq compacted_through = 0;  // below or at this seq the journal may have gaps
 };
 
 struct Snapshot {
@@ -80,6 +98,24 @@ class Journal {
     (void)type;
     return true;
   }
+
+  // Whether append files NewEvent::history (a journal that keeps no table drops it, and the loop
+  // then builds none).
+  virtual bool keeps_history() const { return false; }
+  // A reader of the history table for other threads (the API's), on a connection of its own;
+  // an error when this journal keeps none.
+  virtual Result<std::unique_ptr<HistoryReader>> open_history_reader() {
+    return not_found_error("this journal keeps no history");
+  }
+  // Removes what `rule` allows from the live journal. A journal that never compacts removes
+  // nothing. Replay after `compacted_through` is unchanged: compaction only removes events that
+  // lie at or below a snapshot it keeps.
+  virtual Result<CompactionResult> compact(const CompactionRule& rule) {
+    (void)rule;
+    return CompactionResult{};
+  }
+  // The seq at or below which events may be missing (removed by compaction); 0 when none are.
+  virtual Result<Seq> compacted_through() { return Seq{0}; }
 };
 
 }  // namespace gf

@@ -1,4 +1,6 @@
 #include "loop/control_loop.h"
+
+#include "state/job_history.h"
 #include "state/plane_events.h"
 
 #include <fmt/format.h>
@@ -226,6 +228,12 @@ bool ControlLoop::stage(const Event& event, const std::string& key, Time now,
     // An event we decided ourselves does not apply: a bug. Crash loudly rather than diverge.
     spdlog::critical("control loop: {}", st.to_string());
     std::abort();
+  }
+  // What the event removed from memory is filed in history in the same transaction.
+  if (!state_.retired_jobs().empty() && journal_.keeps_history()) {
+    const bool deleted = event.type == event_type::kJobDeleted;
+    for (const JobPtr& job : state_.retired_jobs())
+      ne.history.push_back(job_history_record(*job, deleted, now));
   }
   batch.push_back(std::move(ne));
   return true;
@@ -479,13 +487,33 @@ void ControlLoop::maybe_snapshot(bool force) {
                  seq - last_snapshot_seq_ < options_.snapshot_every_events)) {
     return;
   }
+  const int64_t t0 = monotonic_nanos();
   Status st = journal_.save_snapshot(Snapshot{seq, safe_dump(state_.to_json())});
+  metrics_.snapshot_latency.observe_nanos(monotonic_nanos() - t0);
   if (!st.ok()) {
     // Not fatal: the journal still holds everything; recovery replays more.
     spdlog::error("snapshot at seq {} failed: {}", seq, st.to_string());
     return;
   }
+  const Seq older = last_snapshot_seq_;
   last_snapshot_seq_ = seq;
+  metrics_.snapshots.inc();
+  if (options_.journal_retention && older > 0) compact(older);
+}
+
+void ControlLoop::compact(Seq through) {
+  // Idempotency keys answer repeats for 24 hours (docs/api.md): never compact younger events.
+  const Time now = clock_.now();
+  const Duration keep = std::max<Duration>(*options_.journal_retention, std::chrono::hours(24));
+  const CompactionRule rule{through, now - keep, now - options_.audit_retention};
+  Result<CompactionResult> done = journal_.compact(rule);
+  if (!done.ok()) {
+    // Not fatal: the journal keeps more than it must; the next snapshot tries again.
+    spdlog::error("journal compaction through seq {} failed: {}", through,
+                  done.status().to_string());
+    return;
+  }
+  metrics_.journal_compacted_events.inc(done->removed);
 }
 
 void ControlLoop::start() {

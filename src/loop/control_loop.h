@@ -32,6 +32,11 @@ struct LoopOptions {
   size_t max_batch_requests = 1024;
   int64_t snapshot_every_events = 10000;  // 0 = never
   int max_controller_rounds = 8;          // controllers re-run while they produce events
+  // Compaction after each snapshot (docs/operations.md "What is kept where"): events the older
+  // of the two kept snapshots holds that are older than this leave the live journal (at least
+  // 24 h, the idempotency keys' window); none = never compact.
+  std::optional<Duration> journal_retention;
+  Duration audit_retention = std::chrono::hours(24 * 90);  // audit records' own retention
 };
 
 class ControlLoop {
@@ -118,6 +123,7 @@ class ControlLoop {
   void fail(const std::string& why, std::vector<Ack>& acks);
   void publish();
   void maybe_snapshot(bool force);
+  void compact(Seq through);
   std::vector<Pending> take_pending(Time now);
   bool work_due(Time now) const;
   void thread_main();

@@ -139,6 +139,12 @@ Result<Dispatch> Dispatch::from_json(const Json& j) {
   }
 }
 
+std::string_view job_tenant(const Job& job) {
+  if (!job.quota_share.empty()) return job.quota_share;
+  if (!job.ns.empty()) return job.ns;
+  return job.job_queue;
+}
+
 std::string_view workload_state(const Job& job) {
   if (job.status == JobStatus::kSucceeded) return "Succeeded";
   if (job.status == JobStatus::kFailed) return "Failed";

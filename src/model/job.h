@@ -179,6 +179,9 @@ struct PodState {
 };
 
 struct Job;
+// The tenant a job belongs to (history's --tenant, the simulator's per-tenant figures): its quota
+// share, else its namespace, else its job queue; empty when it has none.
+std::string_view job_tenant(const Job& job);
 // A workload's state as Kubeflow names it (STATE column, conditions): Created, Running,
 // Restarting, Succeeded, Failed or Suspended.
 std::string_view workload_state(const Job& job);

@@ -76,6 +76,17 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
   loop_.add_controller(&scheduling_);
   loop_.add_controller(&workloads_);
   loop_.add_controller(&remediation_);
+  if (options_.retention) {
+    retention_.emplace(*options_.retention);
+    loop_.add_controller(&*retention_);
+  }
+  if (journal.keeps_history()) {
+    if (auto reader = journal.open_history_reader(); reader.ok()) {
+      api_.set_history(std::shared_ptr<HistoryReader>(std::move(reader).value()));
+    } else {
+      spdlog::warn("history reads unavailable: {}", reader.status().to_string());
+    }
+  }
   api_.set_capacity_check([this](const std::string& type) { return cloud_->spare(type); });
   api_.set_heartbeat_handler(
       [this](const FleetState& s, Time now, const std::string& cluster, const std::string& node) {

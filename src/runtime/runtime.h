@@ -15,6 +15,7 @@
 #include "notify/webhook_driver.h"
 #include "provision/provisioner.h"
 #include "remediate/remediation_controller.h"
+#include "retention/retention_controller.h"
 #include "schedule/scheduling_controller.h"
 #include "schedule/workload_controller.h"
 
@@ -34,6 +35,9 @@ struct RuntimeOptions {
   remediate::HealingOptions healing;
   ApiOptions api;
   const Catalog* catalog = nullptr;  // null = the built-in catalog
+  // What leaves the hot state and when (docs/operations.md "What is kept where"); none = keep
+  // everything in memory (tests that look at a finished job weeks later).
+  std::optional<RetentionOptions> retention = RetentionOptions{};
 };
 
 class Runtime {
@@ -69,6 +73,7 @@ class Runtime {
   std::optional<std::string> slurm_not_idle_of(const FleetState& s,
                                                const remediate::Remediation& r) const;
   remediate::RemediationController remediation_;
+  std::optional<RetentionController> retention_;
   std::unique_ptr<CloudDriver> cloud_;
   std::unique_ptr<WebhookDriver> webhook_;
   Api api_;

@@ -60,10 +60,8 @@ int64_t job_gpus(const Job& job) {
 namespace {
 
 std::string tenant_of(const Job& job) {
-  if (!job.quota_share.empty()) return job.quota_share;
-  if (!job.ns.empty()) return job.ns;
-  if (!job.job_queue.empty()) return job.job_queue;
-  return "default";
+  const std::string_view t = job_tenant(job);
+  return t.empty() ? "default" : std::string(t);
 }
 
 // Where a run's lost work goes: a node lost under it (fault, remediation drain, failover away
@@ -91,7 +89,9 @@ struct LargeJob {
   double wall_hours = 0;      // first start to its end (or the end of the run)
 };
 
-// Sums over every job of a run.
+}  // namespace
+
+// Sums over every job of a run (FleetKpis keeps those of the jobs that left the hot state).
 struct JobTotals {
   std::vector<double> busy_series, waiting_series;
   std::map<std::string, TenantAcc> tenants;
@@ -101,6 +101,8 @@ struct JobTotals {
   std::vector<LargeJob> large;
   int64_t jobs = 0, preempted_jobs = 0, max_preemptions = 0, preemptions = 0;
 };
+
+namespace {
 
 // What a job's runs added up to, for its own line.
 struct JobRuns {
@@ -153,6 +155,19 @@ JobRuns add_runs(const Job& job, double g, Time end, const Spread& spread, Tenan
   return out;
 }
 
+constexpr size_t kLargeJobsShown = 20;
+
+// Keeps the kLargeJobsShown largest (by GPUs, then GPU-hours, then name), largest first: the
+// list stays bounded however many jobs a run has.
+void keep_largest(std::vector<LargeJob>& large) {
+  std::sort(large.begin(), large.end(), [](const LargeJob& a, const LargeJob& b) {
+    if (a.gpus != b.gpus) return a.gpus > b.gpus;
+    if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
+    return a.name < b.name;
+  });
+  if (large.size() > kLargeJobsShown) large.resize(kLargeJobsShown);
+}
+
 // A job's line among the large jobs: its effective training time ratio (work done ÷ wall time
 // since its first start) and interruptions.
 LargeJob large_job(const Job& job, int64_t gpus, const JobRuns& runs, Time end) {
@@ -203,16 +218,12 @@ void add_job(const Job& job, Time end, const Spread& spread, JobTotals& a) {
   }
   if (gpus > 0 && job.duration && !job.runs.empty())
     a.large.push_back(large_job(job, gpus, runs, end));
+  if (a.large.size() >= 4 * kLargeJobsShown) keep_largest(a.large);
 }
 
 // The 20 largest jobs (by GPUs, then GPU-hours) and their mean effective training time ratio.
 Json large_jobs_json(std::vector<LargeJob> large) {
-  std::sort(large.begin(), large.end(), [](const LargeJob& a, const LargeJob& b) {
-    if (a.gpus != b.gpus) return a.gpus > b.gpus;
-    if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
-    return a.name < b.name;
-  });
-  if (large.size() > 20) large.resize(20);
+  keep_largest(large);
   Json large_json = Json::array();
   double ettr_sum = 0;
   for (const LargeJob& lj : large) {
@@ -403,11 +414,33 @@ double FleetKpis::offered_gpu_hours() const {
   return hours(total);
 }
 
+FleetKpis::~FleetKpis() = default;
+
+JobTotals& FleetKpis::retired_totals() {
+  if (!retired_) {
+    retired_ = std::make_unique<JobTotals>();
+    retired_->busy_series.assign(buckets_, 0.0);
+    retired_->waiting_series.assign(buckets_, 0.0);
+  }
+  return *retired_;
+}
+
+void FleetKpis::add_retired(const Job& job) {
+  auto spread = [this](std::vector<double>& s, Time from, Time to, double w) {
+    this->spread(s, from, to, w);
+  };
+  add_job(job, end_, spread, retired_totals());
+}
+
 Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
                         const FailureInjector* failures) const {
   JobTotals a;
-  a.busy_series.assign(buckets_, 0.0);
-  a.waiting_series.assign(buckets_, 0.0);
+  if (retired_) {
+    a = *retired_;
+  } else {
+    a.busy_series.assign(buckets_, 0.0);
+    a.waiting_series.assign(buckets_, 0.0);
+  }
   auto spread = [this](std::vector<double>& s, Time from, Time to, double w) {
     this->spread(s, from, to, w);
   };

@@ -1,12 +1,14 @@
 // Fleet KPIs of a simulation (docs/scenarios.md "Fleet KPIs"): goodput and where the lost
 // GPU-hours went, effective training time of the large jobs, utilization and queue depth over
 // time, queueing delay per tenant, preemptions, MTTR split by phase and by who approved, mean time
-// between incidents and the lemon hosts found, cost per tenant. Computed from the final state (the
-// jobs' runs carry the lost-work model: docs/scenarios.md "Lost work") and from the offered GPUs
-// the journal replay integrates; nothing here reads a clock.
+// between incidents and the lemon hosts found, cost per tenant. Computed from the final state and
+// the jobs that left it earlier (retention), as each left (the jobs' runs carry the lost-work
+// model: docs/scenarios.md "Lost work"), and from the offered GPUs the journal replay integrates;
+// nothing here reads a clock.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/json.h"
@@ -20,10 +22,17 @@ namespace gf {
 // nvidia.com/gpu requests (as quantities).
 int64_t job_gpus(const Job& job);
 
+struct JobTotals;
+
 class FleetKpis {
  public:
   // Time series over [start, end) in `buckets` equal buckets (at least one minute each).
   FleetKpis(Time start, Time end, size_t buckets = 240);
+  ~FleetKpis();
+
+  // A job that left the hot state (retention, docs/operations.md): its part of every figure is
+  // kept here, as compute() would have counted it from the final state.
+  void add_retired(const Job& job);
 
   // Offered GPUs (Running instances' GPUs) held constant over [from, to).
   void add_offered(Time from, Time to, double gpus);
@@ -43,6 +52,8 @@ class FleetKpis {
   Duration width_{};
   size_t buckets_ = 0;
   std::vector<double> offered_us_;  // GPU·µs per bucket
+  std::unique_ptr<JobTotals> retired_;
+  JobTotals& retired_totals();
 };
 
 }  // namespace gf

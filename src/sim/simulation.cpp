@@ -71,6 +71,52 @@ Status write_file(const fs::path& path, const std::string& content) {
 // Snapshots and state.json list jobs and pods only up to this many jobs (docs/scenarios.md).
 constexpr size_t kMaxListedJobs = 5000;
 
+// GPU-hours busy and queueing delays (submission to first start) of jobs, as metrics.json's
+// utilization and queueingDelay count them.
+struct JobSums {
+  double busy = 0;  // GPU-hours
+  std::vector<double> delays;
+  int64_t never_started = 0;
+  void add(const Job& j, Time end) {
+    const int64_t gpus = job_gpus(j);
+    for (const JobRun& r : j.runs) {
+      busy += static_cast<double>((r.end.value_or(end) - r.start).count()) *
+              static_cast<double>(gpus) / 3.6e9;
+    }
+    if (!j.runs.empty()) {
+      delays.push_back(static_cast<double>((j.runs.front().start - j.created_at).count()) / 1e6);
+    } else {
+      never_started += 1;
+    }
+  }
+};
+
+// A job that leaves the run's state (retention) keeps its part of the fleet KPIs and of the job
+// metrics (a retired job has finished: none of its runs is open).
+class RetiredJobs final : public EventObserver {
+ public:
+  explicit RetiredJobs(FleetKpis& kpis) : kpis_(kpis) {}
+  Status observe(const FleetState& state, const EventRecord& record, const Json&) override {
+    if (record.type == event_type::kRetentionApplied) {
+      for (const JobPtr& job : state.retired_jobs()) {
+        kpis_.add_retired(*job);
+        sums_.add(*job, record.time);
+      }
+    }
+    return ok_status();
+  }
+  const JobSums& sums() const { return sums_; }
+  Status observe_submitted(const FleetState&, const EventRecord&, const std::string&) override {
+    return ok_status();
+  }
+  Status restore(const FleetState&) override { return ok_status(); }
+  void publish(const FleetState&, FleetView&) override {}
+
+ private:
+  FleetKpis& kpis_;
+  JobSums sums_;
+};
+
 class Simulation {
  public:
   Simulation(const Scenario& scenario, const SimulationOptions& options)
@@ -109,7 +155,13 @@ class Simulation {
     ropts.api.drive_loop_inline = true;
     // A run never recovers from its journal: snapshots of the whole state would only cost time.
     ropts.loop.snapshot_every_events = 0;
+    if (options_.job_retention) {
+      ropts.retention->job_retention = *options_.job_retention;
+      ropts.retention->event_retention = *options_.job_retention;
+    }
     runtime_ = std::make_unique<Runtime>(ropts, clock_, *journal_);
+    retired_ = std::make_unique<RetiredJobs>(*kpis_);
+    runtime_->loop().add_observer(retired_.get());
     GF_RETURN_IF_ERROR(runtime_->recover().with_prefix("recovering the journal"));
     runner_ = std::make_unique<VirtualRunner>(runtime_->loop(), clock_);
     if (scenario_.failures) {
@@ -619,26 +671,14 @@ class Simulation {
   }
 
   // Utilization (GPU-hours jobs held over GPU-hours running instances offered) and queueing
-  // delay (submission to first start), from the job records.
+  // delay (submission to first start), from the job records: those still in the state and those
+  // retention took out of it earlier.
   void job_metrics(double offered_gpu_hours, Json& m) {
-    const FleetView* view = &fleet();
-    const Time end = clock_.now();
-    double busy = 0;
-    std::vector<double> delays;
-    int64_t never_started = 0;
-    for (const auto& [id, j] : view->jobs) {
-      const int64_t gpus = job_gpus(*j);
-      for (const JobRun& r : j->runs) {
-        busy += static_cast<double>((r.end.value_or(end) - r.start).count()) *
-                static_cast<double>(gpus) / 3.6e9;
-      }
-      if (!j->runs.empty()) {
-        delays.push_back(static_cast<double>((j->runs.front().start - j->created_at).count()) /
-                         1e6);
-      } else {
-        never_started += 1;
-      }
-    }
+    JobSums sums = retired_->sums();
+    for (const auto& [id, j] : fleet().jobs) sums.add(*j, clock_.now());
+    const double busy = sums.busy;
+    std::vector<double>& delays = sums.delays;
+    const int64_t never_started = sums.never_started;
     m["utilization"] = {
         {"measured", true},
         {"busyGpuHours", round4(busy)},
@@ -670,6 +710,7 @@ class Simulation {
   SimulationReport report_;
   VirtualClock clock_{kSimEpoch};
   std::unique_ptr<FleetKpis> kpis_;
+  std::unique_ptr<RetiredJobs> retired_;
   std::unique_ptr<MetricsReplay> replay_;  // fed by journal_ as the run appends
   std::unique_ptr<SqliteJournal> stored_;  // DIR/journal.db, with --journal only
   std::unique_ptr<ObservedJournal> journal_;

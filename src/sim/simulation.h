@@ -27,6 +27,9 @@ struct SimulationOptions {
   std::optional<Duration> until;           // since the start; default last_scheduled() + tail
   std::optional<Duration> snapshot_every;  // snapshots.jsonl at every multiple; none when unset
   bool keep_journal = false;               // DIR/journal.db; none on disk when false
+  // How long a finished job stays in the run's state (then its figures are kept by the KPIs and,
+  // with keep_journal, it is filed in the journal's history); none: the default (7 d).
+  std::optional<Duration> job_retention;
   // The process exits right after this run: the simulated fleet is left for the OS to reclaim
   // instead of freed object by object (seconds at fleet scale; docs/performance.md). It stays
   // reachable, so leak checkers do not count it. Ignored with keep_journal (the journal is closed).

@@ -35,11 +35,13 @@ class AppendLog {
   AppendLog(AppendLog&& other) noexcept
       : full_(std::move(other.full_)),
         tail_(std::move(other.tail_)),
-        tail_size_(std::exchange(other.tail_size_, 0)) {}
+        tail_size_(std::exchange(other.tail_size_, 0)),
+        dropped_through_(std::exchange(other.dropped_through_, 0)) {}
   AppendLog& operator=(AppendLog&& other) noexcept {
     full_ = std::move(other.full_);
     tail_ = std::move(other.tail_);
     tail_size_ = std::exchange(other.tail_size_, 0);
+    dropped_through_ = std::exchange(other.dropped_through_, 0);
     return *this;
   }
 
@@ -70,8 +72,19 @@ class AppendLog {
   // Forgets the oldest full chunk (bounded logs keep their newest items); false when none.
   bool drop_oldest_chunk() {
     if (full_count() == 0) return false;
+    dropped_through_ = (*full_)[0]->items[kChunkSize - 1]->seq;
     full_ = std::make_shared<Chunks>(full_->begin() + 1, full_->end());
     return true;
+  }
+  // The seq of the newest item dropped (0: none): a reader resuming after an older seq has missed
+  // items (a watch answers 410 Expired, docs/api.md).
+  Seq dropped_through() const { return dropped_through_; }
+  void set_dropped_through(Seq seq) { dropped_through_ = seq; }
+  // The newest item of the oldest full chunk (what drop_oldest_chunk would drop last); null when
+  // no chunk is full.
+  const T* oldest_chunk_newest() const {
+    if (full_count() == 0) return nullptr;
+    return &*(*full_)[0]->items[kChunkSize - 1];
   }
   const T& at(size_t index) const {
     const size_t chunk = index / kChunkSize;
@@ -110,6 +123,7 @@ class AppendLog {
   std::shared_ptr<const Chunks> full_;  // null while no chunk is full
   std::shared_ptr<Chunk> tail_;         // the open chunk, shared with copies; null when none
   size_t tail_size_ = 0;                // slots of tail_ this copy holds
+  Seq dropped_through_ = 0;
 };
 
 using EventLog = AppendLog<UserEvent>;

@@ -10,6 +10,7 @@
 #include "state/job_events.h"
 #include "state/object_events.h"
 #include "state/plane_events.h"
+#include "state/workload_state.h"
 
 namespace gf {
 
@@ -120,6 +121,7 @@ Status FleetState::apply_record(const EventRecord& record,
                                 const std::function<Status()>& apply_one) {
   GF_RETURN_IF_ERROR(next_in_sequence(record, view_.applied_seq));
   user_events_in_record_ = 0;
+  retired_.clear();
   GF_RETURN_IF_ERROR(
       apply_one().with_prefix(fmt::format("journal event {} ({})", record.seq, record.type)));
   if (!record.idempotency_key.empty()) keys_.emplace(record.idempotency_key, record.seq);
@@ -154,6 +156,8 @@ Status FleetState::apply_payload(const EventRecord& record, const Json& payload)
       {plane_events::Started::kType, &FleetState::apply_typed_event<plane_events::Started>},
       {plane_events::Stopped::kType, &FleetState::apply_typed_event<plane_events::Stopped>},
       {plane_events::Recorded::kType, &FleetState::apply_typed_event<plane_events::Recorded>},
+      {plane_events::RetentionApplied::kType,
+       &FleetState::apply_typed_event<plane_events::RetentionApplied>},
       {AuditRecorded::kType, &FleetState::apply_audit_recorded},
       {object_events::QuotaApplied::kType,
        &FleetState::apply_typed_event<object_events::QuotaApplied>},
@@ -193,6 +197,7 @@ Status FleetState::apply_job_family(const std::string& id, const EventRecord& re
   for (size_t i = after->history.size() - added; i < after->history.size(); ++i)
     add_job_user_event(record, *after, after->history[i]);
   if (after->dispatch) refresh_workload_deadline(*after);
+  note_finished(*after);
   return ok_status();
 }
 
@@ -223,6 +228,32 @@ Status FleetState::on_event(const EventRecord& record, const plane_events::Stopp
 
 Status FleetState::on_event(const EventRecord& record, const plane_events::Recorded& e) {
   add_user_event(record, e.user_event());
+  return ok_status();
+}
+
+Status FleetState::on_event(const EventRecord& record, const plane_events::RetentionApplied& e) {
+  (void)record;
+  for (const std::string& id : e.jobs) {
+    const Job* job = view_.job(id);
+    if (job == nullptr) return internal_error("no job " + id + " to retire");
+    if (!is_terminal(job->status)) {
+      return internal_error("job " + id + " is " + std::string(to_string(job->status)) +
+                            ", not finished: only a finished job is retired");
+    }
+    if (job->dispatch) {
+      const std::string key = workload_key(job->kind, job->ns, job->name);
+      if (auto it = view_.workload_ids.find(key);
+          it != view_.workload_ids.end() && it->second == id)
+        view_.workload_ids.erase(key);
+    }
+    forget_job(job->key, id);
+  }
+  if (e.events_before) {
+    while (const UserEvent* newest = view_.events.oldest_chunk_newest()) {
+      if (newest->time >= *e.events_before) break;
+      view_.events.drop_oldest_chunk();
+    }
+  }
   return ok_status();
 }
 
@@ -262,23 +293,27 @@ Json FleetView::model_json() const {
       policies.push_back({{"namespace", key.first}, {"name", key.second}, {"doc", pol.doc}});
     }
   }
-  return Json{{"format", 1},
-              {"quota_objects", std::move(quota_objects)},
-              {"jobs", std::move(jobs)},
-              {"policies", std::move(policies)},
-              {"health", view_.health ? view_.health->to_json() : Json(nullptr)},
-              {"job_counter", view_.job_counter},
-              {"clusters", std::move(clusters)},
-              {"retired_billing", std::move(retired)},
-              {"cluster_counter", view_.cluster_counter},
-              {"instance_counter", view_.instance_counter},
-              {"control_plane",
-               {{"version", view_.control_plane.version},
-                {"store", view_.control_plane.store},
-                {"starts", view_.control_plane.starts},
-                {"last_started_us", to_micros(view_.control_plane.last_started)},
-                {"first_started_us", to_micros(view_.control_plane.first_started)}}},
-              {"events", std::move(events)}};
+  Json out{{"format", 1},
+           {"quota_objects", std::move(quota_objects)},
+           {"jobs", std::move(jobs)},
+           {"policies", std::move(policies)},
+           {"health", view_.health ? view_.health->to_json() : Json(nullptr)},
+           {"job_counter", view_.job_counter},
+           {"clusters", std::move(clusters)},
+           {"retired_billing", std::move(retired)},
+           {"cluster_counter", view_.cluster_counter},
+           {"instance_counter", view_.instance_counter},
+           {"control_plane",
+            {{"version", view_.control_plane.version},
+             {"store", view_.control_plane.store},
+             {"starts", view_.control_plane.starts},
+             {"last_started_us", to_micros(view_.control_plane.last_started)},
+             {"first_started_us", to_micros(view_.control_plane.first_started)}}},
+           {"events", std::move(events)}};
+  // Written only once retention dropped events, so a state that never did hashes as before.
+  if (view_.events.dropped_through() > 0)
+    out["events_dropped_through"] = view_.events.dropped_through();
+  return out;
 }
 
 uint64_t FleetView::model_hash() const { return fnv1a(safe_dump(model_json())); }
@@ -320,6 +355,7 @@ Status read_events_and_audit(ObjectReader& r, FleetView& v) {
       v.events.append(std::move(e).value());
     }
   }
+  v.events.set_dropped_through(r.optional_int("events_dropped_through").value_or(0));
   if (const Json* audit = r.optional_array("audit")) {
     for (const Json& aj : *audit) {
       auto a = AuditRecord::from_json(aj);

@@ -176,6 +176,13 @@ class FleetState {
   // (time, key) of workloads (PyTorchJobs) by the next time the workload controller must look
   // at them (failover, copy purge, deadlines, ttl: workload_deadline()).
   const std::set<std::pair<Time, uint64_t>>& workload_deadlines() const;
+  // (stopped_at, key) of finished jobs still in the hot state: what retention retires next
+  // (docs/operations.md "What is kept where").
+  const std::set<std::pair<Time, uint64_t>>& finished_jobs() const;
+  // The jobs the last applied event removed from the hot state (retention.applied, job.deleted),
+  // as they were: observers read them while the event is shown to them, the loop files them in
+  // the journal's history table. Empty after any other event.
+  const std::vector<JobPtr>& retired_jobs() const { return retired_; }
   // Cluster revisions, as etcd's mod revisions: the counter goes up with every event that changes
   // a cluster, its groups or nodes; each name (deleted ones included) maps to the value of its
   // last change. Whoever mirrors clusters (the scheduler cache) syncs what changed since it looked.
@@ -257,6 +264,7 @@ class FleetState {
   Status on_event(const EventRecord& record, const plane_events::Started& e);
   Status on_event(const EventRecord& record, const plane_events::Stopped& e);
   Status on_event(const EventRecord& record, const plane_events::Recorded& e);
+  Status on_event(const EventRecord& record, const plane_events::RetentionApplied& e);
   Status on_event(const EventRecord& record, const object_events::QuotaApplied& e);
   Status on_event(const EventRecord& record, const object_events::QuotaDeleted& e);
   Status on_event(const EventRecord& record, const object_events::PolicyApplied& e);
@@ -309,8 +317,10 @@ class FleetState {
                       std::optional<bool> cordoned, std::optional<bool> maintenance);
   // The job no longer runs (nor is about to): its pending completion and start are dropped.
   void drop_job_run(uint64_t key);
-  // Removes a deleted workload's record.
+  // Removes a job's record (a deleted workload, a retired job); it joins retired_.
   void forget_job(uint64_t key, const std::string& id);
+  // Files the job in finished_jobs() when it is finished, out of it when not.
+  void note_finished(const Job& job);
   // Job events, one applier per type (job_apply.cpp; the workload-only ones — failover, copy
   // purged, suspend, delete — in workload_apply.cpp).
   Status apply_job_submitted(const EventRecord& record, const Json& payload);
@@ -346,6 +356,7 @@ class FleetState {
   FleetView view_;
   std::map<std::string, Seq, std::less<>> keys_;
   int user_events_in_record_ = 0;
+  std::vector<JobPtr> retired_;
   std::unique_ptr<JobIndex> index_;
 };
 

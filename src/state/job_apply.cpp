@@ -31,6 +31,20 @@ struct JobIndex {
     completion_of.erase(it);
   }
   std::set<uint64_t> scheduled;
+  // Finished jobs by when they stopped (FleetState::finished_jobs).
+  std::set<std::pair<Time, uint64_t>> finished;
+  std::map<uint64_t, Time> finished_at;
+  void set_finished(uint64_t key, std::optional<Time> t) {
+    auto it = finished_at.find(key);
+    if (it != finished_at.end()) {
+      if (t && *t == it->second) return;
+      finished.erase({it->second, key});
+      finished_at.erase(it);
+    }
+    if (!t) return;
+    finished.insert({*t, key});
+    finished_at[key] = *t;
+  }
   // Workloads by the next time the workload controller must look at them.
   std::set<std::pair<Time, uint64_t>> deadlines;
   std::map<uint64_t, Time> deadline_of;
@@ -65,6 +79,9 @@ const std::set<std::pair<Time, uint64_t>>& FleetState::completions() const {
   return index_->completions;
 }
 const std::set<uint64_t>& FleetState::scheduled() const { return index_->scheduled; }
+const std::set<std::pair<Time, uint64_t>>& FleetState::finished_jobs() const {
+  return index_->finished;
+}
 const std::set<std::pair<Time, uint64_t>>& FleetState::workload_deadlines() const {
   return index_->deadlines;
 }
@@ -101,9 +118,17 @@ void FleetState::drop_job_run(uint64_t key) {
   index_->scheduled.erase(key);
 }
 
+void FleetState::note_finished(const Job& job) {
+  std::optional<Time> since;
+  if (is_terminal(job.status)) since = job.stopped_at.value_or(job.created_at);
+  index_->set_finished(job.key, since);
+}
+
 void FleetState::forget_job(uint64_t key, const std::string& id) {
   index_->set_deadline(key, std::nullopt);
+  index_->set_finished(key, std::nullopt);
   index_->key_to_id.erase(key);
+  if (auto it = view_.jobs.find(id); it != view_.jobs.end()) retired_.push_back(it->second);
   view_.jobs.erase(id);
 }
 
@@ -523,6 +548,7 @@ Status FleetState::restore_indexes() {
     index_->key_to_id[j->key] = id;
     if (j->dispatch) refresh_workload_deadline(*j);
     if (j->dispatch) set_workload_id(workload_key(j->kind, j->ns, j->name), id);
+    note_finished(*j);
     if (is_terminal(j->status) || !j->admitted || (j->dispatch && j->dispatch->suspended)) continue;
     if (j->status == JobStatus::kScheduled) index_->scheduled.insert(j->key);
     if (auto end = j->completion_time()) index_->add_completion(*end, j->key);

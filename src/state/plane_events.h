@@ -6,8 +6,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/json.h"
+#include "core/time.h"
 #include "state/event_codec.h"
 #include "state/user_event.h"
 
@@ -70,6 +72,18 @@ struct Recorded {
   }
   UserEvent user_event() const;
 };
+// What leaves the hot state (docs/operations.md "What is kept where"): finished jobs past their
+// retention, retired to the journal's history table in the same transaction, and the user events
+// older than `events_before` (whole chunks of them: a chunk goes once its newest event is older).
+struct RetentionApplied {
+  static constexpr std::string_view kType = "retention.applied";
+  std::vector<std::string> jobs;
+  std::optional<Time> events_before;
+  static constexpr auto fields() {
+    return std::tuple{field("jobs", &RetentionApplied::jobs),
+                      field("events_before", &RetentionApplied::events_before)};
+  }
+};
 
 }  // namespace gf::plane_events
 
@@ -78,6 +92,7 @@ namespace gf::event_type {
 inline constexpr std::string_view kControlPlaneStarted = plane_events::Started::kType;
 inline constexpr std::string_view kControlPlaneStopped = plane_events::Stopped::kType;
 inline constexpr std::string_view kEventRecorded = plane_events::Recorded::kType;
+inline constexpr std::string_view kRetentionApplied = plane_events::RetentionApplied::kType;
 
 }  // namespace gf::event_type
 

@@ -46,11 +46,11 @@ class KubeWatch final : public ResponseStream {
     if (o_.deadline && api_.clock().now() >= *o_.deadline) return end = true, "";
     if (!started_) {
       started_ = true;
-      if (o_.since > 0 && view->events.size() > 0 && o_.since + 1 < view->events.at(0).seq) {
+      if (o_.since > 0 && o_.since < view->events.dropped_through()) {
         end = true;
-        return error_event(
-            410, "Expired",
-            fmt::format("too old resource version: {} ({})", o_.since, view->events.at(0).seq - 1));
+        return error_event(410, "Expired",
+                           fmt::format("too old resource version: {} ({})", o_.since,
+                                       view->events.dropped_through()));
       }
     } else if (applied == listed_) {
       return "";

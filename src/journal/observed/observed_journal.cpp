@@ -91,4 +91,19 @@ Status ObservedJournal::check_fence() {
   return inner_ != nullptr ? inner_->check_fence() : ok_status();
 }
 
+Result<std::unique_ptr<HistoryReader>> ObservedJournal::open_history_reader() {
+  if (inner_ == nullptr) return Journal::open_history_reader();
+  return inner_->open_history_reader();
+}
+
+Result<CompactionResult> ObservedJournal::compact(const CompactionRule& rule) {
+  if (inner_ == nullptr) return CompactionResult{};
+  return inner_->compact(rule);
+}
+
+Result<Seq> ObservedJournal::compacted_through() {
+  if (inner_ == nullptr) return Seq{0};
+  return inner_->compacted_through();
+}
+
 }  // namespace gf

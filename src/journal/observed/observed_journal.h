@@ -47,6 +47,11 @@ class ObservedJournal final : public Journal {
   Status check_fence() override;
   // With an inner journal, its answer; without one, whether the observer reads the type.
   bool needs_payload(std::string_view type) const override;
+  // History and compaction are the inner journal's (none without one).
+  bool keeps_history() const override { return inner_ != nullptr && inner_->keeps_history(); }
+  Result<std::unique_ptr<HistoryReader>> open_history_reader() override;
+  Result<CompactionResult> compact(const CompactionRule& rule) override;
+  Result<Seq> compacted_through() override;
 
  private:
   Journal* inner_;

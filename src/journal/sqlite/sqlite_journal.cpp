@@ -11,11 +11,14 @@
 #include <utility>
 
 #include "core/hash.h"
+#include "journal/sqlite/sqlite_util.h"
 
 namespace gf {
 namespace {
 
-constexpr int kSchemaVersion = 2;
+using namespace sqlite_util;
+
+constexpr int kSchemaVersion = 3;
 
 // Everything a fresh database needs; run inside one transaction so a crash during creation leaves
 // either no schema or all of it. `sum`: the checksum of the row as written (event_sum), NULL in a
@@ -32,6 +35,38 @@ CREATE TABLE events(
 CREATE UNIQUE INDEX events_idem_key ON events(idem_key) WHERE idem_key IS NOT NULL;
 CREATE TABLE snapshots(seq INTEGER PRIMARY KEY, data BLOB NOT NULL, sum INTEGER);
 INSERT INTO meta(key, value) VALUES('schema_version', '2');
+)sql";
+
+// Version 2 → 3: the history table (journal/history.h; `record` is deflated JSON, `sum` the
+// checksum of the row as written) and where compaction got to (meta 'compacted_through').
+constexpr const char* kUpgradeFrom2Sql = R"sql(
+CREATE TABLE history(
+  row INTEGER PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  state TEXT NOT NULL,
+  created_us INTEGER NOT NULL,
+  ended_us INTEGER NOT NULL,
+  record BLOB NOT NULL,
+  sum INTEGER NOT NULL);
+CREATE INDEX history_id ON history(kind, id);
+CREATE INDEX history_name ON history(kind, name);
+CREATE INDEX history_tenant ON history(kind, tenant, ended_us);
+CREATE INDEX history_ended ON history(kind, ended_us);
+CREATE TABLE history_runs(
+  row INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  job_queue TEXT NOT NULL,
+  quota_share TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  start_us INTEGER NOT NULL,
+  end_us INTEGER NOT NULL,
+  micros_per_hour INTEGER NOT NULL);
+CREATE INDEX history_runs_end ON history_runs(end_us);
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
 )sql";
 
 // Version 1 → 2: the checksum columns; the rows already written keep none.
@@ -64,92 +99,11 @@ int64_t snapshot_sum(Seq seq, std::string_view data) {
   return static_cast<int64_t>(fnv1a(data, fnv1a_u64(static_cast<uint64_t>(seq))));
 }
 
-// Ends one use of a statement kept for the journal's lifetime: reset releases any read lock it
-// holds, clear_bindings drops pointers into the caller's buffers (everything is bound STATIC).
-class StmtUse {
- public:
-  explicit StmtUse(sqlite3_stmt* stmt) : stmt_(stmt) {}
-  ~StmtUse() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  StmtUse(const StmtUse&) = delete;
-  StmtUse& operator=(const StmtUse&) = delete;
-
- private:
-  sqlite3_stmt* stmt_;
-};
-
-std::string column_string(sqlite3_stmt* stmt, int col) {
-  const void* data = sqlite3_column_blob(stmt, col);
-  const int size = sqlite3_column_bytes(stmt, col);
-  if (data == nullptr || size <= 0) return {};
-  return std::string(static_cast<const char*>(data), static_cast<size_t>(size));
-}
-
-void assign_column(sqlite3_stmt* stmt, int col, std::string& out) {
-  const void* data = sqlite3_column_blob(stmt, col);
-  const int size = sqlite3_column_bytes(stmt, col);
-  if (data == nullptr || size <= 0) {
-    out.clear();
-  } else {
-    out.assign(static_cast<const char*>(data), static_cast<size_t>(size));
-  }
-}
-
-int bind_text(sqlite3_stmt* stmt, int idx, std::string_view text) {
-  return sqlite3_bind_text64(stmt, idx, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
-}
-
-// An empty string binds a zero-length blob, never NULL (string_view::data() may be null).
-int bind_blob(sqlite3_stmt* stmt, int idx, std::string_view data) {
-  static const char kEmpty = 0;
-  return sqlite3_bind_blob64(stmt, idx, data.empty() ? &kEmpty : data.data(), data.size(),
-                             SQLITE_STATIC);
-}
-
-Status db_error(sqlite3* db, const std::string& path, std::string_view what) {
-  if (db != nullptr && ((sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT ||
-                        (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB)) {
-    return internal_error(fmt::format(
-        "journal '{}' is damaged: {}: {}; it cannot be trusted from there on (docs/operations.md "
-        "\"A damaged journal\")",
-        path, what, sqlite3_errmsg(db)));
-  }
-  std::string msg = "sqlite journal '" + path + "': " + std::string(what) + ": ";
-  if (db == nullptr) {
-    msg += "out of memory";
-  } else {
-    msg += sqlite3_errmsg(db);
-    msg += fmt::format(" (code {})", sqlite3_extended_errcode(db));
-  }
-  return internal_error(std::move(msg));
-}
-
-// Runs SQL whose result (if any) is one text value, e.g. a PRAGMA.
-Result<std::string> query_text(sqlite3* db, const std::string& path, const std::string& sql) {
-  sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-    return db_error(db, path, sql);
-  }
-  std::string value;
-  int rc = sqlite3_step(raw);
-  if (rc == SQLITE_ROW) {
-    value = column_string(raw, 0);
-    rc = sqlite3_step(raw);
-    while (rc == SQLITE_ROW) rc = sqlite3_step(raw);
-  }
-  Status status = rc == SQLITE_DONE ? ok_status() : db_error(db, path, sql);
-  sqlite3_finalize(raw);
-  if (!status.ok()) return status;
-  return value;
-}
-
-Status exec(sqlite3* db, const std::string& path, const char* sql, std::string_view what) {
-  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return db_error(db, path, what);
-  }
-  return ok_status();
+// A schema_version value as a number; 0 when it is not one.
+int schema_number(std::string_view text) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size() ? v : 0;
 }
 
 // Creates the schema on a fresh database, or checks the version of an existing one. Holds the
@@ -159,7 +113,7 @@ Status ensure_schema(sqlite3* db, const std::string& path, bool read_only) {
     GF_ASSIGN_OR_RETURN(
         std::string version,
         query_text(db, path, "SELECT value FROM meta WHERE key = 'schema_version'"));
-    if (version == "1" || version == std::to_string(kSchemaVersion)) return ok_status();
+    if (const int v = schema_number(version); v >= 1 && v <= kSchemaVersion) return ok_status();
     return internal_error(fmt::format(
         "sqlite journal '{}': schema version '{}' is not supported by this build", path, version));
   }
@@ -170,13 +124,16 @@ Status ensure_schema(sqlite3* db, const std::string& path, bool read_only) {
                                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                                    "AND name = 'meta'"));
     if (has_meta == "0") {
-      return exec(db, path, kCreateSchemaSql, "create schema");
+      GF_RETURN_IF_ERROR(exec(db, path, kCreateSchemaSql, "create schema"));
+      return exec(db, path, kUpgradeFrom2Sql, "create schema 3");
     }
     GF_ASSIGN_OR_RETURN(
         std::string version,
         query_text(db, path, "SELECT value FROM meta WHERE key = 'schema_version'"));
-    if (version == "1") return exec(db, path, kUpgradeFrom1Sql, "upgrade schema 1 to 2");
-    if (version != std::to_string(kSchemaVersion)) {
+    const int v = schema_number(version);
+    if (v == 1) GF_RETURN_IF_ERROR(exec(db, path, kUpgradeFrom1Sql, "upgrade schema 1 to 2"));
+    if (v == 1 || v == 2) return exec(db, path, kUpgradeFrom2Sql, "upgrade schema 2 to 3");
+    if (v != kSchemaVersion) {
       return internal_error(
           fmt::format("sqlite journal '{}': schema version '{}' is not supported by this build (it "
                       "reads version {}); use a matching gpufleet",
@@ -239,13 +196,18 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::open(const std::string& pa
   GF_RETURN_IF_ERROR(ensure_schema(db.get(), path, opts.read_only));
 
   std::unique_ptr<SqliteJournal> journal(new SqliteJournal(path, std::move(db)));
+  journal->read_only_ = opts.read_only;
   GF_RETURN_IF_ERROR(journal->prepare_statements());
   GF_ASSIGN_OR_RETURN(journal->last_seq_, journal->read_last_seq());
+  GF_ASSIGN_OR_RETURN(journal->compacted_through_, journal->read_compacted_through());
+  journal->archive_dir_ = opts.archive_dir;
   if (opts.verify_on_open) {
     // Replay checks what it reads; what lies below the latest snapshot it never reads, so that
-    // part is checked here, with SQLite's own check of the file's structure.
+    // part is checked here (back to where compaction got: below it lie only the audit records
+    // kept for their own retention), with SQLite's own check of the file's structure.
     GF_ASSIGN_OR_RETURN(std::optional<Snapshot> snapshot, journal->latest_snapshot());
-    GF_RETURN_IF_ERROR(journal->verify(snapshot ? snapshot->seq : 0, nullptr));
+    GF_RETURN_IF_ERROR(
+        journal->verify(snapshot ? snapshot->seq : 0, nullptr, journal->compacted_through_));
   }
   return journal;
 }
@@ -270,7 +232,17 @@ Status SqliteJournal::prepare_statements() {
                               "WHERE seq > ?1 ORDER BY seq"));
   GF_ASSIGN_OR_RETURN(verify_,
                       prepare("SELECT seq, time_us, type, idem_key, payload, sum FROM events "
-                              "WHERE seq <= ?1 ORDER BY seq"));
+                              "WHERE seq > ?2 AND seq <= ?1 ORDER BY seq"));
+  if (!read_only_) {
+    GF_ASSIGN_OR_RETURN(insert_history_,
+                        prepare("INSERT INTO history(seq, kind, id, name, tenant, state, "
+                                "created_us, ended_us, record, sum) "
+                                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+    GF_ASSIGN_OR_RETURN(insert_history_run_,
+                        prepare("INSERT INTO history_runs(job_id, job_queue, quota_share, "
+                                "cluster, start_us, end_us, micros_per_hour) "
+                                "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+  }
   GF_ASSIGN_OR_RETURN(
       insert_snapshot_,
       prepare("INSERT OR REPLACE INTO snapshots(seq, data, sum) VALUES(?1, ?2, ?3)"));
@@ -354,6 +326,7 @@ Result<Seq> SqliteJournal::insert_batch(std::span<const NewEvent> batch, AppendR
       result.duplicate.push_back(true);
       continue;
     }
+    for (const HistoryRecord& h : event.history) GF_RETURN_IF_ERROR(insert_history(next, h));
     result.seqs.push_back(next);
     result.duplicate.push_back(false);
     ++next;
@@ -428,14 +401,17 @@ Status SqliteJournal::damaged(const std::string& what) const {
                             path_, what));
 }
 
-Status SqliteJournal::verify(Seq upto, const std::function<Status(const EventRecord&)>& each) {
+Status SqliteJournal::verify(Seq upto, const std::function<Status(const EventRecord&)>& each,
+                             Seq from) {
   GF_ASSIGN_OR_RETURN(std::string check, query_text(db_.get(), path_, "PRAGMA integrity_check"));
   if (check != "ok") return damaged("SQLite's integrity check says: " + check);
   sqlite3_stmt* stmt = verify_.get();
   StmtUse use(stmt);
-  if (sqlite3_bind_int64(stmt, 1, upto) != SQLITE_OK) return error("bind verify end");
+  if (sqlite3_bind_int64(stmt, 1, upto) != SQLITE_OK ||
+      sqlite3_bind_int64(stmt, 2, from) != SQLITE_OK)
+    return error("bind verify range");
   EventRecord record;
-  Seq expected = 1;
+  Seq expected = from + 1;
   for (;;) {
     const int rc = sqlite3_step(stmt);
     if (rc == SQLITE_DONE) break;
@@ -444,11 +420,13 @@ Status SqliteJournal::verify(Seq upto, const std::function<Status(const EventRec
                                  sqlite3_errmsg(db_.get())));
     }
     GF_RETURN_IF_ERROR(read_event_row(stmt, record));
-    if (record.seq != expected)
+    // Compaction leaves gaps at or below where it got (the audit records it keeps longer).
+    if (record.seq != expected && record.seq - 1 > compacted_through_)
       return damaged(fmt::format("events {} to {} are missing", expected, record.seq - 1));
-    ++expected;
+    expected = record.seq + 1;
     if (each) GF_RETURN_IF_ERROR(each(record));
   }
+  expected = std::max(expected, std::min(compacted_through_, upto) + 1);
   if (expected - 1 < std::min(upto, last_seq_))
     return damaged(fmt::format("events after seq {} are missing", expected - 1));
   return ok_status();

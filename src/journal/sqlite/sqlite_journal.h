@@ -1,13 +1,19 @@
 // The embedded journal: one SQLite database file in WAL mode (docs/architecture.md).
 //
-// Layout (schema version 2; a version 1 file is upgraded when opened for writing):
-//   events(seq INTEGER PRIMARY KEY, time_us, type, idem_key, payload BLOB, sum)  gapless 1, 2, …
+// Layout (schema version 3; a version 1 or 2 file is upgraded when opened for writing):
+//   events(seq INTEGER PRIMARY KEY, time_us, type, idem_key, payload BLOB, sum)  1, 2, … gapless
+//                                      above meta 'compacted_through' (compaction's gaps below)
 //   UNIQUE index on idem_key WHERE idem_key IS NOT NULL                          one event per key
 //   snapshots(seq INTEGER PRIMARY KEY, data BLOB, sum)                           latest two kept
-//   meta(key TEXT PRIMARY KEY, value TEXT)                                       "schema_version"
+//   history(row, seq, kind, id, name, tenant, state, created_us, ended_us, record BLOB, sum)
+//                                      what left the hot state (journal/history.h), by id, name,
+//                                      tenant and end time
+//   history_runs(row, job_id, job_queue, quota_share, cluster, start_us, end_us,
+//                micros_per_hour)      their runs, by end time (billing by share)
+//   meta(key TEXT PRIMARY KEY, value TEXT)             "schema_version", "compacted_through"
 // `sum` is each row's checksum as written (NULL in rows written by version 1): every read checks
-// it, and opening checks the events below the latest snapshot, which replay never reads
-// (docs/operations.md "A damaged journal").
+// it, and opening checks the events below the latest snapshot (back to where compaction got),
+// which replay never reads (docs/operations.md "A damaged journal").
 //
 // Threading: NOT thread-safe. One SqliteJournal object is used by one thread at a time (the
 // control loop is the single writer), and one process writes a database file at a time: the next
@@ -21,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "journal/journal.h"
 
@@ -43,6 +50,9 @@ struct SqliteJournalOptions {
   bool verify_on_open = true;
   // Opens an existing file without writing anything to it (gpufleet journal verify).
   bool read_only = false;
+  // Where compaction writes the events it removes, as compressed segments (an auditor's copy,
+  // read back by `gpufleet journal export`); empty: it deletes them.
+  std::string archive_dir = "";
 };
 
 class SqliteJournal final : public Journal {
@@ -69,7 +79,15 @@ class SqliteJournal final : public Journal {
   // Checks the file's structure (PRAGMA integrity_check), then every event up to `upto` in order:
   // its checksum, and that no seq is missing. `each` (may be empty) sees every event checked.
   // The error names the first damage found.
-  Status verify(Seq upto, const std::function<Status(const EventRecord&)>& each);
+  // Events at or below `from` are not read; gaps at or below compacted_through() are compaction's.
+  Status verify(Seq upto, const std::function<Status(const EventRecord&)>& each, Seq from = 0);
+
+  bool keeps_history() const override { return !read_only_; }
+  Result<std::unique_ptr<HistoryReader>> open_history_reader() override;
+  // Deletes (or archives, then deletes) what the rule allows, a bounded number of events per
+  // transaction so an append waits at most one of them (sqlite_compaction.cpp).
+  Result<CompactionResult> compact(const CompactionRule& rule) override;
+  Result<Seq> compacted_through() override { return compacted_through_; }
 
   // Reads one connection setting, e.g. "journal_mode" -> "wal", "synchronous" -> "2" (FULL).
   // For diagnostics and tests; `name` must be a plain identifier.
@@ -96,6 +114,12 @@ class SqliteJournal final : public Journal {
   // Inserts the batch inside an open transaction; fills `result`. Returns the next free seq.
   Result<Seq> insert_batch(std::span<const NewEvent> batch, AppendResult& result);
   Result<std::optional<Seq>> lookup_key(std::string_view key);
+  Status insert_history(Seq seq, const HistoryRecord& h);
+  Result<Seq> read_compacted_through();
+  // One step of compact(): at most `limit` events in one transaction; the number removed.
+  Result<int64_t> compact_step(const CompactionRule& rule, int64_t limit);
+  // Writes `rows` (seq order) to a compressed segment file under archive_dir_, durably.
+  Status archive(const std::vector<EventRecord>& rows);
   Result<Seq> read_last_seq();
   // Rolls back the open transaction, if any, and re-reads last_seq_ from disk.
   void abort_transaction();
@@ -119,6 +143,11 @@ class SqliteJournal final : public Journal {
   StmtPtr insert_snapshot_;
   StmtPtr prune_snapshots_;
   StmtPtr latest_snapshot_;
+  StmtPtr insert_history_;
+  StmtPtr insert_history_run_;
+  bool read_only_ = false;
+  Seq compacted_through_ = 0;
+  std::string archive_dir_;
   // Invariant: equals MAX(seq) of the events table whenever no append is in progress.
   Seq last_seq_ = 0;
   // True while replay's statement is being stepped; guards against re-entrant calls from fn.

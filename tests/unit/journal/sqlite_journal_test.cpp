@@ -175,7 +175,7 @@ TEST_F(SqliteJournalTest, InMemoryDatabaseIsRejectedBecauseWalIsRequired) {
 TEST_F(SqliteJournalTest, SchemaHasVersionTwoAndAPartialUniqueKeyIndex) {
   ASSERT_NE(open(), nullptr);
   RawDb raw(path());
-  EXPECT_THAT(raw.query("SELECT value FROM meta WHERE key = 'schema_version'"), ElementsAre("2"));
+  EXPECT_THAT(raw.query("SELECT value FROM meta WHERE key = 'schema_version'"), ElementsAre("3"));
   EXPECT_THAT(raw.query("SELECT sql FROM sqlite_master WHERE name = 'events_idem_key'"),
               ElementsAre(HasSubstr("UNIQUE INDEX events_idem_key ON events(idem_key) "
                                     "WHERE idem_key IS NOT NULL")));
@@ -394,7 +394,7 @@ TEST_F(SqliteJournalTest, Integrity_AVersionOneFileIsUpgradedAndItsOldRowsStayRe
   ASSERT_TRUE(journal->append(batch).ok());
   EXPECT_EQ(replayed_seqs(*journal), (std::vector<Seq>{1, 2}));
   RawDb raw(path());
-  EXPECT_THAT(raw.query("SELECT value FROM meta WHERE key = 'schema_version'"), ElementsAre("2"));
+  EXPECT_THAT(raw.query("SELECT value FROM meta WHERE key = 'schema_version'"), ElementsAre("3"));
   EXPECT_THAT(raw.query("SELECT quote(sum) IS 'NULL' FROM events ORDER BY seq"),
               ElementsAre("1", "0"));
 }
