@@ -612,9 +612,6 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
   std::unique_ptr<Clock> clock = make_clock(args.sim_speed, scaled);
   RuntimeOptions ropts;
   if (int rc = runtime_options(args, cfg.rate_limit, ropts); rc != 0) return rc;
-  // The PostgreSQL journal files no history table yet: its finished jobs stay in memory rather
-  // than be lost to reads (docs/operations.md "What is kept where").
-  ropts.retention->retire_jobs = false;
   const std::string store = pg::redact_url(args.store);
 
   ReplicatedServeConfig rc;

@@ -27,6 +27,7 @@ struct SimulateArgs {
   std::string out = "sim-out";
   std::optional<uint64_t> seed;
   std::string snapshot_every;
+  std::string job_retention;         // --job-retention: how long a finished job stays in the state
   std::optional<bool> reservation;   // overrides the scenario's config.reservation
   std::vector<std::string> traces;   // --trace FILE: more traces
   std::vector<std::string> sets;     // --set KEY=VALUE
@@ -246,7 +247,8 @@ int run_variants(const SimulateArgs& args, std::vector<Variant>& variants,
 int simulate(const SimulateArgs& args) {
   auto until = flag_duration("--until", args.until);
   auto every = flag_duration("--snapshot-every", args.snapshot_every);
-  for (const auto* d : {&until, &every}) {
+  auto retention = flag_duration("--job-retention", args.job_retention);
+  for (const auto* d : {&until, &every, &retention}) {
     if (!d->ok()) {
       std::cerr << "error: " << d->status().message() << "\n";
       return 2;
@@ -323,6 +325,7 @@ int run_variants(const SimulateArgs& args, std::vector<Variant>& variants,
       opts.until = until;
       opts.snapshot_every = every;
       opts.keep_journal = args.journal;
+      opts.job_retention = flag_duration("--job-retention", args.job_retention).value();
       // The command exits after the last run: its fleet need not be freed (earlier ones are,
       // so memory does not pile up).
       opts.leave_at_exit = i + 1 == variants.size() && k + 1 == args.seeds;
@@ -381,6 +384,9 @@ void register_simulate_command(CLI::App& app, CommandContext& ctx) {
       "summed free capacity");
   cmd->add_option("--snapshot-every", args->snapshot_every,
                   "write snapshots.jsonl at every multiple of this virtual duration (e.g. 1h)");
+  cmd->add_option("--job-retention", args->job_retention,
+                  "how long a finished job stays in the run's state before its figures are kept "
+                  "apart (default 7d; docs/operations.md \"What is kept where\")");
   cmd->add_flag("--journal", args->journal,
                 "keep the run's journal as DIR/journal.db (SQLite): every fact recorded, for "
                 "`sqlite3`; none is written without it");

@@ -7,6 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace gf {
 
@@ -21,6 +24,7 @@ ControlLoop::~ControlLoop() {
 }
 
 Status ControlLoop::recover(bool shared) {
+  const int64_t t0 = monotonic_nanos();
   GF_ASSIGN_OR_RETURN(auto snapshot, journal_.latest_snapshot());
   if (snapshot) {
     GF_ASSIGN_OR_RETURN(Json j, parse_json(snapshot->data, kStoredTextLimits));
@@ -33,10 +37,13 @@ Status ControlLoop::recover(bool shared) {
                                         state_.applied_seq()));
     }
     last_snapshot_seq_ = snapshot->seq;
+    last_snapshot_bytes_ = static_cast<int64_t>(snapshot->data.size());
   }
   for (EventObserver* o : observers_) {
     GF_RETURN_IF_ERROR(o->restore(state_).with_prefix("rebuilding from the snapshot"));
   }
+  const int64_t t1 = monotonic_nanos();
+  const Seq from = state_.applied_seq();
   GF_RETURN_IF_ERROR(journal_.replay(state_.applied_seq(), [this](const EventRecord& r) {
     Result<Json> payload = parse_json(r.payload, kStoredTextLimits);
     if (!payload.ok()) {
@@ -49,6 +56,11 @@ Status ControlLoop::recover(bool shared) {
     return internal_error(
         fmt::format("journal ends at {} but replay reached {}", last, state_.applied_seq()));
   }
+  spdlog::info("recovered: snapshot at seq {} ({} KB) in {} ms, then {} events replayed in {} ms",
+               snapshot ? snapshot->seq : 0, snapshot ? snapshot->data.size() / 1024 : 0,
+               (t1 - t0) / 1'000'000, state_.applied_seq() - from,
+               (monotonic_nanos() - t1) / 1'000'000);
+  release_free_memory();
   controllers_dirty_ = true;
   publish();
   return ok_status();
@@ -397,6 +409,7 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
       }
     }
     metrics_.events_appended.inc(batch.size());
+    for (const NewEvent& e : batch) bytes_since_snapshot_ += static_cast<int64_t>(e.payload.size());
   } else if (!intents.empty()) {
     // Nothing was appended, so nothing checked that this process still leads: a replica whose
     // lease was taken over must not act (docs/replication.md).
@@ -483,22 +496,41 @@ std::string ControlLoop::failure() const {
 void ControlLoop::maybe_snapshot(bool force) {
   const Seq seq = state_.applied_seq();
   if (seq == last_snapshot_seq_) return;
+  // Every snapshot_every_events at the soonest, and not before the journal grew by a quarter of
+  // the last snapshot's bytes: snapshotting costs what the state weighs, replay what the journal
+  // since weighs (about four times a snapshot's load per byte), so a restart replays at most
+  // about one snapshot load's worth, and the snapshots of a large state are not taken more often
+  // than they pay for (docs/operations.md "Restart time").
   if (!force && (options_.snapshot_every_events <= 0 ||
-                 seq - last_snapshot_seq_ < options_.snapshot_every_events)) {
+                 seq - last_snapshot_seq_ < options_.snapshot_every_events ||
+                 4 * bytes_since_snapshot_ < last_snapshot_bytes_)) {
     return;
   }
   const int64_t t0 = monotonic_nanos();
-  Status st = journal_.save_snapshot(Snapshot{seq, safe_dump(state_.to_json())});
+  Snapshot snapshot{seq, safe_dump(state_.to_json())};
+  const int64_t size = static_cast<int64_t>(snapshot.data.size());
+  Status st = journal_.save_snapshot(snapshot);
   metrics_.snapshot_latency.observe_nanos(monotonic_nanos() - t0);
   if (!st.ok()) {
     // Not fatal: the journal still holds everything; recovery replays more.
     spdlog::error("snapshot at seq {} failed: {}", seq, st.to_string());
     return;
   }
+  release_free_memory();
   const Seq older = last_snapshot_seq_;
   last_snapshot_seq_ = seq;
+  last_snapshot_bytes_ = size;
+  bytes_since_snapshot_ = 0;
   metrics_.snapshots.inc();
   if (options_.journal_retention && older > 0) compact(older);
+}
+
+void ControlLoop::release_free_memory() {
+#ifdef __GLIBC__
+  // A snapshot builds the whole state as a JSON tree and text, then frees them: hand the freed
+  // pages back to the OS, or the server's RSS keeps the high-water mark of its last snapshot.
+  malloc_trim(0);
+#endif
 }
 
 void ControlLoop::compact(Seq through) {

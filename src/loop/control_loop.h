@@ -30,8 +30,10 @@ namespace gf {
 
 struct LoopOptions {
   size_t max_batch_requests = 1024;
-  int64_t snapshot_every_events = 10000;  // 0 = never
-  int max_controller_rounds = 8;          // controllers re-run while they produce events
+  // Snapshots: at the soonest every this many events, and once the journal grew by the last
+  // snapshot's size (maybe_snapshot); 0 = never.
+  int64_t snapshot_every_events = 10000;
+  int max_controller_rounds = 8;  // controllers re-run while they produce events
   // Compaction after each snapshot (docs/operations.md "What is kept where"): events the older
   // of the two kept snapshots holds that are older than this leave the live journal (at least
   // 24 h, the idempotency keys' window); none = never compact.
@@ -124,6 +126,7 @@ class ControlLoop {
   void publish();
   void maybe_snapshot(bool force);
   void compact(Seq through);
+  static void release_free_memory();
   std::vector<Pending> take_pending(Time now);
   bool work_due(Time now) const;
   void thread_main();
@@ -145,6 +148,8 @@ class ControlLoop {
   FleetState state_;
   bool controllers_dirty_ = true;  // run controllers on the first batch after recovery
   Seq last_snapshot_seq_ = 0;
+  int64_t last_snapshot_bytes_ = 0;   // the size of the last snapshot saved or loaded
+  int64_t bytes_since_snapshot_ = 0;  // payload bytes appended since
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -1,6 +1,7 @@
 #include "retention/retention_controller.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "state/plane_events.h"
 
@@ -11,7 +12,6 @@ ControllerDecision RetentionController::decide(const FleetState& state, Time now
   plane_events::RetentionApplied e;
   auto wake = [&out](Time t) { out.wake_at = out.wake_at ? std::min(*out.wake_at, t) : t; };
   for (const auto& [stopped, key] : state.finished_jobs()) {
-    if (!options_.retire_jobs) break;
     if (stopped + options_.job_retention > now) {
       wake(stopped + options_.job_retention);
       break;
@@ -22,12 +22,18 @@ ControllerDecision RetentionController::decide(const FleetState& state, Time now
     }
     if (const Job* job = state.job_by_key(key)) e.jobs.push_back(job->id);
   }
-  if (const UserEvent* newest = state.view().events.oldest_chunk_newest()) {
-    // A chunk goes once its newest event is strictly older than the cutoff (as the state drops).
-    if (newest->time < now - options_.event_retention) {
+  // A chunk of user events or audit records goes once its newest is strictly older than the
+  // cutoff (as the state drops them).
+  const UserEvent* event = state.view().events.oldest_chunk_newest();
+  const AuditRecord* audit = state.view().audit.oldest_chunk_newest();
+  for (const std::optional<Time> newest :
+       {event ? std::optional<Time>(event->time) : std::nullopt,
+        audit ? std::optional<Time>(audit->time) : std::nullopt}) {
+    if (!newest) continue;
+    if (*newest < now - options_.event_retention) {
       e.events_before = now - options_.event_retention;
     } else {
-      wake(newest->time + options_.event_retention + Duration(1));
+      wake(*newest + options_.event_retention + Duration(1));
     }
   }
   if (!e.jobs.empty() || e.events_before) out.events.push_back(plane_events::to_event(e));

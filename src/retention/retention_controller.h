@@ -16,8 +16,6 @@ namespace gf {
 
 struct RetentionOptions {
   Duration job_retention = std::chrono::hours(24 * 7);
-  // False keeps finished jobs in memory (a journal that files no history).
-  bool retire_jobs = true;
   Duration event_retention = std::chrono::hours(24 * 7);
   // Jobs one retention.applied event retires (a backlog takes several batches, each bounded).
   size_t max_jobs_per_event = 1000;

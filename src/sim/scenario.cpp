@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -496,10 +497,21 @@ Result<Scenario> parse_scenario_json(const Json& doc, const std::string& base_di
 
 Status load_traces(Scenario& s, uint64_t seed) {
   s.trace_jobs.clear();
+  // A file replayed again into the same namespace (a longer run from one trace: docs/scenarios.md
+  // "Traces") names its jobs apart: "-2" for the second reading, and so on.
+  std::map<std::pair<std::string, std::string>, int> readings;
   for (size_t i = 0; i < s.traces.size(); ++i) {
     auto jobs = read_trace(s.traces[i], static_cast<uint32_t>(i), seed);
     if (!jobs.ok()) return jobs.status().with_prefix(path_index("traces", i));
-    for (auto& j : *jobs) s.trace_jobs.push_back(std::move(j));
+    const int reading =
+        ++readings[{s.traces[i].path, s.traces[i].ns + "/" + s.traces[i].ns_column}];
+    for (auto& j : *jobs) {
+      if (reading > 1) {
+        const std::string suffix = "-" + std::to_string(reading);
+        j.name = j.name.substr(0, 63 - suffix.size()) + suffix;
+      }
+      s.trace_jobs.push_back(std::move(j));
+    }
   }
   std::stable_sort(s.trace_jobs.begin(), s.trace_jobs.end(),
                    [](const TraceJob& a, const TraceJob& b) { return a.at < b.at; });

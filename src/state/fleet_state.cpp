@@ -253,6 +253,12 @@ Status FleetState::on_event(const EventRecord& record, const plane_events::Reten
       if (newest->time >= *e.events_before) break;
       view_.events.drop_oldest_chunk();
     }
+    // The audit records in memory (GET /v1/audit) go by the same window; the journal keeps them
+    // for the audit retention.
+    while (const AuditRecord* newest = view_.audit.oldest_chunk_newest()) {
+      if (newest->time >= *e.events_before) break;
+      view_.audit.drop_oldest_chunk();
+    }
   }
   return ok_status();
 }

@@ -74,7 +74,8 @@ struct Recorded {
 };
 // What leaves the hot state (docs/operations.md "What is kept where"): finished jobs past their
 // retention, retired to the journal's history table in the same transaction, and the user events
-// older than `events_before` (whole chunks of them: a chunk goes once its newest event is older).
+// and in-memory audit records older than `events_before` (whole chunks of them: a chunk goes once
+// its newest is older).
 struct RetentionApplied {
   static constexpr std::string_view kType = "retention.applied";
   std::vector<std::string> jobs;

@@ -88,8 +88,8 @@ TEST_F(RetentionScenario, BillingByShareAcrossTheRetentionBoundaryIsUnchanged) {
 }
 
 TEST_F(RetentionScenario, ARestartAfterCompactionRebuildsTheSameState) {
-  for (int d = 0; d < 12; ++d) {
-    submit("daily-" + std::to_string(d), "1h");
+  for (int d = 0; d < 30; ++d) {
+    for (int k = 0; k < 4; ++k) submit("daily-" + std::to_string(d * 4 + k), "1h");
     f.run_for(days(1));
   }
   EXPECT_GT(*f.journal().compacted_through(), 0) << "compaction ran";

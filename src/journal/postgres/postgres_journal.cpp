@@ -43,6 +43,31 @@ CREATE TABLE IF NOT EXISTS gf_replicas(
   epoch bigint NOT NULL,
   applied_seq bigint NOT NULL,
   seen_at timestamptz NOT NULL);
+CREATE TABLE IF NOT EXISTS gf_history(
+  row bigserial PRIMARY KEY,
+  seq bigint NOT NULL,
+  kind text NOT NULL,
+  id text NOT NULL,
+  name text NOT NULL,
+  tenant text NOT NULL,
+  state text NOT NULL,
+  created_us bigint NOT NULL,
+  ended_us bigint NOT NULL,
+  record bytea NOT NULL);
+CREATE INDEX IF NOT EXISTS gf_history_id ON gf_history(kind, id);
+CREATE INDEX IF NOT EXISTS gf_history_name ON gf_history(kind, name);
+CREATE INDEX IF NOT EXISTS gf_history_tenant ON gf_history(kind, tenant, ended_us);
+CREATE INDEX IF NOT EXISTS gf_history_ended ON gf_history(kind, ended_us);
+CREATE TABLE IF NOT EXISTS gf_history_runs(
+  row bigserial PRIMARY KEY,
+  job_id text NOT NULL,
+  job_queue text NOT NULL,
+  quota_share text NOT NULL,
+  cluster text NOT NULL,
+  start_us bigint NOT NULL,
+  end_us bigint NOT NULL,
+  micros_per_hour bigint NOT NULL);
+CREATE INDEX IF NOT EXISTS gf_history_runs_end ON gf_history_runs(end_us);
 INSERT INTO gf_meta VALUES ('schema_version', '1') ON CONFLICT DO NOTHING;
 )sql";
 
@@ -84,6 +109,7 @@ Result<std::unique_ptr<PostgresJournal>> PostgresJournal::open(const std::string
   }
   GF_RETURN_IF_ERROR(ensure_postgres_schema(conn));
   std::unique_ptr<PostgresJournal> j(new PostgresJournal(std::move(conn)));
+  j->url_ = url;
   GF_ASSIGN_OR_RETURN(j->last_seq_, j->read_last_seq());
   return j;
 }
@@ -179,6 +205,7 @@ Result<AppendResult> PostgresJournal::append_once(std::span<const NewEvent> batc
   result.seqs.reserve(batch.size());
   result.duplicate.reserve(batch.size());
   pg::CopyWriter copy;
+  std::vector<std::pair<Seq, const std::vector<HistoryRecord>*>> filed;  // history to file
   Seq next = last_seq_;
   for (const NewEvent& e : batch) {
     if (!e.idempotency_key.empty()) {
@@ -200,6 +227,7 @@ Result<AppendResult> PostgresJournal::append_once(std::span<const NewEvent> batc
     else
       copy.add_bytes(e.idempotency_key);
     copy.add_bytes(e.payload);
+    if (!e.history.empty()) filed.emplace_back(next, &e.history);
     result.seqs.push_back(next);
     result.duplicate.push_back(false);
   }
@@ -213,6 +241,11 @@ Result<AppendResult> PostgresJournal::append_once(std::span<const NewEvent> batc
   if (!st.ok()) {
     *key_conflict = conn_.last_sqlstate() == "23505";  // unique_violation
     return failed(st);
+  }
+  for (const auto& [seq, records] : filed) {
+    for (const HistoryRecord& h : *records) {
+      if (Status filed_st = insert_history(seq, h); !filed_st.ok()) return failed(filed_st);
+    }
   }
   // The notification is delivered to followers only if the transaction commits.
   auto committed = conn_.exec(

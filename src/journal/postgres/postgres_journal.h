@@ -7,6 +7,9 @@
 //   gf_snapshots(seq PK, data)                                     latest two kept
 //   gf_lease(id = 1, epoch, holder, url, expires_at)               the leader's lease (lease.h)
 //   gf_replicas(id PK, url, role, epoch, applied_seq, seen_at)     what each replica last said
+//   gf_history(row, seq, kind, id, name, tenant, state, created_us, ended_us, record)
+//   gf_history_runs(row, job_id, job_queue, quota_share, cluster, start_us, end_us,
+//                   micros_per_hour)                                 what left the hot state
 //   gf_meta(key PK, value)                                         "schema_version" = 1
 //
 // Group commit: append() writes a whole batch in one transaction (binary COPY), so a loop batch
@@ -50,6 +53,10 @@ class PostgresJournal final : public Journal {
   Result<std::optional<Snapshot>> latest_snapshot() override;
   // Fails unless the lease is still at this journal's epoch (always OK unfenced).
   Status check_fence() override;
+  // The history tables gf_history and gf_history_runs (postgres_history.cpp); a reader has a
+  // connection of its own.
+  bool keeps_history() const override { return true; }
+  Result<std::unique_ptr<HistoryReader>> open_history_reader() override;
 
   // Fences every later append and snapshot by this lease epoch (0 = unfenced), and re-reads the
   // last seq: call it right after taking the lease, before the first append as leader.
@@ -66,10 +73,13 @@ class PostgresJournal final : public Journal {
   // without, a journaled key fails the COPY and sets *key_conflict.
   Result<AppendResult> append_once(std::span<const NewEvent> batch, bool look_up_keys,
                                    bool* key_conflict);
+  // Files one history record (and its runs) inside the open append transaction.
+  Status insert_history(Seq seq, const HistoryRecord& h);
   // The seqs of the keys of `batch` already journaled, keyed by key.
   Result<std::vector<std::pair<std::string, Seq>>> existing_keys(std::span<const NewEvent> batch);
 
   pg::Connection conn_;
+  std::string url_;
   int64_t epoch_ = 0;
   // Invariant: MAX(seq) of gf_events whenever no append is in progress (single writer).
   Seq last_seq_ = 0;

@@ -5,7 +5,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <unordered_set>
 
 #include "core/json.h"
 #include "journal/sqlite/sqlite_journal.h"
@@ -111,6 +113,61 @@ Result<int64_t> SqliteJournal::compact_step(const CompactionRule& rule, int64_t 
   }
   compacted_through_ = through;
   return static_cast<int64_t>(gone.size());
+}
+
+namespace {
+
+// One archived line into `out`; the error names the segment.
+Status parse_archived(const std::string& line, const std::string& file, EventRecord& out) {
+  auto j = parse_json(line, kStoredTextLimits);
+  if (!j.ok() || !j->is_object() || !(*j)["seq"].is_number_integer() ||
+      !(*j)["time_us"].is_number_integer() || !(*j)["type"].is_string() ||
+      !(*j)["payload"].is_string()) {
+    return internal_error("archive segment " + file +
+                          " holds a line that is not an archived event");
+  }
+  out.seq = (*j)["seq"].get<Seq>();
+  out.time = from_micros((*j)["time_us"].get<int64_t>());
+  out.type = (*j)["type"].get<std::string>();
+  out.payload = (*j)["payload"].get<std::string>();
+  out.idempotency_key = j->value("idempotency_key", "");
+  return ok_status();
+}
+
+}  // namespace
+
+Status read_archive(const std::string& dir, const std::function<Status(const EventRecord&)>& fn) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = f.path().filename().string();
+    if (name.starts_with("events-") && name.ends_with(".jsonl.gz")) files.push_back(f.path());
+  }
+  if (ec) return not_found_error("archive " + dir + ": " + ec.message());
+  // Names carry zero-padded seqs: by first seq. A segment of audit records whose own retention
+  // ended holds seqs below those of segments written before it.
+  std::sort(files.begin(), files.end());
+  std::unordered_set<Seq> seen;
+  for (const std::string& file : files) {
+    gzFile gz = gzopen(file.c_str(), "rb");
+    if (gz == nullptr) return internal_error("archive segment " + file + " cannot be opened");
+    std::string pending;
+    char buf[65536];
+    Status st;
+    for (int n; st.ok() && (n = gzread(gz, buf, sizeof buf)) > 0;) {
+      pending.append(buf, static_cast<size_t>(n));
+      for (size_t nl; st.ok() && (nl = pending.find('\n')) != std::string::npos;) {
+        EventRecord r;
+        st = parse_archived(pending.substr(0, nl), file, r);
+        pending.erase(0, nl + 1);
+        if (st.ok() && seen.insert(r.seq).second) st = fn(r);
+      }
+    }
+    gzclose(gz);
+    if (!st.ok()) return st;
+    if (!pending.empty()) return internal_error("archive segment " + file + " ends mid-line");
+  }
+  return ok_status();
 }
 
 Result<CompactionResult> SqliteJournal::compact(const CompactionRule& rule) {

@@ -55,6 +55,13 @@ struct SqliteJournalOptions {
   std::string archive_dir = "";
 };
 
+// The events compaction archived under `dir` (SqliteJournalOptions::archive_dir), segment by
+// segment in the order of their first seq, each seq once (a segment written again after a crash
+// repeats some; audit records archived after their own retention come in later segments than
+// their neighbours): what `gpufleet journal export` prints before the live journal. Stops at the
+// first error `fn` returns; a segment that is not gzip'd JSON lines is an error naming it.
+Status read_archive(const std::string& dir, const std::function<Status(const EventRecord&)>& fn);
+
 class SqliteJournal final : public Journal {
  public:
   // Opens the database at `path`, creating the file and schema when absent. The directory must
@@ -80,7 +87,10 @@ class SqliteJournal final : public Journal {
   // its checksum, and that no seq is missing. `each` (may be empty) sees every event checked.
   // The error names the first damage found.
   // Events at or below `from` are not read; gaps at or below compacted_through() are compaction's.
-  Status verify(Seq upto, const std::function<Status(const EventRecord&)>& each, Seq from = 0);
+  // `whole_file`: SQLite's check of every table; else of the tables a restart reads (events,
+  // snapshots, meta), as opening does.
+  Status verify(Seq upto, const std::function<Status(const EventRecord&)>& each, Seq from = 0,
+                bool whole_file = true);
 
   bool keeps_history() const override { return !read_only_; }
   Result<std::unique_ptr<HistoryReader>> open_history_reader() override;

@@ -219,6 +219,47 @@ TEST_F(PostgresJournalTest, ReplicaRowsAreKeptPerReplica) {
   EXPECT_EQ((*rows)[1].role, "follower");
 }
 
+// History (docs/operations.md "What is kept where"): filed in the append's transaction, found by
+// every filter and page, runs by window, from a reader on a connection of its own.
+TEST_F(PostgresJournalTest, HistoryIsFiledWithItsEventAndReadFromAnotherConnection) {
+  auto j = journal(0);
+  ASSERT_NE(j, nullptr);
+  std::vector<NewEvent> batch = one("retention.applied");
+  for (int i = 0; i < 3; ++i) {
+    HistoryRecord h;
+    h.id = "job-" + std::to_string(i);
+    h.name = "train";
+    h.tenant = i == 2 ? "QS2" : "QS1";
+    h.state = "SUCCEEDED";
+    h.created = kSimEpoch;
+    h.ended = kSimEpoch + hours(i + 1);
+    h.record = "{\"id\":\"" + h.id + "\"}";
+    h.runs.push_back(HistoryRun{h.id, "q", h.tenant, "c1", kSimEpoch, h.ended, 1'000'000});
+    batch[0].history.push_back(h);
+  }
+  ASSERT_TRUE(j->append(batch).ok());
+  auto reader = j->open_history_reader();
+  ASSERT_TRUE(reader.ok()) << reader.status().to_string();
+  EXPECT_EQ(*(*reader)->count(), 3);
+  HistoryQuery q;
+  q.tenant = "QS1";
+  q.limit = 1;
+  HistoryPage first = *(*reader)->query(q);
+  ASSERT_EQ(first.records.size(), 1u);
+  EXPECT_EQ(first.records[0].id, "job-0");
+  EXPECT_EQ(first.records[0].record, "{\"id\":\"job-0\"}");
+  EXPECT_EQ(first.records[0].seq, 1);
+  ASSERT_TRUE(first.next_row.has_value());
+  q.after_row = *first.next_row;
+  HistoryPage second = *(*reader)->query(q);
+  ASSERT_EQ(second.records.size(), 1u);
+  EXPECT_EQ(second.records[0].id, "job-1");
+  EXPECT_FALSE(second.next_row.has_value());
+  auto runs = (*reader)->runs_between(kSimEpoch + minutes(90), kSimEpoch + hours(4), "");
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 2u) << "the runs of job-1 and job-2 reach past 1h30m";
+}
+
 TEST(PgUrl, RedactUrlHidesThePasswordOnly) {
   EXPECT_EQ(pg::redact_url("postgresql://gf:s3cret@db:5432/fleet"),
             "postgresql://gf:***@db:5432/fleet");

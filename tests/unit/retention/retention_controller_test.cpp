@@ -67,14 +67,6 @@ TEST_F(Retention, ShorterRetentionRetiresSooner) {
   EXPECT_EQ(decided(c.decide(s, kSimEpoch + hours(1))).jobs, std::vector<std::string>{"a"});
 }
 
-TEST_F(Retention, RetireJobsOffKeepsFinishedJobs) {
-  finished_job("a", 1, kSimEpoch);
-  RetentionOptions o;
-  o.retire_jobs = false;
-  RetentionController c(o);
-  EXPECT_TRUE(c.decide(s, kSimEpoch + days(365)).events.empty());
-}
-
 TEST_F(Retention, OldUserEventsGoOnceAWholeChunkIsOlderThanTheirRetention) {
   for (size_t i = 0; i < EventLog::kChunkSize + 1; ++i)
     apply(record_event("Cluster", EventLevel::kInfo, "e"),
