@@ -214,7 +214,7 @@ int parse_retention(const ServeArgs& args, RuntimeOptions& ropts) {
     auto d = parse_duration(text);
     if (!d.ok() || *d < min) {
       return validation_error(
-          fmt::format("{}: expected a duration of at least {} like 7d or 12h, got \"{}\"", flag,
+          fmt::format("{}: expected a duration of at least {}, like 7d, got \"{}\"", flag,
                       format_duration(min), text));
     }
     return *d;
