@@ -199,6 +199,28 @@ void print_pods(const Json& pods) {
 }
 
 // `describe pytorchjob`: kubectl's layout, events with ScheduleBindingSucceed and its Result.
+// A PyTorchJob's replica statuses, pods and images, as describe prints them.
+void print_replicas_pods_images(const Json& j) {
+  const Json& rs = field(field(j, "status"), "replicaStatuses");
+  if (rs.is_object() && !rs.empty()) {
+    std::cout << "Replica Statuses:\n";
+    for (auto it = rs.begin(); it != rs.end(); ++it) {
+      std::cout << "  " << it.key() << ": active " << text_field(it.value(), "active")
+                << ", succeeded " << text_field(it.value(), "succeeded") << ", failed "
+                << text_field(it.value(), "failed") << "\n";
+    }
+  }
+  print_pods(field(j, "pods"));
+  const Json& images = field(j, "images");
+  if (images.is_array() && !images.empty()) {
+    std::cout << "Images (" << text_field(j, "imageNote") << "):\n";
+    for (const Json& i : images) {
+      std::cout << "  " << text_field(i, "replicaType") << "/" << text_field(i, "container") << ": "
+                << text_field(i, "image") << "\n";
+    }
+  }
+}
+
 int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::string& ns) {
   auto j = env.client.get("/v1/objects/pytorchjobs/" + (ns.empty() ? std::string("default") : ns) +
                           "/" + name + QueryString().add("describe", "true").str());
@@ -235,24 +257,7 @@ int describe_pytorchjob(CommandEnv& env, const std::string& name, const std::str
                              {"  Quota node", text_field(why, "quotaNode")},
                              {"  Message", text_field(why, "message")}});
   }
-  const Json& rs = field(st, "replicaStatuses");
-  if (rs.is_object() && !rs.empty()) {
-    std::cout << "Replica Statuses:\n";
-    for (auto it = rs.begin(); it != rs.end(); ++it) {
-      std::cout << "  " << it.key() << ": active " << text_field(it.value(), "active")
-                << ", succeeded " << text_field(it.value(), "succeeded") << ", failed "
-                << text_field(it.value(), "failed") << "\n";
-    }
-  }
-  print_pods(field(*j, "pods"));
-  const Json& images = field(*j, "images");
-  if (images.is_array() && !images.empty()) {
-    std::cout << "Images (" << text_field(*j, "imageNote") << "):\n";
-    for (const Json& i : images) {
-      std::cout << "  " << text_field(i, "replicaType") << "/" << text_field(i, "container") << ": "
-                << text_field(i, "image") << "\n";
-    }
-  }
+  print_replicas_pods_images(*j);
   std::cout << "Events:\n";
   Table t({"  TYPE", "REASON", "AGE", "FROM", text_column("MESSAGE")});
   for (const Json& e : array_field(*j, "events")) {

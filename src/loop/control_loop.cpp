@@ -390,6 +390,27 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
     controllers_dirty_ = false;
   }
 
+  if (!commit(batch, intents, acks)) return false;
+  metrics_.loop_batches.inc();
+
+  publish();  // before answering: a caller reads its own write right after the answer
+  for (Ack& a : acks) a.promise.set_value(std::move(a.outcome));
+  for (const Intent& in : intents) {
+    auto it = drivers_.find(in.driver);
+    if (it == drivers_.end()) {
+      spdlog::error("control loop: no driver \"{}\" for intent {}", in.driver, in.kind);
+      continue;
+    }
+    it->second->execute(in);
+  }
+  maybe_snapshot(false);
+  return true;
+}
+
+// The batch made durable (one append, its seqs checked against memory), or, when it appended
+// nothing but hands drivers intents, the fence checked. False: the loop failed every waiter.
+bool ControlLoop::commit(const std::vector<NewEvent>& batch, const std::vector<Intent>& intents,
+                         std::vector<Ack>& acks) {
   if (!batch.empty()) {
     const Seq expected_first = state_.applied_seq() - static_cast<Seq>(batch.size()) + 1;
     const int64_t t0 = monotonic_nanos();
@@ -418,19 +439,6 @@ bool ControlLoop::run_batch(Time now, std::vector<Pending> requests,
       return false;
     }
   }
-  metrics_.loop_batches.inc();
-
-  publish();  // before answering: a caller reads its own write right after the answer
-  for (Ack& a : acks) a.promise.set_value(std::move(a.outcome));
-  for (const Intent& in : intents) {
-    auto it = drivers_.find(in.driver);
-    if (it == drivers_.end()) {
-      spdlog::error("control loop: no driver \"{}\" for intent {}", in.driver, in.kind);
-      continue;
-    }
-    it->second->execute(in);
-  }
-  maybe_snapshot(false);
   return true;
 }
 

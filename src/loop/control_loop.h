@@ -122,6 +122,8 @@ class ControlLoop {
   void stage_audit(const Request& req, const Outcome& outcome, Time now,
                    std::vector<NewEvent>& batch);
   void run_controllers(Time now, std::vector<NewEvent>& batch, std::vector<Intent>& intents);
+  bool commit(const std::vector<NewEvent>& batch, const std::vector<Intent>& intents,
+              std::vector<Ack>& acks);
   void fail(const std::string& why, std::vector<Ack>& acks);
   void publish();
   void maybe_snapshot(bool force);

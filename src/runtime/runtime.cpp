@@ -71,6 +71,12 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
            ClusterSettings{&provisioner_.catalog(), provisioner_.options().arn,
                            provisioner_.options().id_seed,
                            provisioner_.options().min_count_timeout}) {
+  wire_loop(journal);
+  wire_api_and_drivers();
+}
+
+// The loop's observer and controllers, and the history reads the journal allows.
+void Runtime::wire_loop(Journal& journal) {
   loop_.add_observer(&scheduling_cache_);
   loop_.add_controller(&provisioner_);
   loop_.add_controller(&scheduling_);
@@ -87,6 +93,10 @@ Runtime::Runtime(RuntimeOptions options, Clock& clock, Journal& journal)
       spdlog::warn("history reads unavailable: {}", reader.status().to_string());
     }
   }
+}
+
+// What the API asks of the controllers and the cloud, and the drivers the loop hands intents to.
+void Runtime::wire_api_and_drivers() {
   api_.set_capacity_check([this](const std::string& type) { return cloud_->spare(type); });
   api_.set_heartbeat_handler(
       [this](const FleetState& s, Time now, const std::string& cluster, const std::string& node) {

@@ -69,6 +69,8 @@ class Runtime {
   SchedulingCache scheduling_cache_;
   SchedulingController scheduling_;
   WorkloadController workloads_;
+  void wire_loop(Journal& journal);
+  void wire_api_and_drivers();
   // Wait-for-idle on a real Slurm cluster's compute node (docs/slurm.md).
   std::optional<std::string> slurm_not_idle_of(const FleetState& s,
                                                const remediate::Remediation& r) const;

@@ -428,6 +428,40 @@ Duration Scenario::last_scheduled() const {
   return last;
 }
 
+namespace {
+
+// The scenario's `steps` (in time order) and `traces`, into `s`.
+Status parse_steps_and_traces(const Json& doc, const std::string& base_dir, Scenario& s) {
+  if (doc.contains("steps") && !doc["steps"].is_null()) {
+    const Json& steps = doc["steps"];
+    if (!steps.is_array()) {
+      return validation_error("steps: expected a list of steps, got " + describe_json_value(steps));
+    }
+    for (size_t i = 0; i < steps.size(); ++i) {
+      GF_ASSIGN_OR_RETURN(ScenarioStep step, parse_step(steps[i], i, base_dir));
+      s.steps.push_back(std::move(step));
+    }
+    std::stable_sort(s.steps.begin(), s.steps.end(),
+                     [](const ScenarioStep& a, const ScenarioStep& b) { return a.at < b.at; });
+  }
+  if (doc.contains("traces") && !doc["traces"].is_null()) {
+    const Json& traces = doc["traces"];
+    if (!traces.is_array()) {
+      return validation_error("traces: expected a list of traces, got " +
+                              describe_json_value(traces));
+    }
+    if (traces.size() > 64) return validation_error("traces: at most 64 traces");
+    for (size_t i = 0; i < traces.size(); ++i) {
+      GF_ASSIGN_OR_RETURN(TraceSpec t,
+                          parse_trace_spec(traces[i], path_index("traces", i), base_dir));
+      s.traces.push_back(std::move(t));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<Scenario> parse_scenario_json(const Json& doc, const std::string& base_dir) {
   if (!doc.is_object()) {
     return validation_error(
@@ -462,31 +496,7 @@ Result<Scenario> parse_scenario_json(const Json& doc, const std::string& base_di
     GF_RETURN_IF_ERROR(check_cloud_keys(doc["cloud"]));
   }
   s.cloud.epoch = kSimEpoch;
-  if (doc.contains("steps") && !doc["steps"].is_null()) {
-    const Json& steps = doc["steps"];
-    if (!steps.is_array()) {
-      return validation_error("steps: expected a list of steps, got " + describe_json_value(steps));
-    }
-    for (size_t i = 0; i < steps.size(); ++i) {
-      GF_ASSIGN_OR_RETURN(ScenarioStep step, parse_step(steps[i], i, base_dir));
-      s.steps.push_back(std::move(step));
-    }
-    std::stable_sort(s.steps.begin(), s.steps.end(),
-                     [](const ScenarioStep& a, const ScenarioStep& b) { return a.at < b.at; });
-  }
-  if (doc.contains("traces") && !doc["traces"].is_null()) {
-    const Json& traces = doc["traces"];
-    if (!traces.is_array()) {
-      return validation_error("traces: expected a list of traces, got " +
-                              describe_json_value(traces));
-    }
-    if (traces.size() > 64) return validation_error("traces: at most 64 traces");
-    for (size_t i = 0; i < traces.size(); ++i) {
-      GF_ASSIGN_OR_RETURN(TraceSpec t,
-                          parse_trace_spec(traces[i], path_index("traces", i), base_dir));
-      s.traces.push_back(std::move(t));
-    }
-  }
+  GF_RETURN_IF_ERROR(parse_steps_and_traces(doc, base_dir, s));
   if (doc.contains("failures") && !doc["failures"].is_null() &&
       !(doc["failures"].is_boolean() && !doc["failures"].get<bool>())) {
     GF_ASSIGN_OR_RETURN(FailureModelSpec f, parse_failure_model(doc["failures"], "failures"));

@@ -247,29 +247,32 @@ Result<AppendResult> PostgresJournal::append_once(std::span<const NewEvent> batc
       if (Status filed_st = insert_history(seq, h); !filed_st.ok()) return failed(filed_st);
     }
   }
+  if (Status st = commit_append(next); !st.ok()) return failed(st);
+  last_seq_ = next;
+  return result;
+}
+
+// COMMIT of an append whose last seq is `next`, with the notification followers wait for. A
+// session lost around the COMMIT may have committed: the server is asked, so a committed batch is
+// not reported as "nothing recorded" (its writers would send it again).
+Status PostgresJournal::commit_append(Seq next) {
   // The notification is delivered to followers only if the transaction commits.
   auto committed = conn_.exec(
       fmt::format("SELECT pg_notify('{}', '{}'); COMMIT", kEventsChannel, next), "append commit");
   if (!committed.ok()) {
-    // The session was lost around the COMMIT: the server may have committed. Ask, so that a
-    // committed batch is not reported as "nothing recorded" (its writers would send it again).
     if (!conn_.connected() && conn_.ensure_connected().ok()) {
       auto there = conn_.exec_params(
           "SELECT count(*)::int8 FROM gf_events WHERE seq = $1::int8 AND epoch = $2::int8",
           {pg::int8(next), pg::int8(epoch_)}, "checking an uncertain commit");
-      if (there.ok() && pg::get_int8(there->get(), 0, 0) == 1) {
-        last_seq_ = next;
-        return result;
-      }
+      if (there.ok() && pg::get_int8(there->get(), 0, 0) == 1) return ok_status();
     }
-    return failed(committed.status());
+    return committed.status();
   }
   // COMMIT of an aborted transaction answers ROLLBACK, not an error.
   if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
-    return failed(internal_error("PostgreSQL append: the transaction was rolled back"));
+    return internal_error("PostgreSQL append: the transaction was rolled back");
   }
-  last_seq_ = next;
-  return result;
+  return ok_status();
 }
 
 Status PostgresJournal::replay(Seq after, const std::function<Status(const EventRecord&)>& fn) {

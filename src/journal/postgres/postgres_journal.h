@@ -73,6 +73,7 @@ class PostgresJournal final : public Journal {
   // without, a journaled key fails the COPY and sets *key_conflict.
   Result<AppendResult> append_once(std::span<const NewEvent> batch, bool look_up_keys,
                                    bool* key_conflict);
+  Status commit_append(Seq next);
   // Files one history record (and its runs) inside the open append transaction.
   Status insert_history(Seq seq, const HistoryRecord& h);
   // The seqs of the keys of `batch` already journaled, keyed by key.
