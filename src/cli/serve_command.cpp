@@ -2,7 +2,6 @@
 // and the HTTP API until SIGTERM/SIGINT, then stops gracefully (finish the batch, record the
 // stop, snapshot, close the journal).
 #include <fcntl.h>
-#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
@@ -25,6 +24,7 @@
 #include "cloud/local/local_cloud.h"
 #include "cloud/sim/sim_cloud.h"
 #include "core/clock.h"
+#include "core/memory.h"
 #include "core/random.h"
 #include "journal/postgres/pg.h"
 #include "journal/sqlite/sqlite_journal.h"
@@ -163,7 +163,7 @@ int prepare_data_dir(const ServeArgs& args, int& lock_fd) {
   ::umask(077);
   // Each handler thread would otherwise keep a malloc arena of its own at its peak size: a burst of
   // large requests then holds memory long after it is answered.
-  ::mallopt(M_ARENA_MAX, 2);
+  limit_allocator_arenas();
   // One serve per data directory: a second writer would fork the journal.
   const std::string lock_path = args.data_dir + "/LOCK";
   lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -606,7 +606,7 @@ int serve_replicated(const ServeArgs& args, ServerConfig& cfg) {
   Duration lease{};
   if (int rc = check_replica_flags(args, cfg, lease); rc != 0) return rc;
   ::umask(077);
-  ::mallopt(M_ARENA_MAX, 2);
+  limit_allocator_arenas();
   const sigset_t signals = block_shutdown_signals();
   ScaledClock* scaled = nullptr;
   std::unique_ptr<Clock> clock = make_clock(args.sim_speed, scaled);

@@ -1,5 +1,6 @@
 #include "loop/control_loop.h"
 
+#include "core/memory.h"
 #include "state/job_history.h"
 #include "state/plane_events.h"
 
@@ -7,9 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 namespace gf {
 
@@ -60,7 +58,7 @@ Status ControlLoop::recover(bool shared) {
                snapshot ? snapshot->seq : 0, snapshot ? snapshot->data.size() / 1024 : 0,
                (t1 - t0) / 1'000'000, state_.applied_seq() - from,
                (monotonic_nanos() - t1) / 1'000'000);
-  release_free_memory();
+  gf::release_free_memory();
   controllers_dirty_ = true;
   publish();
   return ok_status();
@@ -97,7 +95,10 @@ Seq ControlLoop::published_seq() const {
 
 bool ControlLoop::wait_for_seq(Seq seq, Duration timeout) const {
   std::unique_lock lock(view_mu_);
-  return view_cv_.wait_for(lock, timeout, [&] { return view_ && view_->applied_seq >= seq; });
+  return view_cv_.wait_for(lock, timeout, [&] {
+    if (view_stale_) return state_.applied_seq() >= seq;
+    return view_ && view_->applied_seq >= seq;
+  });
 }
 
 void ControlLoop::add_controller(Controller* controller) {
@@ -462,7 +463,11 @@ void ControlLoop::fail(const std::string& why, std::vector<Ack>& acks) {
 }
 
 void ControlLoop::publish() {
-  if (!threaded_ && view_) {
+  if (!threaded_ && (view_ || view_stale_)) {
+    // Manual mode: the next view() builds one. Dropping the old view now unshares the state's
+    // leaves, so the events until then change them in place instead of copying them.
+    std::lock_guard lock(view_mu_);
+    view_.reset();
     view_stale_ = true;
     return;
   }
@@ -524,21 +529,13 @@ void ControlLoop::maybe_snapshot(bool force) {
     spdlog::error("snapshot at seq {} failed: {}", seq, st.to_string());
     return;
   }
-  release_free_memory();
+  gf::release_free_memory();
   const Seq older = last_snapshot_seq_;
   last_snapshot_seq_ = seq;
   last_snapshot_bytes_ = size;
   bytes_since_snapshot_ = 0;
   metrics_.snapshots.inc();
   if (options_.journal_retention && older > 0) compact(older);
-}
-
-void ControlLoop::release_free_memory() {
-#ifdef __GLIBC__
-  // A snapshot builds the whole state as a JSON tree and text, then frees them: hand the freed
-  // pages back to the OS, or the server's RSS keeps the high-water mark of its last snapshot.
-  malloc_trim(0);
-#endif
 }
 
 void ControlLoop::compact(Seq through) {

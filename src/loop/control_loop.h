@@ -128,7 +128,6 @@ class ControlLoop {
   void publish();
   void maybe_snapshot(bool force);
   void compact(Seq through);
-  static void release_free_memory();
   std::vector<Pending> take_pending(Time now);
   bool work_due(Time now) const;
   void thread_main();

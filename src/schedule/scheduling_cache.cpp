@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -15,21 +16,23 @@
 namespace gf {
 namespace {
 
+// Shapes are interned by this key: one per submission, so it is built into one buffer.
 std::string shape_key(const sched::JobShape& shape) {
-  std::string k;
+  fmt::memory_buffer k;
+  auto out = std::back_inserter(k);
   for (const sched::Alternative& a : shape.alternatives) {
-    k += a.label + "|";
+    fmt::format_to(out, "{}|", a.label);
     for (size_t d = 0; d < kMaxResources; ++d)
-      k += fmt::format("{},", a.quota_request.get(static_cast<ResourceId>(d)));
+      fmt::format_to(out, "{},", a.quota_request.get(static_cast<ResourceId>(d)));
     for (const sched::PodSet& p : a.pods) {
-      k += fmt::format("[{}:{}:", p.count, p.instance_type);
+      fmt::format_to(out, "[{}:{}:", p.count, p.instance_type);
       for (size_t d = 0; d < kMaxResources; ++d)
-        k += fmt::format("{},", p.request.get(static_cast<ResourceId>(d)));
-      k += "]";
+        fmt::format_to(out, "{},", p.request.get(static_cast<ResourceId>(d)));
+      k.push_back(']');
     }
-    k += ";";
+    k.push_back(';');
   }
-  return k;
+  return fmt::to_string(k);
 }
 
 // The placement a job.admitted event records, in the scheduler's indexes.
