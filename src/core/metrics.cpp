@@ -79,7 +79,7 @@ Metrics::Metrics()
                                    "Time the controllers spent deciding, per loop batch.")),
       snapshots(counter("gpufleet_journal_snapshots_total", "Snapshots the loop saved.")),
       snapshot_latency(histogram("gpufleet_journal_snapshot_seconds",
-                                 "Time one snapshot took on the loop (serialize and save).")),
+                                 "Time one snapshot took from the state's image to its save.")),
       journal_compacted_events(counter("gpufleet_journal_compacted_events_total",
                                        "Events compaction removed from the live journal.")) {}
 

@@ -12,7 +12,13 @@
 namespace gf {
 
 ControlLoop::ControlLoop(LoopOptions options, Clock& clock, Journal& journal, Metrics& metrics)
-    : options_(options), clock_(clock), journal_(journal), metrics_(metrics) {
+    : options_(options),
+      clock_(clock),
+      journal_(journal),
+      metrics_(metrics),
+      snapshot_loop_latency_(metrics.histogram(
+          "gpufleet_journal_snapshot_loop_seconds",
+          "Time one snapshot held the control loop (the state's image and the save).")) {
   publish();
 }
 
@@ -507,23 +513,60 @@ std::string ControlLoop::failure() const {
 }
 
 void ControlLoop::maybe_snapshot(bool force) {
+  finish_pending_snapshot(force);
   const Seq seq = state_.applied_seq();
-  if (seq == last_snapshot_seq_) return;
-  // Every snapshot_every_events at the soonest, and not before the journal grew by a quarter of
-  // the last snapshot's bytes: snapshotting costs what the state weighs, replay what the journal
-  // since weighs (about four times a snapshot's load per byte), so a restart replays at most
-  // about one snapshot load's worth, and the snapshots of a large state are not taken more often
-  // than they pay for (docs/operations.md "Restart time").
-  if (!force && (options_.snapshot_every_events <= 0 ||
-                 seq - last_snapshot_seq_ < options_.snapshot_every_events ||
-                 4 * bytes_since_snapshot_ < last_snapshot_bytes_)) {
+  if (seq == last_snapshot_seq_ || pending_snapshot_) return;
+  if (!force && !snapshot_due(seq)) return;
+  const int64_t t0 = monotonic_nanos();
+  bytes_since_snapshot_ = 0;
+  if (threaded_ && !force) {
+    // The image shares the state's persistent maps: serializing it (most of a snapshot's cost)
+    // runs on another thread while the loop goes on; the loop saves it when it is ready.
+    auto image = std::make_shared<const FleetState::Image>(state_.image());
+    pending_snapshot_ = PendingSnapshot{
+        seq, t0, std::async(std::launch::async, [image] { return safe_dump(image->to_json()); })};
+    snapshot_loop_latency_.observe_nanos(monotonic_nanos() - t0);
     return;
   }
-  const int64_t t0 = monotonic_nanos();
-  Snapshot snapshot{seq, safe_dump(state_.to_json())};
-  const int64_t size = static_cast<int64_t>(snapshot.data.size());
-  Status st = journal_.save_snapshot(snapshot);
-  metrics_.snapshot_latency.observe_nanos(monotonic_nanos() - t0);
+  save_snapshot(seq, safe_dump(state_.to_json()), t0);
+}
+
+// Every snapshot_every_events at the soonest, and not before the journal grew by a quarter of the
+// last snapshot's bytes: snapshotting costs what the state weighs, replay what the journal since
+// weighs (about four times a snapshot's load per byte), so a restart replays at most about one
+// snapshot load's worth, and the snapshots of a large state are not taken more often than they pay
+// for (docs/operations.md "Restart time").
+bool ControlLoop::snapshot_due(Seq seq) const {
+  return options_.snapshot_every_events > 0 &&
+         seq - last_snapshot_seq_ >= options_.snapshot_every_events &&
+         4 * bytes_since_snapshot_ >= last_snapshot_bytes_;
+}
+
+void ControlLoop::finish_pending_snapshot(bool wait) {
+  if (!pending_snapshot_) return;
+  std::future<std::string>& data = pending_snapshot_->data;
+  if (!wait && data.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  PendingSnapshot done = std::move(*pending_snapshot_);
+  pending_snapshot_.reset();
+  std::string text;
+  try {
+    text = done.data.get();
+  } catch (const std::exception& e) {
+    // Not fatal: the journal still holds everything; the next snapshot tries again.
+    spdlog::error("snapshot at seq {} failed: {}", done.seq, e.what());
+    return;
+  }
+  save_snapshot(done.seq, std::move(text), done.started_nanos);
+}
+
+void ControlLoop::save_snapshot(Seq seq, std::string data, int64_t started_nanos) {
+  const int64_t saving = monotonic_nanos();
+  const int64_t size = static_cast<int64_t>(data.size());
+  Status st = journal_.save_snapshot(Snapshot{seq, std::move(data)});
+  const int64_t saved = monotonic_nanos();
+  metrics_.snapshot_latency.observe_nanos(saved - started_nanos);
+  // A threaded loop counted the image when it took it; the save holds the loop too.
+  snapshot_loop_latency_.observe_nanos(threaded_ ? saved - saving : saved - started_nanos);
   if (!st.ok()) {
     // Not fatal: the journal still holds everything; recovery replays more.
     spdlog::error("snapshot at seq {} failed: {}", seq, st.to_string());
@@ -533,7 +576,6 @@ void ControlLoop::maybe_snapshot(bool force) {
   const Seq older = last_snapshot_seq_;
   last_snapshot_seq_ = seq;
   last_snapshot_bytes_ = size;
-  bytes_since_snapshot_ = 0;
   metrics_.snapshots.inc();
   if (options_.journal_retention && older > 0) compact(older);
 }

@@ -127,6 +127,11 @@ class ControlLoop {
   void fail(const std::string& why, std::vector<Ack>& acks);
   void publish();
   void maybe_snapshot(bool force);
+  bool snapshot_due(Seq seq) const;
+  // Saves a serialized snapshot of the state at `seq`, then compacts (on the loop thread).
+  void save_snapshot(Seq seq, std::string data, int64_t started_nanos);
+  // Saves the snapshot serialized off the loop once it is ready; `wait`: even if it is not yet.
+  void finish_pending_snapshot(bool wait);
   void compact(Seq through);
   std::vector<Pending> take_pending(Time now);
   bool work_due(Time now) const;
@@ -136,6 +141,9 @@ class ControlLoop {
   Clock& clock_;
   Journal& journal_;
   Metrics& metrics_;
+  // How long each snapshot held the loop: the state's image and the save, not the serialization
+  // a threaded loop leaves to another thread.
+  Histogram& snapshot_loop_latency_;
   std::vector<Controller*> controllers_;
   std::map<Controller*, std::optional<Time>> wake_;
   std::map<std::string, Driver*> drivers_;
@@ -151,6 +159,14 @@ class ControlLoop {
   Seq last_snapshot_seq_ = 0;
   int64_t last_snapshot_bytes_ = 0;   // the size of the last snapshot saved or loaded
   int64_t bytes_since_snapshot_ = 0;  // payload bytes appended since
+  // A threaded loop's snapshot being serialized by another thread (std::async) from the state's
+  // image at `seq`; the loop saves it when it is ready (finish_pending_snapshot).
+  struct PendingSnapshot {
+    Seq seq = 0;
+    int64_t started_nanos = 0;
+    std::future<std::string> data;
+  };
+  std::optional<PendingSnapshot> pending_snapshot_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

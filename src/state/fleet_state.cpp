@@ -324,18 +324,26 @@ Json FleetView::model_json() const {
 
 uint64_t FleetView::model_hash() const { return fnv1a(safe_dump(model_json())); }
 
-Json FleetState::to_json() const {
-  Json j = view_.model_json();
-  Json keys = Json::object();
-  for (const auto& [k, seq] : keys_) keys[k] = seq;
+namespace {
+
+Json state_json(const FleetView& view, const std::map<std::string, Seq, std::less<>>& keys) {
+  Json j = view.model_json();
+  Json key_json = Json::object();
+  for (const auto& [k, seq] : keys) key_json[k] = seq;
   Json audit = Json::array();
-  for (size_t i = 0; i < view_.audit.size(); ++i) audit.push_back(view_.audit.at(i).to_json());
-  j["applied_seq"] = view_.applied_seq;
-  j["applied_time_us"] = to_micros(view_.applied_time);
+  for (size_t i = 0; i < view.audit.size(); ++i) audit.push_back(view.audit.at(i).to_json());
+  j["applied_seq"] = view.applied_seq;
+  j["applied_time_us"] = to_micros(view.applied_time);
   j["audit"] = std::move(audit);
-  j["idempotency_keys"] = std::move(keys);
+  j["idempotency_keys"] = std::move(key_json);
   return j;
 }
+
+}  // namespace
+
+Json FleetState::to_json() const { return state_json(view_, keys_); }
+
+Json FleetState::Image::to_json() const { return state_json(view, keys); }
 
 namespace {
 

@@ -158,6 +158,16 @@ class FleetState {
 
   // Canonical serialization (sorted keys): snapshots and the state hash use it.
   Json to_json() const;
+  // What a snapshot serializes, taken in the time it takes to copy the idempotency keys: the
+  // view's persistent maps are shared, not copied, so another thread may serialize the image
+  // (Image::to_json() equals to_json() at this seq) while this state applies later events
+  // (docs/operations.md "Restart time").
+  struct Image {
+    FleetView view;
+    std::map<std::string, Seq, std::less<>> keys;
+    Json to_json() const;
+  };
+  Image image() const { return Image{view_, keys_}; }
   static Result<FleetState> from_json(const Json& j);
   // FNV-1a 64 over the canonical serialization: equal states have equal hashes.
   uint64_t hash() const;

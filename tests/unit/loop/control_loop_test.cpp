@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include <thread>
 
 #include "journal/observed/observed_journal.h"
@@ -306,6 +308,65 @@ TEST_F(ControlLoopTest, ThreadModeServesConcurrentWritersAndRecordsAGracefulStop
   ASSERT_TRUE(snap.ok() && snap->has_value());
   EXPECT_EQ((*snap)->seq, 201);  // a clean stop leaves a snapshot at the end
   EXPECT_EQ(loop.submit(note_request("late")).get().status.code(), ErrorCode::kUnavailable);
+}
+
+// The snapshots kept in a journal file, oldest first, read on a connection of the test's own.
+std::vector<Snapshot> kept_snapshots(const std::string& path) {
+  std::vector<Snapshot> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return out;
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT seq, data FROM snapshots ORDER BY seq", -1, &st, nullptr);
+  while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(st, 1));
+    out.push_back(Snapshot{sqlite3_column_int64(st, 0),
+                           std::string(data, static_cast<size_t>(sqlite3_column_bytes(st, 1)))});
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+// A threaded loop serializes its snapshots on another thread while it applies later events: each
+// one must still be the state exactly at its seq (as replaying the journal to that seq builds it).
+TEST_F(ControlLoopTest, SnapshotSerializedOffTheLoopIsTheStateAtItsSeq) {
+  RealClock real;
+  LoopOptions opts;
+  opts.snapshot_every_events = 10;
+  ControlLoop loop(opts, real, *journal_, metrics_);
+  ASSERT_TRUE(loop.recover().ok());
+  loop.start();
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 150; ++i) {
+        const std::string n = std::to_string(t) + "-" + std::to_string(i);
+        EXPECT_TRUE(loop.submit(note_request("w" + n, "key-" + n)).get().status.ok());
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  loop.stop("test");
+  EXPECT_GE(metrics_.snapshots.value(), 2);
+  const std::vector<Snapshot> kept = kept_snapshots(dir_.file("journal.db"));
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[1].seq, *journal_->last_seq());  // the stop's own, taken on the loop
+  const Snapshot& off_loop = kept[0];
+  ASSERT_LT(off_loop.seq, kept[1].seq);
+  auto parsed = parse_json(off_loop.data);
+  ASSERT_TRUE(parsed.ok());
+  auto from_snapshot = FleetState::from_json(*parsed);
+  ASSERT_TRUE(from_snapshot.ok()) << from_snapshot.status().to_string();
+  FleetState replayed;
+  ASSERT_TRUE(journal_
+                  ->replay(0,
+                           [&](const EventRecord& r) -> Status {
+                             if (r.seq > off_loop.seq) return ok_status();
+                             return replayed.apply(r);
+                           })
+                  .ok());
+  EXPECT_EQ(replayed.applied_seq(), off_loop.seq);
+  EXPECT_EQ(from_snapshot->hash(), replayed.hash());
 }
 
 // A job with every kind of field a submitted job can have.
