@@ -524,7 +524,7 @@ void ControlLoop::maybe_snapshot(bool force) {
     // runs on another thread while the loop goes on; the loop saves it when it is ready.
     auto image = std::make_shared<const FleetState::Image>(state_.image());
     pending_snapshot_ = PendingSnapshot{
-        seq, t0, std::async(std::launch::async, [image] { return safe_dump(image->to_json()); })};
+        seq, t0, std::async(std::launch::async, [image] { return image->to_text(); })};
     snapshot_loop_latency_.observe_nanos(monotonic_nanos() - t0);
     return;
   }

@@ -273,9 +273,17 @@ Status FleetState::apply_audit_recorded(const EventRecord& record, const Json& p
 }
 
 Json FleetView::model_json() const {
+  Json out = model_json_without_jobs_and_events();
+  Json& events = out["events"];
+  for (size_t i = 0; i < this->events.size(); ++i) events.push_back(this->events.at(i).to_json());
+  Json& jobs = out["jobs"];
+  for (const auto& [id, job] : this->jobs) jobs.push_back(job->to_json());
+  return out;
+}
+
+Json FleetView::model_json_without_jobs_and_events() const {
   const FleetView& view_ = *this;
   Json events = Json::array();
-  for (size_t i = 0; i < view_.events.size(); ++i) events.push_back(view_.events.at(i).to_json());
   Json clusters = Json::array();
   for (const auto& [name, c] : view_.clusters) clusters.push_back(cluster_to_snapshot(*c));
   Json retired = Json::array();
@@ -292,7 +300,6 @@ Json FleetView::model_json() const {
     }
   }
   Json jobs = Json::array();
-  for (const auto& [id, job] : view_.jobs) jobs.push_back(job->to_json());
   Json policies = Json::array();
   if (view_.policies) {
     for (const auto& [key, pol] : *view_.policies) {
@@ -344,6 +351,59 @@ Json state_json(const FleetView& view, const std::map<std::string, Seq, std::les
 Json FleetState::to_json() const { return state_json(view_, keys_); }
 
 Json FleetState::Image::to_json() const { return state_json(view, keys); }
+
+std::string FleetState::Image::to_text() const {
+  // The small sections as one tree (their bulky arrays and maps empty); then its keys in their
+  // order (sorted, as dump() writes them), the bulky ones element by element.
+  Json rest = view.model_json_without_jobs_and_events();
+  rest["applied_seq"] = view.applied_seq;
+  rest["applied_time_us"] = to_micros(view.applied_time);
+  rest["audit"] = Json::array();
+  rest["idempotency_keys"] = Json::object();
+  std::string out = "{";
+  auto each = [&out](size_t n, const auto& element_text) {
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0) out += ',';
+      out += element_text(i);
+    }
+  };
+  for (auto it = rest.begin(); it != rest.end(); ++it) {
+    if (out.size() > 1) out += ',';
+    out += safe_dump(Json(it.key())) + ":";
+    const std::string& key = it.key();
+    if (key == "jobs") {
+      out += '[';
+      bool first = true;
+      for (const auto& [id, job] : view.jobs) {
+        if (!first) out += ',';
+        first = false;
+        out += safe_dump(job->to_json());
+      }
+      out += ']';
+    } else if (key == "events") {
+      out += '[';
+      each(view.events.size(), [&](size_t i) { return safe_dump(view.events.at(i).to_json()); });
+      out += ']';
+    } else if (key == "audit") {
+      out += '[';
+      each(view.audit.size(), [&](size_t i) { return safe_dump(view.audit.at(i).to_json()); });
+      out += ']';
+    } else if (key == "idempotency_keys") {
+      out += '{';
+      bool first = true;
+      for (const auto& [k, seq] : keys) {
+        if (!first) out += ',';
+        first = false;
+        out += safe_dump(Json(k)) + ":" + std::to_string(seq);
+      }
+      out += '}';
+    } else {
+      out += safe_dump(it.value());
+    }
+  }
+  out += '}';
+  return out;
+}
 
 namespace {
 

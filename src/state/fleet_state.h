@@ -103,6 +103,9 @@ struct FleetView {
   // The fleet model's canonical JSON: a snapshot without the journal position (seq, time),
   // idempotency keys and the audit log. model_hash() is FNV-1a 64 over it (FleetState's).
   Json model_json() const;
+  // The same with its two sections that grow with the fleet's history, "jobs" and "events", left
+  // empty: what a snapshot's text is streamed around (FleetState::Image::to_text).
+  Json model_json_without_jobs_and_events() const;
   uint64_t model_hash() const;
 
   // Never null-dangerous: an empty HealthState when nothing happened yet.
@@ -166,6 +169,9 @@ class FleetState {
     FleetView view;
     std::map<std::string, Seq, std::less<>> keys;
     Json to_json() const;
+    // safe_dump(to_json()), written job by job and record by record: the text of a state of any
+    // size without its whole JSON tree in memory at once.
+    std::string to_text() const;
   };
   Image image() const { return Image{view_, keys_}; }
   static Result<FleetState> from_json(const Json& j);

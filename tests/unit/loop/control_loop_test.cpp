@@ -433,6 +433,8 @@ TEST_F(ControlLoopTest, SubmittedJobAppliedWithoutItsPayloadTextGivesTheStateIts
   ASSERT_NE(loop_->state().view().job("job-2"), nullptr);
   EXPECT_EQ(*typed.state().view().job("job-2"), *loop_->state().view().job("job-2"));
   EXPECT_EQ(typed.state().hash(), loop_->state().hash());
+  // A snapshot's text written job by job is the state's JSON as one tree prints it.
+  EXPECT_EQ(loop_->state().image().to_text(), safe_dump(loop_->state().to_json()));
 
   // No text for the job events; the others keep theirs.
   ASSERT_EQ(seen.size(), static_cast<size_t>(loop_->state().applied_seq()));
