@@ -71,6 +71,45 @@ CREATE INDEX IF NOT EXISTS gf_history_runs_end ON gf_history_runs(end_us);
 INSERT INTO gf_meta VALUES ('schema_version', '1') ON CONFLICT DO NOTHING;
 )sql";
 
+using HistoryToFile = std::vector<std::pair<Seq, const std::vector<HistoryRecord>*>>;
+
+// The batch's new events as rows of gf_events' binary COPY, from seq `last` + 1 on. An event whose
+// idempotency key `keys` already holds (in the journal, or earlier in this batch) is not written:
+// it answers with that event's seq. The jobs an event retires go to `filed` with its seq. Returns
+// the last seq written (`last` when every event was a repeat).
+Seq encode_rows(std::span<const NewEvent> batch, Seq last, int64_t epoch,
+                std::unordered_map<std::string, Seq>& keys, AppendResult& result,
+                pg::CopyWriter& copy, HistoryToFile& filed) {
+  result.seqs.reserve(batch.size());
+  result.duplicate.reserve(batch.size());
+  Seq next = last;
+  for (const NewEvent& e : batch) {
+    if (!e.idempotency_key.empty()) {
+      auto [it, inserted] = keys.emplace(e.idempotency_key, next + 1);
+      if (!inserted) {
+        result.seqs.push_back(it->second);
+        result.duplicate.push_back(true);
+        continue;
+      }
+    }
+    ++next;
+    copy.begin_row(6);
+    copy.add_int8(next);
+    copy.add_int8(epoch);
+    copy.add_int8(to_micros(e.time));
+    copy.add_bytes(e.type);
+    if (e.idempotency_key.empty())
+      copy.add_null();
+    else
+      copy.add_bytes(e.idempotency_key);
+    copy.add_bytes(e.payload);
+    if (!e.history.empty()) filed.emplace_back(next, &e.history);
+    result.seqs.push_back(next);
+    result.duplicate.push_back(false);
+  }
+  return next;
+}
+
 }  // namespace
 
 Status ensure_postgres_schema(pg::Connection& conn) {
@@ -202,35 +241,9 @@ Result<AppendResult> PostgresJournal::append_once(std::span<const NewEvent> batc
     if (!existing.ok()) return failed(existing.status());
     keys.insert(existing->begin(), existing->end());
   }
-  result.seqs.reserve(batch.size());
-  result.duplicate.reserve(batch.size());
   pg::CopyWriter copy;
-  std::vector<std::pair<Seq, const std::vector<HistoryRecord>*>> filed;  // history to file
-  Seq next = last_seq_;
-  for (const NewEvent& e : batch) {
-    if (!e.idempotency_key.empty()) {
-      auto [it, inserted] = keys.emplace(e.idempotency_key, next + 1);
-      if (!inserted) {
-        result.seqs.push_back(it->second);
-        result.duplicate.push_back(true);
-        continue;
-      }
-    }
-    ++next;
-    copy.begin_row(6);
-    copy.add_int8(next);
-    copy.add_int8(epoch_);
-    copy.add_int8(to_micros(e.time));
-    copy.add_bytes(e.type);
-    if (e.idempotency_key.empty())
-      copy.add_null();
-    else
-      copy.add_bytes(e.idempotency_key);
-    copy.add_bytes(e.payload);
-    if (!e.history.empty()) filed.emplace_back(next, &e.history);
-    result.seqs.push_back(next);
-    result.duplicate.push_back(false);
-  }
+  HistoryToFile filed;
+  const Seq next = encode_rows(batch, last_seq_, epoch_, keys, result, copy, filed);
   if (next == last_seq_) {
     rollback();
     return result;
