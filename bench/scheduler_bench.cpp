@@ -28,8 +28,10 @@
 //
 // Environment: GF_TRACE_DIR = a folder with the ITP cluster*.csv files (else shared/traces/...,
 // ../shared/traces/... and /work/shared/traces/... are tried); GF_SCHED_BENCH_SCALE = N divides
-// the nodes, the leaf quota and the jobs by N (quicker runs, profiling).
+// the nodes, the leaf quota and the jobs by N (quicker runs, profiling); GF_SCHED_BENCH_BLOCK = N
+// labels nodes in network blocks of N and makes gangs of 16 GPUs or more require one.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -78,6 +80,16 @@ int scale() {
     return n >= 1 ? n : 1;
   }();
   return s;
+}
+// GF_SCHED_BENCH_BLOCK=N (docs/scheduling.md "Topology"): nodes in blocks of N (network layer 3;
+// 4 blocks to a layer-2 spine), and gangs of 16 GPUs or more require one block. 0 = no topology.
+int block_size() {
+  static const int b = [] {
+    const char* v = std::getenv("GF_SCHED_BENCH_BLOCK");
+    const int n = v != nullptr ? std::atoi(v) : 0;
+    return n >= 1 ? n : 0;
+  }();
+  return b;
 }
 int nodes_per_cluster() { return 2500 / scale(); }
 int backlog_jobs() { return 100000 / scale(); }
@@ -155,6 +167,10 @@ class World {
     const int64_t per_pod = gpus <= kGpusPerNode ? gpus : kGpusPerNode;
     const auto pods = static_cast<int32_t>((gpus + per_pod - 1) / per_pod);
     alt.pods.push_back(PodSet{pods, pod_request(per_pod), ""});
+    if (block_size() > 0 && gpus >= 16) {
+      alt.pods.back().topology = 3;  // network-node-layer-3
+      alt.pods.back().topology_required = true;
+    }
     alt.quota_request.set(kGpu, per_pod * pods);
     shape->alternatives.push_back(std::move(alt));
     ShapePtr p = std::move(shape);
@@ -260,6 +276,10 @@ class World {
       nodes.reserve(static_cast<size_t>(nodes_per_cluster()));
       for (int i = 0; i < nodes_per_cluster(); ++i) {
         nodes.push_back({name + "-i" + std::to_string(i), "p5.48xlarge", node_capacity(), true});
+        if (const int b = block_size(); b > 0) {
+          nodes.back().topology = {"nn-" + name, fmt::format("nn-{}-s{}", name, i / b / 4),
+                                   fmt::format("nn-{}-b{}", name, i / b), ""};
+        }
       }
       s_.sync_cluster(name, nodes, {}, caps);
     }

@@ -88,6 +88,22 @@ void print_kpis(const Json& metrics) {
         format_kpi(fleet.value("goodput", Json()), "percent"), gh.value("kept", 0.0),
         gh.value("paid", 0.0), gh.value("lostToFailures", 0.0), gh.value("lostToPreemption", 0.0));
   }
+  if (const Json& pl = fleet.value("placement", Json::object());
+      pl.value("gangRunsOnLabelledNodes", 0) > 0) {
+    const Json& one = pl["oneDomainShare"];
+    std::string by_size;
+    const Json& sizes = pl["queueingDelayBySize"];
+    for (const char* cls : {"1-8 GPUs", "9-31 GPUs", "32-64 GPUs", "65+ GPUs"}) {
+      if (!sizes.contains(cls)) continue;
+      by_size += fmt::format("{}{} {}", by_size.empty() ? "" : ", ", cls,
+                             delay(sizes[cls].value("p95Seconds", Json())));
+    }
+    std::cout << fmt::format(
+        "placement: {} gang runs on labelled nodes, {} inside one layer-3 block, {} inside one "
+        "layer-2 spine; queueing delay p95 by size: {}\n",
+        pl.value("gangRunsOnLabelledNodes", 0), format_kpi(one.value("layer-3", Json()), "percent"),
+        format_kpi(one.value("layer-2", Json()), "percent"), by_size);
+  }
   if (const Json& f = fleet.value("failures", Json::object()); f.value("injected", 0) > 0) {
     const Json& inc = fleet["mttr"]["incidents"];
     std::cout << fmt::format(

@@ -165,6 +165,11 @@ Json pod_sets_json(const std::vector<JobPodSet>& pod_sets) {
                     {"requests", p.requests},
                     {"instance_type", p.instance_type},
                     {"whole_node", p.whole_node}});
+    if (p.topology) {
+      pods.back()["topology"] = {{"level", p.topology->level},
+                                 {"required", p.topology->required},
+                                 {"whole_job", p.topology->whole_job}};
+    }
   }
   return pods;
 }
@@ -209,6 +214,7 @@ Json runs_json(const std::vector<JobRun>& runs) {
       run["slow_since_us"] = to_micros(*r.slow_since);
       run["slow_factor"] = r.slow_factor;
     }
+    if (r.domains != std::array<int32_t, 3>{}) run["domains"] = r.domains;
     run_list.push_back(std::move(run));
   }
   return run_list;
@@ -235,6 +241,11 @@ void read_job_spec(const Json& j, Job& job) {
     job.pod_sets.push_back(JobPodSet{p.at("role").get<std::string>(), p.at("count").get<int32_t>(),
                                      p.at("requests"), p.at("instance_type").get<std::string>(),
                                      p.at("whole_node").get<bool>()});
+    if (auto t = p.find("topology"); t != p.end()) {
+      job.pod_sets.back().topology =
+          TopologyRequest{t->at("level").get<std::string>(), t->at("required").get<bool>(),
+                          t->at("whole_job").get<bool>()};
+    }
   }
   job.clusters = j.at("clusters").get<std::vector<std::string>>();
   if (!j.at("duration_us").is_null()) job.duration = Duration(j.at("duration_us").get<int64_t>());
@@ -284,6 +295,7 @@ void read_job_runs_and_history(const Json& j, Job& job) {
       run.slowed = Duration(r.value("slowed_us", int64_t{0}));
       run.slow_since = read_opt_time(r, "slow_since_us");
       run.slow_factor = r.value("slow_factor", 1.0);
+      if (auto d = r.find("domains"); d != r.end()) run.domains = d->get<std::array<int32_t, 3>>();
       job.runs.push_back(std::move(run));
     }
   }

@@ -3,6 +3,7 @@
 // own indexed copy (sched::Scheduler) from them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "core/json.h"
 #include "core/result.h"
 #include "core/time.h"
+#include "model/topology.h"
 
 namespace gf {
 
@@ -41,6 +43,7 @@ struct JobPodSet {
   Json requests = Json::object();
   std::string instance_type;
   bool whole_node = false;
+  std::optional<TopologyRequest> topology{};  // docs/scheduling.md "Topology"
   bool operator==(const JobPodSet&) const = default;
 };
 
@@ -80,6 +83,9 @@ struct JobRun {
   Duration slowed{};
   std::optional<Time> slow_since;
   double slow_factor = 1;
+  // Placement quality (docs/scheduling.md "Topology"): how many domains of network layers 1, 2
+  // and 3 its pods spanned when it started (0 = some pod's node had no label at that layer).
+  std::array<int32_t, 3> domains{};
   bool operator==(const JobRun&) const = default;
   // Wall time lost to slowness by `t`: the closed stretches and the open one.
   Duration slow_loss(Time t) const;

@@ -415,6 +415,21 @@ void Provisioner::reissue_lost_intent(const Cluster& c, const std::string& id, c
   if (issued) (*next_issued_)[id] |= issued;
 }
 
+namespace {
+
+// Labels a cloud gave a launched instance (its network topology), from the report's detail.
+std::optional<std::map<std::string, std::string>> reported_labels(const CloudReport& rep) {
+  const auto labels = rep.detail.find("Labels");
+  if (labels == rep.detail.end() || !labels->is_object()) return std::nullopt;
+  std::map<std::string, std::string> out;
+  for (auto it = labels->begin(); it != labels->end(); ++it) {
+    if (it.value().is_string()) out[it.key()] = it.value().get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
                                             const CloudReport& rep) {
   Decision d;
@@ -430,9 +445,11 @@ Result<Decision> Provisioner::handle_report(const FleetState& state, Time now,
   switch (rep.kind) {
     case Kind::kLaunched:
       if (pending && !n.launched()) {
-        d.events.push_back(to_event(cluster_events::Launched{
+        cluster_events::Launched up{
             c->name, n.instance_id, rep.at,
-            rep.address.empty() ? std::nullopt : std::optional<std::string>(rep.address)}));
+            rep.address.empty() ? std::nullopt : std::optional<std::string>(rep.address),
+            reported_labels(rep)};
+        d.events.push_back(to_event(std::move(up)));
       }
       return d;
     case Kind::kRunning:

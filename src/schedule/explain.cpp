@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "schedule/scheduler.h"
+#include "workload/pytorchjob.h"
 
 namespace gf::sched {
 
@@ -107,7 +108,15 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
       r.kind = WaitKind::kInfeasible;
       r.message =
           "infeasible: no member cluster could ever hold the whole gang on its nodes (even "
-          "empty, at its target size); parked until the fleet's shape changes";
+          "empty, at its target size)";
+      for (const PodSet& ps : j.spec.shape->alternatives[0].pods) {
+        if (!ps.topology_required) continue;
+        r.message +=
+            fmt::format(" inside one {} domain, as its {} annotation requires",
+                        topology_level_label(ps.topology), workload::kRequiredTopologyAnnotation);
+        break;
+      }
+      r.message += "; parked until the fleet's shape changes";
       return r;
     case Wait::kActive:
     case Wait::kGone:
@@ -217,7 +226,44 @@ std::optional<WaitReason> Scheduler::explain_quota(const Job& j, const Alternati
   return std::nullopt;
 }
 
+std::optional<WaitReason> Scheduler::explain_topology(const Job& j, const Alternative& alt) const {
+  if (std::ranges::none_of(alt.pods, [](const PodSet& ps) { return ps.topology_required; }))
+    return std::nullopt;
+  std::optional<DomainRoom> best;
+  for (ClusterIdx c = 0; c < index_.cluster_count(); ++c) {
+    if (!j.spec.allowed_clusters.empty() &&
+        std::ranges::find(j.spec.allowed_clusters, c) == j.spec.allowed_clusters.end()) {
+      continue;
+    }
+    std::optional<DomainRoom> room = index_.largest_domain(c, alt.pods);
+    if (!room) return std::nullopt;  // its domains hold the gang here: something else blocks it
+    if (!best || room->pods > best->pods) best = std::move(room);
+  }
+  if (!best) return std::nullopt;
+  WaitReason r;
+  r.kind = WaitKind::kPlacement;
+  r.requested = best->wanted;
+  r.available = best->pods;
+  r.shortfall = best->wanted - best->pods;
+  const std::string_view level = topology_level_label(best->level);
+  r.resource = std::string(level);
+  if (best->pods == 0 && best->value.empty()) {
+    r.message = fmt::format(
+        "quota admits it, but its gang requires one {} domain ({}) and no node of a cluster it "
+        "may use carries that label",
+        level, workload::kRequiredTopologyAnnotation);
+    return r;
+  }
+  r.message = fmt::format(
+      "quota admits it, but no {} domain of a cluster it may use has room for the {} pods that "
+      "must share one ({}); the largest holds {} of its {} pods: {} in cluster {}",
+      level, best->wanted, workload::kRequiredTopologyAnnotation, best->pods, best->wanted,
+      best->value, index_.cluster_name(best->cluster));
+  return r;
+}
+
 WaitReason Scheduler::explain_placement(const Job& j, const Alternative& alt) const {
+  if (std::optional<WaitReason> topo = explain_topology(j, alt)) return *topo;
   WaitReason r;
   r.kind = WaitKind::kPlacement;
   int64_t pods = 0;

@@ -6,31 +6,6 @@
 
 namespace gf::sched {
 
-// The capacity a gang being placed has already taken on nodes, not yet committed.
-struct PlacementIndex::Overlay {
-  std::vector<std::pair<NodeIdx, ResourceVector>> used;
-
-  ResourceVector* find(NodeIdx n) {
-    for (auto& [node, amount] : used) {
-      if (node == n) return &amount;
-    }
-    return nullptr;
-  }
-  const ResourceVector* find(NodeIdx n) const {
-    for (const auto& [node, amount] : used) {
-      if (node == n) return &amount;
-    }
-    return nullptr;
-  }
-  void add(NodeIdx n, const ResourceVector& amount) {
-    if (ResourceVector* v = find(n)) {
-      *v += amount;
-    } else {
-      used.emplace_back(n, amount);
-    }
-  }
-};
-
 std::vector<uint16_t> placement_order(const std::vector<PodSet>& gang) {
   std::vector<uint16_t> order(gang.size());
   std::iota(order.begin(), order.end(), uint16_t{0});
@@ -79,6 +54,9 @@ void PlacementIndex::index_in(NodeIdx n) {
   bucket.count += 1;
   pool.free += node.free;
   c.free_gpus += node.free.get(kGpu);
+  for (uint32_t d : node.domain) {
+    if (d != 0) domains_[d - 1].free_gpus += node.free.get(kGpu);
+  }
 }
 
 void PlacementIndex::index_out(NodeIdx n) {
@@ -93,14 +71,18 @@ void PlacementIndex::index_out(NodeIdx n) {
   }
   pool.free -= node.free;
   c.free_gpus -= node.free.get(kGpu);
+  for (uint32_t d : node.domain) {
+    if (d != 0) domains_[d - 1].free_gpus -= node.free.get(kGpu);
+  }
 }
 
 NodeIdx PlacementIndex::upsert_node(ClusterIdx ci, std::string_view instance_id,
                                     std::string_view instance_type, const ResourceVector& capacity,
-                                    bool schedulable) {
+                                    bool schedulable, const NodeTopology& topology) {
   Cluster& c = clusters_[ci];
   if (auto it = c.node_of.find(instance_id); it != c.node_of.end()) {
     set_schedulable(it->second, schedulable);
+    set_topology(it->second, topology);
     return it->second;
   }
   const auto n = static_cast<NodeIdx>(nodes_.size());
@@ -118,6 +100,7 @@ NodeIdx PlacementIndex::upsert_node(ClusterIdx ci, std::string_view instance_id,
   c.pools[nodes_[n].pool].live += 1;
   type_capacity_.try_emplace(std::string(instance_type), capacity);
   index_in(n);
+  set_topology(n, topology);
   return n;
 }
 
@@ -138,6 +121,7 @@ void PlacementIndex::set_schedulable(NodeIdx n, bool schedulable) {
 void PlacementIndex::remove_node(NodeIdx n) {
   Node& node = nodes_[n];
   if (!node.alive) return;
+  set_topology(n, NodeTopology{});
   index_out(n);
   Cluster& c = clusters_[node.cluster];
   c.pools[node.pool].live -= 1;
@@ -231,8 +215,18 @@ std::optional<Placement> PlacementIndex::place(ClusterIdx ci, const std::vector<
   p.cluster = ci;
   int64_t count = 0;
   int64_t gang_gpus = 0;
+  // Pod sets bound to a topology first: they have the fewest places to go.
+  for (const Unit& u : units_of(gang)) {
+    if (!place_unit(ci, gang, u, overlay, p)) {
+      if (placed != nullptr) *placed = count;
+      return std::nullopt;
+    }
+    count += u.pods;
+    gang_gpus += u.gpus;
+  }
   for (uint16_t ps_idx : placement_order(gang)) {
     const PodSet& ps = gang[ps_idx];
+    if (ps.topology != 0) continue;
     for (int32_t i = 0; i < ps.count; ++i) {
       std::optional<NodeIdx> n = best_node(c, ps, overlay);
       if (!n) {
@@ -268,8 +262,11 @@ std::optional<Placement> PlacementIndex::find(const std::vector<PodSet>& gang,
     if (clusters_[c].free_gpus < gang_gpus) return;
     std::optional<Placement> p = place(c, gang, nullptr);
     if (!p) return;
-    if (!best || std::tie(p->cluster_free_gpus_after, p->stranded_gpus, clusters_[c].name) <
-                     std::tie(best->cluster_free_gpus_after, best->stranded_gpus,
+    // The tightest domain first (docs/scheduling.md "Topology"), then the tightest cluster.
+    if (!best || std::tie(p->topology_rank, p->domain_free_gpus_after, p->cluster_free_gpus_after,
+                          p->stranded_gpus, clusters_[c].name) <
+                     std::tie(best->topology_rank, best->domain_free_gpus_after,
+                              best->cluster_free_gpus_after, best->stranded_gpus,
                               clusters_[best->cluster].name)) {
       best = std::move(p);
     }
@@ -333,7 +330,11 @@ bool PlacementIndex::ever_fits(const std::vector<PodSet>& gang,
   int64_t pods = 0;
   for (const PodSet& ps : gang) pods += ps.count;
   const std::vector<uint16_t> order = placement_order(gang);
+  const std::vector<Unit> units = units_of(gang);
   auto fits_cluster = [&](const Cluster& c) {
+    for (const Unit& u : units) {
+      if (u.required && !unit_ever_fits(c, gang, u)) return false;
+    }
     // Virtual empty nodes: per instance type, max(live, target) of them (at most one per pod).
     struct Virtual {
       const std::string* type;

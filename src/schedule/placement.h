@@ -11,6 +11,7 @@
 // except for estimate(), which models a fleet that dispatches by summed free capacity.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -18,11 +19,13 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/bit_words.h"
 #include "core/resources.h"
+#include "model/topology.h"
 
 namespace gf::sched {
 
@@ -30,12 +33,27 @@ using NodeIdx = uint32_t;
 using ClusterIdx = uint32_t;
 inline constexpr ClusterIdx kNoCluster = std::numeric_limits<ClusterIdx>::max();
 
+// How many topology levels a node carries labels for: the hostname level (the node itself)
+// needs none. Levels are numbered as model/topology.h numbers them (1 = layer-1, coarsest).
+inline constexpr size_t kLabelledLevels = kTopologyLevelCount - 1;
+inline constexpr uint8_t kHostLevel = static_cast<uint8_t>(kTopologyLevelCount);
+// A node's topology label values, level 1 first ("" = no label at that level).
+using NodeTopology = std::array<std::string, kLabelledLevels>;
+
 // `count` identical pods; each goes onto one node. `instance_type` non-empty = only nodes of
 // that type (a whole-node pod of a service job, a Kueue flavor's node label).
+//
+// Topology (docs/scheduling.md "Topology"): `topology` is a level (0 = none); `required` = every
+// pod of the pod set inside one domain of that level or not placed; otherwise preferred = the
+// fewest domains that hold it. Pod sets with the same non-zero `topology_group` share one domain
+// (a request for the whole job); group 0 = the pod set alone.
 struct PodSet {
   int32_t count = 1;
   ResourceVector request;
   std::string instance_type;
+  uint8_t topology = 0;
+  bool topology_required = false;
+  uint16_t topology_group = 0;
   bool operator==(const PodSet&) const = default;
 };
 
@@ -51,7 +69,21 @@ struct Placement {
   std::vector<PodBinding> pods;  // one per pod, in pod-set then index order
   int64_t cluster_free_gpus_after = 0;
   int64_t stranded_gpus = 0;  // free GPUs left on the nodes this gang uses
+  // Topology-constrained pod sets: 0 = each in one domain of its level; k = k levels coarser than
+  // asked (preferred); kSpread + domains = spread over domains (preferred). Lower is better.
+  int32_t topology_rank = 0;
+  int64_t domain_free_gpus_after = 0;  // free GPUs left in the chosen domains (tightest wins)
   bool operator==(const Placement&) const = default;
+};
+inline constexpr int32_t kSpread = 100;
+
+// The domain of a topology level that holds the most pods of a constrained pod set (explanations).
+struct DomainRoom {
+  ClusterIdx cluster = kNoCluster;
+  uint8_t level = 0;
+  std::string value;   // the label value ("" for a host: `value` is then the instance id)
+  int64_t pods = 0;    // pods of the unit that fit there now
+  int64_t wanted = 0;  // pods of the unit
 };
 
 class PlacementIndex {
@@ -62,9 +94,11 @@ class PlacementIndex {
   const std::string& cluster_name(ClusterIdx c) const { return clusters_[c].name; }
   size_t cluster_count() const { return clusters_.size(); }
 
-  // Adds a node (or updates its schedulable flag if it exists). Capacity is fixed at creation.
+  // Adds a node (or updates its schedulable flag and topology if it exists). Capacity is fixed
+  // at creation.
   NodeIdx upsert_node(ClusterIdx c, std::string_view instance_id, std::string_view instance_type,
-                      const ResourceVector& capacity, bool schedulable);
+                      const ResourceVector& capacity, bool schedulable,
+                      const NodeTopology& topology = {});
   std::optional<NodeIdx> find_node(ClusterIdx c, std::string_view instance_id) const;
   // Unschedulable nodes keep their reservations but receive no new pods.
   void set_schedulable(NodeIdx n, bool schedulable);
@@ -108,6 +142,12 @@ class PlacementIndex {
                  const std::vector<ClusterIdx>* allowed = nullptr) const;
   // How many of the gang's pods fit in cluster `c` right now, placing greedily (explanations).
   int64_t pods_that_fit(ClusterIdx c, const std::vector<PodSet>& gang) const;
+  // For a gang with a required topology: the domain of cluster `c` that holds the most pods of
+  // the first required pod set (or group) that fits in no domain now; nullopt when every one
+  // fits somewhere or none is required.
+  std::optional<DomainRoom> largest_domain(ClusterIdx c, const std::vector<PodSet>& gang) const;
+  // The label value of node `n` at `level` (1..kLabelledLevels), "" when it has none.
+  const std::string& topology_value(NodeIdx n, uint8_t level) const;
 
   void commit(const std::vector<PodSet>& gang, const Placement& placement);
   void release(const std::vector<PodSet>& gang, const Placement& placement);
@@ -125,6 +165,23 @@ class PlacementIndex {
     ResourceVector free;
     bool schedulable = false;
     bool alive = true;
+    std::array<uint32_t, kLabelledLevels> domain{};  // 1-based into domains_; 0 = no label
+  };
+  // The nodes of one cluster sharing a label value at one level.
+  struct Domain {
+    ClusterIdx cluster = 0;
+    uint8_t level = 0;
+    std::string value;
+    std::vector<NodeIdx> nodes;  // alive members, ascending
+    int64_t free_gpus = 0;       // over its schedulable members
+  };
+  // Pod sets that must share a domain, and how.
+  struct Unit {
+    uint8_t level = 0;
+    bool required = false;
+    std::vector<uint16_t> pod_sets;  // in placement order
+    int64_t pods = 0;
+    int64_t gpus = 0;
   };
   struct Pool {
     std::string instance_type;
@@ -149,8 +206,39 @@ class PlacementIndex {
     std::map<std::string, NodeIdx, std::less<>> node_of;
     std::map<std::string, int64_t, std::less<>> targets;
     int64_t free_gpus = 0;
+    std::array<std::vector<uint32_t>, kLabelledLevels> domains;  // ids per level, creation order
   };
-  struct Overlay;
+  // The capacity a gang being placed has already taken on nodes, not yet committed.
+  struct Overlay {
+    std::vector<std::pair<NodeIdx, ResourceVector>> used;
+
+    ResourceVector* find(NodeIdx n) {
+      for (auto& [node, amount] : used) {
+        if (node == n) return &amount;
+      }
+      return nullptr;
+    }
+    const ResourceVector* find(NodeIdx n) const {
+      for (const auto& [node, amount] : used) {
+        if (node == n) return &amount;
+      }
+      return nullptr;
+    }
+    void add(NodeIdx n, const ResourceVector& amount) {
+      if (ResourceVector* v = find(n)) {
+        *v += amount;
+      } else {
+        used.emplace_back(n, amount);
+      }
+    }
+  };
+  // A candidate domain for a unit: its nodes and free GPUs (a host is a one-node domain).
+  struct Candidate {
+    int64_t free_gpus = 0;
+    uint32_t id = 0;  // domain id, or node index + 1 for a host
+    const std::vector<NodeIdx>* nodes = nullptr;
+    NodeIdx host = 0;
+  };
 
   uint32_t pool(Cluster& c, std::string_view instance_type);
   void index_in(NodeIdx n);
@@ -159,11 +247,29 @@ class PlacementIndex {
                                    const Overlay& overlay) const;
   std::optional<Placement> place(ClusterIdx c, const std::vector<PodSet>& gang,
                                  int64_t* placed) const;
+  // Topology (placement_topology.cpp).
+  void set_topology(NodeIdx n, const NodeTopology& topology);
+  static std::vector<Unit> units_of(const std::vector<PodSet>& gang);
+  std::vector<Candidate> candidates(ClusterIdx c, uint8_t level) const;
+  // The best node for one pod of `ps` among `nodes` (a domain), or nullopt.
+  std::optional<NodeIdx> best_in(const std::vector<NodeIdx>& nodes, const PodSet& ps,
+                                 const Overlay& overlay) const;
+  // Places the unit's pods inside one candidate; on failure `overlay` and `p` are as before and
+  // `*placed` says how many pods fitted.
+  bool place_in(const Candidate& d, const std::vector<PodSet>& gang, const Unit& u,
+                Overlay& overlay, Placement& p, int64_t* placed) const;
+  bool place_unit(ClusterIdx c, const std::vector<PodSet>& gang, const Unit& u, Overlay& overlay,
+                  Placement& p) const;
+  bool spread_unit(ClusterIdx c, const std::vector<PodSet>& gang, const Unit& u, Overlay& overlay,
+                   Placement& p) const;
+  bool unit_ever_fits(const Cluster& c, const std::vector<PodSet>& gang, const Unit& u) const;
 
   std::vector<Node> nodes_;
   std::vector<Cluster> clusters_;
   std::map<std::string, ClusterIdx, std::less<>> cluster_of_;
   std::map<std::string, ResourceVector, std::less<>> type_capacity_;
+  std::vector<Domain> domains_;
+  std::map<std::tuple<ClusterIdx, uint8_t, std::string>, uint32_t, std::less<>> domain_of_;
 };
 
 // The pod-set order placement uses: most GPUs first, then most CPU, then index.

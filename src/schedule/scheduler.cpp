@@ -213,7 +213,7 @@ std::vector<Action> Scheduler::apply_node_sync(
   for (const NodeDesc& d : nodes) {
     const std::optional<NodeIdx> before = index_.find_node(c, d.instance_id);
     const bool was_schedulable = before && index_.schedulable(*before);
-    index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable);
+    index_.upsert_node(c, d.instance_id, d.instance_type, d.capacity, d.schedulable, d.topology);
     if (!before) grew = true;
     if (d.schedulable && !was_schedulable) node_gen_ = ++gen_counter_;
     if (was_schedulable && !d.schedulable && !d.cordoned) down.push_back(*before);

@@ -157,7 +157,8 @@ class Scheduler {
     std::string instance_type;
     ResourceVector capacity;
     bool schedulable = false;
-    bool cordoned = false;  // unschedulable but its gangs keep running (remediation's cordon)
+    bool cordoned = false;    // unschedulable but its gangs keep running (remediation's cordon)
+    NodeTopology topology{};  // its topology label values (docs/scheduling.md "Topology")
   };
   // Makes the cluster's nodes in the index equal `nodes` (all of them, any state). A node that
   // left or became unschedulable interrupts the gangs on it: their pods are unbound, their quota
@@ -363,6 +364,9 @@ class Scheduler {
   WaitReason explain_pods_pending(const Job& j) const;
   std::optional<WaitReason> explain_quota(const Job& j, const Alternative& alt, Time now) const;
   WaitReason explain_placement(const Job& j, const Alternative& alt) const;
+  // A wait due to a required topology: no domain of any allowed cluster holds the gang's
+  // constrained pods (nullopt when that is not why it waits).
+  std::optional<WaitReason> explain_topology(const Job& j, const Alternative& alt) const;
   // check_invariants() for one job; adds what its pods use to `used` (per node).
   Status check_job(const Job& j, std::vector<ResourceVector>& used) const;
   std::string cluster_list(const std::vector<ClusterIdx>& clusters) const;

@@ -25,7 +25,8 @@ std::string shape_key(const sched::JobShape& shape) {
     for (size_t d = 0; d < kMaxResources; ++d)
       fmt::format_to(out, "{},", a.quota_request.get(static_cast<ResourceId>(d)));
     for (const sched::PodSet& p : a.pods) {
-      fmt::format_to(out, "[{}:{}:", p.count, p.instance_type);
+      fmt::format_to(out, "[{}:{}:{}:{}:{}:", p.count, p.instance_type, p.topology,
+                     p.topology_required, p.topology_group);
       for (size_t d = 0; d < kMaxResources; ++d)
         fmt::format_to(out, "{},", p.request.get(static_cast<ResourceId>(d)));
       k.push_back(']');
@@ -73,6 +74,11 @@ Result<GangRequest> gang_request(const Job& job, ResourceRegistry& reg) {
     sched::PodSet p;
     p.count = ps.count;
     p.instance_type = ps.instance_type;
+    if (ps.topology) {
+      p.topology = topology_level(ps.topology->level).value_or(0);
+      p.topology_required = ps.topology->required;
+      p.topology_group = ps.topology->whole_job ? 1 : 0;
+    }
     if (ps.whole_node) {
       p.request = FleetState::node_capacity(ps.instance_type);
       GF_ASSIGN_OR_RETURN(ResourceId type_dim, reg.intern(ps.instance_type));
@@ -260,6 +266,10 @@ std::optional<sched::Scheduler::NodeDesc> node_desc(
                   !n.faulted && !slurm_out && !d.capacity.is_zero();
   d.cordoned =
       (n.cordoned || n.faulted || slurm_out) && n.status == NodeStatus::kRunning && n.healthy;
+  for (size_t l = 0; l < sched::kLabelledLevels && !n.labels.empty(); ++l) {
+    auto it = n.labels.find(std::string(kTopologyLevels[l]));
+    if (it != n.labels.end()) d.topology[l] = it->second;
+  }
   return d;
 }
 

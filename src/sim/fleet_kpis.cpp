@@ -1,12 +1,14 @@
 #include "sim/fleet_kpis.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "core/resources.h"
 #include "model/catalog.h"
+#include "model/topology.h"
 
 namespace gf {
 
@@ -100,6 +102,11 @@ struct JobTotals {
   double trace_work = 0;  // GPU·µs of work the finished jobs asked for
   std::vector<LargeJob> large;
   int64_t jobs = 0, preempted_jobs = 0, max_preemptions = 0, preemptions = 0;
+  // Placement quality (docs/scheduling.md "Topology"): first-start waits by job size, and the
+  // runs of multi-pod gangs on labelled nodes, with how many stayed inside one domain per layer.
+  std::map<std::string, std::vector<double>> waits_by_size;
+  int64_t gang_runs = 0;
+  std::array<int64_t, 3> one_domain{};
 };
 
 namespace {
@@ -122,6 +129,10 @@ JobRuns add_runs(const Job& job, double g, Time end, const Spread& spread, Tenan
   for (size_t i = 0; i < job.runs.size(); ++i) {
     const JobRun& run = job.runs[i];
     spread(a.waiting_series, out.wait_from, run.start, 1.0);
+    if (run.pods >= 2 && run.domains[2] > 0) {
+      ++a.gang_runs;
+      for (size_t l = 0; l < a.one_domain.size(); ++l) a.one_domain[l] += run.domains[l] == 1;
+    }
     const Time e = run.end ? *run.end : end;
     const double dur = static_cast<double>((e - run.start).count());
     a.busy += g * dur;
@@ -156,6 +167,28 @@ JobRuns add_runs(const Job& job, double g, Time end, const Spread& spread, Tenan
 }
 
 constexpr size_t kLargeJobsShown = 20;
+
+// The size classes queueing delay is reported by (docs/scenarios.md "Fleet KPIs").
+std::string_view size_class(int64_t gpus) {
+  if (gpus <= 8) return "1-8 GPUs";
+  if (gpus < 32) return "9-31 GPUs";
+  if (gpus <= 64) return "32-64 GPUs";
+  return "65+ GPUs";
+}
+
+// Queueing delay by job size and the share of gang runs inside one domain per network layer.
+Json placement_json(const JobTotals& a) {
+  Json by_size = Json::object();
+  for (const auto& [cls, waits] : a.waits_by_size) by_size[cls] = summary(waits, true);
+  Json one = Json::object();
+  for (size_t l = 0; l < a.one_domain.size(); ++l) {
+    one[std::string(topology_level_short(static_cast<uint8_t>(l + 1)))] =
+        ratio(static_cast<double>(a.one_domain[l]), static_cast<double>(a.gang_runs));
+  }
+  return Json{{"queueingDelayBySize", std::move(by_size)},
+              {"gangRunsOnLabelledNodes", a.gang_runs},
+              {"oneDomainShare", std::move(one)}};
+}
 
 // Keeps the kLargeJobsShown largest (by GPUs, then GPU-hours, then name), largest first: the
 // list stays bounded however many jobs a run has.
@@ -207,6 +240,7 @@ void add_job(const Job& job, Time end, const Spread& spread, JobTotals& a) {
     ++t.never_started;
   } else {
     t.waits.push_back(secs(job.runs.front().start - job.created_at));
+    a.waits_by_size[std::string(size_class(gpus))].push_back(t.waits.back());
   }
   const JobRuns runs = add_runs(job, g, end, spread, t, a);
   t.busy_us += runs.busy;
@@ -483,6 +517,7 @@ Json FleetKpis::compute(const FleetView& view, double paid_gpu_hours,
                        ? Json(r4(static_cast<double>(a.preemptions) / static_cast<double>(a.jobs)))
                        : Json(0)},
         {"max", a.max_preemptions}}},
+      {"placement", placement_json(a)},
       {"largeJobs", large_jobs_json(std::move(a.large))},
       {"bucketSeconds", r4(secs(width_))},
       {"series", std::move(series)}};

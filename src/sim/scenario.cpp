@@ -372,7 +372,7 @@ Status check_cloud_keys(const Json& cloud) {
       cloud, "cloud",
       {"launchLatency", "lifecycleDuration", "failureLatency", "terminateLatency", "capacity",
        "changes", "launchFaults", "rebootDuration", "reprovisionDuration", "migrateDuration",
-       "deleteDuration", "burnInDuration", "burnIn"}));
+       "deleteDuration", "burnInDuration", "softwareUpdateDuration", "burnIn", "topology"}));
   for (const auto& [key, fields] :
        {std::pair<std::string, std::vector<std::string>>{"changes", {"at", "capacity"}},
         {"launchFaults", {"group", "attempt", "outcome"}},

@@ -158,6 +158,39 @@ Result<double> spec_fraction(ObjectReader& r, std::string_view key, double lo, d
 
 std::string_view to_string(TraceFormat f) { return f == TraceFormat::kItp ? "itp" : "alibaba"; }
 
+// `topology: {level, mode, minGpus}` of a trace entry.
+Status read_trace_topology(ObjectReader& r, TraceSpec& spec) {
+  const Json* t = r.optional_object("topology");
+  if (!r.ok() || t == nullptr) return r.status();
+  ObjectReader tr(*t, r.field_path("topology"));
+  TopologyRequest req;
+  req.level = tr.required_string("level");
+  req.whole_job = true;
+  const std::string mode = tr.optional_string("mode").value_or("required");
+  const int64_t min_gpus = tr.optional_int("minGpus").value_or(0);
+  GF_RETURN_IF_ERROR(tr.status());
+  if (!topology_level(req.level)) {
+    return validation_error(tr.field_path("level") + ": \"" + printable(req.level, 80) +
+                            "\" is not a topology level (e.g. " + std::string(kTopologyLayer3) +
+                            ")");
+  }
+  if (mode != "required" && mode != "preferred") {
+    return validation_error(tr.field_path("mode") + ": expected required or preferred, got \"" +
+                            printable(mode, 40) + "\"");
+  }
+  if (min_gpus < 0 || min_gpus > 1'000'000) {
+    return validation_error(tr.field_path("minGpus") + ": must be between 0 and 1000000");
+  }
+  if (std::vector<std::string> unknown = tr.unknown_fields(); !unknown.empty()) {
+    return validation_error(path_join(tr.path(), unknown.front()) +
+                            ": unknown field; expected one of level, mode, minGpus");
+  }
+  req.required = mode == "required";
+  spec.topology = std::move(req);
+  spec.topology_min_gpus = static_cast<int32_t>(min_gpus);
+  return ok_status();
+}
+
 Result<TraceSpec> parse_trace_spec(const Json& value, const std::string& path,
                                    const std::string& base_dir) {
   TraceSpec spec;
@@ -200,12 +233,13 @@ Result<TraceSpec> parse_trace_spec(const Json& value, const std::string& path,
       GF_ASSIGN_OR_RETURN(Duration o, spec_duration(r, "restartOverhead", days(1)));
       spec.restart_overhead = o;
     }
+    GF_RETURN_IF_ERROR(read_trace_topology(r, spec));
     std::vector<std::string> unknown = r.unknown_fields();
     if (!unknown.empty()) {
       return validation_error(path_join(path, unknown.front()) +
                               ": unknown field; expected one of file, format, namespace, "
                               "namespaceColumn, sample, timeScale, start, limit, gpusPerPod, "
-                              "checkpointInterval, restartOverhead, priorityClass");
+                              "checkpointInterval, restartOverhead, priorityClass, topology");
     }
   }
   if (spec.file.empty()) return validation_error(path_join(path, "file") + ": must not be empty");
@@ -401,6 +435,11 @@ Json trace_job_manifest(const TraceJob& job, const TraceSpec& spec) {
   }
   if (spec.restart_overhead) {
     annotations["gpufleet.io/restart-overhead"] = format_duration(*spec.restart_overhead);
+  }
+  if (spec.topology && job.gpus >= spec.topology_min_gpus) {
+    annotations[spec.topology->required ? "kueue.x-k8s.io/podset-required-topology"
+                                        : "kueue.x-k8s.io/podset-preferred-topology"] =
+        spec.topology->level;
   }
   Json metadata = {{"name", job.name}, {"namespace", job.ns}, {"annotations", annotations}};
   if (!spec.priority_class.empty()) {

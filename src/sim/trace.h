@@ -19,6 +19,7 @@
 #include "core/json.h"
 #include "core/result.h"
 #include "core/time.h"
+#include "model/topology.h"
 
 namespace gf {
 
@@ -40,6 +41,10 @@ struct TraceSpec {
   std::optional<Duration> checkpoint_interval;  // per job; none: work is kept only when it ends
   std::optional<Duration> restart_overhead;     // added to every restart's run
   std::string priority_class;                   // kueue.x-k8s.io/priority-class label, if any
+  // `topology: {level, mode, minGpus}`: jobs of at least `topology_min_gpus` GPUs ask for
+  // `topology` for the whole job (docs/scheduling.md "Topology").
+  std::optional<TopologyRequest> topology;
+  int32_t topology_min_gpus = 0;
 };
 
 // One job from a trace row. Compact: a whole trace is held in memory.

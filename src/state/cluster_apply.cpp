@@ -449,6 +449,9 @@ Status FleetState::on_cluster_event(const EventRecord& rec, const cluster_events
                                     Cluster& c, Node& n) {
   n.launch_time = reported(e.at, n.requested_at, rec.time);
   if (e.address) n.address = *e.address;
+  if (e.labels) {
+    for (const auto& [k, v] : *e.labels) n.labels[k] = v;
+  }
   n.message = "Running lifecycle script";
   std::string script = "lifecycle script";
   if (const InstanceGroup* g = c.find_group(n.group); g && g->spec.lifecycle_config.is_object()) {

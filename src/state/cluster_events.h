@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -221,10 +222,12 @@ struct Launched {
   std::string instance_id;
   std::optional<Time> at{};
   std::optional<std::string> address{};
+  // Labels the cloud gave the instance: its network topology (docs/scheduling.md "Topology").
+  std::optional<std::map<std::string, std::string>> labels{};
   static constexpr auto fields() {
     return std::tuple{field("Name", &Launched::cluster),
                       field("InstanceId", &Launched::instance_id), field("AtUs", &Launched::at),
-                      field("Address", &Launched::address)};
+                      field("Address", &Launched::address), field("Labels", &Launched::labels)};
   }
 };
 // The lifecycle script succeeded: the node is Running (`at` as for Launched).

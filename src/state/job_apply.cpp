@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 
 #include "model/catalog.h"
 #include "state/cluster_events.h"
@@ -368,6 +369,35 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Admitt
   return ok_status();
 }
 
+namespace {
+
+// How many domains of network layers 1..3 the job's pods span (0 where a node has no label).
+std::array<int32_t, 3> run_domains(const Cluster& c, const Job& job) {
+  std::array<int32_t, 3> out{};
+  for (size_t l = 0; l < out.size(); ++l) {
+    const std::string key(kTopologyLevels[l]);
+    auto label = [&](const std::string& id) -> const std::string* {
+      auto n = c.nodes.find(id);
+      if (n == c.nodes.end()) return nullptr;
+      auto v = n->second.labels.find(key);
+      return v == n->second.labels.end() ? nullptr : &v->second;
+    };
+    std::set<std::string_view> seen;
+    for (const std::string& id : job.pod_nodes) {
+      const std::string* v = label(id);
+      if (v == nullptr) {
+        seen.clear();
+        break;
+      }
+      seen.insert(*v);
+    }
+    out[l] = static_cast<int32_t>(seen.size());
+  }
+  return out;
+}
+
+}  // namespace
+
 Status FleetState::on_job_event(const EventRecord& rec, const job_events::Running& /*e*/,
                                 Job& job) {
   const Time t = rec.time;
@@ -401,6 +431,7 @@ Status FleetState::on_job_event(const EventRecord& rec, const job_events::Runnin
       }
     }
   }
+  if (const Cluster* c = view_.find_cluster(job.cluster)) run.domains = run_domains(*c, job);
   // A restart (any run after the first) first spends the restart overhead.
   if (!job.runs.empty() && job.restart_overhead) run.overhead = *job.restart_overhead;
   job.runs.push_back(std::move(run));

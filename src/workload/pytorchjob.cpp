@@ -62,6 +62,30 @@ Status read_string_map(const Json* value, const std::string& path,
   return ok_status();
 }
 
+// Kueue's topology annotations among `annotations` (at `path`): required or preferred, not
+// both, naming a level gpufleet knows.
+Result<std::optional<TopologyRequest>> read_topology(
+    const std::map<std::string, std::string>& annotations, const std::string& path) {
+  auto required = annotations.find(std::string(kRequiredTopologyAnnotation));
+  auto preferred = annotations.find(std::string(kPreferredTopologyAnnotation));
+  if (required == annotations.end() && preferred == annotations.end())
+    return std::optional<TopologyRequest>();
+  if (required != annotations.end() && preferred != annotations.end()) {
+    return validation_error(path_join(path, required->first) + ": is exclusive with " +
+                            preferred->first + " (ask for one domain or prefer one, not both)");
+  }
+  const auto& [key, value] = required != annotations.end() ? *required : *preferred;
+  if (!topology_level(value)) {
+    std::string known;
+    for (std::string_view l : kTopologyLevels)
+      known += (known.empty() ? "" : ", ") + std::string(l);
+    return validation_error(path_join(path, key) + ": " + in_quotes(value) +
+                            " is not a topology level (known: " + known + ")");
+  }
+  return std::optional<TopologyRequest>(
+      TopologyRequest{value, required != annotations.end(), false});
+}
+
 Status read_metadata(ObjectReader& top, PyTorchJob& job) {
   const Json* meta = top.required_value("metadata");
   if (!top.ok()) return top.status();
@@ -114,6 +138,8 @@ Status read_metadata(ObjectReader& top, PyTorchJob& job) {
     }
     *target = *d;
   }
+  GF_ASSIGN_OR_RETURN(job.topology, read_topology(job.annotations, "metadata.annotations"));
+  if (job.topology) job.topology->whole_job = true;
   return ok_status();
 }
 
@@ -272,6 +298,17 @@ Result<ReplicaSpec> parse_replica(const Json& value, std::string_view type,
   if (!r.ok()) return r.status();
   GF_ASSIGN_OR_RETURN(rs.requests, pod_requests(*tmpl, r.field_path("template")));
   rs.template_ = *tmpl;
+  if (tmpl->is_object() && tmpl->contains("metadata") && (*tmpl)["metadata"].is_object()) {
+    const Json& meta = (*tmpl)["metadata"];
+    const std::string meta_path = path_join(r.field_path("template"), "metadata");
+    std::map<std::string, std::string> annotations;
+    if (meta.contains("annotations")) {
+      GF_RETURN_IF_ERROR(
+          read_string_map(&meta["annotations"], path_join(meta_path, "annotations"), annotations));
+    }
+    GF_ASSIGN_OR_RETURN(rs.topology,
+                        read_topology(annotations, path_join(meta_path, "annotations")));
+  }
   note_unknown(r, warnings);
   return rs;
 }
@@ -404,12 +441,14 @@ std::vector<JobPodSet> PyTorchJob::pod_sets() const {
   m.role = "master";
   m.count = 1;
   m.requests = master.requests;
+  m.topology = master.topology ? master.topology : topology;
   out.push_back(std::move(m));
   if (worker_count() > 0) {
     JobPodSet w;
     w.role = "worker";
     w.count = worker->replicas;
     w.requests = worker->requests;
+    w.topology = worker->topology ? worker->topology : topology;
     out.push_back(std::move(w));
   }
   return out;

@@ -29,6 +29,12 @@ inline constexpr std::string_view kDurationAnnotation = "gpufleet.io/duration";
 // checkpoints and what each restart costs before it makes progress again.
 inline constexpr std::string_view kCheckpointAnnotation = "gpufleet.io/checkpoint-interval";
 inline constexpr std::string_view kRestartOverheadAnnotation = "gpufleet.io/restart-overhead";
+// Kueue's topology requests (docs/scheduling.md "Topology"): on a replica's pod template for
+// that pod set, or on the PyTorchJob for the whole job; the value is a topology level's label.
+inline constexpr std::string_view kRequiredTopologyAnnotation =
+    "kueue.x-k8s.io/podset-required-topology";
+inline constexpr std::string_view kPreferredTopologyAnnotation =
+    "kueue.x-k8s.io/podset-preferred-topology";
 // Labels: the Kueue LocalQueue and WorkloadPriorityClass the job asks for.
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr std::string_view kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
@@ -48,7 +54,8 @@ struct ReplicaSpec {
   // A resource only one container names keeps that container's value as written ("10m", "2Gi");
   // a sum over several containers is written canonically (format_quantity).
   Json requests = Json::object();
-  Json template_ = Json::object();  // the pod template as given
+  Json template_ = Json::object();          // the pod template as given
+  std::optional<TopologyRequest> topology;  // from the template's annotations
   bool operator==(const ReplicaSpec&) const = default;
 };
 
@@ -72,6 +79,7 @@ struct PyTorchJob {
   std::optional<Duration> restart_overhead;     // annotation gpufleet.io/restart-overhead
   std::string local_queue;                      // label kueue.x-k8s.io/queue-name
   std::string priority_class;                   // label kueue.x-k8s.io/priority-class
+  std::optional<TopologyRequest> topology;      // the job's own topology annotation
   Json doc;                                     // the document as given
   std::vector<std::string> warnings;            // "<path>: unknown field, ignored", ...
 

@@ -4,9 +4,17 @@
 #include <spdlog/spdlog.h>
 #include <algorithm>
 
+#include "model/catalog.h"
+
 namespace gf {
 
 namespace {
+
+// EC2 reports topology for accelerated instance types only (docs/scheduling.md "Topology").
+bool accelerated(const std::string& type) {
+  const InstanceTypeInfo* info = Catalog::builtin().find(type);
+  return info != nullptr && info->gpus > 0;
+}
 
 Result<std::map<std::string, int64_t>> read_capacity(const Json& j, const std::string& path) {
   if (!j.is_object()) return validation_error(path + ": expected a map of instance type to count");
@@ -135,6 +143,9 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
       c.faults.push_back(std::move(f));
     }
   }
+  if (const Json* topo = r.optional_value("topology")) {
+    GF_ASSIGN_OR_RETURN(c.topology, TopologyLayout::from_json(*topo, r.field_path("topology")));
+  }
   if (const Json* burn = r.optional_array("burnIn")) {
     for (size_t i = 0; i < burn->size(); ++i) {
       GF_ASSIGN_OR_RETURN(BurnIn b,
@@ -147,7 +158,10 @@ Result<SimCloudConfig> SimCloudConfig::from_json(const Json& j, const std::strin
 }
 
 SimCloud::SimCloud(SimCloudConfig config, const Clock& clock, ReportFn report)
-    : config_(std::move(config)), clock_(clock), report_(std::move(report)) {}
+    : config_(std::move(config)),
+      clock_(clock),
+      report_(std::move(report)),
+      slots_(config_.topology) {}
 
 int64_t SimCloud::capacity_at(const std::string& type, Time t) const {
   int64_t cap = -1;
@@ -310,7 +324,14 @@ void SimCloud::launch(const LaunchOp& op) {
       holding_[op.instance_id] = op.instance_type;
       ++in_use_[op.instance_type];
     }
-    report(now + config_.launch_latency, CloudReport::Kind::kLaunched, LaunchOutcome::kOk, "");
+    CloudReport up{CloudReport::Kind::kLaunched, op.cluster, op.instance_id, LaunchOutcome::kOk,
+                   ""};
+    if (accelerated(op.instance_type)) {
+      std::map<std::string, std::string> labels =
+          slots_.assign(op.cluster, op.instance_type, op.instance_id);
+      if (!labels.empty()) up.detail["Labels"] = std::move(labels);
+    }
+    report_(now + config_.launch_latency, std::move(up));
   }
   const Time done = now + (op.resume_lifecycle ? Duration(0) : config_.launch_latency) +
                     config_.lifecycle_duration;
@@ -329,6 +350,7 @@ void SimCloud::terminate(const TerminateOp& op) {
   const Time at = clock_.now() + config_.terminate_latency;
   report_(at, CloudReport{CloudReport::Kind::kTerminated, op.cluster, op.instance_id,
                           LaunchOutcome::kOk, ""});
+  slots_.release(op.instance_id);
   auto it = holding_.find(op.instance_id);
   if (it == holding_.end()) return;
   // The instance holds its capacity until it is gone.
@@ -348,11 +370,13 @@ void SimCloud::rebuild(
   in_use_.clear();
   holding_.clear();
   pending_release_.clear();
+  slots_ = TopologySlots(config_.topology);
   for (const auto& [name, c] : clusters) {
     for (const auto& [id, n] : c->nodes) {
       if (!n.launched()) continue;  // a launch still in flight is asked for again
       holding_[id] = n.instance_type;
       ++in_use_[n.instance_type];
+      if (n.is_live()) slots_.restore(name, n.instance_type, id, n.labels);
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "loop/controller.h"
 #include "model/cloud_ops.h"
 #include "model/cluster.h"
+#include "model/topology.h"
 
 namespace gf {
 
@@ -52,6 +53,9 @@ struct SimCloudConfig {
   };
   std::vector<Fault> faults;
   Time epoch = kSimEpoch;  // `changes[i].at` counts from here
+  // Network topology labels of accelerated instances (docs/scheduling.md "Topology"); off when
+  // nodes_per_block is 0.
+  TopologyLayout topology;
 
   // The `cloud:` block of a scenario (docs/scenarios.md). Errors name the field path.
   static Result<SimCloudConfig> from_json(const Json& j, const std::string& path = "cloud");
@@ -89,6 +93,7 @@ class SimCloud final : public CloudDriver {
   std::map<std::string, std::string> holding_;        // instance id -> type, for capacity held
   std::multimap<Time, std::string> pending_release_;  // termination time -> type
   size_t burn_ins_done_ = 0;
+  TopologySlots slots_{TopologyLayout{}};
 };
 
 // The factory the runtime takes (docs/architecture.md "Cloud drivers").

@@ -226,7 +226,8 @@ TEST(Scenario, ErrorsNameTheFieldPath) {
   EXPECT_EQ(parse_error("cloud: { capacty: { ml.c5.xlarge: 1 } }\n"),
             "cloud.capacty: unknown field; expected one of launchLatency, lifecycleDuration, "
             "failureLatency, terminateLatency, capacity, changes, launchFaults, rebootDuration, "
-            "reprovisionDuration, migrateDuration, deleteDuration, burnInDuration, burnIn");
+            "reprovisionDuration, migrateDuration, deleteDuration, burnInDuration, "
+            "softwareUpdateDuration, burnIn, topology");
   EXPECT_EQ(parse_error("cloud: { changes: [ { at: 1h, capacity: {}, extra: 1 } ] }\n"),
             "cloud.changes[0].extra: unknown field; expected one of at, capacity");
   EXPECT_EQ(parse_error("cloud: { launchFaults: [ { group: g, attempt: 1, outcome: Boom } ] }\n")

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "journal/sqlite/sqlite_journal.h"
@@ -308,6 +310,43 @@ TEST(Simulation, FragmentedFleet_EstimateModeWaitsForFailover_ReservationDoesNot
     EXPECT_EQ(j["status"]["state"], "Succeeded");
     EXPECT_EQ(j["status"]["failovers"], 1);
   }
+}
+
+// docs/scheduling.md "Topology": the simulated cloud labels nodes by block; the hub places a
+// gang that requires a block on the cluster whose block holds it, not the tightest cluster, parks
+// a gang no block could ever hold, and reports how many gang runs stayed inside one block.
+TEST(Simulation, TopologyBlocks_HubChoosesClusterAndBlockTogether) {
+  TempDir dir;
+  SimulationReport r = run(example("topology-blocks.yaml"), dir.path());
+  EXPECT_EQ(r.steps_failed, 0u);
+  std::map<std::string, std::pair<std::string, std::string>> block_of;  // node -> cluster, block
+  for (const auto& [cluster, nodes] : r.state["nodes"].items()) {
+    for (const Json& n : nodes) {
+      block_of[n["InstanceId"]] = {cluster,
+                                   n["Labels"].value("topology.k8s.aws/network-node-layer-3", "")};
+      EXPECT_EQ(n["Labels"].value("topology.k8s.aws/network-node-layer-1", ""), "nn-" + cluster);
+    }
+  }
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> blocks;  // job -> blocks
+  for (const Json& p : r.state["pods"]) {
+    const std::string job = p["metadata"]["labels"].value("training.kubeflow.org/job-name", "");
+    blocks[job].insert(block_of.at(p["spec"]["nodeName"].get<std::string>()));
+  }
+  ASSERT_EQ(blocks["filler"].size(), 1u);
+  EXPECT_EQ(blocks["filler"].begin()->first, "b");  // the tighter cluster, its 4-node block
+  ASSERT_EQ(blocks["train-block"].size(), 1u);
+  EXPECT_EQ(blocks["train-block"].begin()->first, "a");
+  EXPECT_EQ(blocks["train-spread"].size(), 2u);  // no request: b's free nodes, over two blocks
+  EXPECT_EQ(blocks["train-spread"].begin()->first, "b");
+  for (const Json& j : r.state["jobs"]) {
+    if (j["metadata"]["name"] != "train-too-big") continue;
+    EXPECT_EQ(j["status"]["state"], "Created");
+    EXPECT_NE(j.dump().find("infeasible"), std::string::npos) << j.dump();
+  }
+  const Json& placement = r.metrics["fleet"]["placement"];
+  EXPECT_EQ(placement["gangRunsOnLabelledNodes"], 3);
+  EXPECT_NEAR(placement["oneDomainShare"]["layer-3"].get<double>(), 2.0 / 3, 1e-3);
+  EXPECT_EQ(placement["oneDomainShare"]["layer-1"], 1);
 }
 
 // Issue 6 (docs/remediation.md, docs/scenarios.md): fault/clear/approve steps drive the real
