@@ -278,6 +278,7 @@ int runtime_options(const ServeArgs& args, double rate_limit, RuntimeOptions& ro
   ropts.provision.arn = ArnConfig{args.region, args.account};
   if (int rc = parse_runtime_durations(args, ropts); rc != 0) return rc;
   ropts.scheduler.reservation = args.reservation;
+  ropts.scheduler.backfill = args.backfill;
   ropts.healing.webhook_url = args.webhook;
   ropts.healing.support_webhook_url = args.support_webhook;
   ropts.loop.snapshot_every_events = args.snapshot_every;

@@ -73,6 +73,10 @@ void add_runtime_options(CLI::App* cmd, ServeArgs& args) {
                   "cluster's room "
                   "by summing its free resources, as a fleet without resource reservation does)")
       ->capture_default_str();
+  cmd->add_option("--backfill", args.backfill,
+                  "a gang that cannot start reserves the nodes that free soonest, and smaller "
+                  "jobs use them only if they end before it starts (docs/scheduling.md)")
+      ->capture_default_str();
   cmd->add_option("--webhook", args.webhook,
                   "URL that receives every alert (firing and resolved) unchanged, as JSON; retried "
                   "with backoff");

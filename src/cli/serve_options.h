@@ -33,6 +33,7 @@ struct ServeArgs {
   std::string requeue_base = "10s";
   std::string requeue_max = "10m";
   bool reservation = true;
+  bool backfill = true;
   std::string webhook;
   std::string support_webhook;
   std::string region = "local";

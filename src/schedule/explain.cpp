@@ -127,7 +127,7 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
   if (j.spec.quota_managed) {
     if (std::optional<WaitReason> held = explain_quota(j, alt, now)) return std::move(*held);
   }
-  return explain_placement(j, alt);
+  return explain_placement(j, alt, now);
 }
 
 WaitReason Scheduler::explain_admitted(const Job& j) const {
@@ -262,8 +262,42 @@ std::optional<WaitReason> Scheduler::explain_topology(const Job& j, const Altern
   return r;
 }
 
-WaitReason Scheduler::explain_placement(const Job& j, const Alternative& alt) const {
-  if (std::optional<WaitReason> topo = explain_topology(j, alt)) return *topo;
+std::string Scheduler::explain_reservation(const Job& j, const Alternative& alt, Time now) const {
+  std::string out;
+  // Would it fit now but for other jobs' reservations? Then backfill's rule holds it back.
+  const std::vector<ClusterIdx>* allowed =
+      j.spec.allowed_clusters.empty() ? nullptr : &j.spec.allowed_clusters;
+  if (reservations_.size() > (reservation_of(j.spec.key) ? 1u : 0u) &&
+      index_.find(alt.pods, allowed)) {
+    std::vector<NodeIdx> fenced = fenced_for(j, now, false);
+    std::ranges::sort(fenced);
+    for (const auto& [key, r] : reservations_) {
+      if (key == j.spec.key || !std::ranges::includes(fenced, r.nodes)) continue;
+      out += fmt::format(
+          "; it would fit now on nodes reserved for job {} from {}, but {} (backfill runs a job "
+          "on reserved nodes only if it ends before the reservation starts)",
+          key, format_iso8601(r.start),
+          j.spec.time_limit ? fmt::format("its run of up to {} would end after that",
+                                          format_duration(*j.spec.time_limit))
+                            : std::string("it has no time limit (activeDeadlineSeconds or "
+                                          "gpufleet.io/duration) to tell when it ends"));
+      break;
+    }
+  }
+  if (const Reservation* r = reservation_of(j.spec.key)) {
+    out += fmt::format(
+        "; {} nodes of cluster {} are reserved for it from {} (its expected start, when the "
+        "running jobs there end)",
+        r->nodes.size(), index_.cluster_name(r->cluster), format_iso8601(r->start));
+  }
+  return out;
+}
+
+WaitReason Scheduler::explain_placement(const Job& j, const Alternative& alt, Time now) const {
+  if (std::optional<WaitReason> topo = explain_topology(j, alt)) {
+    topo->message += explain_reservation(j, alt, now);
+    return *topo;
+  }
   WaitReason r;
   r.kind = WaitKind::kPlacement;
   int64_t pods = 0;
@@ -298,6 +332,7 @@ WaitReason Scheduler::explain_placement(const Job& j, const Alternative& alt) co
       "quota admits it, but {} (gang scheduling places all {} pods on one cluster or none); the "
       "best, {}, has room for {} of {} pods now",
       short_of, pods, best, r.available, pods);
+  r.message += explain_reservation(j, alt, now);
   return r;
 }
 

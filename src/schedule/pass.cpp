@@ -72,6 +72,7 @@ void Scheduler::rebind(Job& j, const Placement& p) {
   j.placement = p;
   index_.commit(j.spec.shape->alternatives[j.alternative].pods, p);
   for (const PodBinding& b : p.pods) bind_on_node(b.node, j.spec.key);
+  if (j.spec.time_limit) ends_.insert({j.expected_end, j.spec.key});  // as before the trial
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -89,8 +90,9 @@ bool Scheduler::park_if_infeasible(Job& j) {
   return true;
 }
 
-std::optional<Scheduler::Nomination> Scheduler::nominate(Job& j,
-                                                         std::vector<uint16_t>& quota_blocked) {
+std::optional<Scheduler::Nomination> Scheduler::nominate(
+    Job& j, Time now, std::vector<uint16_t>& quota_blocked,
+    std::optional<uint16_t>& placement_blocked) {
   const JobShape& shape = *j.spec.shape;
   const JobKey key = j.spec.key;
   for (uint16_t a = 0; a < shape.alternatives.size(); ++a) {
@@ -118,9 +120,10 @@ std::optional<Scheduler::Nomination> Scheduler::nominate(Job& j,
         }
       }
     }
-    std::optional<Placement> p = choose(j, alt);
+    std::optional<Placement> p = choose_now(j, alt, now);
     if (!p) {
       j.last_kind = WaitKind::kPlacement;
+      if (!placement_blocked) placement_blocked = a;
       continue;
     }
     return Nomination{a, std::move(*p), borrows};
@@ -170,7 +173,7 @@ bool Scheduler::try_preempt(Job& j, uint16_t a, Time now, PassResult& out) {
     prior.push_back(vj.placement.value_or(Placement{}));
     trial.unbind(vj);
   }
-  std::optional<Placement> p = choose(j, alt);
+  std::optional<Placement> p = choose_now(j, alt, now);
   quota::FitResult fit;
   if (p) {
     for (Job* vj : victims) trial.return_quota(*vj);
@@ -224,7 +227,8 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
   touch(j);
   if (park_if_infeasible(j)) return TryResult::kFailed;
   std::vector<uint16_t> quota_blocked;
-  if (std::optional<Nomination> n = nominate(j, quota_blocked)) {
+  std::optional<uint16_t> placement_blocked;
+  if (std::optional<Nomination> n = nominate(j, now, quota_blocked, placement_blocked)) {
     admit_nominated(j, std::move(*n), now, out);
     return TryResult::kAdmitted;
   }
@@ -232,6 +236,8 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
   for (uint16_t a : quota_blocked) {
     if (try_preempt(j, a, now, out)) return TryResult::kAdmitted;
   }
+  // It waits: a gang quota admits but no cluster holds now reserves the nodes that free soonest.
+  update_reservation(j, placement_blocked, now);
   return TryResult::kFailed;
 }
 
@@ -389,7 +395,8 @@ class Scheduler::HeadQueues {
       // Every job left in this queue has no higher priority: if each shape in it is dominated
       // by a failed request, nothing more of this queue fits in this pass.
       if (every_shape_dominated(slot)) blocked_[slot] = true;
-    } else if (j.last_kind == WaitKind::kPlacement && unrestricted(j)) {
+    } else if (j.last_kind == WaitKind::kPlacement && unrestricted(j) && s_.reservations_.empty()) {
+      // (With reservations a job of the same shape but a shorter run may still backfill.)
       no_room_.insert(&shape);
     }
   }

@@ -113,6 +113,7 @@ void Scheduler::leave_pending(Job& j) {
       break;
   }
   for (auto& [root, holders] : holds_) holders.erase(j.spec.key);
+  drop_reservation(j);
 }
 
 void Scheduler::set_quota(quota::QuotaGraph graph,
@@ -364,6 +365,10 @@ void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, boo
     index_.commit(a.pods, p);
     for (const PodBinding& b : p.pods) bind_on_node(b.node, j.spec.key);
     unplaced_.erase(key_of(j));
+    if (j.spec.time_limit) {
+      j.expected_end = now + *j.spec.time_limit;
+      ends_.insert({j.expected_end, j.spec.key});
+    }
   }
   log_.append({kAdmitLog, j.spec.key, placement_digest(p), j.spec.queue, 0, p.cluster,
                static_cast<uint8_t>((replaced ? 2 : 0) | (p.pods.empty() ? 4 : 0))});
@@ -375,6 +380,7 @@ void Scheduler::do_unbind(Job& j) {
   index_.release(j.spec.shape->alternatives[j.alternative].pods, *j.placement);
   for (const PodBinding& b : j.placement->pods) unbind_on_node(b.node, j.spec.key);
   j.placement.reset();
+  if (j.spec.time_limit) ends_.erase({j.expected_end, j.spec.key});
   node_gen_ = ++gen_counter_;
 }
 

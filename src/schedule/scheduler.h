@@ -38,6 +38,24 @@ struct SchedulerOptions {
   // fits, the job is still admitted and dispatched to it with its pods pending until room appears
   // there.
   bool reservation = true;
+  // Reservation with backfill (docs/scheduling.md "Reservation and backfill"): a gang that quota
+  // admits but no cluster holds now reserves the nodes that free soonest, from the running gangs'
+  // expected ends; a later job may use reserved nodes only if it will end before the reservation
+  // starts. One reservation per queue (its first job that waits for nodes), for starts within
+  // `backfill_window`, at most `max_reservations` at a time.
+  bool backfill = true;
+  Duration backfill_window = days(7);
+  size_t max_reservations = 16;
+};
+
+// Nodes held for a waiting gang from `start`, its expected start (docs/scheduling.md
+// "Reservation and backfill").
+struct Reservation {
+  ClusterIdx cluster = kNoCluster;
+  std::vector<NodeIdx> nodes;  // ascending
+  Time start{};
+  uint32_t queue = 0;  // its job's queue: one reservation per queue, for its first waiting job
+  bool operator==(const Reservation&) const = default;
 };
 
 // One way a job can run: what it charges to quota and what its pods need. Kueue flavors give a
@@ -69,6 +87,10 @@ struct JobSpec {
   // Bound to the cluster it was placed on: after an interruption it is placed again only there,
   // until failover() moves it. Without it a gang that lost a node may go to any allowed cluster.
   bool sticky = false;
+  // How long a run of it lasts at most (activeDeadlineSeconds, gpufleet.io/duration): its
+  // expected end once placed. None = unknown: its nodes are never counted on to free, and it
+  // never runs on nodes reserved for another job.
+  std::optional<Duration> time_limit;
 };
 
 enum class ActionKind : uint8_t {
@@ -226,6 +248,8 @@ class Scheduler {
 
   // Why the job is not running, computed from the current state.
   WaitReason explain(JobKey job, Time now) const;
+  // The nodes reserved for a waiting job (docs/scheduling.md "Reservation and backfill"), or null.
+  const Reservation* reservation_of(JobKey job) const;
   // Jobs whose explanation may have changed since the last call, in key order: submitted,
   // requeued, tried by a pass, admitted, unbound or evicted since then. The scheduling controller
   // explains them after each pass and records what changed (docs/scheduling.md "Why a job
@@ -265,6 +289,7 @@ class Scheduler {
     uint64_t failed_root_gen = 0;  // generations when the last attempt failed (0 = none since)
     uint64_t failed_node_gen = 0;
     bool touched = false;  // in touched_ since the last take_touched()
+    Time expected_end{};   // its placement's start + time limit (in ends_ while placed)
     bool queued = false;   // in its queue's active map, at `queue_pos`
     std::map<Key, Job*>::iterator queue_pos{};
   };
@@ -324,7 +349,9 @@ class Scheduler {
   // The first alternative that fits quota (leaf-to-root, ceiling, reclaim holds) and has a
   // placement now. Alternatives refused by quota alone are appended to `quota_blocked`;
   // j.last_kind says why the last one failed.
-  std::optional<Nomination> nominate(Job& j, std::vector<uint16_t>& quota_blocked);
+  // `placement_blocked` gets the first alternative quota admitted but no cluster holds now.
+  std::optional<Nomination> nominate(Job& j, Time now, std::vector<uint16_t>& quota_blocked,
+                                     std::optional<uint16_t>& placement_blocked);
   // Alternative `alt` of `j` is refused by quota: plans victims, evicts them tentatively (a
   // Statement) and admits `j` when its gang can then be placed, else restores them exactly.
   bool try_preempt(Job& j, uint16_t alt, Time now, PassResult& out);
@@ -349,6 +376,18 @@ class Scheduler {
   // Where the gang of `alt` goes now: a complete placement, a dispatch with no pods (estimate
   // mode), or nullopt. Honours the job's binding, allowed clusters and exclusions.
   std::optional<Placement> choose(const Job& j, const Alternative& alt) const;
+  // Reservation with backfill (backfill.cpp). choose(), keeping `j` off the nodes reserved for
+  // other jobs whose reservation starts before `j` would end.
+  std::optional<Placement> choose_now(const Job& j, const Alternative& alt, Time now);
+  // The nodes reserved for others that `j` may not use now (all of them without a time limit;
+  // `everything` = all regardless).
+  std::vector<NodeIdx> fenced_for(const Job& j, Time now, bool everything) const;
+  // The earliest start of `alt`'s gang as the running gangs end, and the nodes it would take.
+  std::optional<Reservation> plan_reservation(const Job& j, const Alternative& alt, Time now);
+  // After `j` was tried and still waits: (re)makes or drops its reservation.
+  void update_reservation(Job& j, std::optional<uint16_t> placement_blocked, Time now);
+  void drop_reservation(const Job& j);
+  class Fence;  // nodes taken out of the index for one decision (backfill.cpp)
   // Any cluster may take it: the per-pass shortcuts that share results between jobs of one
   // shape hold only for such jobs.
   static bool unrestricted(const Job& j) {
@@ -363,7 +402,10 @@ class Scheduler {
   WaitReason explain_admitted(const Job& j) const;
   WaitReason explain_pods_pending(const Job& j) const;
   std::optional<WaitReason> explain_quota(const Job& j, const Alternative& alt, Time now) const;
-  WaitReason explain_placement(const Job& j, const Alternative& alt) const;
+  WaitReason explain_placement(const Job& j, const Alternative& alt, Time now) const;
+  // What reservations do to a waiting job (docs/scheduling.md "Reservation and backfill"): the
+  // nodes reserved for it and when it expects to start, or the reservation it would overrun.
+  std::string explain_reservation(const Job& j, const Alternative& alt, Time now) const;
   // A wait due to a required topology: no domain of any allowed cluster holds the gang's
   // constrained pods (nullopt when that is not why it waits).
   std::optional<WaitReason> explain_topology(const Job& j, const Alternative& alt) const;
@@ -403,6 +445,8 @@ class Scheduler {
   uint64_t parked_gen_ = 0;    // topology_gen_ when the parked set was last re-checked
   std::set<std::pair<Time, JobKey>> backoff_;
   std::set<JobKey> parked_;
+  std::map<JobKey, Reservation> reservations_;            // waiting gangs' reserved nodes
+  std::set<std::pair<Time, JobKey>> ends_;                // placed jobs with a time limit, by end
   std::set<Key> unplaced_;                                // admitted, waiting to be placed again
   std::map<quota::NodeId, std::set<JobKey>> holds_;       // root -> jobs holding it for reclaim
   std::set<std::pair<Time, quota::NodeId>> hold_expiry_;  // when holders retry

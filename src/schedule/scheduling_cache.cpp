@@ -346,6 +346,13 @@ Result<sched::JobSpec> SchedulingCache::job_spec(const Job& job) {
   spec.creation_seq = job.key;
   spec.max_preemptions = job.max_preemptions;
   spec.preemptions = job.preempted_count;
+  // How long a run lasts at most, for reservations (docs/scheduling.md "Reservation and
+  // backfill"): the shorter of activeDeadlineSeconds and the duration annotation.
+  spec.time_limit = job.duration;
+  if (job.dispatch && job.dispatch->active_deadline_seconds) {
+    const Duration deadline = seconds(*job.dispatch->active_deadline_seconds);
+    spec.time_limit = spec.time_limit ? std::min(*spec.time_limit, deadline) : deadline;
+  }
   GF_ASSIGN_OR_RETURN(GangRequest gang, gang_request(job, *registry_));
 
   auto shape = std::make_shared<sched::JobShape>();

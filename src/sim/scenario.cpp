@@ -344,15 +344,15 @@ Result<ScenarioConfig> parse_config(const Json& v) {
                                 describe_json_value(it.value()));
       }
       (key == "region" ? c.region : c.account) = it.value().get<std::string>();
-    } else if (key == "reservation") {
+    } else if (key == "reservation" || key == "backfill") {
       if (!it.value().is_boolean())
         return validation_error(path + ": expected true or false, got " +
                                 describe_json_value(it.value()));
-      c.reservation = it.value().get<bool>();
+      (key == "reservation" ? c.reservation : c.backfill) = it.value().get<bool>();
     } else {
       return validation_error(path +
                               ": unknown option; supported: minCountTimeout, retryBase, "
-                              "retryMax, region, account, reservation");
+                              "retryMax, region, account, reservation, backfill");
     }
   }
   const Duration base = c.retry_base.value_or(ProvisionOptions{}.retry_base);
@@ -409,6 +409,7 @@ std::string ScenarioStep::label() const {
 
 void ScenarioConfig::apply_to(sched::SchedulerOptions& options) const {
   if (reservation) options.reservation = *reservation;
+  if (backfill) options.backfill = *backfill;
 }
 
 void ScenarioConfig::apply_to(ProvisionOptions& options) const {

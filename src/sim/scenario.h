@@ -64,6 +64,7 @@ struct ScenarioConfig {
   std::optional<std::string> region;          // region (ARNs)
   std::optional<std::string> account;         // account (ARNs)
   std::optional<bool> reservation;            // reservation (serve --reservation)
+  std::optional<bool> backfill;               // backfill (serve --backfill)
 
   void apply_to(ProvisionOptions& options) const;
   void apply_to(sched::SchedulerOptions& options) const;

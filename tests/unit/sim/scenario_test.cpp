@@ -187,7 +187,7 @@ TEST(Scenario, ErrorsNameTheFieldPath) {
             "steps[0].at: must not be negative");
   EXPECT_EQ(parse_error("config: { minCountTimeout: 3h, maxNodes: 4 }\n"),
             "config.maxNodes: unknown option; supported: minCountTimeout, retryBase, retryMax, "
-            "region, account, reservation");
+            "region, account, reservation, backfill");
   EXPECT_EQ(
       parse_error("config: { retryBase: soon }\n").rfind("config.retryBase: invalid duration", 0),
       0u);
