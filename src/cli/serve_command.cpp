@@ -344,6 +344,14 @@ int parse_local_instance_flags(const ServeArgs& args, LocalCloudConfig& c) {
     return 2;
   }
   c.capacity = *capacity;
+  if (!args.local_topology.empty()) {
+    auto topology = LocalCloudConfig::parse_topology(args.local_topology);
+    if (!topology.ok()) {
+      std::cerr << "error: " << topology.status().message() << "\n";
+      return 2;
+    }
+    c.topology = *topology;
+  }
   for (const std::string& r : args.lifecycle_roots) {
     auto root = LocalCloudConfig::parse_lifecycle_root(r);
     if (!root.ok()) {

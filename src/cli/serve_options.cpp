@@ -104,6 +104,9 @@ void add_local_cloud_options(CLI::App* cmd, ServeArgs& args) {
   cmd->add_option("--local-capacity", args.local_capacity,
                   "local cloud: instances per type, e.g. ml.p5.48xlarge=10,ml.m5.xlarge=4 "
                   "(unlisted: unlimited); raise it while serving in <local-root>/capacity.json");
+  cmd->add_option("--local-topology", args.local_topology,
+                  "local cloud: label accelerated instances with EC2's network topology, "
+                  "NODES_PER_BLOCK[xBLOCKS_PER_SPINE] such as 16x4 (docs/scheduling.md)");
   cmd->add_option("--local-max-instances", args.local_max_instances,
                   "local cloud: instances at most, whatever the types")
       ->capture_default_str();

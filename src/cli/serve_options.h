@@ -54,6 +54,7 @@ struct ServeArgs {
   std::string cloud = "sim";
   std::string local_root;  // default <data-dir>/local
   std::string local_capacity;
+  std::string local_topology;  // "" = no topology labels
   int64_t local_max_instances = 64;
   std::vector<std::string> lifecycle_roots;
   std::string lifecycle_timeout = "30m";

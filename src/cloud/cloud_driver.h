@@ -51,6 +51,12 @@ class CloudDriver : public Driver {
     (void)cluster;
     return "";
   }
+  // Labels a real instance gets from its cloud when it reports that it started: its network
+  // topology (docs/scheduling.md "Topology"); empty when the cloud gives none.
+  virtual std::map<std::string, std::string> instance_labels(const std::string& instance_id) const {
+    (void)instance_id;
+    return {};
+  }
   // The instance's directory on this machine ("" when it has none).
   virtual std::string instance_directory(const std::string& instance_id) const {
     (void)instance_id;

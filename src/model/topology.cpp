@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "model/catalog.h"
+
 namespace gf {
 
 std::optional<uint8_t> topology_level(std::string_view label) {
@@ -49,6 +51,17 @@ Result<TopologyLayout> TopologyLayout::from_json(const Json& j, const std::strin
         fmt::format("{}.blocksPerSpine: expected 1..100000, got {}", path, t.blocks_per_spine));
   }
   return t;
+}
+
+bool reports_topology(const std::string& type) {
+  const InstanceTypeInfo* info = Catalog::builtin().find(type);
+  return info != nullptr && info->gpus > 0;
+}
+
+std::map<std::string, std::string> TopologySlots::labels_of(const std::string& instance_id) const {
+  auto it = held_.find(instance_id);
+  if (it == held_.end()) return {};
+  return labels(it->second.cluster, it->second.block);
 }
 
 std::map<std::string, std::string> TopologySlots::labels(const std::string& cluster,

@@ -49,6 +49,10 @@ struct TopologyRequest {
   bool operator==(const TopologyRequest&) const = default;
 };
 
+// Whether EC2 reports a network topology for instances of `type`: the accelerated types (the
+// catalog's types with GPUs or other accelerators).
+bool reports_topology(const std::string& type);
+
 // How a cloud lays out its accelerated instances (a scenario's or --sim-cloud's
 // `topology: {nodesPerBlock, blocksPerSpine}`): layer 3 is a block of `nodes_per_block` nodes,
 // layer 2 a spine of `blocks_per_spine` blocks, layer 1 one per cluster.
@@ -79,8 +83,10 @@ class TopologySlots {
   void restore(const std::string& cluster, const std::string& type, const std::string& instance_id,
                const std::map<std::string, std::string>& labels);
 
-  // The labels of slot `block`/`slot`'s instance in `cluster`.
+  // The labels of an instance in block `block` of `cluster`.
   std::map<std::string, std::string> labels(const std::string& cluster, int64_t block) const;
+  // The labels of an instance holding a slot (empty when it holds none).
+  std::map<std::string, std::string> labels_of(const std::string& instance_id) const;
 
  private:
   struct Block {

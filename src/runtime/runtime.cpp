@@ -105,7 +105,12 @@ void Runtime::wire_api_and_drivers() {
   loop_.add_driver(kCloudDriver, cloud_.get());
   if (cloud_->real_instances()) {
     api_.set_cloud_report_handler([this](const FleetState& s, Time now, const CloudReport& report) {
-      return provisioner_.handle_report(s, now, report);
+      if (report.kind != CloudReport::Kind::kLaunched)
+        return provisioner_.handle_report(s, now, report);
+      CloudReport started = report;  // with the labels its cloud gives it
+      if (auto labels = cloud_->instance_labels(report.instance_id); !labels.empty())
+        started.detail["Labels"] = std::move(labels);
+      return provisioner_.handle_report(s, now, started);
     });
     api_.set_log_source([this](const LogQuery& q) { return cloud_->read_log(q); });
     api_.set_instance_directory(

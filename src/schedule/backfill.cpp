@@ -60,7 +60,7 @@ std::optional<Placement> Scheduler::choose_now(const Job& j, const Alternative& 
 }
 
 std::optional<Reservation> Scheduler::plan_reservation(const Job& j, const Alternative& alt,
-                                                       Time now) {
+                                                       Time now, bool with_quota) {
   // The placed gangs expected to end within the window, earliest first.
   std::vector<JobKey> ending;
   const Time horizon = now + options_.backfill_window;
@@ -74,16 +74,20 @@ std::optional<Reservation> Scheduler::plan_reservation(const Job& j, const Alter
   size_t released = 0;
   auto release_to = [&](size_t count) {
     for (; released < count; ++released) {
-      const Job& r = jobs_.at(ending[released]);
+      Job& r = jobs_.at(ending[released]);
       index_.release(r.spec.shape->alternatives[r.alternative].pods, *r.placement);
+      if (with_quota) engine_evict(r);
     }
     for (; released > count; --released) {
-      const Job& r = jobs_.at(ending[released - 1]);
+      Job& r = jobs_.at(ending[released - 1]);
       index_.commit(r.spec.shape->alternatives[r.alternative].pods, *r.placement);
+      if (with_quota) engine_admit(r, r.admitted_at);
     }
   };
-  auto fits = [&](size_t count) {
+  if (with_quota) GF_CHECK_OK(engine_->set_request(j.spec.key, alt.quota_request));
+  auto fits = [&](size_t count) -> std::optional<Placement> {
     release_to(count);
+    if (with_quota && !engine_->fits(j.spec.key).fits) return std::nullopt;
     return choose(j, alt);
   };
   // The fewest ends that make room: doubling, then halving the last step (room only grows as
@@ -120,8 +124,9 @@ void Scheduler::drop_reservation(const Job& j) {
   if (reservations_.erase(j.spec.key) > 0) node_gen_ = ++gen_counter_;
 }
 
-void Scheduler::update_reservation(Job& j, std::optional<uint16_t> placement_blocked, Time now) {
-  if (!options_.backfill || !placement_blocked || j.wait != Wait::kActive) {
+void Scheduler::update_reservation(Job& j, std::optional<uint16_t> blocked, bool with_quota,
+                                   Time now) {
+  if (!options_.backfill || !blocked || j.wait != Wait::kActive) {
     drop_reservation(j);
     return;
   }
@@ -137,7 +142,7 @@ void Scheduler::update_reservation(Job& j, std::optional<uint16_t> placement_blo
   const bool held = reservations_.contains(j.spec.key) || behind;
   if (!held && reservations_.size() >= options_.max_reservations) return;
   std::optional<Reservation> r =
-      plan_reservation(j, j.spec.shape->alternatives[*placement_blocked], now);
+      plan_reservation(j, j.spec.shape->alternatives[*blocked], now, with_quota);
   if (!r) {
     drop_reservation(j);
     return;

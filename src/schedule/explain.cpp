@@ -125,7 +125,15 @@ WaitReason Scheduler::explain(JobKey key, Time now) const {
   // Pending: the first thing that stops it, for its first alternative.
   const Alternative& alt = j.spec.shape->alternatives[0];
   if (j.spec.quota_managed) {
-    if (std::optional<WaitReason> held = explain_quota(j, alt, now)) return std::move(*held);
+    if (std::optional<WaitReason> held = explain_quota(j, alt, now)) {
+      if (const Reservation* r = reservation_of(j.spec.key)) {
+        held->message += fmt::format(
+            "; {} nodes of cluster {} are reserved for it from {} (when the running jobs end "
+            "and return the quota it needs)",
+            r->nodes.size(), index_.cluster_name(r->cluster), format_iso8601(r->start));
+      }
+      return std::move(*held);
+    }
   }
   return explain_placement(j, alt, now);
 }

@@ -236,8 +236,12 @@ Scheduler::TryResult Scheduler::try_admit(Job& j, Time now, PassResult& out) {
   for (uint16_t a : quota_blocked) {
     if (try_preempt(j, a, now, out)) return TryResult::kAdmitted;
   }
-  // It waits: a gang quota admits but no cluster holds now reserves the nodes that free soonest.
-  update_reservation(j, placement_blocked, now);
+  // It waits: for nodes, or for quota that running jobs hold; either way it reserves the nodes
+  // that free soonest (docs/scheduling.md "Reservation and backfill").
+  const bool for_quota = !placement_blocked && !quota_blocked.empty();
+  update_reservation(j,
+                     for_quota ? std::optional<uint16_t>(quota_blocked.front()) : placement_blocked,
+                     for_quota, now);
   return TryResult::kFailed;
 }
 

@@ -382,10 +382,13 @@ class Scheduler {
   // The nodes reserved for others that `j` may not use now (all of them without a time limit;
   // `everything` = all regardless).
   std::vector<NodeIdx> fenced_for(const Job& j, Time now, bool everything) const;
-  // The earliest start of `alt`'s gang as the running gangs end, and the nodes it would take.
-  std::optional<Reservation> plan_reservation(const Job& j, const Alternative& alt, Time now);
-  // After `j` was tried and still waits: (re)makes or drops its reservation.
-  void update_reservation(Job& j, std::optional<uint16_t> placement_blocked, Time now);
+  // The earliest start of `alt`'s gang as the running gangs end, and the nodes it would take;
+  // `with_quota`: the quota they hold is returned too, and the job must fit it.
+  std::optional<Reservation> plan_reservation(const Job& j, const Alternative& alt, Time now,
+                                              bool with_quota);
+  // After `j` was tried and still waits for nodes (or, `with_quota`, for quota the running
+  // jobs hold) on alternative `blocked`: (re)makes or drops its reservation.
+  void update_reservation(Job& j, std::optional<uint16_t> blocked, bool with_quota, Time now);
   void drop_reservation(const Job& j);
   class Fence;  // nodes taken out of the index for one decision (backfill.cpp)
   // Any cluster may take it: the per-pass shortcuts that share results between jobs of one

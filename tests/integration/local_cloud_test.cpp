@@ -390,6 +390,21 @@ TEST_F(LocalCloudTest, SeedPyTorchJobRunsAsThreeProcessesOnOneClusterUntilDelete
       << processes_running(sleeping) << " still running";
 }
 
+// docs/scheduling.md "Topology": with --local-topology each accelerated instance is labelled
+// with EC2's network layers when its agent reports that it started, blocks filled in launch order.
+TEST_F(LocalCloudTest, TopologyLabelsEachInstanceByBlockInLaunchOrder) {
+  restart_server("ml.p5.48xlarge=3", {"--local-topology", "2x1"});
+  ASSERT_EQ(cli({"cluster", "create", "-f", workers_cluster(3)}).exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return running_nodes("local").size() == 3; }));
+  std::map<std::string, int> per_block;
+  for (const Json& n : nodes("local")) {
+    const Json labels = n.value("Labels", Json::object());
+    EXPECT_EQ(labels.value("topology.k8s.aws/network-node-layer-1", ""), "nn-local") << n.dump();
+    per_block[labels.value("topology.k8s.aws/network-node-layer-3", "")] += 1;
+  }
+  EXPECT_EQ(per_block, (std::map<std::string, int>{{"nn-local-b0", 2}, {"nn-local-b1", 1}}));
+}
+
 TEST_F(LocalCloudTest, XidLineInAWorkersKernelLogRebootsThatAgentThroughTheWholeTimeline) {
   ASSERT_EQ(cli({"cluster", "create", "-f", workers_cluster(2)}).exit_code, 0);
   ASSERT_TRUE(eventually([&] { return running_nodes("local").size() == 2; }));

@@ -84,6 +84,23 @@ void LocalCloud::prune_terminated() const {
   for (size_t i = 0; i + kKeptTerminated < kept.size(); ++i) fs::remove_all(kept[i].second, ec);
 }
 
+Result<TopologyLayout> LocalCloudConfig::parse_topology(const std::string& text) {
+  const size_t x = text.find('x');
+  Json layout{{"nodesPerBlock", nullptr}};
+  for (const auto& [key, part] :
+       {std::pair<const char*, std::string>{"nodesPerBlock", text.substr(0, x)},
+        {"blocksPerSpine", x == std::string::npos ? "1" : text.substr(x + 1)}}) {
+    int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+    if (ec != std::errc() || ptr != part.data() + part.size() || part.empty()) {
+      return validation_error("--local-topology: \"" + text +
+                              "\": expected NODES_PER_BLOCK[xBLOCKS_PER_SPINE] such as 16x4");
+    }
+    layout[key] = n;
+  }
+  return TopologyLayout::from_json(layout, "--local-topology");
+}
+
 Result<std::map<std::string, int64_t>> LocalCloudConfig::parse_capacity(const std::string& text) {
   std::map<std::string, int64_t> out;
   std::stringstream ss(text);
@@ -147,7 +164,10 @@ Result<std::optional<std::string>> resolve_lifecycle_script(
 }
 
 LocalCloud::LocalCloud(LocalCloudConfig config, const Clock& clock, ReportFn report)
-    : config_(std::move(config)), clock_(clock), report_(std::move(report)) {
+    : config_(std::move(config)),
+      clock_(clock),
+      report_(std::move(report)),
+      slots_(config_.topology) {
   if (config_.agent_binary.empty()) {
     std::error_code ec;
     config_.agent_binary = fs::read_symlink("/proc/self/exe", ec).string();
@@ -339,6 +359,8 @@ void LocalCloud::launch(const LaunchOp& op) {
                         LaunchOutcome::kUnhealthyInstance,
                         "the local cloud could not start the instance's agent: " + st.message()};
       } else {
+        if (reports_topology(op.instance_type))
+          slots_.assign(op.cluster, op.instance_type, op.instance_id);
         instances_.emplace(op.instance_id, std::move(inst));
       }
     }
@@ -636,8 +658,15 @@ void LocalCloud::rebuild(const std::map<std::string, ClusterPtr, std::less<>>& c
         inst.pid = *pid;  // still running since the last serve: adopted, not launched again
       }
       instances_.emplace(id, std::move(inst));
+      if (n.is_live()) slots_.restore(name, n.instance_type, id, n.labels);
     }
   }
+}
+
+std::map<std::string, std::string> LocalCloud::instance_labels(
+    const std::string& instance_id) const {
+  std::lock_guard lock(mu_);
+  return slots_.labels_of(instance_id);
 }
 
 // A terminated instance's agent has exited: its directory is kept aside, the termination
@@ -646,6 +675,7 @@ std::map<std::string, LocalCloud::Instance>::iterator LocalCloud::finish_termina
     std::map<std::string, Instance>::iterator it, Time now,
     std::vector<std::pair<Time, CloudReport>>& out) {
   const Instance& inst = it->second;
+  slots_.release(inst.id);
   std::error_code ec;
   const fs::path kept = fs::path(config_.root) / "terminated" / inst.id;
   fs::remove_all(kept, ec);

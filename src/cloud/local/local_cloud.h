@@ -25,6 +25,7 @@
 #include "cloud/cloud_driver.h"
 #include "core/clock.h"
 #include "model/cloud_ops.h"
+#include "model/topology.h"
 
 namespace gf {
 
@@ -45,9 +46,13 @@ struct LocalCloudConfig {
   Duration burn_in_timeout = minutes(10);
   std::string agent_token;  // the bearer token agents present (with an auth file)
   std::string ca_cert;      // the CA agents trust (https)
+  // Network topology labels of accelerated instances (docs/scheduling.md "Topology").
+  TopologyLayout topology;
 
   // "ml.p5.48xlarge=10,ml.m5.xlarge=4"; the error names the item.
   static Result<std::map<std::string, int64_t>> parse_capacity(const std::string& text);
+  // "16" or "16x4": nodes per block, blocks per spine (--local-topology).
+  static Result<TopologyLayout> parse_topology(const std::string& text);
   // "s3://bucket/prefix=DIR"; the error names the item.
   static Result<std::pair<std::string, std::string>> parse_lifecycle_root(const std::string& text);
 };
@@ -75,6 +80,7 @@ class LocalCloud final : public CloudDriver {
   Result<LogChunk> read_log(const LogQuery& query) const override;
   std::string instance_directory(const std::string& instance_id) const override;
   std::string slurm_directory(const std::string& cluster) const override;
+  std::map<std::string, std::string> instance_labels(const std::string& instance_id) const override;
 
   // The URL agents report to, known once the server listens; launches wait for it.
   void set_server_url(const std::string& url);
@@ -133,6 +139,7 @@ class LocalCloud final : public CloudDriver {
   std::string server_url_;
   std::vector<LaunchOp> waiting_;              // launches before the server listens
   std::map<std::string, Instance> instances_;  // by instance id
+  TopologySlots slots_{TopologyLayout{}};      // config_.topology's, filled at launch
   std::vector<BurnIn> burn_ins_;
   std::atomic<bool> stop_{false};
   std::condition_variable wake_;

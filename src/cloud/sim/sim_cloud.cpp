@@ -4,17 +4,9 @@
 #include <spdlog/spdlog.h>
 #include <algorithm>
 
-#include "model/catalog.h"
-
 namespace gf {
 
 namespace {
-
-// EC2 reports topology for accelerated instance types only (docs/scheduling.md "Topology").
-bool accelerated(const std::string& type) {
-  const InstanceTypeInfo* info = Catalog::builtin().find(type);
-  return info != nullptr && info->gpus > 0;
-}
 
 Result<std::map<std::string, int64_t>> read_capacity(const Json& j, const std::string& path) {
   if (!j.is_object()) return validation_error(path + ": expected a map of instance type to count");
@@ -326,7 +318,7 @@ void SimCloud::launch(const LaunchOp& op) {
     }
     CloudReport up{CloudReport::Kind::kLaunched, op.cluster, op.instance_id, LaunchOutcome::kOk,
                    ""};
-    if (accelerated(op.instance_type)) {
+    if (reports_topology(op.instance_type)) {
       std::map<std::string, std::string> labels =
           slots_.assign(op.cluster, op.instance_type, op.instance_id);
       if (!labels.empty()) up.detail["Labels"] = std::move(labels);

@@ -26,6 +26,20 @@ TEST(LocalCloudConfig, BadCapacityNamesTheItem) {
   }
 }
 
+TEST(LocalCloudConfig, TopologyIsNodesPerBlockAndBlocksPerSpine) {
+  auto t = LocalCloudConfig::parse_topology("16x4");
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->nodes_per_block, 16);
+  EXPECT_EQ(t->blocks_per_spine, 4);
+  EXPECT_EQ(LocalCloudConfig::parse_topology("8")->blocks_per_spine, 1);
+  for (const char* bad : {"", "x4", "16x", "sixteen", "16x4x2", "0", "-3"}) {
+    auto r = LocalCloudConfig::parse_topology(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("--local-topology"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(LocalCloudConfig, LifecycleRootMapsAnS3PrefixToADirectory) {
   auto r = LocalCloudConfig::parse_lifecycle_root("s3://amzn-s3-demo-bucket/=/srv/lc");
   ASSERT_TRUE(r.ok());

@@ -131,5 +131,41 @@ TEST_F(BackfillTest, Reservation_DroppedWhenItsJobIsDeleted_BlockedJobsRunAgain)
   EXPECT_TRUE(s.pods_placed(21));
 }
 
+// A queue whose quota is the fleet's size: when the fleet is full a large gang waits on quota,
+// not on nodes, and still reserves the nodes that free soonest (the quota comes back with them).
+TEST_F(BackfillTest, QuotaBlockedGang_ReservesTooAndIsNotOvertakenByLongJobs) {
+  quota::QuotaGraph g;
+  quota::NodeSpec q;
+  q.name = "q";
+  q.kind = quota::NodeKind::kQueue;
+  q.quotas.push_back({kGpu, 56, std::nullopt, std::nullopt});  // 7 nodes x 8 GPUs
+  (void)*g.add_node(q);
+  s.set_quota(std::move(g), [](JobKey) { return quota::kNoNode; });
+  auto queued = [&](JobSpec spec) {
+    spec.quota_managed = true;
+    spec.queue = 0;
+    return spec;
+  };
+  ASSERT_TRUE(submit_and_pass(queued(gang(1, 2, hours(1))), t0));
+  ASSERT_TRUE(submit_and_pass(queued(gang(2, 2, hours(2))), t0));
+  ASSERT_TRUE(submit_and_pass(queued(gang(3, 3, hours(3))), t0));  // the fleet is full
+  EXPECT_FALSE(submit_and_pass(queued(gang(10, 4, hours(1))), t0));
+  EXPECT_EQ(s.explain(10, t0).kind, WaitKind::kQuota);
+  const Reservation* r = s.reservation_of(10);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->start, t0 + hours(2));  // A's and C's 4 nodes and 32 GPUs of quota
+  EXPECT_NE(s.explain(10, t0).message.find("4 nodes of cluster a are reserved for it"),
+            std::string::npos)
+      << s.explain(10, t0).message;
+  // A ends at 1h: a 10-hour job fits quota and nodes, but its nodes are reserved: it waits.
+  ASSERT_TRUE(s.finish(1).ok());
+  EXPECT_FALSE(submit_and_pass(queued(gang(20, 1, hours(10))), t0 + hours(1)));
+  // C ends at 2h: the gang starts on its reservation.
+  ASSERT_TRUE(s.finish(2).ok());
+  s.schedule(t0 + hours(2));
+  EXPECT_TRUE(s.pods_placed(10));
+  EXPECT_TRUE(s.check_invariants().ok());
+}
+
 }  // namespace
 }  // namespace gf::sched

@@ -86,7 +86,9 @@ double gh(const SimulationReport& r, const char* key) {
 TEST(FleetSimTest, ConservationWithoutFailuresOnABigFleetEveryTraceGpuHourIsWorkKept) {
   TempDir dir;
   const Scenario s = scenario_of(fleet_scenario(48, ""));
-  const SimulationReport r = run(s, dir.path());
+  // Long enough for every job to finish: reservations for the large gangs (docs/scheduling.md
+  // "Reservation and backfill") make some long jobs wait past the default end.
+  const SimulationReport r = run(s, dir.path(), days(20));
   const Json& traces = r.metrics["traces"];
   EXPECT_EQ(traces["submitted"], 225);
   EXPECT_EQ(traces["refused"], 0) << read(dir.file("calls.jsonl"));
