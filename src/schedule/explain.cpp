@@ -275,16 +275,19 @@ std::string Scheduler::explain_reservation(const Job& j, const Alternative& alt,
   // Would it fit now but for other jobs' reservations? Then backfill's rule holds it back.
   const std::vector<ClusterIdx>* allowed =
       j.spec.allowed_clusters.empty() ? nullptr : &j.spec.allowed_clusters;
-  if (reservations_.size() > (reservation_of(j.spec.key) ? 1u : 0u) &&
-      index_.find(alt.pods, allowed)) {
+  const std::optional<Placement> unfenced =
+      reservations_.size() > (reservation_of(j.spec.key) ? 1u : 0u) ? index_.find(alt.pods, allowed)
+                                                                    : std::nullopt;
+  if (unfenced) {
     std::vector<NodeIdx> fenced = fenced_for(j, now, false);
     std::ranges::sort(fenced);
     for (const auto& [key, r] : reservations_) {
       if (key == j.spec.key || !std::ranges::includes(fenced, r.nodes)) continue;
-      out += fmt::format(
-          "; it would fit now on nodes reserved for job {} from {}, but {} (backfill runs a job "
-          "on reserved nodes only if it ends before the reservation starts)",
-          key, format_iso8601(r.start),
+      out = fmt::format(
+          "quota admits it and its gang fits on cluster {} now, but only on nodes reserved for "
+          "job {} from {}, and {} (backfill runs a job on reserved nodes only if it ends before "
+          "the reservation starts)",
+          index_.cluster_name(unfenced->cluster), key, format_iso8601(r.start),
           j.spec.time_limit ? fmt::format("its run of up to {} would end after that",
                                           format_duration(*j.spec.time_limit))
                             : std::string("it has no time limit (activeDeadlineSeconds or "
@@ -294,16 +297,24 @@ std::string Scheduler::explain_reservation(const Job& j, const Alternative& alt,
   }
   if (const Reservation* r = reservation_of(j.spec.key)) {
     out += fmt::format(
-        "; {} nodes of cluster {} are reserved for it from {} (its expected start, when the "
+        "{}{} nodes of cluster {} are reserved for it from {} (its expected start, when the "
         "running jobs there end)",
-        r->nodes.size(), index_.cluster_name(r->cluster), format_iso8601(r->start));
+        out.empty() ? "; " : "; meanwhile ", r->nodes.size(), index_.cluster_name(r->cluster),
+        format_iso8601(r->start));
   }
   return out;
 }
 
 WaitReason Scheduler::explain_placement(const Job& j, const Alternative& alt, Time now) const {
+  const std::string reserved = explain_reservation(j, alt, now);
+  if (reserved.rfind("quota admits it", 0) == 0) {  // held back by another job's reservation
+    WaitReason r;
+    r.kind = WaitKind::kPlacement;
+    r.message = reserved;
+    return r;
+  }
   if (std::optional<WaitReason> topo = explain_topology(j, alt)) {
-    topo->message += explain_reservation(j, alt, now);
+    topo->message += reserved;
     return *topo;
   }
   WaitReason r;
@@ -340,7 +351,7 @@ WaitReason Scheduler::explain_placement(const Job& j, const Alternative& alt, Ti
       "quota admits it, but {} (gang scheduling places all {} pods on one cluster or none); the "
       "best, {}, has room for {} of {} pods now",
       short_of, pods, best, r.available, pods);
-  r.message += explain_reservation(j, alt, now);
+  r.message += reserved;
   return r;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <set>
 
 #include "schedule/workload_controller.h"
@@ -64,6 +66,26 @@ JobWait job_wait(const sched::WaitReason& w, Time now) {
   return out;
 }
 
+// The scheduler names other jobs by their dense key ("job 123"); people know them by name.
+std::string name_jobs(const FleetState& state, const std::string& message) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at = message.find("job "); at != std::string::npos;
+       at = message.find("job ", at + 4)) {
+    size_t end = at + 4;
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+    if (end == at + 4) continue;
+    uint64_t key = 0;
+    std::from_chars(message.data() + at + 4, message.data() + end, key);
+    const Job* other = state.job_by_key(key);
+    if (other == nullptr) continue;
+    out.append(message, from, at - from);
+    out += fmt::format("job {} ({})", other->name, other->id);
+    from = end;
+  }
+  return out + message.substr(from);
+}
+
 // After a pass: a job.waiting event for every job whose reason to wait changed. Only jobs the
 // scheduler touched since the last pass are explained (the others' reasons stand).
 void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
@@ -78,6 +100,7 @@ void record_waits(const FleetState& state, sched::Scheduler& s, Time now,
     const sched::WaitReason w = s.explain(key, now);
     if (w.kind == sched::WaitKind::kNotWaiting) continue;  // admission clears the record
     JobWait next = job_wait(w, now);
+    next.message = name_jobs(state, next.message);
     const JobWait* before = admitted.contains(key) || !job->waiting ? nullptr : &*job->waiting;
     if (before != nullptr && before->same_as(next)) continue;
     if (before != nullptr && before->reason == next.reason) next.since = before->since;

@@ -77,7 +77,7 @@ TEST_F(BackfillTest, Backfill_AJobThatWouldOverrunTheReservationIsNotStartedOnIt
   EXPECT_TRUE(submit_and_pass(gang(20, 1, hours(10)), t0));
   // n5 is reserved from 2h: a 10-hour job would overrun the reservation...
   EXPECT_FALSE(submit_and_pass(gang(21, 1, hours(10)), t0));
-  EXPECT_NE(s.explain(21, t0).message.find("would fit now on nodes reserved for job 10"),
+  EXPECT_NE(s.explain(21, t0).message.find("but only on nodes reserved for job 10"),
             std::string::npos)
       << s.explain(21, t0).message;
   // ...and so would a job with no time limit...
