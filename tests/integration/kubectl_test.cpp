@@ -56,7 +56,8 @@ class KubernetesDoor : public ::testing::Test {
     viewer_ = token_of(viewer);
     ASSERT_FALSE(admin_.empty() || viewer_.empty()) << admin.out << viewer.out;
     std::ofstream(dir_.file("auth.yaml")) << "tokens:\n" << entry_of(admin) << entry_of(viewer);
-    std::ofstream(dir_.file("cloud.json")) << R"({"launchLatency":"1m","lifecycleDuration":"1m"})";
+    std::ofstream(dir_.file("cloud.json"))
+        << R"({"launchLatency":"1m","lifecycleDuration":"1m","topology":{"nodesPerBlock":16}})";
     server_ = std::make_unique<GpufleetServer>(
         dir_.file("data"),
         std::vector<std::string>{"--tls-cert", dir_.file("cert.pem"), "--tls-key",
@@ -173,6 +174,12 @@ TEST_F(KubernetesDoor, TheProductDocumentsCommandsWorkVerbatimWithKubectl132) {
   EXPECT_TRUE(std::regex_search(
       nodes.out, std::regex(R"(NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\ni-\w+\s+Ready\s+gpu)")))
       << nodes.out;
+  // The nodes' network topology labels (docs/scheduling.md "Topology"), as kubectl -L shows them.
+  CommandResult blocks =
+      kubectl(k, {"get", "nodes", "-L", "topology.k8s.aws/network-node-layer-3"});
+  EXPECT_TRUE(std::regex_search(blocks.out, std::regex(R"(NETWORK-NODE-LAYER-3
+i-\w+\s.*nn-)")))
+      << blocks.out;
   CommandResult pods = kubectl(k, {"get", "pods", "-o", "wide"});
   EXPECT_TRUE(std::regex_search(
       pods.out, std::regex(R"(NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE)")))

@@ -82,6 +82,7 @@ function Nodes({ name, query }) {
                 <Status value={n.Cordoned ? "cordoned" : "healthy"} />
               ),
           },
+          { label: "Block", render: (n) => (n.Labels && n.Labels["topology.k8s.aws/network-node-layer-3"]) || "—" },
           { label: "Pods", key: "PodCount" },
           { label: "Billed", render: (n) => (billed[n.InstanceId] ? `${(billed[n.InstanceId].BilledSeconds / 3600).toFixed(1)} h · ${money(billed[n.InstanceId].Cost)}` : "—") },
           { label: "Launched", render: (n) => when(n.LaunchTime) },

@@ -69,6 +69,20 @@ Json node_object(const Json& n, const std::string& cluster, const Catalog& catal
   const bool ready = status == "Running";
   Json capacity{{"cpu", std::to_string(info ? info->vcpus : 0)}, {"pods", "110"}};
   if (gpus > 0) capacity["nvidia.com/gpu"] = std::to_string(gpus);
+  // The node's own labels (its network topology, docs/scheduling.md "Topology"), then the
+  // door's, which win.
+  Json labels = Json::object();
+  if (auto own = n.find("Labels"); own != n.end() && own->is_object()) {
+    for (auto it = own->begin(); it != own->end(); ++it) {
+      if (it.value().is_string()) labels[it.key()] = it.value();
+    }
+  }
+  labels["gpufleet.io/cluster"] = cluster;
+  labels["gpufleet.io/instance-group"] = group;
+  labels["node.kubernetes.io/instance-type"] = type;
+  labels["kubernetes.io/hostname"] = id;
+  labels["kubernetes.io/os"] = "linux";
+  labels["kubernetes.io/arch"] = "amd64";
   return Json{
       {"apiVersion", "v1"},
       {"kind", "Node"},
@@ -76,13 +90,7 @@ Json node_object(const Json& n, const std::string& cluster, const Catalog& catal
        {{"name", id},
         {"uid", "node-" + id},
         {"creationTimestamp", since},
-        {"labels",
-         {{"gpufleet.io/cluster", cluster},
-          {"gpufleet.io/instance-group", group},
-          {"node.kubernetes.io/instance-type", type},
-          {"kubernetes.io/hostname", id},
-          {"kubernetes.io/os", "linux"},
-          {"kubernetes.io/arch", "amd64"}}}}},
+        {"labels", std::move(labels)}}},
       {"spec",
        {{"unschedulable", n.value("Cordoned", false)},
         {"providerID", "gpufleet://" + cluster + "/" + id}}},
