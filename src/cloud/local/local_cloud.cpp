@@ -281,6 +281,35 @@ Status LocalCloud::start_agent(Instance& inst) {
   return os::write_pid_file((fs::path(dir(inst.id)) / "agent.pid").string(), inst.pid);
 }
 
+// What a new instance's agent is told (its instance.json). Locked: reads server_url_.
+Json LocalCloud::launch_document(const LaunchOp& op) const {
+  Json instance{{"Cluster", op.cluster},
+                {"Group", op.group},
+                {"InstanceId", op.instance_id},
+                {"InstanceType", op.instance_type},
+                {"Attempt", op.attempt},
+                {"Server", server_url_},
+                {"LifecycleTimeoutUs", config_.lifecycle_timeout.count()},
+                {"HeartbeatUs", config_.heartbeat_interval.count()},
+                {"PollUs", config_.poll_interval.count()}};
+  auto script = resolve_lifecycle_script(op.lifecycle_config, config_.lifecycle_roots);
+  if (!script.ok()) {
+    instance["LifecycleError"] = script.status().message();
+  } else if (*script) {
+    instance["LifecycleScript"] = **script;
+    instance["LifecycleConfig"] = op.lifecycle_config;
+  }
+  if (!op.slurm_role.empty()) {
+    // The cluster's Slurm files live beside the instances, as a shared /opt/slurm would
+    // (docs/slurm.md): slurm.conf, the munge key, slurmctld's state.
+    instance["Slurm"] = Json{
+        {"Role", op.slurm_role}, {"NodeName", op.slurm_name}, {"Dir", slurm_directory(op.cluster)}};
+  }
+  if (!config_.agent_token.empty()) instance["Token"] = config_.agent_token;
+  if (!config_.ca_cert.empty()) instance["CaCert"] = config_.ca_cert;
+  return instance;
+}
+
 void LocalCloud::launch(const LaunchOp& op) {
   const Time now = clock_.now();
   std::optional<CloudReport> failed;
@@ -323,34 +352,9 @@ void LocalCloud::launch(const LaunchOp& op) {
     } else {
       std::error_code ec;
       fs::create_directories(d, ec);
-      Json instance{{"Cluster", op.cluster},
-                    {"Group", op.group},
-                    {"InstanceId", op.instance_id},
-                    {"InstanceType", op.instance_type},
-                    {"Attempt", op.attempt},
-                    {"Server", server_url_},
-                    {"LifecycleTimeoutUs", config_.lifecycle_timeout.count()},
-                    {"HeartbeatUs", config_.heartbeat_interval.count()},
-                    {"PollUs", config_.poll_interval.count()}};
-      auto script = resolve_lifecycle_script(op.lifecycle_config, config_.lifecycle_roots);
-      if (!script.ok()) {
-        instance["LifecycleError"] = script.status().message();
-      } else if (*script) {
-        instance["LifecycleScript"] = **script;
-        instance["LifecycleConfig"] = op.lifecycle_config;
-      }
-      if (!op.slurm_role.empty()) {
-        // The cluster's Slurm files live beside the instances, as a shared /opt/slurm would
-        // (docs/slurm.md): slurm.conf, the munge key, slurmctld's state.
-        instance["Slurm"] = Json{{"Role", op.slurm_role},
-                                 {"NodeName", op.slurm_name},
-                                 {"Dir", slurm_directory(op.cluster)}};
-      }
-      if (!config_.agent_token.empty()) instance["Token"] = config_.agent_token;
-      if (!config_.ca_cert.empty()) instance["CaCert"] = config_.ca_cert;
       Instance inst{op.cluster, op.group, op.instance_id, op.instance_type};
-      inst.launch = instance;
-      Status st = write_file(d / "instance.json", instance.dump(2), /*secret=*/true);
+      inst.launch = launch_document(op);
+      Status st = write_file(d / "instance.json", inst.launch.dump(2), /*secret=*/true);
       if (st.ok()) st = start_agent(inst);
       if (!st.ok()) {
         spdlog::error("local cloud: cannot start agent {}: {}", op.instance_id, st.message());

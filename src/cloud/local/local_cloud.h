@@ -89,6 +89,7 @@ class LocalCloud final : public CloudDriver {
   int64_t held(const std::string& type) const;
 
  private:
+  Json launch_document(const LaunchOp& op) const;
   enum class Action { kNone, kTerminate, kReboot, kReprovision, kMigrate };
   struct Instance {
     std::string cluster, group, id, type;
