@@ -29,7 +29,8 @@
 // Environment: GF_TRACE_DIR = a folder with the ITP cluster*.csv files (else shared/traces/...,
 // ../shared/traces/... and /work/shared/traces/... are tried); GF_SCHED_BENCH_SCALE = N divides
 // the nodes, the leaf quota and the jobs by N (quicker runs, profiling); GF_SCHED_BENCH_BLOCK = N
-// labels nodes in network blocks of N and makes gangs of 16 GPUs or more require one.
+// labels nodes in network blocks of N and makes gangs of 16 GPUs or more require one;
+// GF_SCHED_BENCH_LIMITS = 1 gives every job a time limit (reservations and backfill).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <malloc.h>
@@ -73,23 +74,27 @@ constexpr int kLatencyPasses = 2000;
 constexpr int kSteadySteps = 400;
 constexpr int kChurn = 50;
 
+// A positive integer from the environment; `fallback` when it is unset or not one.
+int env_positive(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  const int n = v != nullptr ? std::atoi(v) : fallback;
+  return n >= 1 ? n : fallback;
+}
 int scale() {
-  static const int s = [] {
-    const char* v = std::getenv("GF_SCHED_BENCH_SCALE");
-    const int n = v != nullptr ? std::atoi(v) : 1;
-    return n >= 1 ? n : 1;
-  }();
+  static const int s = env_positive("GF_SCHED_BENCH_SCALE", 1);
   return s;
 }
 // GF_SCHED_BENCH_BLOCK=N (docs/scheduling.md "Topology"): nodes in blocks of N (network layer 3;
 // 4 blocks to a layer-2 spine), and gangs of 16 GPUs or more require one block. 0 = no topology.
 int block_size() {
-  static const int b = [] {
-    const char* v = std::getenv("GF_SCHED_BENCH_BLOCK");
-    const int n = v != nullptr ? std::atoi(v) : 0;
-    return n >= 1 ? n : 0;
-  }();
+  static const int b = env_positive("GF_SCHED_BENCH_BLOCK", 0);
   return b;
+}
+// GF_SCHED_BENCH_LIMITS=1 (docs/scheduling.md "Reservation and backfill"): every job has a time
+// limit (1 to 12 hours, from its key), so waiting gangs make reservations and others backfill.
+bool time_limits() {
+  static const bool on = env_positive("GF_SCHED_BENCH_LIMITS", 0) == 1;
+  return on;
 }
 int nodes_per_cluster() { return 2500 / scale(); }
 int backlog_jobs() { return 100000 / scale(); }
@@ -185,6 +190,7 @@ class World {
     spec.priority = priority;
     spec.creation_seq = spec.key;
     spec.shape = shape(size_dist().sample(rng_));
+    if (time_limits()) spec.time_limit = hours(1 + static_cast<int64_t>(spec.key % 12));
     const Status st = s_.submit(std::move(spec));
     if (!st.ok()) {
       std::fprintf(stderr, "submit failed: %s\n", st.to_string().c_str());

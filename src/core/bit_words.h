@@ -24,6 +24,9 @@ class BitWords {
     if (i / 64 < words_.size()) words_[i / 64] &= ~(uint64_t{1} << (i % 64));
   }
   void assign(size_t i, bool on) { on ? set(i) : clear(i); }
+  bool test(size_t i) const {
+    return i / 64 < words_.size() && (words_[i / 64] >> (i % 64) & 1) != 0;
+  }
 
   // Calls f(i) for each set bit in ascending order; f returns false to stop early. Returns
   // false when f stopped it.

@@ -53,10 +53,42 @@ std::vector<NodeIdx> Scheduler::fenced_for(const Job& j, Time now, bool everythi
   return out;
 }
 
+const BitWords* Scheduler::fence_of(const Job& j, Time now) {
+  FenceCache& c = fence_cache_;
+  if (c.version != reservations_version_) {
+    std::vector<const Reservation*> by_start;
+    for (const auto& [key, r] : reservations_) by_start.push_back(&r);
+    std::ranges::stable_sort(
+        by_start, [](const Reservation* a, const Reservation* b) { return a->start < b->start; });
+    c.starts.clear();
+    c.prefix.clear();
+    BitWords acc;
+    for (const Reservation* r : by_start) {
+      for (NodeIdx n : r->nodes) acc.set(n);
+      c.starts.push_back(r->start);
+      c.prefix.push_back(acc);
+    }
+    c.version = reservations_version_;
+  }
+  // A run that ends by a reservation's start leaves its nodes free in time.
+  size_t k = c.starts.size();
+  if (j.spec.time_limit) {
+    k = static_cast<size_t>(std::ranges::lower_bound(c.starts, now + *j.spec.time_limit) -
+                            c.starts.begin());
+  }
+  return k == 0 ? nullptr : &c.prefix[k - 1];
+}
+
 std::optional<Placement> Scheduler::choose_now(const Job& j, const Alternative& alt, Time now) {
   if (reservations_.empty()) return choose(j, alt);
-  const Fence fence(index_, fenced_for(j, now, false));
-  return choose(j, alt);
+  if (reservations_.contains(j.spec.key)) {  // a holder may use its own reserved nodes
+    const Fence fence(index_, fenced_for(j, now, false));
+    return choose(j, alt);
+  }
+  index_.set_excluded(fence_of(j, now));
+  std::optional<Placement> p = choose(j, alt);
+  index_.set_excluded(nullptr);
+  return p;
 }
 
 std::optional<Reservation> Scheduler::plan_reservation(const Job& j, const Alternative& alt,
@@ -119,9 +151,18 @@ std::optional<Reservation> Scheduler::plan_reservation(const Job& j, const Alter
   return r;
 }
 
-void Scheduler::drop_reservation(const Job& j) {
-  // Nodes it kept from others are free for them again: let jobs that failed retry.
-  if (reservations_.erase(j.spec.key) > 0) node_gen_ = ++gen_counter_;
+void Scheduler::drop_reservation(const Job& j, const Placement* placed) {
+  auto it = reservations_.find(j.spec.key);
+  if (it == reservations_.end()) return;
+  // Nodes it kept from others and does not take itself are free for them again: let jobs that
+  // failed retry. (A gang placed on its reserved nodes frees nothing.)
+  const bool frees =
+      placed == nullptr || std::ranges::any_of(it->second.nodes, [&](NodeIdx n) {
+        return std::ranges::none_of(placed->pods, [&](const PodBinding& b) { return b.node == n; });
+      });
+  reservations_.erase(it);
+  ++reservations_version_;
+  if (frees) node_gen_ = ++gen_counter_;
 }
 
 void Scheduler::update_reservation(Job& j, std::optional<uint16_t> blocked, bool with_quota,
@@ -139,6 +180,10 @@ void Scheduler::update_reservation(Job& j, std::optional<uint16_t> blocked, bool
     if (key_of(jobs_.at(key)) < key_of(j)) return;
     behind = key;
   }
+  if (auto it = reservations_.find(j.spec.key);
+      it != reservations_.end() && now < it->second.planned_at + options_.backfill_interval) {
+    return;  // planned recently: it stands until the next interval
+  }
   const bool held = reservations_.contains(j.spec.key) || behind;
   if (!held && reservations_.size() >= options_.max_reservations) return;
   std::optional<Reservation> r =
@@ -148,11 +193,16 @@ void Scheduler::update_reservation(Job& j, std::optional<uint16_t> blocked, bool
     return;
   }
   r->queue = queue;
+  r->planned_at = now;
   if (behind) drop_reservation(jobs_.at(*behind));
   auto it = reservations_.find(j.spec.key);
-  if (it != reservations_.end() && it->second == *r) return;
+  if (it != reservations_.end() && it->second.nodes == r->nodes && it->second.start == r->start) {
+    it->second.planned_at = now;
+    return;
+  }
   if (it != reservations_.end()) node_gen_ = ++gen_counter_;  // its old nodes are free again
   reservations_[j.spec.key] = std::move(*r);
+  ++reservations_version_;
   touch(j);
 }
 

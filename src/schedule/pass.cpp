@@ -302,8 +302,9 @@ class Scheduler::HeadQueues {
     }
   };
 
-  explicit HeadQueues(Scheduler& s)
+  HeadQueues(Scheduler& s, Time now)
       : s_(s),
+        now_(now),
         cursor_(s.queues_.size()),
         blocked_(s.queues_.size(), false),
         failed_(s.queues_.size()),
@@ -360,7 +361,9 @@ class Scheduler::HeadQueues {
     for (const Failure& f : failed_[slot]) {
       if (f.priority >= j.spec.priority && f.request.fits_within(req)) return true;
     }
-    return unrestricted(j) && no_room_.contains(&shape);
+    if (!unrestricted(j)) return false;
+    auto it = no_room_.find(&shape);
+    return it != no_room_.end() && run_end(j) >= it->second;
   }
 
   void push_head(uint32_t slot) {
@@ -399,9 +402,14 @@ class Scheduler::HeadQueues {
       // Every job left in this queue has no higher priority: if each shape in it is dominated
       // by a failed request, nothing more of this queue fits in this pass.
       if (every_shape_dominated(slot)) blocked_[slot] = true;
-    } else if (j.last_kind == WaitKind::kPlacement && unrestricted(j) && s_.reservations_.empty()) {
-      // (With reservations a job of the same shape but a shorter run may still backfill.)
-      no_room_.insert(&shape);
+    } else if (j.last_kind == WaitKind::kPlacement && unrestricted(j) &&
+               !s_.reservations_.contains(j.spec.key)) {
+      // A job of this shape whose run reaches at least as far finds at least these nodes
+      // reserved (docs/scheduling.md "Reservation and backfill"): no room for it either. With no
+      // reservation at all, no job of the shape fits (reservations made later only take more).
+      const Time end = s_.reservations_.empty() ? Time::min() : run_end(j);
+      auto [it, inserted] = no_room_.emplace(&shape, end);
+      if (!inserted) it->second = std::min(it->second, end);
     }
   }
 
@@ -431,16 +439,22 @@ class Scheduler::HeadQueues {
   }
 
   Scheduler& s_;
+  Time now_;
   std::priority_queue<Head> heads_;
   std::vector<std::map<Key, Job*>::iterator> cursor_;
   std::vector<bool> blocked_;
   std::vector<std::vector<Failure>> failed_;
   std::vector<std::vector<const JobShape*>> undominated_;  // see every_shape_dominated()
-  std::set<const JobShape*> no_room_;  // shapes (any cluster allowed) that found no placement
+  // Shapes (any cluster allowed) that found no placement, with the earliest run end that failed.
+  std::map<const JobShape*, Time> no_room_;
+  // How far a job's run would reach if it started now (Time::max() without a time limit).
+  Time run_end(const Job& j) const {
+    return j.spec.time_limit ? now_ + *j.spec.time_limit : Time::max();
+  }
 };
 
 void Scheduler::admit_heads(Time now, PassResult& out) {
-  HeadQueues heads(*this);
+  HeadQueues heads(*this, now);
   while (std::optional<HeadQueues::Head> h = heads.pop()) {
     Job& j = heads.job(*h);
     const auto next = heads.after(*h);

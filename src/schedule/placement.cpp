@@ -182,6 +182,7 @@ std::optional<NodeIdx> PlacementIndex::best_node(const Cluster& c, const PodSet&
   for (const auto& [n, used] : overlay.used) {
     const Node& node = nodes_[n];
     if (!ps.instance_type.empty() && c.pools[node.pool].instance_type != ps.instance_type) continue;
+    if (excluded(n)) continue;
     const ResourceVector effective = node.free - used;
     if (ps.request.fits_within(effective)) consider(n, effective.get(kGpu));
   }
@@ -191,7 +192,8 @@ std::optional<NodeIdx> PlacementIndex::best_node(const Cluster& c, const PodSet&
       if (b->first > best_free) return;
       const bool searched_on = b->second.slots.each([&](size_t slot) {
         const NodeIdx n = pool.members[slot];
-        if (overlay.find(n) != nullptr || !ps.request.fits_within(nodes_[n].free)) return true;
+        if (overlay.find(n) != nullptr || !ps.request.fits_within(nodes_[n].free) || excluded(n))
+          return true;
         consider(n, b->first);
         return false;
       });

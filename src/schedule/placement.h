@@ -149,6 +149,12 @@ class PlacementIndex {
   // The label value of node `n` at `level` (1..kLabelledLevels), "" when it has none.
   const std::string& topology_value(NodeIdx n, uint8_t level) const;
 
+  // Nodes that find(), find_in() and pods_that_fit() must not use until it is reset (null):
+  // other gangs' reservations (docs/scheduling.md "Reservation and backfill"). Must outlive its
+  // use.
+  void set_excluded(const BitWords* nodes) const { excluded_ = nodes; }
+  bool excluded(NodeIdx n) const { return excluded_ != nullptr && excluded_->test(n); }
+
   void commit(const std::vector<PodSet>& gang, const Placement& placement);
   void release(const std::vector<PodSet>& gang, const Placement& placement);
   // Low level: used by commit/release.
@@ -269,6 +275,7 @@ class PlacementIndex {
   std::map<std::string, ClusterIdx, std::less<>> cluster_of_;
   std::map<std::string, ResourceVector, std::less<>> type_capacity_;
   std::vector<Domain> domains_;
+  mutable const BitWords* excluded_ = nullptr;
   std::map<std::tuple<ClusterIdx, uint8_t, std::string>, uint32_t, std::less<>> domain_of_;
 };
 

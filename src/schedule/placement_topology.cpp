@@ -92,7 +92,7 @@ std::optional<NodeIdx> PlacementIndex::best_in(const std::vector<NodeIdx>& nodes
   std::optional<NodeIdx> best;
   int64_t best_free = 0;
   for (NodeIdx n : nodes) {
-    if (!schedulable(n)) continue;
+    if (!schedulable(n) || excluded(n)) continue;
     const Node& node = nodes_[n];
     if (!ps.instance_type.empty() &&
         clusters_[node.cluster].pools[node.pool].instance_type != ps.instance_type) {

@@ -336,6 +336,8 @@ const JobSpec* Scheduler::spec(JobKey key) const {
 void Scheduler::do_admit(Job& j, uint16_t alt, const Placement& p, Time now, bool replaced) {
   const Alternative& a = j.spec.shape->alternatives[alt];
   touch(j);
+  // Placed on its reserved nodes, a gang frees none for others (leave_pending() would assume so).
+  if (!p.pods.empty()) drop_reservation(j, &p);
   if (!replaced) {
     leave_pending(j);
     // The jobs behind it in a StrictFIFO queue now wait for another head.

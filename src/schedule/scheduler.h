@@ -46,6 +46,9 @@ struct SchedulerOptions {
   bool backfill = true;
   Duration backfill_window = days(7);
   size_t max_reservations = 16;
+  // A reservation is planned again at most this often while its job waits (Slurm's
+  // bf_interval): planning releases the running gangs one by one, which is not cheap.
+  Duration backfill_interval = seconds(30);
 };
 
 // Nodes held for a waiting gang from `start`, its expected start (docs/scheduling.md
@@ -55,6 +58,7 @@ struct Reservation {
   std::vector<NodeIdx> nodes;  // ascending
   Time start{};
   uint32_t queue = 0;  // its job's queue: one reservation per queue, for its first waiting job
+  Time planned_at{};   // when it was last planned
   bool operator==(const Reservation&) const = default;
 };
 
@@ -389,7 +393,8 @@ class Scheduler {
   // After `j` was tried and still waits for nodes (or, `with_quota`, for quota the running
   // jobs hold) on alternative `blocked`: (re)makes or drops its reservation.
   void update_reservation(Job& j, std::optional<uint16_t> blocked, bool with_quota, Time now);
-  void drop_reservation(const Job& j);
+  // `placed`: the job was just placed there; nodes it reserved but does not use are freed.
+  void drop_reservation(const Job& j, const Placement* placed = nullptr);
   class Fence;  // nodes taken out of the index for one decision (backfill.cpp)
   // Any cluster may take it: the per-pass shortcuts that share results between jobs of one
   // shape hold only for such jobs.
@@ -448,7 +453,17 @@ class Scheduler {
   uint64_t parked_gen_ = 0;    // topology_gen_ when the parked set was last re-checked
   std::set<std::pair<Time, JobKey>> backoff_;
   std::set<JobKey> parked_;
-  std::map<JobKey, Reservation> reservations_;            // waiting gangs' reserved nodes
+  std::map<JobKey, Reservation> reservations_;  // waiting gangs' reserved nodes
+  uint64_t reservations_version_ = 0;           // bumped when a reservation's nodes or start change
+  // The nodes a job without a reservation may not use, by how far its run reaches: prefix[k] is
+  // the union of the nodes of the k+1 reservations that start first (rebuilt per version).
+  struct FenceCache {
+    uint64_t version = ~uint64_t{0};
+    std::vector<Time> starts;  // ascending
+    std::vector<BitWords> prefix;
+  };
+  FenceCache fence_cache_;
+  const BitWords* fence_of(const Job& j, Time now);
   std::set<std::pair<Time, JobKey>> ends_;                // placed jobs with a time limit, by end
   std::set<Key> unplaced_;                                // admitted, waiting to be placed again
   std::map<quota::NodeId, std::set<JobKey>> holds_;       // root -> jobs holding it for reclaim

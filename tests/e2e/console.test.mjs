@@ -103,7 +103,8 @@ test("Fleet_ShowsEveryClusterWithGroupBarsCostAndWaitingRemediations", async () 
   // The cluster's page: a shareable URL, its nodes and events.
   await card.getByRole("link", { name: "my-training-cluster" }).click();
   assert.match(page.url(), /#\/cluster\/my-training-cluster$/);
-  await page.getByRole("table", { name: "Instance groups" }).waitFor();
+  // Exact: while the fleet page leaves, its "Instance groups of …" tables may still be there.
+  await page.getByRole("table", { name: "Instance groups", exact: true }).waitFor();
   await screenshot(page, "cluster");
   await page.getByRole("tab", { name: "Nodes" }).click();
   await page.getByRole("table", { name: "Nodes" }).locator("tbody tr").nth(9).waitFor();
