@@ -234,8 +234,7 @@ Result<TraceSpec> parse_trace_spec(const Json& value, const std::string& path,
       spec.restart_overhead = o;
     }
     GF_RETURN_IF_ERROR(read_trace_topology(r, spec));
-    std::vector<std::string> unknown = r.unknown_fields();
-    if (!unknown.empty()) {
+    if (std::vector<std::string> unknown = r.unknown_fields(); !unknown.empty()) {
       return validation_error(path_join(path, unknown.front()) +
                               ": unknown field; expected one of file, format, namespace, "
                               "namespaceColumn, sample, timeScale, start, limit, gpusPerPod, "

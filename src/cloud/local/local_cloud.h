@@ -102,6 +102,8 @@ class LocalCloud final : public CloudDriver {
     Time restarted{};
     Json launch{};  // the instance.json it was started with
   };
+  // A new instance whose agent started: recorded, with its place in the topology. Locked.
+  void hold(Instance inst);
   struct BurnIn {
     std::string host;
     std::vector<std::string> checks;  // left to run
